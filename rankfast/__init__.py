@@ -1,0 +1,24 @@
+"""rankfast: fast learning to rank, a drop-in for svm_rank's programs and files.
+
+Python API
+----------
+load_svmlight, dump_svmlight   read / write SVMlight data with qids
+read_model, write_model        svm_rank's (SVM-light V6.20) model files
+LinearModel, KernelModel       models; ``model.predict(X)`` scores documents
+metrics                        swapped pairs, pairwise accuracy, NDCG@k, MAP
+"""
+__version__ = "0.1.0"
+
+try:
+    from . import _svmlight  # noqa: F401  (compiled kernels present?)
+except ImportError as exc:  # pragma: no cover - only without a build
+    raise ImportError(
+        "rankfast's compiled kernels are missing; build them with "
+        "'pip install -e .' (or 'python setup.py build_ext --inplace')") from exc
+
+from .data import Dataset, dump_svmlight, load_svmlight  # noqa: E402
+from .errors import InputError, RankfastError, UsageError  # noqa: E402
+from .model import KernelModel, LinearModel, read_model, write_model  # noqa: E402
+
+__all__ = ["Dataset", "InputError", "KernelModel", "LinearModel", "RankfastError",
+           "UsageError", "dump_svmlight", "load_svmlight", "read_model", "write_model"]

@@ -1,0 +1,272 @@
+"""Reading and writing SVMlight / svm_rank data files.
+
+A line is ``<target> [qid:N] [sid:N] [cost:F] idx:val ... [# comment]``.
+Feature ``idx`` (1 .. 2**31 - 1) becomes column ``idx - 1`` of a CSR matrix.
+Compared with svm_rank the reader is
+
+* as permissive where svm_rank accepts a line (tabs, CRLF, leading blanks,
+  hexadecimal and scientific numbers, ``sid:``/``cost:`` tokens, a qid after
+  the features, a missing qid meaning qid 0);
+* more forgiving where svm_rank stops for no good reason (blank and
+  whitespace-only lines, indented comment lines, a last line without newline,
+  queries whose lines are not contiguous, which ``Dataset.grouped`` gathers);
+* stricter where svm_rank silently computes nonsense (non-numeric targets,
+  nan and inf, index 0 or negative, decreasing or repeated indices, ``1:``,
+  ``1:abc``, ``1 : 2``, negative or fractional qids): each raises
+  :class:`~rankfast.errors.InputError` naming file, line and token.
+"""
+import dataclasses
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _svmlight
+from .errors import InputError
+from .files import open_binary
+
+CHUNK_BYTES = 32 << 20
+
+_REASONS = {
+    1: "target {token!r} is not a number (a line starts with its target value)",
+    2: "target {token!r} is not finite",
+    3: "token {token!r} is not of the form index:value",
+    4: "feature index in {token!r} is not an integer",
+    5: "feature index in {token!r} is outside 1 .. 2147483647",
+    6: "feature index in {token!r} is not above the previous index on the line "
+       "(indices must increase)",
+    7: "feature value in {token!r} is not a number",
+    8: "feature value in {token!r} is not finite",
+    9: "{token!r}: qid must be an integer in 0 .. 9223372036854775807",
+    10: "{token!r}: a second qid on one line",
+    11: "{token!r}: sid must be a non-negative integer",
+    12: "{token!r}: cost must be a finite number",
+}
+
+
+@dataclasses.dataclass
+class Dataset:
+    """Documents of an SVMlight file.
+
+    Attributes
+    ----------
+    X : scipy.sparse.csr_matrix, shape (n_documents, n_features)
+        Feature values; column j holds feature index j + 1.
+    y : ndarray of float64, shape (n_documents,)
+        Targets (relevance labels; any real numbers).
+    qid : ndarray of int64, shape (n_documents,)
+        Query ids (0 where a line has none).
+    line : ndarray of int64, shape (n_documents,)
+        1-based physical line of each document in its file.
+    comments : list of str or None
+        Text after '#' of each line ('' where none), if requested.
+    path : str
+        Where the documents came from.
+    """
+
+    X: sp.csr_matrix
+    y: np.ndarray
+    qid: np.ndarray
+    line: np.ndarray
+    comments: list = None
+    path: str = ""
+
+    @property
+    def n_documents(self):
+        return self.X.shape[0]
+
+    @property
+    def n_features(self):
+        return self.X.shape[1]
+
+    def query_starts(self):
+        """Start offsets of each run of equal qid, with n_documents appended."""
+        return query_starts(self.qid)
+
+    def noncontiguous_qid(self):
+        """The first qid whose lines are split in several runs, or None."""
+        starts = self.query_starts()
+        run_qids = self.qid[starts[:-1]]
+        if len(np.unique(run_qids)) == len(run_qids):
+            return None
+        order = np.argsort(run_qids, kind="stable")
+        repeated = np.flatnonzero(run_qids[order][1:] == run_qids[order][:-1])
+        return int(run_qids[order][repeated[0]])
+
+    def grouped(self):
+        """This dataset with each query's lines made contiguous.
+
+        Queries keep the order of their first line, documents their order
+        within the query.  Returns ``(dataset, permutation)``; the
+        permutation is None when the lines already were grouped.
+        """
+        if self.noncontiguous_qid() is None:
+            return self, None
+        _, first = np.unique(self.qid, return_index=True)
+        rank_of_qid = np.empty(len(first), dtype=np.int64)
+        rank_of_qid[np.argsort(first, kind="stable")] = np.arange(len(first))
+        key = rank_of_qid[np.unique(self.qid, return_inverse=True)[1]]
+        perm = np.argsort(key, kind="stable")
+        return self.subset(perm), perm
+
+    def subset(self, rows):
+        """The documents at ``rows`` (an index array), in that order."""
+        rows = np.asarray(rows)
+        return Dataset(self.X[rows], self.y[rows], self.qid[rows], self.line[rows],
+                       None if self.comments is None else [self.comments[i] for i in rows],
+                       self.path)
+
+
+def query_starts(qid):
+    """Offsets where a new run of equal qid starts, with len(qid) appended."""
+    qid = np.asarray(qid)
+    if len(qid) == 0:
+        return np.zeros(1, dtype=np.int64)
+    change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+    return np.concatenate(([0], change, [len(qid)])).astype(np.int64)
+
+
+def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES):
+    """Read an SVMlight / svm_rank file.
+
+    Parameters
+    ----------
+    path : str
+        File name; '-' reads standard input; gzip, bzip2 and xz files are
+        decompressed transparently.
+    comments : bool
+        Also return the text after '#' of every document line.
+    n_features : int, optional
+        Make X at least this wide (columns beyond the file's highest index).
+    chunk_bytes : int
+        Bytes parsed at a time; peak memory stays near twice the result.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    InputError
+        The file cannot be opened or a line is malformed (file, line, token).
+    """
+    pieces = []
+    line_offset = 0
+    with open_binary(path) as stream:
+        carry = b""
+        while True:
+            block = _read_block(stream, path, chunk_bytes)
+            data = carry + block if carry else block
+            if block:
+                cut = data.rfind(b"\n") + 1
+                data, carry = data[:cut], data[cut:]
+            if data:
+                piece, n_lines = _parse(data, path, line_offset, comments)
+                pieces.append(piece)
+                line_offset += n_lines
+            if not block:
+                break
+    return _assemble(pieces, path, n_features, comments)
+
+
+def _read_block(stream, path, size):
+    try:
+        return stream.read(size)
+    except (OSError, EOFError, ValueError) as exc:
+        raise InputError(path, None, f"cannot read: {exc}") from None
+
+
+def _parse(chunk, path, line_offset, comments):
+    (labels, qids, lines, indptr, indices, values, spans,
+     error, error_line, start, end) = _svmlight.parse_chunk(chunk, comments)
+    if error:
+        token = chunk[start:end].decode("utf-8", "replace")
+        raise InputError(path, line_offset + error_line + 1,
+                         _REASONS[error].format(token=token))
+    texts = None
+    if comments:
+        texts = [chunk[s:e].decode("utf-8", "replace") if s >= 0 else ""
+                 for s, e in zip(spans[0].tolist(), spans[1].tolist())]
+    piece = (labels, qids, lines + line_offset + 1, indptr, indices, values, texts)
+    return piece, error_line
+
+
+def _assemble(pieces, path, n_features, comments):
+    if not pieces:
+        pieces = [(np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64),
+                   np.zeros(1, np.int64), np.empty(0, np.int32), np.empty(0), [])]
+    y = np.concatenate([p[0] for p in pieces])
+    qid = np.concatenate([p[1] for p in pieces])
+    line = np.concatenate([p[2] for p in pieces])
+    nnz_before = np.cumsum([0] + [len(p[5]) for p in pieces])
+    indptr = np.concatenate([pieces[0][3][:1]] +
+                            [p[3][1:] + base for p, base in zip(pieces, nnz_before)])
+    indices = np.concatenate([p[4] for p in pieces])
+    values = np.concatenate([p[5] for p in pieces])
+    texts = [t for p in pieces for t in p[6]] if comments else None
+    del pieces
+    width = int(indices.max()) + 1 if len(indices) else 0
+    if n_features is not None:
+        width = max(width, int(n_features))
+    if len(values) < np.iinfo(np.int32).max:
+        indptr = indptr.astype(np.int32)
+    else:
+        indices = indices.astype(np.int64)
+    X = sp.csr_matrix((values, indices, indptr), shape=(len(y), width), copy=False)
+    return Dataset(X, y, qid, line, texts, path)
+
+
+def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stream=None):
+    """Write documents in SVMlight format so that reading them back is exact.
+
+    Every number is written in its shortest round-tripping form; explicit
+    zeros stored in X are written, absent entries are not.
+
+    Parameters
+    ----------
+    dataset_or_X : Dataset or sparse matrix or ndarray
+        The documents (a Dataset supplies y, qid and comments itself).
+    y, qid : array_like, optional
+        Targets and query ids when X is given (qid omitted: no qid tokens).
+    path : str, optional
+        File to write (atomically); or give an open text ``stream``.
+    comments : list of str, optional
+        Text written after '#' on each line.
+    """
+    from .files import atomic_output
+    if isinstance(dataset_or_X, Dataset):
+        ds = dataset_or_X
+        X, y, qid = ds.X, ds.y, ds.qid
+        comments = ds.comments if comments is None else comments
+    else:
+        X = sp.csr_matrix(dataset_or_X)
+    X = sp.csr_matrix(X)
+    y = np.asarray(y, dtype=np.float64)
+    lines = _format_lines(X, y, None if qid is None else np.asarray(qid, dtype=np.int64), comments)
+    if stream is not None:
+        stream.writelines(lines)
+    else:
+        with atomic_output(path) as out:
+            out.writelines(lines)
+
+
+def _format_lines(X, y, qid, comments):
+    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(X.data))):
+        raise ValueError("cannot write nan or inf in SVMlight format")
+    indptr, indices, data = X.indptr, (X.indices + 1).tolist(), X.data.tolist()
+    ys = y.tolist()
+    qs = None if qid is None else qid.tolist()
+    for i in range(X.shape[0]):
+        parts = [_num(ys[i])]
+        if qs is not None:
+            parts.append(f"qid:{qs[i]}")
+        parts.extend(f"{j}:{_num(v)}" for j, v in
+                     zip(indices[indptr[i]:indptr[i + 1]], data[indptr[i]:indptr[i + 1]]))
+        if comments is not None and comments[i]:
+            parts.append("#" + comments[i])
+        yield " ".join(parts) + "\n"
+
+
+def _num(v):
+    """Shortest text that reads back as exactly v ('3' for 3.0)."""
+    text = repr(v)
+    return text[:-2] if text.endswith(".0") else text

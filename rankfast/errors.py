@@ -1,0 +1,30 @@
+"""The exceptions rankfast raises; only the command-line layer turns them into exits."""
+
+
+class RankfastError(Exception):
+    """Base class of every error rankfast reports to a user."""
+
+
+class InputError(RankfastError):
+    """A data or model file that cannot be used, with the place that shows why.
+
+    Parameters
+    ----------
+    path : str
+        The file ('-' for standard input).
+    line : int or None
+        1-based physical line number, or None when the error concerns the whole file.
+    reason : str
+        What is wrong, in a few words.
+    """
+
+    def __init__(self, path, line, reason):
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {reason}")
+
+
+class UsageError(RankfastError):
+    """Options or arguments that do not make sense (the programs exit with 2)."""

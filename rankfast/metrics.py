@@ -1,0 +1,130 @@
+"""Ranking metrics: svm_rank's swapped pairs, pairwise accuracy, NDCG@k, MAP.
+
+Every function takes ``scores``, ``labels`` and ``qid`` (one entry per
+document); documents of one query need not be contiguous.
+
+Conventions
+-----------
+* A pair is two documents of one query with different labels.  It is
+  *swapped* unless the one with the higher label has the strictly higher
+  score: ties in score count as swapped, as in svm_rank_classify.
+* NDCG@k and MAP follow the LETOR 4.0 evaluation script: gain 2^label − 1,
+  discount 1 / log2(1 + position), documents sorted by decreasing score with
+  ties kept in file order; a label > 0 is relevant for MAP.  A query without
+  any relevant document scores 0 in both (LETOR's choice), unless
+  ``skip_no_relevant=True`` leaves it out of the mean.
+"""
+import numpy as np
+
+from . import _swapped
+
+
+def _groups(qid):
+    """(group id per document, number of groups), groups numbered by first appearance."""
+    qid = np.asarray(qid)
+    if len(qid) == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
+    renumber = np.empty(len(first), dtype=np.int64)
+    renumber[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return renumber[inverse.ravel()], len(first)
+
+
+def _sorted_by_score(scores, group, n_groups):
+    """Document order by group, then decreasing score, then file position; and group starts."""
+    n = len(scores)
+    order = np.lexsort((np.arange(n), -np.asarray(scores, dtype=np.float64), group))
+    starts = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)
+    return order.astype(np.int64), starts
+
+
+def swapped_pairs(scores, labels, qid):
+    """Per-query counts of swapped pairs and of all pairs, in O(n log n).
+
+    Returns
+    -------
+    swapped, pairs : ndarray of int64, one entry per query (order of first appearance)
+    """
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.float64)
+    group, n_groups = _groups(qid)
+    order, starts = _sorted_by_score(scores, group, n_groups)
+    levels, rank = np.unique(labels, return_inverse=True)
+    tree = np.zeros(len(levels) + 1, dtype=np.int64)
+    swapped = np.zeros(n_groups, dtype=np.int64)
+    pairs = np.zeros(n_groups, dtype=np.int64)
+    _swapped.count_swapped(order, rank.ravel().astype(np.int64), scores, starts,
+                           tree, swapped, pairs)
+    return swapped, pairs
+
+
+def swapped_fraction(scores, labels, qid):
+    """svm_rank_classify's per-query loss: swapped pairs / pairs (0 for a query without pairs)."""
+    swapped, pairs = swapped_pairs(scores, labels, qid)
+    return np.divide(swapped, pairs, out=np.zeros(len(pairs)), where=pairs > 0)
+
+
+def pairwise_accuracy(scores, labels, qid):
+    """Fraction of all pairs (pooled over queries) ranked strictly right; nan without pairs."""
+    swapped, pairs = swapped_pairs(scores, labels, qid)
+    total = pairs.sum()
+    return float(1.0 - swapped.sum() / total) if total else float("nan")
+
+
+def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False):
+    """NDCG@k (LETOR 4.0 convention; see the module docstring).
+
+    Parameters
+    ----------
+    k : int or None
+        Cut-off; None for the whole list.
+    per_query : bool
+        Return the array of per-query values instead of the mean.
+    skip_no_relevant : bool
+        Leave queries without a relevant document out (instead of scoring 0).
+    """
+    labels = np.asarray(labels, dtype=np.float64)
+    group, n_groups = _groups(qid)
+    order, starts = _sorted_by_score(scores, group, n_groups)
+    ideal, _ = _sorted_by_score(labels, group, n_groups)
+    dcg = _dcg(labels[order], group[order], starts, n_groups, k)
+    best = _dcg(labels[ideal], group[ideal], starts, n_groups, k)
+    values = np.divide(dcg, best, out=np.zeros(n_groups), where=best > 0)
+    return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
+
+
+def _dcg(sorted_labels, sorted_group, starts, n_groups, k):
+    position = np.arange(len(sorted_labels)) - starts[sorted_group]
+    gain = (2.0 ** sorted_labels - 1.0) / np.log2(position + 2.0)
+    if k is not None:
+        gain = np.where(position < k, gain, 0.0)
+    return np.bincount(sorted_group, weights=gain, minlength=n_groups)
+
+
+def mean_average_precision(scores, labels, qid, per_query=False, skip_no_relevant=False):
+    """MAP with label > 0 relevant (LETOR 4.0 convention; see the module docstring)."""
+    labels = np.asarray(labels, dtype=np.float64)
+    group, n_groups = _groups(qid)
+    order, starts = _sorted_by_score(scores, group, n_groups)
+    relevant = (labels[order] > 0).astype(np.float64)
+    g = group[order]
+    hits = np.cumsum(relevant)
+    hits_before = np.concatenate(([0.0], hits))[starts[:-1]]
+    position = np.arange(len(relevant)) - starts[g]
+    precision = (hits - hits_before[g]) / (position + 1.0)
+    n_relevant = np.bincount(g, weights=relevant, minlength=n_groups)
+    total = np.bincount(g, weights=relevant * precision, minlength=n_groups)
+    values = np.divide(total, n_relevant, out=np.zeros(n_groups), where=n_relevant > 0)
+    return _reduce(values, n_relevant > 0, per_query, skip_no_relevant)
+
+
+def _has_relevant(labels, group, n_groups):
+    return np.bincount(group, weights=(labels > 0).astype(np.float64), minlength=n_groups) > 0
+
+
+def _reduce(values, has_relevant, per_query, skip_no_relevant):
+    if skip_no_relevant:
+        values = values[has_relevant]
+    if per_query:
+        return values
+    return float(values.mean()) if len(values) else float("nan")

@@ -1,0 +1,38 @@
+"""Build rankfast's Cython kernels (pyx/*.pyx) into the rankfast package.
+
+Set RANKFAST_DEBUG=1 to compile with bounds checking and wraparound on,
+for a debug test run.
+"""
+import glob
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("RANKFAST_DEBUG", "") not in ("", "0")
+
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "embedsignature": True,
+}
+
+extensions = [
+    Extension(
+        "rankfast." + os.path.splitext(os.path.basename(path))[0],
+        [path],
+        include_dirs=[numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O3"] if not DEBUG else ["-O0", "-g"],
+    )
+    for path in sorted(glob.glob(os.path.join("pyx", "*.pyx")))
+]
+
+setup(
+    ext_modules=cythonize(extensions, include_path=["pyx"],
+                          compiler_directives=DIRECTIVES),
+)
