@@ -83,14 +83,17 @@ class Dataset:
         return query_starts(self.qid)
 
     def noncontiguous_qid(self):
-        """The first qid whose lines are split in several runs, or None."""
+        """The first qid (in file order) whose lines are split in several runs, or None."""
         starts = self.query_starts()
         run_qids = self.qid[starts[:-1]]
+        seen = set()
         if len(np.unique(run_qids)) == len(run_qids):
             return None
-        order = np.argsort(run_qids, kind="stable")
-        repeated = np.flatnonzero(run_qids[order][1:] == run_qids[order][:-1])
-        return int(run_qids[order][repeated[0]])
+        for q in run_qids.tolist():
+            if q in seen:
+                return q
+            seen.add(q)
+        return None
 
     def grouped(self):
         """This dataset with each query's lines made contiguous.
@@ -99,14 +102,8 @@ class Dataset:
         within the query.  Returns ``(dataset, permutation)``; the
         permutation is None when the lines already were grouped.
         """
-        if self.noncontiguous_qid() is None:
-            return self, None
-        _, first = np.unique(self.qid, return_index=True)
-        rank_of_qid = np.empty(len(first), dtype=np.int64)
-        rank_of_qid[np.argsort(first, kind="stable")] = np.arange(len(first))
-        key = rank_of_qid[np.unique(self.qid, return_inverse=True)[1]]
-        perm = np.argsort(key, kind="stable")
-        return self.subset(perm), perm
+        perm, _ = group_rows(self.qid)
+        return (self, None) if perm is None else (self.subset(perm), perm)
 
     def subset(self, rows):
         """The documents at ``rows`` (an index array), in that order."""
@@ -123,6 +120,40 @@ def query_starts(qid):
         return np.zeros(1, dtype=np.int64)
     change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
     return np.concatenate(([0], change, [len(qid)])).astype(np.int64)
+
+
+def group_rows(qid):
+    """Make each query's rows contiguous.
+
+    Returns ``(permutation, starts)``: rows ``permutation`` (None if the rows
+    already are grouped) put queries in the order of their first row, rows of
+    a query in their original order; ``starts`` are the query offsets of the
+    grouped rows, with the row count appended.
+    """
+    qid = np.asarray(qid)
+    starts = query_starts(qid)
+    run_qids = qid[starts[:-1]]
+    if len(np.unique(run_qids)) == len(run_qids):
+        return None, starts
+    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
+    rank_of_qid = np.empty(len(first), dtype=np.int64)
+    rank_of_qid[np.argsort(first, kind="stable")] = np.arange(len(first))
+    perm = np.argsort(rank_of_qid[inverse.ravel()], kind="stable")
+    return perm, query_starts(qid[perm])
+
+
+def compact_columns(X):
+    """X without its all-empty columns, and the original index of each kept column.
+
+    Lets learners work in the space of features that occur, so a huge
+    feature index never allocates anything per possible index.
+    """
+    X = sp.csr_matrix(X)
+    used = np.unique(X.indices)
+    if len(used) == X.shape[1]:
+        return X, used
+    indices = np.searchsorted(used, X.indices).astype(X.indices.dtype)
+    return sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], len(used))), used
 
 
 def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES):

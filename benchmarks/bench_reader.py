@@ -1,0 +1,431 @@
+"""Reading speed and peak memory of rankfast's SVMlight reader (and scikit-learn's).
+
+Generates two files of about ``--size-mb`` MB each (seeded, so every run reads
+the same bytes), then runs every reader once per file in a fresh Python
+process, so that each peak RSS belongs to one reader:
+
+dense   50 features, 6 significant digits, labels 0..4, 50 documents per
+        query, a ``# d<qid>_<k>`` comment on every line
+sparse  10,000 columns, 20 random non-zeros per row (increasing indices),
+        values U(0, 1) written with 6 decimals, 50 documents per query
+
+Readers: ``rankfast.load_svmlight`` (also on the dense file gzip-compressed;
+MB/s counts uncompressed bytes), ``rankfast._svmlight.parse_chunk`` alone
+over 32 MB chunks already in memory (the kernel without the Python wrapper),
+``sklearn.datasets.load_svmlight_file`` without and with ``query_id=True``
+(skipped when scikit-learn is missing: ``pip install scikit-learn``; it is a
+benchmark dependency only), and ``rank_classify`` with a random linear model
+on the dense file (skipped while ``rankfast.cli`` does not exist).
+
+Seconds are the reader call alone, timed inside the child.  Peak RSS is the
+child's VmHWM at the end minus its VmHWM once numpy, scipy and rankfast (and
+scikit-learn, for its readers) are imported; that import baseline is printed.
+"array MB" is X.data + X.indices + X.indptr + y + qid.  MB = 10**6 bytes.
+
+Usage::
+
+    python benchmarks/bench_reader.py                 # 200 MB per file
+    python benchmarks/bench_reader.py --size-mb 20 --keep
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+MB = 1e6
+TARGET_MB_S = 150.0
+TARGET_MEMORY_RATIO = 2.0
+DOCS_PER_QUERY = 50
+DENSE_FEATURES = 50
+SPARSE_COLUMNS = 10_000
+SPARSE_NNZ = 20
+ROWS_PER_BLOCK = 50_000          # lines formatted at a time (a multiple of DOCS_PER_QUERY)
+
+
+# --------------------------------------------------------------------------
+# Fast SVMlight text: lines are a sequence of fields, each field a constant,
+# a non-negative integer (variable width) or an optional character.  Widths
+# give every field's byte offset; digits are scattered into one uint8 buffer.
+# --------------------------------------------------------------------------
+
+class _Lines:
+    """Builds n lines of text column by column, without a per-value Python loop."""
+
+    def __init__(self, n):
+        self.n = n
+        self.fields = []            # (kind, payload, widths)
+
+    def const(self, text):
+        text = np.frombuffer(text, dtype=np.uint8)
+        self.fields.append(("const", text, np.full(self.n, len(text), dtype=np.int64)))
+
+    def integer(self, values, min_digits=1):
+        values = np.asarray(values, dtype=np.int64)
+        widths = np.full(self.n, min_digits, dtype=np.int64)
+        power = 10 ** min_digits
+        while power <= values.max():
+            widths += values >= power
+            power *= 10
+        self.fields.append(("int", values, widths))
+
+    def optional(self, mask, char):
+        self.fields.append(("opt", char, np.asarray(mask, dtype=np.int64)))
+
+    def tobytes(self):
+        widths = np.stack([f[2] for f in self.fields], axis=1)          # (n, fields)
+        ends = np.cumsum(widths.ravel()).reshape(widths.shape)
+        starts = ends - widths
+        out = np.empty(int(ends[-1, -1]), dtype=np.uint8)
+        for column, (kind, payload, width) in enumerate(self.fields):
+            start = starts[:, column]
+            if kind == "const":
+                for i, byte in enumerate(payload):
+                    out[start + i] = byte
+            elif kind == "opt":
+                out[start[width > 0]] = ord(payload)
+            else:
+                rest = payload.copy()
+                position = start + width - 1        # last digit first
+                for digit in range(int(width.max())):
+                    live = width > digit
+                    out[position[live]] = 48 + rest[live] % 10
+                    rest //= 10
+                    position -= 1
+        return out.tobytes()
+
+
+def _dense_block(rng, first_qid, n_queries, exponents, negative_share):
+    """Lines of n_queries queries of the dense file."""
+    n = n_queries * DOCS_PER_QUERY
+    qid = np.repeat(np.arange(first_qid, first_qid + n_queries), DOCS_PER_QUERY)
+    doc = np.tile(np.arange(DOCS_PER_QUERY), n_queries)
+    lines = _Lines(n)
+    lines.integer(rng.integers(0, 5, n))
+    lines.const(b" qid:")
+    lines.integer(qid)
+    # 6 significant digits: mantissa 100000..999999 times 10**-decimals,
+    # decimals fixed per feature (0.123456, 1.23456, 12.3456, 123.456).
+    mantissa = rng.integers(100_000, 1_000_000, (n, DENSE_FEATURES))
+    negative = rng.random((n, DENSE_FEATURES)) < negative_share
+    for j, decimals in enumerate(exponents):
+        scale = 10 ** int(decimals)
+        lines.const(b" %d:" % (j + 1))
+        lines.optional(negative[:, j], "-")
+        lines.integer(mantissa[:, j] // scale)
+        lines.const(b".")
+        lines.integer(mantissa[:, j] % scale, min_digits=int(decimals))
+    lines.const(b" # d")
+    lines.integer(qid)
+    lines.const(b"_")
+    lines.integer(doc)
+    lines.const(b"\n")
+    return lines.tobytes()
+
+
+def _distinct_sorted_columns(rng, n):
+    cols = np.sort(rng.integers(0, SPARSE_COLUMNS, (n, SPARSE_NNZ)), axis=1)
+    while True:
+        bad = np.flatnonzero((np.diff(cols, axis=1) == 0).any(axis=1))
+        if len(bad) == 0:
+            return cols
+        cols[bad] = np.sort(rng.integers(0, SPARSE_COLUMNS, (len(bad), SPARSE_NNZ)), axis=1)
+
+
+def _sparse_block(rng, first_qid, n_queries):
+    """Lines of n_queries queries of the sparse file."""
+    n = n_queries * DOCS_PER_QUERY
+    qid = np.repeat(np.arange(first_qid, first_qid + n_queries), DOCS_PER_QUERY)
+    cols = _distinct_sorted_columns(rng, n) + 1
+    micro = rng.integers(0, 1_000_000, (n, SPARSE_NNZ))     # U(0, 1), 6 decimals
+    lines = _Lines(n)
+    lines.integer(rng.integers(0, 5, n))
+    lines.const(b" qid:")
+    lines.integer(qid)
+    for j in range(SPARSE_NNZ):
+        lines.const(b" ")
+        lines.integer(cols[:, j])
+        lines.const(b":0.")
+        lines.integer(micro[:, j], min_digits=6)
+    lines.const(b"\n")
+    return lines.tobytes()
+
+
+def generate(path, kind, size_mb, seed):
+    """Write about size_mb MB of the 'dense' or 'sparse' file; returns its byte size."""
+    rng = np.random.default_rng([seed, 0 if kind == "dense" else 1])
+    if kind == "dense":
+        exponents = rng.integers(3, 7, DENSE_FEATURES)       # decimals per feature
+        block = lambda first, count: _dense_block(rng, first, count, exponents, 0.2)  # noqa: E731
+    else:
+        block = lambda first, count: _sparse_block(rng, first, count)  # noqa: E731
+    target = int(size_mb * MB)
+    queries_per_block = ROWS_PER_BLOCK // DOCS_PER_QUERY
+    written, qid = 0, 1
+    with open(path, "wb") as out:
+        while written < target:
+            text = block(qid, queries_per_block)
+            if written + len(text) > target:      # last block: whole queries up to the size
+                ends = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == 10)
+                query_ends = ends[DOCS_PER_QUERY - 1::DOCS_PER_QUERY] + 1
+                keep = np.searchsorted(query_ends, target - written)
+                text = text[:query_ends[min(keep, len(query_ends) - 1)]]
+            out.write(text)
+            written += len(text)
+            qid += queries_per_block
+    return written
+
+
+def gzip_copy(src, dst):
+    with open(src, "rb") as raw, gzip.open(dst, "wb", compresslevel=6) as packed:
+        shutil.copyfileobj(raw, packed, 16 << 20)
+
+
+# --------------------------------------------------------------------------
+# Children: one reader each, reporting JSON on stdout.
+# --------------------------------------------------------------------------
+
+CHILD = r"""
+import json, sys, time
+
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+reader, path = sys.argv[1], sys.argv[2]
+import numpy as np, scipy.sparse, rankfast
+if reader.startswith("sklearn"):
+    from sklearn.datasets import load_svmlight_file
+if reader == "kernel":
+    from rankfast import _svmlight
+    from rankfast.data import CHUNK_BYTES
+    with open(path, "rb") as f:
+        raw = f.read()
+base = status("VmHWM")
+t0 = time.perf_counter()
+if reader == "rankfast":
+    ds = rankfast.load_svmlight(path)
+    X, y, qid = ds.X, ds.y, ds.qid
+elif reader == "sklearn":
+    X, y = load_svmlight_file(path)
+    qid = np.empty(0, np.int64)
+elif reader == "sklearn-qid":
+    X, y, qid = load_svmlight_file(path, query_id=True)
+elif reader == "kernel":
+    n_rows = nnz = 0
+    pos = 0
+    while pos < len(raw):
+        cut = raw.rfind(b"\n", pos, pos + CHUNK_BYTES) + 1
+        cut = len(raw) if cut <= pos or pos + CHUNK_BYTES >= len(raw) else cut
+        out = _svmlight.parse_chunk(memoryview(raw)[pos:cut], False)
+        n_rows += len(out[0]); nnz += len(out[5])
+        pos = cut
+seconds = time.perf_counter() - t0
+peak = status("VmHWM")
+if reader == "kernel":
+    arrays = 0; shape = [n_rows, None]; checksum = None
+else:
+    arrays = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + y.nbytes + qid.nbytes
+    shape = list(X.shape); nnz = int(X.nnz)
+    checksum = [float(y.sum()), float(X.data.sum()), int(qid.sum()) if len(qid) else None]
+print(json.dumps(dict(seconds=seconds, base=base, peak=peak, arrays=arrays,
+                      shape=shape, nnz=nnz, checksum=checksum)))
+"""
+
+
+def run_reader(reader, path, repeat):
+    """Best time and highest peak of ``repeat`` fresh children reading ``path``."""
+    best = None
+    for _ in range(repeat):
+        proc = subprocess.run([sys.executable, "-c", CHILD, reader, path], cwd=ROOT,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{reader} on {path} failed:\n{proc.stderr}")
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        if best is None:
+            best = got
+        else:
+            best["seconds"] = min(best["seconds"], got["seconds"])
+            best["peak"] = max(best["peak"], got["peak"])
+    return best
+
+
+def run_classify(test, model, predictions, repeat):
+    """Wall time (interpreter start included) and peak RSS of rank_classify's main."""
+    code = ("import sys; from rankfast.cli import classify_main; "
+            "sys.exit(classify_main(sys.argv[1:]))")
+    best = None
+    for _ in range(repeat):
+        with open(predictions + ".log", "wb") as log:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([sys.executable, "-c", code, test, model, predictions],
+                                    cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+            _, status, usage = os.wait4(proc.pid, 0)
+            seconds = time.perf_counter() - t0
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            with open(predictions + ".log", encoding="utf-8", errors="replace") as log:
+                raise RuntimeError(f"rank_classify failed ({proc.returncode}):\n{log.read()}")
+        peak = usage.ru_maxrss * 1024          # kilobytes on Linux
+        best = (seconds, peak) if best is None else (min(best[0], seconds), max(best[1], peak))
+    return best
+
+
+def has_module(name):
+    code = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({name!r}) is None)"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+
+
+# --------------------------------------------------------------------------
+
+def _mb(n):
+    return n / MB
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mb", type=float, default=200.0,
+                        help="approximate size of each generated file (default 200)")
+    parser.add_argument("--workdir", help="where the files go (default: a new temporary "
+                        "directory under benchmarks/_work/)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="children per measurement; best time, highest peak (default 1)")
+    args = parser.parse_args(argv)
+    if args.size_mb <= 0 or args.repeat < 1:
+        parser.error("--size-mb must be positive and --repeat at least 1")
+
+    if args.workdir:
+        os.makedirs(args.workdir, exist_ok=True)
+        workdir = args.workdir
+    else:
+        os.makedirs(os.path.join(HERE, "_work"), exist_ok=True)
+        workdir = tempfile.mkdtemp(prefix="bench_reader-", dir=os.path.join(HERE, "_work"))
+    created = []
+    try:
+        return _run(args, workdir, created)
+    finally:
+        if not args.keep:
+            for path in created:
+                if os.path.exists(path):
+                    os.remove(path)
+            if not args.workdir:
+                shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print(f"\nfiles kept in {workdir}")
+
+
+def _run(args, workdir, created):
+    files = {}
+    for kind in ("dense", "sparse"):
+        path = os.path.join(workdir, f"{kind}.svmlight")
+        created.append(path)
+        t0 = time.perf_counter()
+        size = generate(path, kind, args.size_mb, args.seed)
+        files[kind] = (path, size)
+        print(f"generated {kind:6s} {_mb(size):8.1f} MB in {time.perf_counter() - t0:5.1f} s  "
+              f"{path}")
+    gz = files["dense"][0] + ".gz"
+    created.append(gz)
+    t0 = time.perf_counter()
+    gzip_copy(files["dense"][0], gz)
+    print(f"gzipped dense -> {_mb(os.path.getsize(gz)):.1f} MB in "
+          f"{time.perf_counter() - t0:.1f} s")
+
+    with_sklearn = has_module("sklearn")
+    plan = [("rankfast", "dense"), ("rankfast", "sparse"), ("rankfast", "dense.gz"),
+            ("kernel", "dense"), ("kernel", "sparse")]
+    if with_sklearn:
+        plan += [("sklearn", "dense"), ("sklearn", "sparse"),
+                 ("sklearn-qid", "dense"), ("sklearn-qid", "sparse")]
+
+    rows = []
+    for reader, which in plan:
+        path = gz if which == "dense.gz" else files[which][0]
+        size = files["dense" if which == "dense.gz" else which][1]
+        print(f"  reading {which:8s} with {reader} ...", flush=True)
+        rows.append((reader, which, size, run_reader(reader, path, args.repeat)))
+
+    names = {"rankfast": "rankfast.load_svmlight",
+             "kernel": "_svmlight.parse_chunk only",
+             "sklearn": "sklearn load_svmlight_file",
+             "sklearn-qid": "sklearn ... query_id=True"}
+    print()
+    print(f"{'reader':28s} {'file':9s} {'MB':>7s} {'seconds':>8s} {'MB/s':>7s} "
+          f"{'peak RSS MB':>11s} {'array MB':>9s} {'RSS/arrays':>10s}  target")
+    baselines = {}
+    for reader, which, size, r in rows:
+        speed = _mb(size) / r["seconds"]
+        extra = r["peak"] - r["base"]
+        baselines[reader] = r["base"]
+        ratio = extra / r["arrays"] if r["arrays"] else None
+        target = ""
+        if reader == "rankfast":
+            target = (f"{'ok' if speed >= TARGET_MB_S else 'MISS'} >={TARGET_MB_S:.0f} MB/s, "
+                      f"{'ok' if ratio <= TARGET_MEMORY_RATIO else 'MISS'} "
+                      f"<={TARGET_MEMORY_RATIO:.0f}x")
+        print(f"{names[reader]:28s} {which:9s} {_mb(size):7.1f} {r['seconds']:8.2f} "
+              f"{speed:7.1f} {_mb(extra):11.1f} "
+              f"{_mb(r['arrays']) if r['arrays'] else float('nan'):9.1f} "
+              f"{ratio if ratio is not None else float('nan'):10.2f}  {target}")
+    if not with_sklearn:
+        print("sklearn readers: skipped (scikit-learn is not importable; "
+              "'pip install scikit-learn' to compare, it is a benchmark-only dependency)")
+    print("peak RSS MB = child's VmHWM after the read minus its VmHWM once imports are "
+          "done; import baselines: " +
+          ", ".join(f"{k} {_mb(v):.0f} MB" for k, v in baselines.items()))
+    print("'_svmlight.parse_chunk only' reads the file into memory first (untimed, "
+          "in its baseline) and parses 32 MB chunks: the kernel without data.py's wrapper")
+
+    by = {(reader, which): r for reader, which, _, r in rows}
+    for which in ("dense", "sparse"):
+        ours = by[("rankfast", which)]
+        for other in ("sklearn", "sklearn-qid"):
+            if (other, which) not in by:
+                continue
+            theirs = by[(other, which)]
+            print(f"rankfast vs {names[other]:26s} {which:6s}: "
+                  f"{theirs['seconds'] / ours['seconds']:5.2f}x faster, "
+                  f"{(ours['peak'] - ours['base']) / (theirs['peak'] - theirs['base']):5.2f}x "
+                  f"the peak memory")
+            if other == "sklearn-qid":
+                same = (ours["shape"][0] == theirs["shape"][0] and ours["nnz"] == theirs["nnz"]
+                        and np.allclose(ours["checksum"], theirs["checksum"], rtol=1e-9))
+                if not same:
+                    print(f"  WARNING: results differ: rankfast {ours['shape']} nnz "
+                          f"{ours['nnz']} {ours['checksum']}, sklearn {theirs['shape']} nnz "
+                          f"{theirs['nnz']} {theirs['checksum']}")
+
+    print()
+    if not has_module("rankfast.cli"):
+        print("rank_classify: skipped (rankfast.cli not available)")
+        return 0
+    sys.path.insert(0, ROOT)
+    from rankfast.model import LinearModel, write_model
+    model = os.path.join(workdir, "model.dat")
+    predictions = os.path.join(workdir, "predictions")
+    created += [model, predictions, predictions + ".log"]
+    w = np.random.default_rng([args.seed, 2]).standard_normal(DENSE_FEATURES)
+    write_model(LinearModel.from_dense(w), model)
+    seconds, peak = run_classify(files["dense"][0], model, predictions, args.repeat)
+    size = files["dense"][1]
+    print(f"rank_classify dense {_mb(size):.1f} MB: {seconds:.2f} s wall (interpreter start "
+          f"included), {_mb(size) / seconds:.1f} MB/s, peak RSS {_mb(peak):.1f} MB (absolute)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,385 @@
+"""The two programs, ``rank_learn`` and ``rank_classify``: svm_rank's flags, files and output.
+
+This is the only module that prints or exits.  Data and model errors print
+one line on stderr and exit 1; usage errors exit 2 (svm_rank exits 0).
+"""
+import math
+import sys
+import time
+
+import numpy as np
+
+from . import __version__, metrics
+from .data import load_svmlight
+from .errors import InputError, RankfastError, UsageError
+from .files import atomic_output
+from .model import read_model, write_model
+
+LEARN_HELP = """rank_learn {version}: learning to rank, a drop-in for svm_rank_learn
+
+   usage: rank_learn [options] example_file [model_file]
+
+Arguments:
+         example_file-> file with training data ('-' reads standard input;
+                        .gz, .bz2 and .xz files are read transparently)
+         model_file  -> file to store the learned model in (default svm_struct_model)
+General options:
+         -?          -> this help
+         -v [0..3]   -> verbosity level (default 1)
+         -y [0..3]   -> accepted for compatibility (svm_light's verbosity)
+Learning options:
+         -a algo     -> learner (default prsvm): {learners}
+         -c float    -> C: trade-off between training error and margin
+                        (default 0.01), scaled as in svm_rank: the loss
+                        is multiplied by C / (number of queries).
+                        rankrls and prsvm accept a comma-separated list
+                        and pick the best value by leave-query-out CV.
+         -l [1,2]    -> 1: every pair counts once (default);
+                        2: each query's pairs are averaged (svm_rank's
+                           fraction of swapped pairs)
+         -e float    -> tolerance of the stopping rule (default 0.001)
+         -# int      -> maximum number of iterations of the learner
+         -k int|auto -> greedy: number of features to select
+         -p [1,2] -o [1,2]
+                     -> accepted; rankfast's learners fix their own loss
+Kernel options (non-linear ranking by kernel approximation):
+         -t int      -> 0: linear (default), 1: polynomial (s a*b+c)^d,
+                        2: radial basis function exp(-gamma ||a-b||^2),
+                        3: sigmoid tanh(s a*b + c)
+         -d int -g float -s float -r float
+                     -> kernel parameters, as in svm_rank
+         --approx nystrom|rff   --landmarks m (default 500)   --seed n
+svm_rank's QP solver options (-w -k -f -b -n -q -m -h) are accepted and ignored.
+"""
+
+CLASSIFY_HELP = f"""rank_classify {__version__}: a drop-in for svm_rank_classify
+
+   usage: rank_classify [options] example_file model_file [output_file]
+
+Arguments:
+         example_file-> documents to score ('-' reads standard input)
+         model_file  -> model written by rank_learn or svm_rank_learn
+         output_file -> one score per line (default svm_predictions)
+Options:
+         -h, -?      -> this help
+         -v [0..3]   -> verbosity level (default 2)
+         -y [0..3]   -> accepted for compatibility
+         --metrics   -> also print NDCG@k, MAP and pairwise accuracy
+         --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
+"""
+
+NOTE_BLOCK = ("NOTE: The loss reported above is the fraction of swapped pairs averaged over\n"
+              "      all rankings. The zero/one-error is fraction of perfectly correct\n"
+              "      rankings!\n")
+
+
+def _positive_float(text, flag):
+    value = _number(text, float, flag)
+    if not value > 0:
+        raise UsageError(f"{flag} must be greater than zero (got {text})")
+    return value
+
+
+def _number(text, kind, flag):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise UsageError(f"{flag} expects {'an integer' if kind is int else 'a number'}, "
+                         f"got {text!r}") from None
+    if kind is float and not math.isfinite(value):
+        raise UsageError(f"{flag} must be finite (got {text})")
+    return value
+
+
+def _choice(allowed):
+    def check(text, flag):
+        value = _number(text, int, flag)
+        if value not in allowed:
+            raise UsageError(f"{flag} must be one of {', '.join(map(str, allowed))} (got {text})")
+        return value
+    return check
+
+
+def _at_least(low):
+    def check(text, flag):
+        value = _number(text, int, flag)
+        if value < low:
+            raise UsageError(f"{flag} must be at least {low} (got {text})")
+        return value
+    return check
+
+
+def _c_list(text, flag):
+    values = [_positive_float(part, flag) for part in text.split(",")]
+    return values
+
+
+def _k_value(text, flag):
+    if text == "auto":
+        return "auto"
+    return _at_least(1)(text, flag)
+
+
+def _text(text, flag):
+    return text
+
+
+LEARN_OPTIONS = {
+    "-c": ("C", _c_list), "-e": ("epsilon", _positive_float), "-l": ("loss", _choice((1, 2))),
+    "-p": ("slack_norm", _choice((1, 2))), "-o": ("rescaling", _choice((1, 2))),
+    "-w": ("qp_algorithm", _choice((0, 1, 2, 3, 4, 9))), "-k": ("k", _k_value),
+    "-f": ("qp_cache", _at_least(1)), "-b": ("qp_refresh", _at_least(1)),
+    "-n": ("qp_new", _at_least(1)), "-q": ("qp_size", _at_least(2)),
+    "-m": ("qp_memory", _at_least(1)), "-h": ("qp_shrink", _at_least(1)),
+    "-#": ("max_iter", _at_least(1)), "-t": ("kernel", _choice((0, 1, 2, 3, 4))),
+    "-d": ("degree", lambda t, f: _number(t, int, f)), "-g": ("gamma", lambda t, f: _number(t, float, f)),
+    "-s": ("coef_lin", lambda t, f: _number(t, float, f)),
+    "-r": ("coef_const", lambda t, f: _number(t, float, f)), "-u": ("custom", _text),
+    "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
+    "-a": ("algorithm", _text),
+    "--approx": ("approx", _text), "--landmarks": ("landmarks", _at_least(1)),
+    "--seed": ("seed", lambda t, f: _number(t, int, f)),
+    "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
+}
+
+CLASSIFY_OPTIONS = {
+    "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
+    "--ndcg-at": ("ndcg_at", lambda t, f: [_at_least(1)(part, f) for part in t.split(",")]),
+}
+CLASSIFY_SWITCHES = {"--metrics": "metrics"}
+
+
+def parse_args(argv, table, switches, max_positional, program):
+    """svm_rank-style options: a flag and its value as two words, anywhere on the line.
+
+    A value may also be attached to a one-letter flag (``-c3``).  Returns
+    (options, given flags in order, positional arguments).
+    """
+    options, given, positional = {}, [], []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in ("-?", "--help") or (word == "-h" and "-h" not in table):
+            raise _HelpRequested()
+        if word == "--":
+            positional.extend(argv[i + 1:])
+            break
+        if word.startswith("-") and word != "-":
+            if word in switches:
+                options[switches[word]] = True
+                given.append(word)
+                i += 1
+                continue
+            flag, value = word, None
+            if word not in table and not word.startswith("--") and word[:2] in table:
+                flag, value = word[:2], word[2:]
+            if flag not in table:
+                raise UsageError(f"unrecognized option {word}")
+            if value is None:
+                if i + 1 >= len(argv):
+                    raise UsageError(f"option {flag} needs a value")
+                value = argv[i + 1]
+                i += 1
+            name, convert = table[flag]
+            options[name] = convert(value, flag)
+            given.append(flag)
+        else:
+            positional.append(word)
+        i += 1
+    if len(positional) > max_positional:
+        raise UsageError(f"unexpected argument {positional[max_positional]!r}")
+    return options, given, positional
+
+
+class _HelpRequested(Exception):
+    pass
+
+
+def _learn_help():
+    from .learners import LEARNERS
+    return LEARN_HELP.format(version=__version__, learners=", ".join(LEARNERS))
+
+
+def _run(program, body, argv, help_text):
+    """Call body(argv); turn rankfast's exceptions into one stderr line and an exit status."""
+    try:
+        return body(argv)
+    except _HelpRequested:
+        sys.stdout.write(help_text() if callable(help_text) else help_text)
+        return 0
+    except UsageError as exc:
+        sys.stdout.flush()
+        print(f"{program}: {exc}\nTry '{program} -?' for the list of options.", file=sys.stderr)
+        return 2
+    except RankfastError as exc:
+        _end_open_line()
+        print(f"{program}: {exc}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        _end_open_line()
+        print(f"{program}: out of memory", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        _end_open_line()
+        print(f"{program}: interrupted", file=sys.stderr)
+        return 130
+
+
+_open_line = [False]
+
+
+def _progress(text, verbosity, level=1, end="\n"):
+    if verbosity >= level:
+        sys.stdout.write(text + end)
+        sys.stdout.flush()
+        _open_line[0] = end == ""
+
+
+def _end_open_line():
+    if _open_line[0]:
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        _open_line[0] = False
+
+
+def _load(path, verbosity, program):
+    dataset = load_svmlight(path)
+    qid = dataset.noncontiguous_qid()
+    if qid is not None:
+        _end_open_line()
+        print(f"{program}: note: {path}: the lines of qid {qid} are not contiguous; "
+              f"grouping each query's lines (svm_rank would stop here)", file=sys.stderr)
+    return dataset
+
+
+# ---------------------------------------------------------------- rank_learn
+
+def learn_main(argv=None):
+    """Entry point of ``rank_learn``; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    return _run("rank_learn", _learn, argv, _learn_help)
+
+
+def _learn(argv):
+    from .learners import QP_ONLY_OPTIONS, make_learner
+    options, given, positional = parse_args(argv, LEARN_OPTIONS, {}, 2, "rank_learn")
+    if not positional:
+        raise UsageError("not enough input parameters: rank_learn [options] example_file [model_file]")
+    train_path = positional[0]
+    model_path = positional[1] if len(positional) > 1 else "svm_struct_model"
+    verbosity = options.get("verbosity", 1)
+    learner, notes = make_learner(options, given)
+    for note in notes:
+        if verbosity >= 1:
+            print(f"rank_learn: note: {note}", file=sys.stderr)
+    ignored = [flag for flag in given if flag in QP_ONLY_OPTIONS and not
+               (flag == "-k" and options.get("algorithm") == "greedy")]
+    if ignored and verbosity >= 1:
+        print(f"rank_learn: note: {' '.join(ignored)} only tune svm_rank's QP solver; "
+              f"accepted and ignored", file=sys.stderr)
+
+    _progress("Reading training examples...", verbosity, end="")
+    dataset = _load(train_path, verbosity, "rank_learn")
+    _progress("done", verbosity)
+    dataset, _ = dataset.grouped()
+    n_queries = len(dataset.query_starts()) - 1
+    _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
+              f"{dataset.n_documents} examples", verbosity, level=0)
+
+    def log(text, level=1):
+        _progress(text, verbosity, level)
+
+    start = time.process_time()
+    model = learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
+    model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
+    _progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
+    _progress("Writing learned model...", verbosity, end="")
+    write_model(model, model_path)
+    _progress("done", verbosity)
+    return 0
+
+
+# ------------------------------------------------------------- rank_classify
+
+def classify_main(argv=None):
+    """Entry point of ``rank_classify``; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    return _run("rank_classify", _classify, argv, CLASSIFY_HELP)
+
+
+def _classify(argv):
+    options, _, positional = parse_args(argv, CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, 3,
+                                        "rank_classify")
+    if len(positional) < 2:
+        raise UsageError("not enough input parameters: "
+                         "rank_classify [options] example_file model_file [output_file]")
+    test_path, model_path = positional[:2]
+    output_path = positional[2] if len(positional) > 2 else "svm_predictions"
+    verbosity = options.get("verbosity", 2)
+
+    _progress("Reading model...", verbosity, end="")
+    model = read_model(model_path)
+    _progress("done.", verbosity)
+    _progress("Reading test examples...", verbosity, end="")
+    dataset = _load(test_path, verbosity, "rank_classify")
+    _progress("done.", verbosity)
+    _progress("Classifying test examples...", verbosity, end="")
+    start = time.process_time()
+    scores = model.predict(dataset.X)
+    runtime = time.process_time() - start
+    with atomic_output(output_path) as out:
+        write_predictions(scores, out)
+    _progress("done", verbosity)
+    _progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
+    sys.stdout.write(classify_summary(scores, dataset.y, dataset.qid, verbosity))
+    if options.get("metrics"):
+        sys.stdout.write(metrics_report(scores, dataset.y, dataset.qid,
+                                        options.get("ndcg_at", [10])))
+    return 0
+
+
+def write_predictions(scores, out, chunk=1 << 16):
+    """One score per line in svm_rank's '%.8f' format."""
+    for start in range(0, len(scores), chunk):
+        out.write("".join(map(_fixed8, scores[start:start + chunk].tolist())))
+
+
+def _fixed8(value):
+    return "%.8f\n" % value if value == value else "-nan\n"
+
+
+def _c_float(value, spec):
+    """printf-like formatting that prints nan as glibc does for 0.0/0 ('-nan')."""
+    if value != value:
+        width = int(spec.split(".")[0] or 0)
+        return "-nan".rjust(width)
+    return ("%" + spec + "f") % value
+
+
+def classify_summary(scores, labels, qid, verbosity=2):
+    """svm_rank_classify's summary lines for these scores."""
+    swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+    fraction = np.divide(swapped, pairs, out=np.zeros(len(pairs)), where=pairs > 0)
+    n = len(pairs)
+    incorrect = int(np.count_nonzero(fraction > 0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        avgloss = float(np.float32(fraction.sum() / n)) if n else float("nan")
+        zero_one = float(np.float32(100.0 * incorrect / n)) if n else float("nan")
+        percent = float(100.0 * fraction.sum() / n) if n else float("nan")
+    lines = []
+    if verbosity >= 1:
+        lines.append(f"Average loss on test set: {_c_float(avgloss, '.4')}\n")
+        lines.append(f"Zero/one-error on test set: {_c_float(zero_one, '.2')}% "
+                     f"({n - incorrect} correct, {incorrect} incorrect, {n} total)\n")
+    lines.append(NOTE_BLOCK)
+    lines.append(f"Total Num Swappedpairs  : {_c_float(float(swapped.sum()), '6.0')}\n")
+    lines.append(f"Avg Swappedpairs Percent: {_c_float(percent, '6.2')}\n")
+    return "".join(lines)
+
+
+def metrics_report(scores, labels, qid, cutoffs=(10,)):
+    """rankfast's extra evaluation lines (--metrics)."""
+    lines = [f"NDCG@{k}: {metrics.ndcg(scores, labels, qid, k=k):.4f}\n" for k in cutoffs]
+    lines.append(f"MAP: {metrics.mean_average_precision(scores, labels, qid):.4f}\n")
+    lines.append(f"Pairwise accuracy: {metrics.pairwise_accuracy(scores, labels, qid):.4f}\n")
+    return "".join(lines)

@@ -1,0 +1,48 @@
+"""Which learner ``rank_learn -a ALGO`` builds, from svm_rank's flags."""
+from .errors import UsageError
+from .ranksvm import RankSVM
+
+# Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored.
+QP_ONLY_OPTIONS = ("-w", "-k", "-f", "-b", "-n", "-q", "-m", "-h")
+
+
+def _prsvm(options):
+    return RankSVM(C=_single_c(options, "prsvm"), loss=options.get("loss", 1),
+                   tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100))
+
+
+LEARNERS = {"prsvm": _prsvm}
+
+
+def _single_c(options, name):
+    values = options.get("C", [0.01])
+    if len(values) != 1:
+        raise UsageError(f"-a {name} takes a single -c value")
+    return values[0]
+
+
+def make_learner(options, given):
+    """The learner the options ask for, and notes for the user (list of str).
+
+    svm_rank's own ``-a FILE`` wrote the alphas to FILE; here ``-a`` names
+    the learner, so an unknown name is taken as that file: it is not
+    written, and the default learner is used.
+    """
+    notes = []
+    algorithm = options.get("algorithm", "prsvm")
+    if algorithm not in LEARNERS:
+        notes.append(f"-a {algorithm}: not a learner ({', '.join(LEARNERS)}); taken as "
+                     f"svm_rank's alpha file, which rankfast does not write; using prsvm")
+        algorithm = "prsvm"
+    if options.get("rescaling") == 1:
+        raise UsageError("-o 1 (slack rescaling) is not available for ranking "
+                         "(svm_rank_learn fails on it too); use -o 2")
+    for flag in ("-p", "-o"):
+        if flag in given:
+            notes.append(f"{flag} has no effect: {algorithm} fixes its own loss")
+    kernel = options.get("kernel", 0)
+    if kernel == 4:
+        raise UsageError("-t 4 (user-defined kernel) is not supported")
+    if kernel != 0:
+        raise UsageError(f"-t {kernel}: kernel learning is not available in this version")
+    return LEARNERS[algorithm](options), notes

@@ -1,0 +1,176 @@
+"""PRSVM: primal RankSVM trained by truncated Newton (Chapelle & Keerthi 2010).
+
+Objective, with svm_rank's meaning of ``-c`` and ``-l``::
+
+    minimise  ½‖w‖² + Σ_q c_q Σ_{(i,j) ∈ P_q} max(0, 1 − wᵀ(x_i − x_j))²
+
+P_q holds the pairs of documents of query q with label_i > label_j (labels
+may be any real numbers; equal labels make no pair).  c_q = C / Q with Q the
+number of queries in the training set (svm_rank divides C by it), and with
+``loss=2`` (``-l 2``) c_q = C / (Q |P_q|): each query's pairs are averaged,
+as svm_rank's fraction-of-swapped-pairs loss does.  svm_rank minimises the
+plain hinge; PRSVM its square, so models are close but not equal.
+
+Each gradient and Hessian-vector product costs O(nnz(X) + n log L) with L
+the number of distinct labels: scores are sorted once per gradient, and one
+sweep per query with Fenwick trees over label ranks gives every document's
+number of active partners and the sums of their scores (PRSVM+, Sect. 4 of
+the paper, with the balanced-tree counting of Lee & Lin 2014).  No pair is
+ever formed.  Newton steps are solved by CG (rankfast.newton); the stopping
+rule is the Newton decrement relative to the objective (see there).
+"""
+import numpy as np
+
+from . import _prsvm
+from .data import compact_columns, group_rows
+from .model import LinearModel
+from .newton import minimize
+
+
+class SquaredHingeObjective:
+    """½‖w‖² + Σ_q c_q Σ_pairs max(0, 1 − (s_i − s_j))², s = Xw, over contiguous queries."""
+
+    def __init__(self, X, y, starts, query_weight):
+        self.X = X
+        self.XT = X.T.tocsr()
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        levels, rank = np.unique(y, return_inverse=True)
+        self.rank = rank.ravel().astype(np.int64)
+        self.n_levels = len(levels)
+        self.weight = np.ascontiguousarray(query_weight, dtype=np.float64)
+        self.query_of_doc = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+        self._grad_s = np.empty(X.shape[0])
+        self._scores = None
+        self._order = None
+
+    def _sorted(self, scores):
+        return np.lexsort((scores, self.query_of_doc)).astype(np.int64)
+
+    def loss(self, scores, grad_out=None):
+        """Σ_q c_q Σ_active (1 − s_i + s_j)² and its gradient in score space."""
+        out = self._grad_s if grad_out is None else grad_out
+        return _prsvm.squared_hinge(scores, self.rank, self.starts, self._sorted(scores),
+                                    self.weight, self.n_levels, out)
+
+    def value_grad(self, w):
+        scores = self.X @ w
+        order = self._sorted(scores)
+        grad_s = np.empty_like(scores)
+        loss = _prsvm.squared_hinge(scores, self.rank, self.starts, order, self.weight,
+                                    self.n_levels, grad_s)
+        self._scores, self._order = scores, order
+        return 0.5 * (w @ w) + loss, w + self.XT @ grad_s
+
+    def hessvec(self, v):
+        d = self.X @ v
+        out = np.empty_like(d)
+        _prsvm.squared_hinge_hessvec(self._scores, self.rank, self.starts, self._order,
+                                     self.weight, self.n_levels, d, out)
+        return v + self.XT @ out
+
+    def line(self, w, d):
+        s0, sd = self.X @ w, self.X @ d
+        ww, wd, dd = w @ w, w @ d, d @ d
+        scratch = np.empty_like(s0)
+
+        def phi(t):
+            return 0.5 * (ww + 2.0 * t * wd + t * t * dd) + self.loss(s0 + t * sd, scratch)
+        return phi
+
+
+def query_weights(y, starts, C, loss):
+    """c_q: C / Q (loss 1) or C / (Q · pairs of q) (loss 2); Q counts every query."""
+    n_queries = len(starts) - 1
+    if n_queries == 0:
+        return np.zeros(0)
+    weight = np.full(n_queries, C / n_queries)
+    if loss == 2:
+        weight /= np.maximum(pair_counts(y, starts), 1)
+    return weight
+
+
+def pair_counts(y, starts):
+    """Number of pairs with different labels in each query (O(n log n))."""
+    counts = np.zeros(len(starts) - 1, dtype=np.int64)
+    for q in range(len(starts) - 1):
+        _, per_level = np.unique(y[starts[q]:starts[q + 1]], return_counts=True)
+        m = per_level.sum()
+        counts[q] = (m * m - (per_level * per_level).sum()) // 2
+    return counts
+
+
+class RankSVM:
+    """Primal RankSVM (PRSVM, squared hinge) trained by truncated Newton.
+
+    See the module docstring for objective, complexity and stopping rule.
+
+    Parameters
+    ----------
+    C : float
+        svm_rank's -c: the loss is multiplied by C / (number of queries).
+    loss : {1, 2}
+        svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
+    tol : float
+        svm_rank's -e: relative tolerance of the Newton decrement.
+    max_iter : int
+        svm_rank's -#: cap on Newton iterations.
+
+    Attributes
+    ----------
+    feature_ids_ : ndarray of int64
+        1-based indices of the features seen in training.
+    weights_ : ndarray of float64
+        Their weights.
+    result_ : rankfast.newton.NewtonResult
+    """
+
+    name = "prsvm"
+
+    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100):
+        self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
+
+    def fit(self, X, y, qid, log=None):
+        """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
+        y = np.asarray(y, dtype=np.float64)
+        perm, starts = group_rows(qid)
+        X, used = compact_columns(X)
+        if perm is not None:
+            X, y = X[perm], y[perm]
+        objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C, self.loss))
+        self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
+                                max_iter=self.max_iter, log=log)
+        if log is not None:
+            log(f"Newton: {self.result_.message} after {self.result_.iterations} iterations "
+                f"({self.result_.cg_iterations} CG steps), objective {self.result_.f:.8g}", 1)
+        self.feature_ids_ = used.astype(np.int64) + 1
+        self.weights_ = self.result_.w
+        return self
+
+    def decision_function(self, X):
+        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
+        return _linear(X, self.feature_ids_, self.weights_)
+
+    def to_model(self, n_features=None, n_documents=0):
+        """The trained LinearModel, with rankfast's metadata."""
+        return linear_model(self, n_features, n_documents,
+                            {"C": self.C, "l": self.loss, "e": self.tol})
+
+
+def _linear(X, feature_ids, weights):
+    import scipy.sparse as sp
+    X = sp.csr_matrix(X)
+    keep = feature_ids <= X.shape[1]
+    w = np.zeros(X.shape[1])
+    w[feature_ids[keep] - 1] = weights[keep]
+    return X @ w
+
+
+def linear_model(learner, n_features, n_documents, options):
+    """LinearModel of a fitted linear learner, recording algorithm and options."""
+    from . import __version__
+    ids, w = learner.feature_ids_, learner.weights_
+    keep = w != 0
+    highest = (int(ids.max()) if len(ids) else 0) if n_features is None else n_features
+    metadata = {"version": __version__, "algorithm": learner.name}
+    metadata.update({k: v for k, v in options.items() if v is not None})
+    return LinearModel(ids[keep], w[keep].copy(), 0.0, highest + 1, n_documents, metadata)
