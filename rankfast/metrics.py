@@ -8,7 +8,8 @@ Conventions
 * A pair is two documents of one query with different labels.  It is
   *swapped* unless the one with the higher label has the strictly higher
   score: ties in score count as swapped, as in svm_rank_classify.
-* NDCG@k and MAP follow the LETOR 4.0 evaluation script: gain 2^label − 1,
+* NDCG@k and MAP follow the LETOR 4.0 evaluation script: gain 2^label − 1
+  (negative labels count as 0: irrelevant),
   discount 1 / log2(1 + position), documents sorted by decreasing score with
   ties kept in file order; a label > 0 is relevant for MAP.  A query without
   any relevant document scores 0 in both (LETOR's choice), unless
@@ -95,7 +96,7 @@ def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False):
 
 def _dcg(sorted_labels, sorted_group, starts, n_groups, k):
     position = np.arange(len(sorted_labels)) - starts[sorted_group]
-    gain = (2.0 ** sorted_labels - 1.0) / np.log2(position + 2.0)
+    gain = (2.0 ** np.maximum(sorted_labels, 0.0) - 1.0) / np.log2(position + 2.0)
     if k is not None:
         gain = np.where(position < k, gain, 0.0)
     return np.bincount(sorted_group, weights=gain, minlength=n_groups)

@@ -113,6 +113,13 @@ class LinearModel:
     n_documents: int = 0
     metadata: dict = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self):
+        # SVM-light keeps weights as float: hold exactly what any reader of the file will use.
+        weights = np.asarray(self.weights, dtype=np.float64).astype(np.float32).astype(np.float64)
+        keep = weights != 0
+        self.feature_ids = np.asarray(self.feature_ids, dtype=np.int64)[keep]
+        self.weights = weights[keep]
+
     @classmethod
     def from_dense(cls, w, bias=0.0, n_features=None, n_documents=0, metadata=None):
         """Model from a dense weight vector (w[j] weighs feature j + 1)."""
@@ -264,7 +271,7 @@ def format_model(model):
     if isinstance(model, LinearModel):
         kernel = KernelParams()
         keep = model.weights != 0
-        pairs = " ".join(f"{int(i)}:{_num(v)}" for i, v in
+        pairs = " ".join(f"{int(i)}:{_num32(v)}" for i, v in
                          zip(model.feature_ids[keep], model.weights[keep]))
         sv_lines = ["1 " + pairs + (" " if pairs else "") + "#" + _format_metadata(model.metadata)]
     else:
@@ -273,7 +280,7 @@ def format_model(model):
         sv_lines = []
         for i in range(sv.shape[0]):
             lo, hi = sv.indptr[i], sv.indptr[i + 1]
-            pairs = " ".join(f"{int(j) + 1}:{_num(v)}" for j, v in
+            pairs = " ".join(f"{int(j) + 1}:{_num32(v)}" for j, v in
                              zip(sv.indices[lo:hi], sv.data[lo:hi]))
             note = _format_metadata(model.metadata) if i == 0 else ""
             sv_lines.append(f"{_num(model.alphas[i])} {pairs} #{note}")
@@ -350,6 +357,17 @@ def _num(v):
     if text in ("nan", "inf", "-inf"):
         raise ValueError(f"cannot write {text} in a model file")
     return text[:-2] if text.endswith(".0") else text
+
+
+def _num32(v):
+    """Shortest text that an SVM-light reader (strtod, then float) turns into float32(v)."""
+    single = np.float32(v)
+    if not np.isfinite(single):
+        raise ValueError(f"cannot write {v} in a model file")
+    short = str(single)
+    if np.float32(float(short)) != single:      # double rounding: write the exact double
+        short = repr(float(single))
+    return short[:-2] if short.endswith(".0") else short
 
 
 def _as_csr(X):

@@ -1,0 +1,171 @@
+"""PRSVM+ loss kernels: squared-hinge pairwise loss, gradient and Hessian-vector
+product in O(n log L) per call without enumerating pairs (Chapelle & Keerthi 2010,
+Sect. 4, with Lee & Lin 2014's tree over label ranks instead of a loop over levels).
+
+Shared conventions.  Query q holds the documents order[starts[q]:starts[q+1]],
+listed by increasing score.  rank holds label ranks 0 .. n_levels - 1 (higher is
+more relevant).  A pair (i, j) of one query with rank_i > rank_j is active iff
+scores[j] > scores[i] - 1.0, evaluated exactly so.  Each sweep keeps one Fenwick
+tree over label ranks holding, per rank, the count, sum and sum of squares of the
+inserted values; an insertion pointer moves monotonically through the sorted
+query, so a query of m documents costs O(m log L).  After each sweep of a query
+the paths it touched are zeroed again, so the tree is reset in O(m log L) and
+exactly (no floating-point residue of subtracting what was added).
+"""
+from libc.stdint cimport int64_t
+from libc.stdlib cimport calloc, free
+
+
+cdef struct Moments:
+    double n      # count of inserted documents
+    double s      # sum of their values
+    double ss     # sum of squares of their values
+
+
+cdef inline void fenwick_add(Moments* tree, Py_ssize_t size, Py_ssize_t i,
+                             double v) noexcept nogil:
+    """Insert value v at position i (0-based) of a tree with size - 1 positions."""
+    i += 1
+    while i < size:
+        tree[i].n += 1.0
+        tree[i].s += v
+        tree[i].ss += v * v
+        i += i & (-i)
+
+
+cdef inline void fenwick_clear(Moments* tree, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
+    """Zero every node on position i's update path."""
+    i += 1
+    while i < size:
+        tree[i].n = 0.0
+        tree[i].s = 0.0
+        tree[i].ss = 0.0
+        i += i & (-i)
+
+
+cdef inline Moments fenwick_prefix(const Moments* tree, Py_ssize_t i) noexcept nogil:
+    """Moments of the values inserted at positions 0 .. i - 1."""
+    cdef Moments m
+    m.n = 0.0
+    m.s = 0.0
+    m.ss = 0.0
+    while i > 0:
+        m.n += tree[i].n
+        m.s += tree[i].s
+        m.ss += tree[i].ss
+        i -= i & (-i)
+    return m
+
+
+cdef Moments* new_tree(Py_ssize_t n_levels) except NULL:
+    cdef Moments* tree = <Moments*> calloc(n_levels + 1, sizeof(Moments))
+    if tree == NULL:
+        raise MemoryError()
+    return tree
+
+
+def squared_hinge(const double[::1] scores, const int64_t[::1] rank,
+                  const int64_t[::1] starts, const int64_t[::1] order,
+                  const double[::1] weight, Py_ssize_t n_levels, double[::1] grad_out):
+    """Return L = sum_q c_q sum_{active (i, j)} (1 - s_i + s_j)^2 and write dL/ds to grad_out."""
+    # Per query, scores are shifted by a reference c (the median score) to keep
+    # the moment sums small: t = s - c.  For document i, with u_i = 1 - t_i,
+    #   lower partners  j (rank_j < rank_i, s_j > s_i - 1):  n, S1 = sum t_j, S2 = sum t_j^2
+    #     loss  += c_q (n u_i^2 + 2 u_i S1 + S2)          (each pair counted once, here)
+    #     g_i   -= 2 c_q (n u_i + S1)
+    #   higher partners k (rank_k > rank_i, s_i > s_k - 1): m, T1 = sum t_k
+    #     g_i   += 2 c_q (m (1 + t_i) - T1)
+    # Sweep 1 visits i by decreasing score and inserts j while s_j > s_i - 1.0;
+    # sweep 2 visits i by increasing score and inserts k while s_i > s_k - 1.0,
+    # at the reversed rank L - 1 - rank_k so that "rank > rank_i" is a prefix.
+    cdef Py_ssize_t size = n_levels + 1
+    cdef Py_ssize_t q, a, b, p, t, i, j
+    cdef double c, ref, u, ti, loss = 0.0
+    cdef Moments m
+    cdef Moments* tree = new_tree(n_levels)
+    try:
+        with nogil:
+            for q in range(starts.shape[0] - 1):
+                a = starts[q]
+                b = starts[q + 1]
+                if a == b:
+                    continue
+                c = weight[q]
+                ref = scores[order[a + (b - a) // 2]]
+                # sweep 1: lower-label partners, by decreasing score
+                p = b - 1
+                for t in range(b - 1, a - 1, -1):
+                    i = order[t]
+                    while p >= a and scores[order[p]] > scores[i] - 1.0:
+                        j = order[p]
+                        fenwick_add(tree, size, rank[j], scores[j] - ref)
+                        p -= 1
+                    m = fenwick_prefix(tree, rank[i])
+                    u = 1.0 - (scores[i] - ref)
+                    loss += c * (m.n * u * u + 2.0 * u * m.s + m.ss)
+                    grad_out[i] = -2.0 * c * (m.n * u + m.s)
+                for t in range(p + 1, b):
+                    fenwick_clear(tree, size, rank[order[t]])
+                # sweep 2: higher-label partners, by increasing score
+                p = a
+                for t in range(a, b):
+                    i = order[t]
+                    while p < b and scores[i] > scores[order[p]] - 1.0:
+                        j = order[p]
+                        fenwick_add(tree, size, n_levels - 1 - rank[j], scores[j] - ref)
+                        p += 1
+                    m = fenwick_prefix(tree, n_levels - 1 - rank[i])
+                    ti = scores[i] - ref
+                    grad_out[i] += 2.0 * c * (m.n * (1.0 + ti) - m.s)
+                for t in range(a, p):
+                    fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])
+    finally:
+        free(tree)
+    return loss
+
+
+def squared_hinge_hessvec(const double[::1] scores, const int64_t[::1] rank,
+                          const int64_t[::1] starts, const int64_t[::1] order,
+                          const double[::1] weight, Py_ssize_t n_levels,
+                          const double[::1] d, double[::1] out):
+    """Write out = H d, the generalized Hessian of squared_hinge (active set fixed at scores)."""
+    # out_i = 2 c_q (a_i d_i - sum_{active partners j of i} d_j), a_i = number of
+    # active partners of i, lower and higher.  Same two sweeps as squared_hinge,
+    # inserting d_j instead of the shifted score (the sum of squares is unused).
+    cdef Py_ssize_t size = n_levels + 1
+    cdef Py_ssize_t q, a, b, p, t, i, j
+    cdef double c
+    cdef Moments m
+    cdef Moments* tree = new_tree(n_levels)
+    try:
+        with nogil:
+            for q in range(starts.shape[0] - 1):
+                a = starts[q]
+                b = starts[q + 1]
+                c = weight[q]
+                # sweep 1: lower-label partners, by decreasing score
+                p = b - 1
+                for t in range(b - 1, a - 1, -1):
+                    i = order[t]
+                    while p >= a and scores[order[p]] > scores[i] - 1.0:
+                        j = order[p]
+                        fenwick_add(tree, size, rank[j], d[j])
+                        p -= 1
+                    m = fenwick_prefix(tree, rank[i])
+                    out[i] = 2.0 * c * (m.n * d[i] - m.s)
+                for t in range(p + 1, b):
+                    fenwick_clear(tree, size, rank[order[t]])
+                # sweep 2: higher-label partners, by increasing score
+                p = a
+                for t in range(a, b):
+                    i = order[t]
+                    while p < b and scores[i] > scores[order[p]] - 1.0:
+                        j = order[p]
+                        fenwick_add(tree, size, n_levels - 1 - rank[j], d[j])
+                        p += 1
+                    m = fenwick_prefix(tree, n_levels - 1 - rank[i])
+                    out[i] += 2.0 * c * (m.n * d[i] - m.s)
+                for t in range(a, p):
+                    fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])
+    finally:
+        free(tree)

@@ -1,0 +1,160 @@
+"""svm_rank model files both ways, and svm_rank_classify's arithmetic."""
+import gzip
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankfast import InputError, KernelModel, LinearModel, load_svmlight, read_model, write_model
+from rankfast.model import KernelParams, format_model
+from shared_paths import REFERENCE, require
+
+EXAMPLE3 = REFERENCE / "example3"
+
+
+def reference_pairs():
+    """(model, data, predictions) triples of every prediction file in the reference."""
+    triples = []
+    for pred in sorted(EXAMPLE3.glob("pred_*_c*.txt")):
+        which, tag = pred.stem.split("_")[1], pred.stem.split("_", 2)[2]
+        triples.append((EXAMPLE3 / f"model_{tag}.dat", EXAMPLE3 / f"{which}.dat", pred))
+    triples.append((EXAMPLE3 / "model_svmlight_zp_c1.dat", EXAMPLE3 / "test.dat",
+                    EXAMPLE3 / "pred_svmlight_zp_c1.txt"))
+    for kind in ("dense", "sparse"):
+        for c in ("0.01", "1", "20"):
+            triples.append((REFERENCE / "synthetic" / f"{kind}_c{c}.model",
+                            REFERENCE / "synthetic" / f"{kind}_test.dat.gz",
+                            REFERENCE / "synthetic" / f"{kind}_c{c}.test.pred.gz"))
+    for name in ("small_rank_c20", "small_light_c1"):
+        model = REFERENCE / "synthetic" / f"{name}.model"
+        triples.append((model if model.exists() else model.with_suffix(".model.gz"),
+                        REFERENCE / "synthetic" / "dense_test.dat.gz",
+                        REFERENCE / "synthetic" / f"{name}.test.pred.gz"))
+    return triples
+
+
+def read_text(path):
+    return gzip.open(path, "rt").read() if str(path).endswith(".gz") else open(path).read()
+
+
+@pytest.mark.parametrize("model_path, data_path, pred_path", reference_pairs(),
+                         ids=lambda p: p.name)
+def test_predictions_match_svm_rank(model_path, data_path, pred_path):
+    require(model_path)
+    model = read_model(str(model_path))
+    scores = model.predict(load_svmlight(str(data_path)).X)
+    text = "".join("%.8f\n" % s for s in scores)
+    if "light" in model_path.name:               # svm_classify's own '%.8g' files
+        expected = np.array(read_text(pred_path).split(), dtype=float)
+        np.testing.assert_allclose(scores, expected, rtol=1e-7, atol=1e-7)
+    elif isinstance(model, LinearModel):
+        assert text == read_text(pred_path)          # byte-identical
+    else:
+        expected = np.array(read_text(pred_path).split(), dtype=float)
+        np.testing.assert_allclose(scores, expected, atol=1e-6, rtol=0)
+
+
+def test_linear_model_file_layout_matches_svm_rank(tmp_path):
+    reference = require(EXAMPLE3 / "model_c3.dat").read_text().splitlines(keepends=True)
+    model = read_model(str(EXAMPLE3 / "model_c3.dat"))
+    assert isinstance(model, LinearModel)
+    assert model.highest_feature_index == 6 and model.n_documents == 8
+    assert model.feature_ids.tolist() == [1, 2, 3, 4, 5]
+    mine = format_model(model).splitlines(keepends=True)
+    assert mine[:11] == reference[:11]           # header, trailing spaces included
+    assert mine[11].startswith("1 1:1.521512 2:-0.05749705") and mine[11].endswith(" #\n")
+    words = [w.split(":") for w in mine[11].split()[1:-1]]
+    ref_words = [w.split(":") for w in reference[11].split()[1:-1]]
+    assert [(i, np.float32(v)) for i, v in words] == [(i, np.float32(v)) for i, v in ref_words]
+
+
+def test_linear_round_trip_is_exact(tmp_path):
+    rng = np.random.default_rng(0)
+    w = (rng.normal(size=50) * 10.0 ** rng.integers(-20, 20, size=50)).astype(np.float32)
+    w[::7] = 0.0
+    model = LinearModel.from_dense(w, bias=0.25, n_documents=99,
+                                   metadata={"version": "x", "algorithm": "prsvm", "C": 0.01})
+    path = tmp_path / "m.dat"
+    write_model(model, str(path))
+    back = read_model(str(path))
+    assert back.weights.tobytes() == model.weights.tobytes()
+    assert back.feature_ids.tolist() == (np.flatnonzero(w) + 1).tolist()
+    assert back.bias == 0.25 and back.highest_feature_index == 51 and back.n_documents == 99
+    assert back.metadata == {"version": "x", "algorithm": "prsvm", "C": "0.01"}
+    assert format_model(back) == path.read_text()
+    assert "0 # kernel type\n" in path.read_text()
+
+
+def test_empty_linear_model(tmp_path):
+    model = LinearModel.from_dense(np.zeros(3))
+    path = tmp_path / "m.dat"
+    write_model(model, str(path))
+    assert path.read_text().splitlines()[-1] == "1 #"
+    assert read_model(str(path)).predict(sp.csr_matrix(np.ones((2, 3)))).tolist() == [0.0, 0.0]
+
+
+def test_kernel_model_round_trip_and_svm_rank_kernel_file(tmp_path):
+    ref = read_model(str(require(EXAMPLE3 / "model_c3_t2.dat")))
+    assert isinstance(ref, KernelModel)
+    assert ref.kernel.kernel == 2 and ref.kernel.gamma == 0.5
+    path = tmp_path / "k.dat"
+    write_model(ref, str(path))
+    back = read_model(str(path))
+    X = load_svmlight(str(EXAMPLE3 / "test.dat")).X
+    np.testing.assert_array_equal(back.predict(X), ref.predict(X))
+
+
+@pytest.mark.parametrize("kernel", [KernelParams(1, 2, 1.0, 0.5, 1.0), KernelParams(2, 3, 0.3),
+                                    KernelParams(3, 3, 1.0, 0.2, -0.1), KernelParams(0)])
+def test_kernel_evaluation_against_direct_sum(kernel):
+    rng = np.random.default_rng(3)
+    sv = np.round(rng.normal(size=(7, 5)) * 8) / 8       # float32-exact values
+    X = np.round(rng.normal(size=(20, 5)) * 8) / 8
+    alphas = rng.normal(size=7)
+    model = KernelModel(kernel, alphas, sp.csr_matrix(sv), 0.5, 6)
+
+    def k(a, b):
+        dot = a @ b
+        return [dot, (kernel.coef_lin * dot + kernel.coef_const) ** kernel.degree,
+                np.exp(-kernel.gamma * ((a - b) @ (a - b))),
+                np.tanh(kernel.coef_lin * dot + kernel.coef_const)][kernel.kernel]
+    direct = [sum(alphas[i] * k(x, sv[i]) for i in range(7)) - 0.5 for x in X]
+    np.testing.assert_allclose(model.predict(sp.csr_matrix(X), block_rows=3), direct, rtol=1e-6)
+
+
+@pytest.mark.parametrize("mutate, line, message", [
+    (lambda t: t.replace("V6.20", "V6.01", 1), 1, "V6.20"),
+    (lambda t: t.replace("0 # kernel type", "x # kernel type"), 2, "kernel type"),
+    (lambda t: t.replace("0 # kernel type", "9 # kernel type"), 2, "unknown kernel"),
+    (lambda t: t.replace("6 # highest", "3 # highest"), 12, "highest feature index"),
+    (lambda t: t.replace("2 # number of support", "3 # number of support"), 13, "support vector lines"),
+    (lambda t: t.replace("1 1:1.521512", "1 1:abc"), 12, "1:abc"),
+    (lambda t: "\n".join(t.split("\n")[:5]), 5, "header"),
+])
+def test_malformed_model_files_name_the_line(tmp_path, mutate, line, message):
+    text = require(EXAMPLE3 / "model_c3.dat").read_text()
+    path = tmp_path / "bad.dat"
+    path.write_text(mutate(text))
+    with pytest.raises(InputError) as info:
+        read_model(str(path))
+    assert info.value.line == line and message in str(info.value)
+
+
+def test_failed_write_leaves_previous_file(tmp_path):
+    path = tmp_path / "m.dat"
+    path.write_text("previous")
+    bad = LinearModel.from_dense(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError):
+        write_model(bad, str(path))
+    assert path.read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["m.dat"]
+    with pytest.raises(InputError, match="cannot write"):
+        write_model(LinearModel.from_dense(np.ones(2)), str(tmp_path / "no" / "m.dat"))
+
+
+def test_prediction_ignores_features_above_model_and_huge_indices():
+    model = LinearModel(np.array([2, 2000000000], dtype=np.int64), np.array([1.5, 2.0]), 0.5,
+                        2000000001)
+    X = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 1999999999, 2100000000]),
+                       np.array([0, 3, 4])), shape=(2, 2147483647))
+    assert model.predict(X).tolist() == [1.5 * 2.0 + 2.0 * 3.0 - 0.5, -0.5]

@@ -1,0 +1,287 @@
+"""The PRSVM+ loss kernels (rankfast._prsvm) and the metrics against their slow twins."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankfast import _prsvm, _reference, metrics
+
+
+# ---------------------------------------------------------------- data
+
+def make_queries(rng, sizes, n_levels, real_labels=False, decimals=None, spread=2.0):
+    """Contiguous queries of the given sizes: (scores, labels, starts, weight)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = int(sizes.sum())
+    starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    if real_labels:
+        levels = rng.normal(size=n_levels) * 3.0
+    else:
+        levels = np.arange(n_levels, dtype=np.float64)
+    labels = levels[rng.integers(0, n_levels, size=n)] if n_levels else np.zeros(n)
+    scores = rng.normal(size=n) * spread
+    if decimals is not None:
+        scores = np.round(scores, decimals)
+    weight = rng.uniform(0.1, 3.0, size=len(sizes))
+    return scores, labels, starts, weight
+
+
+def kernel_inputs(scores, labels, starts):
+    """(rank, order, n_levels) as a caller of the kernels builds them."""
+    levels, rank = np.unique(labels, return_inverse=True)
+    query = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    order = np.lexsort((scores, query)).astype(np.int64)
+    return rank.ravel().astype(np.int64), order, len(levels)
+
+
+def kernel_loss(scores, labels, starts, weight):
+    rank, order, n_levels = kernel_inputs(scores, labels, starts)
+    grad = np.full(len(scores), np.nan)
+    loss = _prsvm.squared_hinge(scores, rank, starts, order, weight, n_levels, grad)
+    return loss, grad
+
+
+def kernel_hessvec(scores, labels, starts, weight, d):
+    rank, order, n_levels = kernel_inputs(scores, labels, starts)
+    out = np.full(len(scores), np.nan)
+    _prsvm.squared_hinge_hessvec(scores, rank, starts, order, weight, n_levels, d, out)
+    return out
+
+
+def cases():
+    """(name, scores, labels, starts, weight) covering the awkward shapes."""
+    rng = np.random.default_rng(20240601)
+    out = []
+    for n_levels in range(1, 7):
+        for decimals in (None, 1):
+            sizes = rng.integers(1, 61, size=8)
+            out.append((f"levels{n_levels}-dec{decimals}",)
+                       + make_queries(rng, sizes, n_levels, decimals=decimals))
+    out.append(("real-labels",) + make_queries(rng, rng.integers(1, 61, size=10), 5,
+                                                real_labels=True))
+    out.append(("real-labels-ties",) + make_queries(rng, rng.integers(1, 61, size=10), 6,
+                                                     real_labels=True, decimals=1))
+    out.append(("single-docs",) + make_queries(rng, np.ones(7, dtype=np.int64), 3))
+    out.append(("mixed-single",) + make_queries(rng, [1, 40, 1, 1, 25, 1], 4, decimals=1))
+    # exact binary grid: many pairs exactly on the boundary s_j == s_i - 1.0
+    grid = make_queries(rng, rng.integers(1, 61, size=8), 4)
+    out.append(("boundary-grid", np.round(grid[0] * 2) / 4) + grid[1:])
+    # queries of one label level each, then a mixed one
+    sc, lab, st, w = make_queries(rng, [5, 12, 30], 4, decimals=1)
+    lab[:5] = 2.0
+    lab[5:17] = 0.0
+    out.append(("one-level-queries", sc, lab, st, w))
+    out.append(("big-query",) + make_queries(rng, [300], 6, decimals=1))
+    out.append(("big-query-many-levels",) + make_queries(rng, [300, 3], 40, real_labels=True))
+    # a large per-query offset in the scores (as query-level features give)
+    sc, lab, st, w = make_queries(rng, rng.integers(1, 61, size=6), 5)
+    offset = np.repeat(rng.normal(size=6) * 1e4, np.diff(st))
+    out.append(("offset", sc + offset, lab, st, w))
+    return out
+
+
+CASES = cases()
+IDS = [c[0] for c in CASES]
+
+
+# ---------------------------------------------------------------- kernel vs twin
+
+def test_twin_by_hand():
+    # labels 2 > 1 > 0; scores 0.2, 0.5, 3.0: pairs (0,1), (0,2) active, (1,2) active
+    scores = np.array([0.2, 0.5, 3.0, 7.0])
+    labels = np.array([2.0, 1.0, 0.0, 5.0])
+    starts = np.array([0, 3, 4])
+    weight = np.array([0.5, 9.0])
+    r01, r02, r12 = 1 - 0.2 + 0.5, 1 - 0.2 + 3.0, 1 - 0.5 + 3.0
+    loss, grad = _reference.squared_hinge_pairs(scores, labels, starts, weight)
+    assert loss == pytest.approx(0.5 * (r01 ** 2 + r02 ** 2 + r12 ** 2), rel=1e-14)
+    expected = 0.5 * 2 * np.array([-r01 - r02, r01 - r12, r02 + r12, 0.0])
+    np.testing.assert_allclose(grad, expected, rtol=1e-14)
+    d = np.array([1.0, -2.0, 0.5, 4.0])
+    hv = _reference.squared_hinge_hessvec_pairs(scores, labels, starts, weight, d)
+    expected = 0.5 * 2 * np.array([(1 + 2) + (1 - 0.5), (-2 - 1) + (-2 - 0.5),
+                                   (0.5 - 1) + (0.5 + 2), 0.0])
+    np.testing.assert_allclose(hv, expected, rtol=1e-14)
+
+
+def test_boundary_pair_inactive_in_both():
+    # s_j == s_i - 1.0 exactly: not active, so it adds nothing to the Hessian
+    scores = np.array([1.5, 0.5, 0.75])
+    labels = np.array([1.0, 0.0, 0.0])
+    starts = np.array([0, 3])
+    weight = np.array([1.0])
+    d = np.array([1.0, 2.0, 3.0])
+    expected = 2 * np.array([1 - 3, 0.0, 3 - 1])
+    np.testing.assert_array_equal(
+        _reference.squared_hinge_hessvec_pairs(scores, labels, starts, weight, d), expected)
+    np.testing.assert_array_equal(kernel_hessvec(scores, labels, starts, weight, d), expected)
+
+
+@pytest.mark.parametrize("name, scores, labels, starts, weight", CASES, ids=IDS)
+def test_loss_and_gradient_match_twin(name, scores, labels, starts, weight):
+    loss, grad = kernel_loss(scores, labels, starts, weight)
+    ref_loss, ref_grad = _reference.squared_hinge_pairs(scores, labels, starts, weight)
+    if name != "single-docs" and len(np.unique(labels)) > 1:
+        assert ref_loss > 0                        # the case does exercise some pairs
+    assert loss == pytest.approx(ref_loss, rel=1e-10, abs=1e-12)
+    scale = max(1.0, np.abs(ref_grad).max(initial=0.0))
+    np.testing.assert_allclose(grad, ref_grad, rtol=0, atol=1e-9 * scale)
+
+
+@pytest.mark.parametrize("name, scores, labels, starts, weight", CASES, ids=IDS)
+def test_hessvec_matches_twin(name, scores, labels, starts, weight):
+    d = np.random.default_rng(len(scores)).normal(size=len(scores))
+    out = kernel_hessvec(scores, labels, starts, weight, d)
+    ref = _reference.squared_hinge_hessvec_pairs(scores, labels, starts, weight, d)
+    scale = max(1.0, np.abs(ref).max(initial=0.0))
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-9 * scale)
+
+
+def test_kernel_ignores_order_of_tied_scores():
+    rng = np.random.default_rng(7)
+    scores, labels, starts, weight = make_queries(rng, [50, 30], 4, decimals=0)
+    rank, order, n_levels = kernel_inputs(scores, labels, starts)
+    query = np.repeat(np.arange(2), np.diff(starts))
+    other = np.lexsort((-np.arange(len(scores)), scores, query)).astype(np.int64)
+    assert not np.array_equal(order, other)
+    g1, g2 = np.empty(len(scores)), np.empty(len(scores))
+    l1 = _prsvm.squared_hinge(scores, rank, starts, order, weight, n_levels, g1)
+    l2 = _prsvm.squared_hinge(scores, rank, starts, other, weight, n_levels, g2)
+    assert l1 == pytest.approx(l2, rel=1e-12)
+    np.testing.assert_allclose(g1, g2, rtol=0, atol=1e-10 * np.abs(g1).max())
+
+
+def test_empty_input():
+    scores = np.zeros(0)
+    starts = np.zeros(1, dtype=np.int64)
+    empty_i = np.zeros(0, dtype=np.int64)
+    grad = np.zeros(0)
+    assert _prsvm.squared_hinge(scores, empty_i, starts, empty_i, np.zeros(0), 0, grad) == 0.0
+    out = np.zeros(0)
+    _prsvm.squared_hinge_hessvec(scores, empty_i, starts, empty_i, np.zeros(0), 0,
+                                 np.zeros(0), out)
+    loss, g = _reference.squared_hinge_pairs(scores, np.zeros(0), starts, np.zeros(0))
+    assert loss == 0.0 and len(g) == 0
+
+
+# ---------------------------------------------------------------- calculus
+
+def off_boundary_queries(seed):
+    """Scores 0.3 k + u, |u| < 0.025: every pairwise difference is >= 0.05 from 1."""
+    rng = np.random.default_rng(seed)
+    scores, labels, starts, weight = make_queries(rng, rng.integers(1, 40, size=6), 5)
+    scores = 0.3 * rng.integers(-12, 13, size=len(scores)) + rng.uniform(-0.025, 0.025,
+                                                                          size=len(scores))
+    for q in range(len(starts) - 1):
+        s = scores[starts[q]:starts[q + 1]]
+        assert np.abs(s[:, None] - s[None, :] - 1.0).min() > 0.04
+    return scores, labels, starts, weight
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_gradient_is_finite_difference_of_twin(seed):
+    scores, labels, starts, weight = off_boundary_queries(seed)
+    _, grad = kernel_loss(scores, labels, starts, weight)
+    h = 1e-5
+    fd = np.empty(len(scores))
+    for i in range(len(scores)):
+        e = np.zeros(len(scores))
+        e[i] = h
+        up, _ = _reference.squared_hinge_pairs(scores + e, labels, starts, weight)
+        down, _ = _reference.squared_hinge_pairs(scores - e, labels, starts, weight)
+        fd[i] = (up - down) / (2 * h)
+    assert np.abs(grad).max() > 1.0
+    np.testing.assert_allclose(grad, fd, rtol=0, atol=1e-6 * np.abs(grad).max())
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_hessvec_is_gradient_difference(seed):
+    # the loss is quadratic while no pair crosses the boundary: g(s + e d) - g(s) = e H d
+    scores, labels, starts, weight = off_boundary_queries(seed)
+    d = np.random.default_rng(seed).normal(size=len(scores))
+    eps = 1e-3
+    _, g0 = kernel_loss(scores, labels, starts, weight)
+    _, g1 = kernel_loss(scores + eps * d, labels, starts, weight)
+    hv = kernel_hessvec(scores, labels, starts, weight, d)
+    assert np.abs(hv).max() > 1.0
+    np.testing.assert_allclose((g1 - g0) / eps, hv, rtol=0, atol=1e-8 * np.abs(hv).max())
+
+
+def test_prsvm_objective_dense_and_sparse():
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(40, 6)) * (rng.random((40, 6)) < 0.5)
+    y = rng.integers(0, 3, size=40).astype(np.float64)
+    starts = np.array([0, 15, 16, 40])
+    weight = np.array([1.0, 2.0, 0.5])
+    w = rng.normal(size=6)
+    loss, _ = _reference.squared_hinge_pairs(X @ w, y, starts, weight)
+    expected = 0.5 * w @ w + loss
+    assert _reference.prsvm_objective_pairs(X, y, starts, weight, w) == pytest.approx(expected)
+    assert _reference.prsvm_objective_pairs(sp.csr_matrix(X), y, starts, weight, w) \
+        == pytest.approx(expected)
+
+
+# ---------------------------------------------------------------- metrics
+
+def metric_cases():
+    rng = np.random.default_rng(99)
+    out = []
+    for trial in range(6):
+        n_queries = int(rng.integers(1, 12))
+        qids = rng.choice(np.arange(1, 1000), size=n_queries, replace=False)
+        sizes = rng.integers(1, 30, size=n_queries)
+        qid = np.repeat(qids, sizes)
+        rng.shuffle(qid)                           # queries interleaved in the file
+        n = len(qid)
+        labels = rng.integers(0, 5, size=n).astype(np.float64)
+        if trial % 2:
+            labels = rng.choice([0.0, 0.5, 1.0, 2.5], size=n)
+        labels[qid == qids[0]] = 0.0               # a query without relevant documents
+        scores = np.round(rng.normal(size=n), 1)   # many ties
+        out.append((scores, labels, qid))
+    # single-document queries, all-zero query, one document
+    out.append((np.array([0.3, 0.1, 0.1, 0.0, 0.5]), np.array([1.0, 0.0, 2.0, 0.0, 0.0]),
+                np.array([5, 2, 2, 9, 2])))
+    out.append((np.array([1.0]), np.array([3.0]), np.array([4])))
+    out.append((np.array([0.0, 0.0, 0.0]), np.array([2.0, 0.0, 1.0]), np.array([1, 1, 1])))
+    return out
+
+
+METRIC_CASES = metric_cases()
+
+
+@pytest.mark.parametrize("scores, labels, qid", METRIC_CASES)
+def test_swapped_pairs_match_brute(scores, labels, qid):
+    swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+    ref_swapped, ref_pairs = _reference.swapped_pairs_brute(scores, labels, qid)
+    np.testing.assert_array_equal(pairs, ref_pairs)
+    np.testing.assert_array_equal(swapped, ref_swapped)
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, None])
+@pytest.mark.parametrize("scores, labels, qid", METRIC_CASES)
+def test_ndcg_matches_brute(scores, labels, qid, k):
+    got = metrics.ndcg(scores, labels, qid, k=k, per_query=True)
+    np.testing.assert_allclose(got, _reference.ndcg_brute(scores, labels, qid, k),
+                               rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("scores, labels, qid", METRIC_CASES)
+def test_average_precision_matches_brute(scores, labels, qid):
+    got = metrics.mean_average_precision(scores, labels, qid, per_query=True)
+    np.testing.assert_allclose(got, _reference.average_precision_brute(scores, labels, qid),
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_metric_twins_by_hand():
+    scores = np.array([0.5, 0.5, 0.9, 0.1])
+    labels = np.array([2.0, 0.0, 1.0, 1.0])
+    qid = np.array([3, 3, 3, 3])
+    # order by decreasing score, ties in file order: docs 2, 0, 1, 3 -> labels 1, 2, 0, 1
+    swapped, pairs = _reference.swapped_pairs_brute(scores, labels, qid)
+    assert pairs.tolist() == [5] and swapped.tolist() == [3]    # (0,2) (0,1) (3,1)
+    dcg = 1 + 3 / np.log2(3) + 0 + 1 / np.log2(5)
+    idcg = 3 + 1 / np.log2(3) + 1 / np.log2(4)
+    assert _reference.ndcg_brute(scores, labels, qid, None)[0] == pytest.approx(dcg / idcg)
+    assert _reference.ndcg_brute(scores, labels, qid, 1)[0] == pytest.approx(1 / 3)
+    ap = (1 / 1 + 2 / 2 + 3 / 4) / 3
+    assert _reference.average_precision_brute(scores, labels, qid)[0] == pytest.approx(ap)

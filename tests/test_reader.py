@@ -1,0 +1,204 @@
+"""The SVMlight reader: what it accepts, what it rejects and where, and exact round trips."""
+import bz2
+import gzip
+import io
+import lzma
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankfast import InputError, dump_svmlight, load_svmlight
+
+
+def write(tmp_path, text, name="data.dat", mode="w"):
+    path = tmp_path / name
+    if mode == "wb":
+        path.write_bytes(text)
+    else:
+        path.write_text(text, newline="")
+    return str(path)
+
+
+def test_basic_line_grammar(tmp_path):
+    path = write(tmp_path, "# a comment\n"
+                           "3 qid:1 1:1 2:0.5 # doc a\n"
+                           "\n"
+                           "   \t \n"
+                           "  # indented comment\n"
+                           "2\tqid:1\t2:-1e-2  7:0x10\r\n"
+                           "1 sid:4 cost:2.5 3:.5 qid:2\n"
+                           "0 4:+2")
+    data = load_svmlight(path, comments=True)
+    assert data.X.shape == (4, 7)
+    np.testing.assert_array_equal(data.y, [3, 2, 1, 0])
+    np.testing.assert_array_equal(data.qid, [1, 1, 2, 0])
+    np.testing.assert_array_equal(data.line, [2, 6, 7, 8])
+    assert data.comments == [" doc a", "", "", ""]
+    dense = data.X.toarray()
+    assert dense[0, :2].tolist() == [1.0, 0.5]
+    assert dense[1, 1] == -0.01 and dense[1, 6] == 16.0
+    assert dense[2, 2] == 0.5 and dense[3, 3] == 2.0
+
+
+def test_empty_and_comment_only_files(tmp_path):
+    for text in ("", "\n\n", "# only\n#comments\n"):
+        data = load_svmlight(write(tmp_path, text))
+        assert data.X.shape == (0, 0) and len(data.y) == 0
+
+
+@pytest.mark.parametrize("line, token, reason", [
+    ("abc qid:1 1:1", "abc", "target"),
+    ("qid:1 1:1", "qid:1", "target"),
+    ("nan qid:1 1:1", "nan", "target"),
+    ("1 qid:1 1:nan", "1:nan", "not finite"),
+    ("1 qid:1 1:inf", "1:inf", "not finite"),
+    ("1 qid:1 1:1e999", "1:1e999", "not finite"),
+    ("1 qid:1 0:1", "0:1", "outside"),
+    ("1 qid:1 -1:1", "-1:1", "outside"),
+    ("1 qid:1 2147483648:1", "2147483648:1", "outside"),
+    ("1 qid:1 2:1 1:1", "1:1", "increase"),
+    ("1 qid:1 1:1 1:2", "1:2", "increase"),
+    ("1 qid:1 1:", "1:", "not a number"),
+    ("1 qid:1 1:abc", "1:abc", "not a number"),
+    ("1 qid:1 1:0.5abc", "1:0.5abc", "not a number"),
+    ("1 qid:1 1 : 2", "1", "index:value"),
+    ("1 qid:-1 1:1", "qid:-1", "qid"),
+    ("1 qid:1.5 1:1", "qid:1.5", "qid"),
+    ("1 qid: 1:1", "qid:", "qid"),
+    ("1 qid:1 qid:2 1:1", "qid:2", "second qid"),
+    ("1 qid:1 x:1", "x:1", "not an integer"),
+    ("1 qid:1 1e2:1", "1e2:1", "not an integer"),
+])
+def test_rejected_lines_name_file_line_and_token(tmp_path, line, token, reason):
+    path = write(tmp_path, "# header\n\n2 qid:1 1:1\n" + line + "\n3 qid:1 1:2\n")
+    with pytest.raises(InputError) as info:
+        load_svmlight(path)
+    err = info.value
+    assert err.path == path and err.line == 4
+    assert repr(token) in str(err) and reason in str(err)
+    assert str(err).startswith(f"{path}:4: ")
+
+
+def test_error_line_numbers_across_chunk_boundaries(tmp_path):
+    lines = [f"{k % 3} qid:{k // 10} 1:{k} 2:0.25 # doc {k}\n" for k in range(500)]
+    lines[377] = "1 qid:37 1:1 1:2\n"
+    path = write(tmp_path, "".join(lines))
+    for chunk in (7, 64, 1000, 1 << 20):
+        with pytest.raises(InputError) as info:
+            load_svmlight(path, chunk_bytes=chunk)
+        assert info.value.line == 378
+
+
+def test_chunked_reading_equals_whole_reading(tmp_path):
+    rng = np.random.default_rng(0)
+    text = "".join(f"{rng.integers(0, 5)} qid:{k // 7} " +
+                   " ".join(f"{j}:{rng.normal():.6g}" for j in sorted(rng.choice(40, 5, replace=False) + 1)) +
+                   (" # c%d" % k if k % 3 else "") + ("\r\n" if k % 5 == 0 else "\n")
+                   for k in range(300))
+    path = write(tmp_path, text + "4 qid:99 3:1")       # last line without newline
+    whole = load_svmlight(path, comments=True)
+    assert whole.n_documents == 301
+    for chunk in (1, 13, 100, 4096):
+        part = load_svmlight(path, comments=True, chunk_bytes=chunk)
+        assert (part.X != whole.X).nnz == 0
+        np.testing.assert_array_equal(part.y, whole.y)
+        np.testing.assert_array_equal(part.qid, whole.qid)
+        np.testing.assert_array_equal(part.line, whole.line)
+        assert part.comments == whole.comments
+
+
+def test_compressed_files_and_stdin(tmp_path, monkeypatch):
+    text = "2 qid:1 1:1 3:2\n1 qid:1 2:1\n0 qid:2 1:0.5\n"
+    plain = load_svmlight(write(tmp_path, text))
+    for name, compress in (("d.gz", gzip.compress), ("d.bz2", bz2.compress), ("d.xz", lzma.compress),
+                           ("misleading.txt", gzip.compress)):
+        data = load_svmlight(write(tmp_path, compress(text.encode()), name, "wb"))
+        assert (data.X != plain.X).nnz == 0 and data.y.tolist() == plain.y.tolist()
+    for payload in (text.encode(), gzip.compress(text.encode())):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(payload))))
+        data = load_svmlight("-")
+        assert data.qid.tolist() == [1, 1, 2] and (data.X != plain.X).nnz == 0
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(InputError, match="No such file"):
+        load_svmlight(str(tmp_path / "absent.dat"))
+    with pytest.raises(InputError, match="directory"):
+        load_svmlight(str(tmp_path))
+
+
+def test_huge_index_allocates_nothing_per_index(tmp_path):
+    path = write(tmp_path, "1 qid:1 1:1 2147483647:0.5\n0 qid:1 3:1\n")
+    data = load_svmlight(path)
+    assert data.X.shape == (2, 2147483647)
+    assert data.X.indices.tolist() == [0, 2147483646, 2]
+    assert data.X.data.nbytes + data.X.indices.nbytes < 100
+
+
+def test_wide_line(tmp_path):
+    line = "1 qid:1 " + " ".join(f"{j}:{j % 7 + 1}" for j in range(1, 200001)) + "\n"
+    data = load_svmlight(write(tmp_path, line + "0 qid:1 1:1\n"))
+    assert data.X.shape == (2, 200000) and data.X.nnz == 200001
+
+
+def test_number_parsing_is_correctly_rounded(tmp_path):
+    """The decimal fast path must agree bit for bit with Python's float()."""
+    rng = np.random.default_rng(1)
+    tokens = []
+    for _ in range(4000):
+        digits = "".join(rng.choice(list("0123456789"), rng.integers(1, 22)))
+        point = rng.integers(0, len(digits) + 1)
+        text = digits[:point] + "." + digits[point:] if rng.random() < 0.8 else digits
+        if rng.random() < 0.4:
+            text += f"e{rng.integers(-330, 330)}"
+        if rng.random() < 0.3:
+            text = "-" + text
+        if text.strip(".-") and float(text) not in (float("inf"), float("-inf")):
+            tokens.append(text)
+    tokens += ["0.1", "1e22", "1e23", "9007199254740993", "4.9e-324", "2.2250738585072014e-308",
+               "0.30000000000000004", "123456789012345678901234567890", "-0", "0x1p-2"]
+    body = "".join(f"1 qid:1 1:{t}\n" for t in tokens)
+    data = load_svmlight(write(tmp_path, body))
+    expected = [float.fromhex(t) if "x" in t else float(t) for t in tokens]
+    got = data.X.toarray()[:, 0]
+    mismatch = [(t, g, e) for t, g, e in zip(tokens, got, expected)
+                if not (g == e and np.signbit(g) == np.signbit(e)) and e != 0]
+    assert not mismatch, mismatch[:5]
+
+
+def test_dump_round_trips_exactly(tmp_path):
+    rng = np.random.default_rng(2)
+    n, d = 200, 30
+    dense = rng.normal(size=(n, d)) * 10.0 ** rng.integers(-300, 300, size=(n, d))
+    dense[rng.random((n, d)) < 0.6] = 0.0
+    dense[0, :4] = [5e-324, -0.0, 1.0, 0.1 + 0.2]
+    X = sp.csr_matrix(dense)
+    X.data[:2] = [-0.0, 0.0]          # explicit zeros (one negative) are kept
+    y = rng.normal(size=n)
+    y[:3] = [0.0, 2.0, -1.5]
+    qid = np.repeat(np.arange(20, dtype=np.int64) * 10 ** 15, 10)
+    comments = [f"docid = {k}" if k % 2 else "" for k in range(n)]
+    path = str(tmp_path / "round.dat")
+    dump_svmlight(X, y, qid, path, comments=comments)
+    back = load_svmlight(path, comments=True)
+    assert back.X.shape == (n, d)
+    np.testing.assert_array_equal(back.X.indptr, X.indptr)
+    np.testing.assert_array_equal(back.X.indices, X.indices)
+    assert back.X.data.tobytes() == X.data.tobytes()          # bit-exact, -0.0 included
+    assert back.y.tobytes() == y.tobytes()
+    np.testing.assert_array_equal(back.qid, qid)
+    assert back.comments == comments
+    assert open(path).readline().startswith("0 qid:0 1:-0 3:0 4:0.30000000000000004")
+
+
+def test_noncontiguous_queries_are_grouped_stably(tmp_path):
+    path = write(tmp_path, "2 qid:5 1:1\n1 qid:3 1:2\n0 qid:5 1:3\n1 qid:3 1:4\n2 qid:7 1:5\n")
+    data = load_svmlight(path)
+    assert data.noncontiguous_qid() == 5
+    grouped, perm = data.grouped()
+    assert perm.tolist() == [0, 2, 1, 3, 4]
+    assert grouped.qid.tolist() == [5, 5, 3, 3, 7]
+    assert grouped.line.tolist() == [1, 3, 2, 4, 5]
+    assert grouped.grouped()[1] is None
