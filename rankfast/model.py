@@ -204,11 +204,11 @@ def read_model(path):
             raw = stream.read()
         except (OSError, EOFError, ValueError) as exc:
             raise InputError(path, None, f"cannot read: {exc}") from None
-    header, body_start = _split_header(raw, path)
-    first = header[0].rstrip("\r")
-    if first.strip() != VERSION_LINE:
+    first = raw.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    if first != VERSION_LINE:
         raise InputError(path, 1, f"not an SVM-light V6.20 model file "
                                   f"(first line {first[:60]!r}, expected {VERSION_LINE!r})")
+    header, body_start = _split_header(raw, path)
     kernel = KernelParams(
         kernel=_leading(header, 2, path, int, "kernel type"),
         degree=_leading(header, 3, path, int, "kernel parameter -d"),
