@@ -169,3 +169,76 @@ def squared_hinge_hessvec(const double[::1] scores, const int64_t[::1] rank,
                     fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])
     finally:
         free(tree)
+
+
+cdef void merge_sort(int64_t* idx, int64_t* tmp, Py_ssize_t m,
+                     const double* key) noexcept nogil:
+    """Stable sort of idx[0:m] by key[idx]: insertion sort on runs of 16, then merges."""
+    cdef Py_ssize_t lo, hi, i, j, k, width, mid
+    cdef int64_t v
+    cdef int64_t* src = idx
+    cdef int64_t* dst = tmp
+    cdef int64_t* swap
+    lo = 0
+    while lo < m:
+        hi = min(lo + 16, m)
+        for i in range(lo + 1, hi):
+            v = src[i]
+            j = i
+            while j > lo and key[src[j - 1]] > key[v]:
+                src[j] = src[j - 1]
+                j -= 1
+            src[j] = v
+        lo += 16
+    width = 16
+    while width < m:
+        lo = 0
+        while lo < m:
+            mid = min(lo + width, m)
+            hi = min(lo + 2 * width, m)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if key[src[j]] < key[src[i]]:
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            lo += 2 * width
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != idx:
+        for i in range(m):
+            idx[i] = src[i]
+
+
+def sort_within_queries(const double[::1] scores, const int64_t[::1] starts,
+                        int64_t[::1] order):
+    """order[starts[q]:starts[q+1]] = that query's documents by increasing score (stable)."""
+    cdef Py_ssize_t q, i, a, b, longest = 0
+    for q in range(starts.shape[0] - 1):
+        longest = max(longest, starts[q + 1] - starts[q])
+    cdef int64_t* tmp = <int64_t*> calloc(max(longest, 1), sizeof(int64_t))
+    if tmp == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for q in range(starts.shape[0] - 1):
+                a, b = starts[q], starts[q + 1]
+                for i in range(a, b):
+                    order[i] = i
+                if b - a > 1:
+                    merge_sort(&order[a], tmp, b - a, &scores[0])
+    finally:
+        free(tmp)

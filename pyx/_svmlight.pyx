@@ -9,7 +9,7 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc, strtod
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcpy
 from libc.math cimport isfinite
 
 # Error codes (mirrored in rankfast/data.py).
@@ -84,9 +84,26 @@ cdef bint strtod_token(const unsigned char* s, const unsigned char* end,
     return whole
 
 
-cdef inline bint parse_double(const unsigned char* s, const unsigned char* end,
-                              double* out) noexcept nogil:
-    """Decimal fast path (exact: Clinger), strtod for everything else (hex, long)."""
+cdef inline bint is_delim(const unsigned char* p, const unsigned char* end) noexcept nogil:
+    """True at the end of a token: end of buffer, blank, newline or '#'."""
+    return p == end or is_blank(p[0]) or p[0] == 10 or p[0] == 35
+
+
+cdef inline const unsigned char* token_end(const unsigned char* p,
+                                           const unsigned char* end) noexcept nogil:
+    while not is_delim(p, end):
+        p += 1
+    return p
+
+
+cdef inline const unsigned char* scan_double(const unsigned char* s, const unsigned char* end,
+                                             double* out, bint* ok) noexcept nogil:
+    """Parse the number starting at s; return where its token ends.
+
+    Plain decimals take an exact fast path (Clinger: mantissa < 2**53 and
+    |exponent| <= 22 need one correctly rounded multiply or divide); anything
+    else (hex, inf, long mantissas) goes through strtod on the whole token.
+    """
     cdef const unsigned char* p = s
     cdef bint negative = False
     cdef uint64_t mantissa = 0
@@ -107,9 +124,7 @@ cdef inline bint parse_double(const unsigned char* s, const unsigned char* end,
             digits += 1
             frac += 1
             p += 1
-    if digits == 0 or digits > 19:
-        return strtod_token(s, end, out)
-    if p < end and (p[0] == 101 or p[0] == 69):    # 'e' 'E'
+    if p < end and (p[0] == 101 or p[0] == 69) and digits > 0:    # 'e' 'E'
         p += 1
         if p < end and (p[0] == 43 or p[0] == 45):
             exp_sign = -1 if p[0] == 45 else 1
@@ -120,22 +135,34 @@ cdef inline bint parse_double(const unsigned char* s, const unsigned char* end,
             exp_digits += 1
             p += 1
         if exp_digits == 0:
-            return strtod_token(s, end, out)
-    if p != end:
-        return strtod_token(s, end, out)
+            digits = 0                             # '1e': let strtod judge
+    if digits == 0 or digits > 19 or not is_delim(p, end):
+        p = token_end(p, end)
+        ok[0] = strtod_token(s, p, out)
+        return p
     e10 = exp_sign * exponent - frac
+    ok[0] = True
     if mantissa == 0:
         out[0] = -0.0 if negative else 0.0
-        return True
+        return p
     if mantissa > MAX_EXACT or e10 < -22 or e10 > 22:
-        return strtod_token(s, end, out)
+        ok[0] = strtod_token(s, p, out)
+        return p
     v = <double>mantissa
     if e10 >= 0:
         v = v * POW10[e10]
     else:
         v = v / POW10[-e10]
     out[0] = -v if negative else v
-    return True
+    return p
+
+
+cdef inline bint parse_double(const unsigned char* s, const unsigned char* end,
+                              double* out) noexcept nogil:
+    """Parse exactly the span [s, end) as a number."""
+    cdef bint ok = False
+    cdef const unsigned char* stop = scan_double(s, end, out, &ok)
+    return ok and stop == end
 
 
 cdef inline bint parse_uint(const unsigned char* s, const unsigned char* end,
@@ -174,72 +201,80 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                              double* labels, int64_t* qids, int64_t* line_of_row,
                              int64_t* indptr, int32_t* indices, double* values,
                              int64_t* comment_start, int64_t* comment_end) noexcept nogil:
-    """Parse every complete line of buf[0:size] (the last may lack '\\n')."""
+    """Parse every line of buf[0:size] (the last may lack '\\n') in one forward pass."""
     cdef ParseResult r
-    cdef Py_ssize_t pos = 0, line = 0, nnz = 0, rows = 0
-    cdef const unsigned char* start
-    cdef const unsigned char* stop
-    cdef const unsigned char* data_end
-    cdef const unsigned char* p
+    cdef const unsigned char* end = buf + size
+    cdef const unsigned char* p = buf
     cdef const unsigned char* tok
-    cdef const unsigned char* tok_end
     cdef const unsigned char* colon
+    cdef const unsigned char* stop
     cdef const unsigned char* hash_pos
+    cdef Py_ssize_t line = 0, nnz = 0, rows = 0
     cdef double value
     cdef int64_t index, previous, qid, ignored
-    cdef bint has_qid
+    cdef bint has_qid, ok
     r.error = OK
     r.error_start = 0
     r.error_end = 0
-    indptr[0] = 0
-    while pos < size:
-        start = buf + pos
-        stop = start
-        hash_pos = NULL
-        while stop < buf + size and stop[0] != 10:
-            if stop[0] == 35 and hash_pos == NULL:     # '#'
-                hash_pos = stop
-            stop += 1
-        pos = (stop - buf) + 1
-        data_end = hash_pos if hash_pos != NULL else stop
-        p = start
-        while p < data_end and is_blank(p[0]):
+    while p < end:
+        while p < end and is_blank(p[0]):
             p += 1
-        if p == data_end:                              # blank or comment line
+        if p == end:
+            break
+        if p[0] == 10:                                 # blank line
+            p += 1
+            line += 1
+            continue
+        if p[0] == 35:                                 # comment line
+            p = <const unsigned char*> memchr(p, 10, end - p)
+            p = end if p == NULL else p + 1
             line += 1
             continue
         # target
         tok = p
-        while p < data_end and not is_blank(p[0]):
-            p += 1
-        if not parse_double(tok, p, &value):
-            r.error = ERR_TARGET
+        stop = scan_double(p, end, &value, &ok)
+        if not ok or not isfinite(value):
+            r.error = ERR_TARGET if not ok else ERR_TARGET_NONFINITE
             r.error_start = tok - buf
-            r.error_end = p - buf
+            r.error_end = stop - buf
             break
-        if not isfinite(value):
-            r.error = ERR_TARGET_NONFINITE
-            r.error_start = tok - buf
-            r.error_end = p - buf
-            break
+        p = stop
         labels[rows] = value
         qid = 0
         has_qid = False
         previous = 0
+        hash_pos = NULL
         while True:
-            while p < data_end and is_blank(p[0]):
+            while p < end and is_blank(p[0]):
                 p += 1
-            if p == data_end:
+            if p == end or p[0] == 10:
+                break
+            if p[0] == 35:                             # '#': the rest is the comment
+                hash_pos = p
+                p = <const unsigned char*> memchr(p, 10, end - p)
+                if p == NULL:
+                    p = end
                 break
             tok = p
-            colon = NULL
-            while p < data_end and not is_blank(p[0]):
-                if p[0] == 58 and colon == NULL:       # ':'
-                    colon = p
-                p += 1
-            tok_end = p
+            if is_digit(p[0]):                         # idx:value, the common case
+                index = 0
+                while p < end and is_digit(p[0]) and index <= MAX_INDEX:
+                    index = index * 10 + (p[0] - 48)
+                    p += 1
+                if p < end and p[0] == 58 and index <= MAX_INDEX and index >= 1 and index > previous:
+                    stop = scan_double(p + 1, end, &value, &ok)
+                    if ok and isfinite(value):
+                        indices[nnz] = <int32_t>(index - 1)
+                        values[nnz] = value
+                        nnz += 1
+                        previous = index
+                        p = stop
+                        continue
+            # anything else: find the token, then classify it (rare tokens and errors)
+            p = token_end(tok, end)
             r.error_start = tok - buf
-            r.error_end = tok_end - buf
+            r.error_end = p - buf
+            colon = <const unsigned char*> memchr(tok, 58, p - tok)
             if colon == NULL:
                 r.error = ERR_TOKEN
                 break
@@ -256,13 +291,13 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                 if index <= previous:
                     r.error = ERR_INDEX_ORDER
                     break
-                if not parse_double(colon + 1, tok_end, &value):
+                if not parse_double(colon + 1, p, &value):
                     r.error = ERR_VALUE
                     break
                 if not isfinite(value):
                     r.error = ERR_VALUE_NONFINITE
                     break
-                indices[nnz] = <int32_t>(index - 1)
+                indices[nnz] = <int32_t>(index - 1)    # '+3:1' and the like
                 values[nnz] = value
                 nnz += 1
                 previous = index
@@ -270,16 +305,16 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                 if has_qid:
                     r.error = ERR_QID_REPEAT
                     break
-                if colon + 1 == tok_end or colon[1] == 43 or not parse_uint(colon + 1, tok_end, 9223372036854775807, &qid):
+                if colon + 1 == p or colon[1] == 43 or not parse_uint(colon + 1, p, 9223372036854775807, &qid):
                     r.error = ERR_QID
                     break
                 has_qid = True
             elif span_is(tok, colon, b"sid"):
-                if not parse_uint(colon + 1, tok_end, 9223372036854775807, &ignored):
+                if not parse_uint(colon + 1, p, 9223372036854775807, &ignored):
                     r.error = ERR_SID
                     break
             elif span_is(tok, colon, b"cost"):
-                if not parse_double(colon + 1, tok_end, &value) or not isfinite(value):
+                if not parse_double(colon + 1, p, &value) or not isfinite(value):
                     r.error = ERR_COST
                     break
             else:
@@ -292,16 +327,18 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
         if comment_start != NULL:
             if hash_pos != NULL:
                 comment_start[rows] = (hash_pos - buf) + 1
-                p = stop
-                while p > hash_pos + 1 and (p - 1)[0] == 13:   # drop a trailing '\r'
-                    p -= 1
-                comment_end[rows] = p - buf
+                stop = p
+                while stop > hash_pos + 1 and (stop - 1)[0] == 13:   # drop a trailing '\r'
+                    stop -= 1
+                comment_end[rows] = stop - buf
             else:
                 comment_start[rows] = -1
                 comment_end[rows] = -1
         rows += 1
         indptr[rows] = nnz
         line += 1
+        if p < end:
+            p += 1                                     # past the '\n'
     r.rows = rows
     r.nnz = nnz
     r.error_line = line
@@ -311,50 +348,70 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
 cdef inline void count_bytes(const unsigned char* buf, Py_ssize_t size,
                              Py_ssize_t* newlines, Py_ssize_t* colons) noexcept nogil:
     cdef Py_ssize_t i, nl = 0, co = 0
-    for i in range(size):
-        if buf[i] == 10:
-            nl += 1
-        elif buf[i] == 58:
-            co += 1
+    for i in range(size):                  # branch-free, so the compiler vectorises it
+        nl += buf[i] == 10
+        co += buf[i] == 58
     newlines[0] = nl
     colons[0] = co
 
 
+def count_bytes_of(const unsigned char[::1] buf):
+    """(newlines, colons) in buf: bounds on the rows and features it can hold."""
+    cdef Py_ssize_t size = buf.shape[0], newlines = 0, colons = 0
+    if size:
+        with nogil:
+            count_bytes(&buf[0], size, &newlines, &colons)
+    return newlines, colons
+
+
+def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
+               double[::1] labels, int64_t[::1] qids, int64_t[::1] lines,
+               int64_t[::1] indptr, int32_t[::1] indices, double[::1] values,
+               int64_t[::1] comment_start=None, int64_t[::1] comment_end=None):
+    """Parse the lines of buf into the arrays from row row0 and entry nnz0 on.
+
+    The arrays must have room for count_bytes_of(buf) more rows (+1) and
+    entries.  indptr[row0] must hold nnz0.  lines get 0-based line numbers
+    within buf; comment spans (if arrays are given) byte offsets into buf, -1
+    where a line has no comment.  Returns (rows, entries, error, error_line,
+    error_start, error_end); without error, error_line is buf's line count.
+    """
+    cdef Py_ssize_t size = buf.shape[0], i
+    cdef ParseResult r
+    cdef int64_t* cs = NULL
+    cdef int64_t* ce = NULL
+    if comment_start is not None:
+        cs = &comment_start[row0]
+        ce = &comment_end[row0]
+    if size == 0:
+        return 0, 0, 0, 0, 0, 0
+    with nogil:
+        r = parse_lines(&buf[0], size, &labels[row0], &qids[row0], &lines[row0],
+                        &indptr[row0], &indices[nnz0], &values[nnz0], cs, ce)
+        for i in range(row0 + 1, row0 + r.rows + 1):
+            indptr[i] += nnz0
+    return r.rows, r.nnz, r.error, r.error_line, r.error_start, r.error_end
+
+
 def parse_chunk(const unsigned char[::1] buf, bint comments):
-    """Parse the lines of one chunk.
+    """Parse a whole buffer into new arrays.
 
     Returns (labels, qids, line_of_row, indptr, indices, values, comments,
-    error, error_line, error_start, error_end); line_of_row and error_line
-    count physical lines from 0 within the chunk; comments is None or a pair
+    error, error_line, error_start, error_end); comments is None or a pair
     (start, end) of byte offsets of each row's comment text (-1: none).
     """
-    cdef Py_ssize_t size = buf.shape[0], newlines, colons
-    with nogil:
-        count_bytes(&buf[0] if size else NULL, size, &newlines, &colons)
-    cdef Py_ssize_t max_rows = newlines + 1
-    labels = np.empty(max_rows, dtype=np.float64)
-    qids = np.empty(max_rows, dtype=np.int64)
-    line_of_row = np.empty(max_rows, dtype=np.int64)
-    indptr = np.empty(max_rows + 1, dtype=np.int64)
+    newlines, colons = count_bytes_of(buf)
+    rows = newlines + 1
+    labels = np.empty(rows)
+    qids = np.empty(rows, dtype=np.int64)
+    lines = np.empty(rows, dtype=np.int64)
+    indptr = np.zeros(rows + 1, dtype=np.int64)
     indices = np.empty(max(colons, 1), dtype=np.int32)
-    values = np.empty(max(colons, 1), dtype=np.float64)
-    comment_start = np.empty(max_rows if comments else 1, dtype=np.int64)
-    comment_end = np.empty(max_rows if comments else 1, dtype=np.int64)
-    cdef double[::1] lab = labels
-    cdef int64_t[::1] qv = qids
-    cdef int64_t[::1] lv = line_of_row
-    cdef int64_t[::1] ip = indptr
-    cdef int32_t[::1] iv = indices
-    cdef double[::1] vv = values
-    cdef int64_t[::1] csv = comment_start
-    cdef int64_t[::1] cev = comment_end
-    cdef int64_t* cs = &csv[0] if comments else NULL
-    cdef int64_t* ce = &cev[0] if comments else NULL
-    cdef ParseResult r
-    with nogil:
-        r = parse_lines(&buf[0] if size else NULL, size, &lab[0], &qv[0], &lv[0],
-                        &ip[0], &iv[0], &vv[0], cs, ce)
-    return (labels[:r.rows], qids[:r.rows], line_of_row[:r.rows],
-            indptr[:r.rows + 1], indices[:r.nnz], values[:r.nnz],
-            (comment_start[:r.rows], comment_end[:r.rows]) if comments else None,
-            r.error, r.error_line, r.error_start, r.error_end)
+    values = np.empty(max(colons, 1))
+    starts = np.empty(rows, dtype=np.int64) if comments else None
+    ends = np.empty(rows, dtype=np.int64) if comments else None
+    n, nnz, error, error_line, error_start, error_end = parse_into(
+        buf, 0, 0, labels, qids, lines, indptr, indices, values, starts, ends)
+    return (labels[:n], qids[:n], lines[:n], indptr[:n + 1], indices[:nnz], values[:nnz],
+            (starts[:n], ends[:n]) if comments else None,
+            error, error_line, error_start, error_end)

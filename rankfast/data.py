@@ -16,6 +16,7 @@ Compared with svm_rank the reader is
   :class:`~rankfast.errors.InputError` naming file, line and token.
 """
 import dataclasses
+import io
 
 import numpy as np
 import scipy.sparse as sp
@@ -149,7 +150,10 @@ def compact_columns(X):
     feature index never allocates anything per possible index.
     """
     X = sp.csr_matrix(X)
-    used = np.unique(X.indices)
+    if X.shape[1] <= 4 * X.nnz + 1024:
+        used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
+    else:
+        used = np.unique(X.indices)
     if len(used) == X.shape[1]:
         return X, used
     indices = np.searchsorted(used, X.indices).astype(X.indices.dtype)
@@ -169,7 +173,10 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     n_features : int, optional
         Make X at least this wide (columns beyond the file's highest index).
     chunk_bytes : int
-        Bytes parsed at a time; peak memory stays near twice the result.
+        Bytes parsed at a time.  A plain file is counted first and parsed
+        straight into arrays of the right size (peak memory: the result plus
+        one chunk); a stream grows its arrays as it goes (at most about twice
+        the result).
 
     Returns
     -------
@@ -180,70 +187,128 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     InputError
         The file cannot be opened or a line is malformed (file, line, token).
     """
-    pieces = []
-    line_offset = 0
     with open_binary(path) as stream:
-        carry = b""
-        while True:
-            block = _read_block(stream, path, chunk_bytes)
-            data = carry + block if carry else block
-            if block:
-                cut = data.rfind(b"\n") + 1
-                data, carry = data[:cut], data[cut:]
-            if data:
-                piece, n_lines = _parse(data, path, line_offset, comments)
-                pieces.append(piece)
-                line_offset += n_lines
-            if not block:
-                break
-    return _assemble(pieces, path, n_features, comments)
+        bounds = _count(stream, path, chunk_bytes) if _rewindable(stream) else None
+        sink = _Arrays(bounds, comments)
+        line_offset = 0
+        for block in _blocks(stream, path, chunk_bytes):
+            line_offset = sink.parse(block, path, line_offset)
+    return sink.dataset(path, n_features)
 
 
-def _read_block(stream, path, size):
-    try:
-        return stream.read(size)
-    except (OSError, EOFError, ValueError) as exc:
-        raise InputError(path, None, f"cannot read: {exc}") from None
+def _rewindable(stream):
+    return isinstance(stream, io.BufferedReader) and stream.seekable()
 
 
-def _parse(chunk, path, line_offset, comments):
-    (labels, qids, lines, indptr, indices, values, spans,
-     error, error_line, start, end) = _svmlight.parse_chunk(chunk, comments)
-    if error:
-        token = chunk[start:end].decode("utf-8", "replace")
-        raise InputError(path, line_offset + error_line + 1,
-                         _REASONS[error].format(token=token))
-    texts = None
-    if comments:
-        texts = [chunk[s:e].decode("utf-8", "replace") if s >= 0 else ""
-                 for s, e in zip(spans[0].tolist(), spans[1].tolist())]
-    piece = (labels, qids, lines + line_offset + 1, indptr, indices, values, texts)
-    return piece, error_line
+def _count(stream, path, chunk_bytes):
+    """(newlines, colons) of a whole plain file, which is then rewound."""
+    newlines = colons = 0
+    for block in _blocks(stream, path, chunk_bytes, whole_lines=False):
+        n, c = _svmlight.count_bytes_of(block)
+        newlines, colons = newlines + n, colons + c
+    stream.seek(0)
+    return newlines, colons
 
 
-def _assemble(pieces, path, n_features, comments):
-    if not pieces:
-        pieces = [(np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64),
-                   np.zeros(1, np.int64), np.empty(0, np.int32), np.empty(0), [])]
-    y = np.concatenate([p[0] for p in pieces])
-    qid = np.concatenate([p[1] for p in pieces])
-    line = np.concatenate([p[2] for p in pieces])
-    nnz_before = np.cumsum([0] + [len(p[5]) for p in pieces])
-    indptr = np.concatenate([pieces[0][3][:1]] +
-                            [p[3][1:] + base for p, base in zip(pieces, nnz_before)])
-    indices = np.concatenate([p[4] for p in pieces])
-    values = np.concatenate([p[5] for p in pieces])
-    texts = [t for p in pieces for t in p[6]] if comments else None
-    del pieces
-    width = int(indices.max()) + 1 if len(indices) else 0
-    if n_features is not None:
-        width = max(width, int(n_features))
-    if len(values) < np.iinfo(np.int32).max:
-        indptr = indptr.astype(np.int32)
-    else:
-        indices = indices.astype(np.int64)
-    X = sp.csr_matrix((values, indices, indptr), shape=(len(y), width), copy=False)
-    return Dataset(X, y, qid, line, texts, path)
+def _blocks(stream, path, chunk_bytes, whole_lines=True):
+    """Successive blocks of the stream, each ending at a line end (but the last).
+
+    One buffer is reused; a line longer than it makes it grow.
+    """
+    buffer = bytearray(chunk_bytes)
+    view = memoryview(buffer)
+    filled = 0
+    while True:
+        try:
+            got = stream.readinto(view[filled:])
+        except (OSError, EOFError, ValueError) as exc:
+            raise InputError(path, None, f"cannot read: {exc}") from None
+        if not got:
+            if filled:
+                yield view[:filled]
+            return
+        filled += got
+        cut = buffer.rfind(b"\n", 0, filled) + 1 if whole_lines else filled
+        if cut == 0:
+            if filled == len(buffer):                  # one line longer than the buffer
+                bigger = bytearray(2 * len(buffer))
+                bigger[:filled] = buffer
+                buffer, view = bigger, memoryview(bigger)
+            continue
+        yield view[:cut]
+        buffer[:filled - cut] = buffer[cut:filled]
+        filled -= cut
+
+
+class _Arrays:
+    """The growing result of load_svmlight: CSR arrays, targets, qids, lines, comments."""
+
+    def __init__(self, bounds, comments):
+        rows, entries = (bounds[0] + 1, bounds[1]) if bounds else (1024, 16384)
+        self.exact = bounds is not None
+        self.rows = self.nnz = 0
+        self.y = np.empty(rows)
+        self.qid = np.empty(rows, dtype=np.int64)
+        self.line = np.empty(rows, dtype=np.int64)
+        self.indptr = np.zeros(rows + 1, dtype=np.int64)
+        self.indices = np.empty(max(entries, 1), dtype=np.int32)
+        self.values = np.empty(max(entries, 1))
+        self.comments = [] if comments else None
+        self.spans = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)) if comments else None
+
+    def _reserve(self, rows, entries):
+        if self.rows + rows + 1 > len(self.y):
+            size = max(self.rows + rows + 1, int(len(self.y) * 1.5))
+            for name in ("y", "qid", "line"):
+                setattr(self, name, _grown(getattr(self, name), size))
+            self.indptr = _grown(self.indptr, size + 1)
+            if self.spans is not None:
+                self.spans = tuple(_grown(a, size) for a in self.spans)
+        if self.nnz + entries > len(self.values):
+            size = max(self.nnz + entries, int(len(self.values) * 1.5))
+            self.indices = _grown(self.indices, size)
+            self.values = _grown(self.values, size)
+
+    def parse(self, block, path, line_offset):
+        """Parse one block; returns the line offset of the next block."""
+        if not self.exact:
+            self._reserve(*_svmlight.count_bytes_of(block))
+        spans = self.spans if self.spans is not None else (None, None)
+        rows, entries, error, error_line, start, end = _svmlight.parse_into(
+            block, self.rows, self.nnz, self.y, self.qid, self.line, self.indptr,
+            self.indices, self.values, *spans)
+        if error:
+            token = bytes(block[start:end]).decode("utf-8", "replace")
+            raise InputError(path, line_offset + error_line + 1, _REASONS[error].format(token=token))
+        self.line[self.rows:self.rows + rows] += line_offset + 1
+        if self.comments is not None:
+            text = bytes(block)
+            self.comments.extend(text[s:e].decode("utf-8", "replace") if s >= 0 else "" for s, e in
+                                 zip(spans[0][self.rows:self.rows + rows].tolist(),
+                                     spans[1][self.rows:self.rows + rows].tolist()))
+        self.rows += rows
+        self.nnz += entries
+        return line_offset + error_line
+
+    def dataset(self, path, n_features):
+        n, nnz = self.rows, self.nnz
+        indices, values = self.indices[:nnz], self.values[:nnz]
+        width = int(indices.max()) + 1 if nnz else 0
+        if n_features is not None:
+            width = max(width, int(n_features))
+        indptr = self.indptr[:n + 1]
+        if nnz < np.iinfo(np.int32).max:
+            indptr = indptr.astype(np.int32)
+        else:
+            indices = indices.astype(np.int64)
+        X = sp.csr_matrix((values, indices, indptr), shape=(n, width), copy=False)
+        return Dataset(X, self.y[:n], self.qid[:n], self.line[:n], self.comments, path)
+
+
+def _grown(array, size):
+    bigger = np.empty(size, dtype=array.dtype)
+    bigger[:len(array)] = array
+    return bigger
 
 
 def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stream=None):

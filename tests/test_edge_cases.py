@@ -1,0 +1,480 @@
+"""svm_rank's edge cases, each run through rank_learn / rank_classify with its deliberate outcome.
+
+``../shared/reference/svm_rank/edge_cases/`` holds one directory per case: the
+inputs, svm_rank's exact command (``cmd.txt``, run inside the directory) and what
+svm_rank did (stdout, stderr, rc, outputs).  Every case is replayed here in a
+scratch folder (its input files copied there, nothing copied into the project),
+and must end as the table ``EXPECTED`` says.  Each row's reason is one of
+
+copy      svm_rank's behaviour is right: same outcome; rank_classify's
+          predictions are the same bytes and its stdout the same lines
+          (bar the Runtime line);
+forgive   svm_rank stops for no good reason (blank lines, unsorted qids, a
+          last line without newline ...): rankfast reads on and trains;
+stricter  svm_rank silently computes nonsense (it reuses the previous label,
+          trains on nan): rankfast exits 1 with one stderr line naming file,
+          line and token, and writes nothing;
+usage     a bad command line: rankfast exits 2 with one message and a "Try"
+          hint on stderr (svm_rank prints its help and exits 0, or crashes).
+
+Trained models are not compared with svm_rank's weights (another optimiser);
+they must be readable by ``read_model``, order the training documents at least
+as well as svm_rank's model does, and the "Training set properties" line must
+be svm_rank's wherever both programs accept the input.
+"""
+import dataclasses
+import gzip
+import os
+import re
+import shlex
+import shutil
+from typing import Optional, Tuple
+
+import numpy as np
+import pytest
+
+from rankfast.cli import classify_main, learn_main
+from rankfast.data import load_svmlight
+from rankfast.model import read_model
+
+PROGRAMS = {  # svm_rank's program -> (rankfast's entry point, its name, the files it reads)
+    "svm_rank_learn": (learn_main, "rank_learn", ("train.dat",)),
+    "svm_rank_classify": (classify_main, "rank_classify", ("test.dat", "model.dat")),
+}
+
+# Lines svm_rank_classify prints at -y 3 from SVM-light's own reader (no rankfast twin).
+SVM_LIGHT_CHATTER = re.compile(r"Reading model\.\.\.OK\. \(\d+ support vectors read\)\n"
+                               r"|Scanning examples\.\.\.done\n"
+                               r"|Reading examples into memory\.\.\.OK\. \(\d+ examples read\)\n")
+
+
+# ------------------------------------------------------------ what a case must show
+
+@dataclasses.dataclass(frozen=True)
+class Trained:
+    """rank_learn succeeds.
+
+    props: "N features, Q rankings, M examples" where svm_rank printed none
+    (None: the line svm_rank printed).  notes: None means stderr stays empty;
+    a tuple means stderr holds only "rank_learn: note:" lines, mentioning each
+    string.  c: the C the model must record (where the command's parsing is
+    the point).
+    """
+
+    props: Optional[str] = None
+    notes: Optional[Tuple[str, ...]] = None
+    model: str = "model.dat"
+    c: Optional[float] = None
+    as_good_as_svm_rank: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Classified:
+    """rank_classify succeeds.
+
+    Predictions must equal svm_rank's bytes; where svm_rank wrote none, those
+    of ``twin`` (a case with the same model and documents), and stdout must
+    hold the ``summary`` lines.
+    """
+
+    output: str = "predictions"
+    twin: Optional[str] = None
+    summary: Tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class DataError:
+    """Exit 1: one stderr line naming ``file``, its 1-based ``line`` and the quoted ``token``."""
+
+    file: str
+    line: int
+    token: str
+
+
+@dataclasses.dataclass(frozen=True)
+class FileError:
+    """Exit 1: a file cannot be opened or written; one stderr line naming it."""
+
+    file: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    """Exit 2: one stderr message mentioning ``mentions``, then the "Try ..." hint."""
+
+    mentions: str
+
+
+PROPS_EXAMPLE3 = "5 features, 3 rankings, 12 examples"
+PROPS_2_2_4 = "2 features, 2 rankings, 4 examples"
+LONG_NAME = "m" * 250 + ".dat"
+
+EXPECTED = {
+    # ---------------------------------------------------------------- data files, rank_learn
+    "all_equal_labels_query": (0, Trained(), "copy: a query whose documents share one label "
+                               "adds no pairs; the other query is learned"),
+    "blank_line_end": (0, Trained(PROPS_2_2_4), "forgive: svm_rank stops at a trailing blank "
+                       "line ('Parsing error in line 4'); an empty line holds no document"),
+    "blank_line_middle": (0, Trained(PROPS_2_2_4), "forgive: svm_rank stops at a blank line "
+                          "between queries; an empty line holds no document"),
+    "comment_lines": (0, Trained(), "copy: whole-line and trailing '#' comments are skipped"),
+    "crlf_endings": (0, Trained(), "copy: CRLF line ends are read as svm_rank reads them"),
+    "empty_file": (0, Trained(), "copy: svm_rank trains an empty model from an empty file "
+                   "(0 features, 0 rankings); so does rankfast"),
+    "feat_decreasing": (1, DataError("train.dat", 1, "1:2"), "copy: svm_rank stops too "
+                        "(indices must increase); rankfast's one line names file, line, token"),
+    "feat_duplicate": (1, DataError("train.dat", 1, "1:2"), "copy: a repeated index stops "
+                       "svm_rank too; rankfast's one line names file, line, token"),
+    "feat_empty_value": (1, DataError("train.dat", 1, "1:"), "copy: '1:' has no value; "
+                         "svm_rank stops too, rankfast names file, line, token"),
+    "feat_hex_sci": (0, Trained(), "copy: values are read as strtod reads them "
+                     "(0x10, 1e-1, 1E+0, .5, -0, +2)"),
+    "feat_huge_index": (0, Trained("100000000 features, 1 rankings, 2 examples"),
+                        "forgive: index 100,000,000 is over svm_rank's compiled MAXFEATNUM; "
+                        "rankfast takes indices up to 2^31-1 and stays sparse"),
+    "feat_max_index": (0, Trained(), "copy: index 99,999,999 (svm_rank's limit) trains "
+                       "without a dense 10^8 vector"),
+    "feat_nan_inf": (1, DataError("train.dat", 1, "1:nan"), "stricter: svm_rank trains on nan "
+                     "and inf and writes a meaningless model; rankfast refuses the first one"),
+    "feat_negative_index": (1, DataError("train.dat", 1, "-1:1"), "copy: svm_rank stops too "
+                            "(indices start at 1); rankfast names file, line, token"),
+    "feat_nonnumeric_value": (1, DataError("train.dat", 1, "1:abc"), "copy: svm_rank stops "
+                              "too; rankfast names file, line, token"),
+    "feat_space_colon": (1, DataError("train.dat", 1, "1"), "copy: '1 : 2' is three tokens, "
+                         "none index:value; svm_rank stops too"),
+    "feat_trailing_garbage": (1, DataError("train.dat", 1, "1:0.5abc"), "copy: a value with "
+                              "trailing garbage stops svm_rank too"),
+    "feat_zero_index": (1, DataError("train.dat", 1, "0:1"), "copy: index 0 stops svm_rank "
+                        "too (indices start at 1)"),
+    "indented_comment_line": (0, Trained(PROPS_2_2_4), "forgive: svm_rank stops at a comment "
+                              "line that starts with blanks; it is still a comment"),
+    "leading_whitespace": (0, Trained(), "copy: blanks and tabs before the target are skipped"),
+    "long_comment": (0, Trained(), "copy: a very long trailing comment is skipped"),
+    "long_line_200k_features": (0, Trained(), "copy: a line with 200,000 features (stored "
+                                "gzipped in the reference; decompressed for the run)"),
+    "long_token": (0, Trained(), "copy: a value written with hundreds of digits is read by "
+                   "strtod"),
+    "lossfrac_all_equal_labels": (0, Trained(), "copy: -l 2 (fraction of swapped pairs) with "
+                                  "a query that has no pairs"),
+    "no_features": (0, Trained(), "copy: a document without features is the zero vector"),
+    "no_trailing_newline": (0, Trained("5 features, 2 rankings, 4 examples"), "forgive: "
+                            "svm_rank misreads a long last line without newline and stops "
+                            "('qid not increasing, line 4'); rankfast reads the line"),
+    "no_trailing_newline_short": (0, Trained(), "copy: a short last line without newline"),
+    "ok_baseline": (0, Trained(), "copy: plain, well-formed data"),
+    "only_comments": (0, Trained(), "copy: a file of comments is an empty data set; svm_rank "
+                      "trains an empty model, so does rankfast"),
+    "qid_after_features": (0, Trained(), "copy: a qid token after the features is still the "
+                           "line's qid"),
+    "qid_float": (1, DataError("train.dat", 1, "qid:1.5"), "copy: a fractional qid stops "
+                  "svm_rank too; rankfast names file, line, token"),
+    "qid_gaps": (0, Trained(), "copy: qids need not be consecutive numbers"),
+    "qid_missing_all": (0, Trained(), "copy: no qid at all means qid 0: one ranking"),
+    "qid_missing_first": (0, Trained(), "copy: lines without qid (qid 0) before qid 2"),
+    "qid_missing_later": (0, Trained(PROPS_2_2_4), "forgive: qid 1 then lines without qid "
+                          "(qid 0): decreasing qids stop svm_rank; each query's lines are "
+                          "contiguous, so no note"),
+    "qid_negative": (1, DataError("train.dat", 1, "qid:-1"), "copy: svm_rank stops on a "
+                     "negative qid too, without naming the line; rankfast names it"),
+    "qid_noncontiguous": (0, Trained(PROPS_2_2_4, notes=("train.dat", "not contiguous")),
+                          "forgive: qids 1,2,1,2 stop svm_rank; rankfast groups each query's "
+                          "lines and says so on stderr"),
+    "qid_unsorted": (0, Trained(PROPS_2_2_4), "forgive: decreasing but contiguous qids (2,2,"
+                     "1,1) stop svm_rank; the order of queries does not matter"),
+    "qid_zero": (0, Trained(), "copy: qid 0 is a query like any other"),
+    "sid_cost_tokens": (0, Trained(), "copy: sid: and cost: tokens are accepted"),
+    "single_doc_query": (0, Trained(), "copy: a query with one document adds no pairs"),
+    "tabs_separators": (0, Trained(), "copy: tabs separate tokens like blanks"),
+    "target_float": (0, Trained(), "copy: real-valued targets (0.5, -1.5, 1e1, +2)"),
+    "target_missing": (1, DataError("train.dat", 1, "qid:1"), "copy: a line must start with "
+                       "its target; svm_rank stops too, rankfast names file, line, token"),
+    "target_nonnumeric": (1, DataError("train.dat", 2, "abc"), "stricter: svm_rank reuses the "
+                          "previous line's label for 'abc' (its output equals the control "
+                          "case's); rankfast refuses it"),
+    "target_nonnumeric_control": (0, Trained(), "copy: the control for target_nonnumeric "
+                                  "(labels 3,3,1: what svm_rank silently trained on there)"),
+    "target_nonnumeric_first": (1, DataError("train.dat", 1, "abc"), "stricter: svm_rank "
+                                "takes 'abc' on the first line as some label and trains; "
+                                "rankfast refuses it"),
+    "whitespace_only_line": (0, Trained(PROPS_2_2_4), "forgive: svm_rank stops at a line of "
+                             "blanks and tabs; it holds no document"),
+
+    # ---------------------------------------------------------------- rank_learn options
+    "opt_after_positional": (0, Trained(PROPS_EXAMPLE3, c=3.0), "forgive: options are read "
+                             "anywhere on the line; svm_rank stops reading options at the "
+                             "first file name and then asks for -c"),
+    "opt_alphafile": (0, Trained(notes=("-a alphas.txt",)), "copy, with a note: -a names "
+                      "svm_rank's alpha file; rankfast trains the default learner and says "
+                      "that it writes no alphas (alphas.txt must not appear)"),
+    "opt_c_attached": (0, Trained(PROPS_EXAMPLE3, c=3.0), "forgive: -c3 means -c 3; svm_rank "
+                       "takes train.dat as C's value and model.dat as the training file"),
+    "opt_c_last_no_value": (2, Usage("-c"), "usage: -c without a value (svm_rank crashes, 139)"),
+    "opt_c_negative": (2, Usage("-c"), "usage: C must be > 0 (svm_rank prints its help, rc 0)"),
+    "opt_c_nonnumeric": (2, Usage("-c"), "usage: -c abc is not a number (svm_rank reads C=0 "
+                         "and crashes, 139)"),
+    "opt_c_zero": (2, Usage("-c"), "usage: C must be > 0 (svm_rank crashes, 139)"),
+    "opt_custom_double_dash": (2, Usage("--b"), "usage: unknown option --b (svm_rank prints "
+                               "its help, rc 0)"),
+    "opt_dash_alone": (2, Usage("model.dat"), "usage: '-' is standard input here, so "
+                       "'- train.dat model.dat' is one file too many (svm_rank: unknown "
+                       "option '-', help, rc 0)"),
+    "opt_e0": (2, Usage("-e"), "usage: epsilon must be > 0 (svm_rank prints its help, rc 0)"),
+    "opt_e_small": (0, Trained(), "copy: a tiny epsilon is valid"),
+    "opt_extra_positional": (2, Usage("extra.dat"), "usage: a third file name is an error "
+                             "(svm_rank silently ignores it)"),
+    "opt_h0": (2, Usage("-h"), "usage: -h 0 is out of range (svm_rank prints its help)"),
+    "opt_l0": (2, Usage("-l"), "usage: -l accepts 1 or 2 (svm_rank fails at runtime, rc 1)"),
+    "opt_l2": (0, Trained(), "copy: -l 2, the fraction of swapped pairs per query"),
+    "opt_l3": (2, Usage("-l"), "usage: -l accepts 1 or 2 (svm_rank fails at runtime, rc 1)"),
+    "opt_long_path": (0, Trained(model=LONG_NAME), "copy: a 254-character model file name"),
+    "opt_maxiter": (0, Trained(as_good_as_svm_rank=False), "copy, with rankfast's meaning: "
+                    "-# caps the learner's iterations (svm_rank's caps its QP subproblems), so "
+                    "a model after one Newton step need not match svm_rank's converged one"),
+    "opt_missing_train": (1, FileError("nonexist.dat"), "copy: a missing training file; one "
+                          "line naming it"),
+    "opt_no_args": (2, Usage("not enough"), "usage: no training file (svm_rank prints its "
+                    "help, rc 0)"),
+    "opt_no_c": (0, Trained(PROPS_EXAMPLE3, c=0.01), "forgive: svm_rank's help gives -c a "
+                 "default of 0.01 but the program refuses to run without -c; rankfast uses "
+                 "that default"),
+    "opt_no_model_arg": (0, Trained(model="svm_struct_model"), "copy: the model goes to "
+                         "svm_struct_model by default"),
+    "opt_o1": (2, Usage("-o 1"), "usage: slack rescaling is not available for ranking "
+               "(svm_rank fails at runtime, rc 1)"),
+    "opt_o3": (2, Usage("-o"), "usage: -o accepts 1 or 2 (svm_rank prints its help)"),
+    "opt_p2": (0, Trained(notes=("-p",)), "copy, with a note: -p 2 is accepted; the learner "
+               "fixes its own loss and says so"),
+    "opt_p3": (2, Usage("-p"), "usage: -p accepts 1 or 2 (svm_rank prints its help)"),
+    "opt_q1": (2, Usage("-q"), "usage: -q must be at least 2 (svm_rank prints its help)"),
+    # becomes a training case when kernel approximation lands
+    "opt_t1": (2, Usage("-t 1"), "usage for now: polynomial kernel (-t 1) is not implemented "
+               "yet (svm_rank trains)"),
+    # becomes a training case when kernel approximation lands
+    "opt_t2": (2, Usage("-t 2"), "usage for now: RBF kernel (-t 2) is not implemented yet "
+               "(svm_rank trains)"),
+    # becomes a training case when kernel approximation lands
+    "opt_t2_w4": (2, Usage("-t 2"), "usage for now: RBF kernel with -w 4 is not implemented "
+                  "yet (svm_rank trains)"),
+    # becomes a training case when kernel approximation lands
+    "opt_t3": (2, Usage("-t 3"), "usage for now: sigmoid kernel (-t 3) is not implemented yet "
+               "(svm_rank trains)"),
+    "opt_t4": (2, Usage("-t 4"), "usage: a user-defined kernel (-t 4) cannot be supported "
+               "(svm_rank trains with its compiled-in stub)"),
+    "opt_unknown": (2, Usage("-z"), "usage: unknown option -z (svm_rank prints its help, rc 0)"),
+    "opt_unwritable_model": (1, FileError("/nonexistent_dir/model.dat"), "copy: the model "
+                             "cannot be written; one line naming it, no partial file"),
+    "opt_v0": (0, Trained(), "copy: -v 0 still prints the training set properties"),
+    "opt_v2": (0, Trained(), "copy: -v 2"),
+    "opt_v3": (0, Trained(), "copy: -v 3"),
+    "opt_verbose_word": (2, Usage("-v"), "usage: a value may be attached to a one-letter flag "
+                         "(-c3), so -verbose is -v with the value 'erbose'; svm_rank looks "
+                         "only at the letter and reads the next word as -v's value"),
+    "opt_w0": (0, Trained(notes=("-w",)), "copy: -w 0 only picks svm_rank's QP algorithm: "
+               "accepted and ignored"),
+    "opt_w0_p2": (0, Trained(notes=("-w", "-p")), "copy: -w 0 -p 2, both accepted and ignored"),
+    "opt_w1": (0, Trained(notes=("-w",)), "copy: -w 1 accepted and ignored"),
+    "opt_w2": (0, Trained(notes=("-w",)), "copy: -w 2 accepted and ignored"),
+    "opt_w4": (0, Trained(notes=("-w",)), "copy: -w 4 accepted and ignored"),
+    "opt_w5": (2, Usage("-w"), "usage: -w 5 is not an algorithm (svm_rank fails, rc 1)"),
+    "opt_w6": (2, Usage("-w"), "usage: -w 6 is not an algorithm (svm_rank prints its help)"),
+    "opt_w9": (0, Trained(PROPS_EXAMPLE3, notes=("-w",)), "forgive: -w 9 (svm_rank's custom "
+               "algorithm stub crashes, 139) is accepted and ignored"),
+    "opt_y1": (0, Trained(), "copy: -y 1 (SVM-light's verbosity) is accepted"),
+
+    # ---------------------------------------------------------------- rank_classify
+    "cls_all_zero_labels": (0, Classified(), "copy: all labels equal, no pairs, same summary"),
+    "cls_custom_opt": (2, Usage("--b"), "usage: unknown option --b (svm_rank prints a "
+                       "message, rc 0)"),
+    "cls_default_outname": (0, Classified("svm_predictions"), "copy: predictions go to "
+                            "svm_predictions by default"),
+    "cls_empty_file": (0, Classified(), "copy: an empty test file gives an empty prediction "
+                       "file and svm_rank's '-nan' summary"),
+    "cls_extra_features": (0, Classified(), "copy: test features above the model's highest "
+                           "index are ignored"),
+    "cls_missing_model": (1, FileError("model.dat"), "copy: a missing model file; one line "
+                          "naming it"),
+    "cls_missing_test": (1, FileError("test.dat"), "copy: a missing test file; one line "
+                         "naming it"),
+    "cls_mixed": (0, Classified(), "copy: one query ranked right, one reversed"),
+    "cls_no_qid": (0, Classified(), "copy: test lines without qid form one query"),
+    "cls_not_enough_args": (2, Usage("not enough"), "usage: no model file given (svm_rank "
+                            "prints its help, rc 0)"),
+    "cls_ties": (0, Classified(), "copy: tied scores are counted as svm_rank counts them"),
+    "cls_unknown_opt": (2, Usage("-z"), "usage: unknown option -z (svm_rank prints its help, "
+                        "rc 0)"),
+    "cls_unsorted_qid": (0, Classified(
+        twin="cls_default_outname/svm_predictions",
+        summary=("Zero/one-error on test set: 0.00% (2 correct, 0 incorrect, 2 total)",
+                 "Total Num Swappedpairs  :      0")),
+        "forgive: qids 5,5,4,4 stop svm_rank; the documents are those of cls_default_outname "
+        "under the same model, so the predictions are its bytes"),
+    "cls_unwritable_pred": (1, FileError("/nonexistent_dir/predictions"), "copy: the "
+                            "predictions cannot be written; one line naming the file"),
+    "cls_verbosity0": (0, Classified(), "copy: -v 0 prints only the NOTE and pair counts"),
+    "cls_verbosity3": (0, Classified(), "copy: -v 3 -y 3; stdout equal but for SVM-light's "
+                       "own reader lines"),
+    "cls_version_mismatch": (1, DataError("model.dat", 1, "SVM-light Version V6.02"), "copy: "
+                             "a V6.02 model file is refused; rankfast names file, line 1 and "
+                             "the version line"),
+}
+
+BUGS = {  # case -> why its row fails today (pytest.mark.xfail(strict=True))
+}
+
+
+def _params():
+    return [pytest.param(case, id=case, marks=[pytest.mark.xfail(strict=True, reason=BUGS[case])]
+                         if case in BUGS else []) for case in EXPECTED]
+
+
+# ------------------------------------------------------------------------ the tests
+
+@pytest.fixture(scope="module")
+def edge_cases(svm_rank_reference):
+    path = svm_rank_reference / "edge_cases"
+    if not path.is_dir():
+        pytest.skip(f"{path} not found")
+    return path
+
+
+def test_table_covers_every_case(edge_cases):
+    on_disk = {p.name for p in edge_cases.iterdir() if p.is_dir()}
+    assert sorted(on_disk - set(EXPECTED)) == [], "edge cases without a row in EXPECTED"
+    assert sorted(set(EXPECTED) - on_disk) == [], "rows in EXPECTED without a case directory"
+    assert set(BUGS) <= set(EXPECTED)
+
+
+def test_table_rows_are_consistent():
+    rc_of = {Trained: 0, Classified: 0, DataError: 1, FileError: 1, Usage: 2}
+    for case, (rc, check, reason) in EXPECTED.items():
+        assert rc == rc_of[type(check)], case
+        assert reason.split(":")[0].split(",")[0] in ("copy", "forgive", "stricter", "usage",
+                                                       "usage for now"), case
+
+
+@pytest.mark.parametrize("case", _params())
+def test_edge_case(case, edge_cases, tmp_path, monkeypatch, capsys):
+    expected_rc, check, _ = EXPECTED[case]
+    reference = edge_cases / case
+    words = shlex.split((reference / "cmd.txt").read_text())
+    main, program, inputs = PROGRAMS[words[0]]
+    argv = words[1:]
+    copied = _copy_inputs(reference, inputs, tmp_path)
+    if any(word.startswith("/nonexistent_dir/") for word in argv):
+        assert not os.path.exists("/nonexistent_dir"), "the case needs /nonexistent_dir absent"
+
+    monkeypatch.chdir(tmp_path)
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    created = sorted(set(os.listdir(tmp_path)) - set(copied))
+
+    assert "Traceback" not in err and "Traceback" not in out
+    assert rc == expected_rc, f"exit status {rc}, stderr: {err!r}"
+    if isinstance(check, Trained):
+        _check_trained(check, reference, tmp_path, out, err, created)
+    elif isinstance(check, Classified):
+        _check_classified(check, reference, edge_cases, tmp_path, out, err, created)
+    else:
+        assert created == [], f"a failed run left files behind: {created}"
+        lines = err.splitlines()
+        if isinstance(check, Usage):
+            assert len(lines) == 2, err
+            assert lines[0].startswith(f"{program}: ") and check.mentions in lines[0], err
+            assert lines[1].startswith(f"Try '{program} "), err
+            assert out == "", "usage errors print no help on stdout"
+        else:
+            assert len(lines) == 1, err
+            assert lines[0].startswith(f"{program}: ") and check.file in lines[0], err
+        if isinstance(check, DataError):
+            assert f"{check.file}:{check.line}:" in lines[0], err
+            assert re.search(rf"['\"]{re.escape(check.token)}['\"]", lines[0]), err
+
+
+# ------------------------------------------------------------------------ helpers
+
+def _copy_inputs(reference, names, destination):
+    """Copy the files the program reads (decompressing a reference's name.gz) into destination."""
+    copied = []
+    for name in names:
+        if (reference / name).exists():
+            shutil.copyfile(reference / name, destination / name)
+        elif (reference / (name + ".gz")).exists():
+            packed = (reference / (name + ".gz")).read_bytes()
+            (destination / name).write_bytes(gzip.decompress(packed))
+        else:
+            continue
+        copied.append(name)
+    return copied
+
+
+def _check_trained(check, reference, tmp_path, out, err, created):
+    assert created == [check.model], f"files written: {created}"
+    if check.notes is None:
+        assert err == ""
+    else:
+        assert all(line.startswith("rank_learn: note: ") for line in err.splitlines()), err
+        for note in check.notes:
+            assert note in err, err
+
+    props = ("Training set properties: " + check.props if check.props is not None
+             else _reference_props(reference))
+    assert props in out.splitlines()
+
+    model = read_model(str(tmp_path / check.model))
+    if check.c is not None:
+        assert float(model.metadata["C"]) == check.c
+    train = load_svmlight(str(tmp_path / "train.dat"))
+    errors, pairs = _ranking_errors(model.predict(train.X), train.y, train.qid)
+    assert errors <= pairs / 2, f"{errors} of {pairs} training pairs misordered"
+    reference_model = reference / check.model
+    if check.as_good_as_svm_rank and _reference_rc(reference) == 0 and reference_model.exists():
+        theirs, _ = _ranking_errors(read_model(str(reference_model)).predict(train.X),
+                                    train.y, train.qid)
+        assert errors <= theirs, (f"{errors} of {pairs} training pairs misordered, "
+                                  f"svm_rank's model: {theirs}")
+
+
+def _check_classified(check, reference, edge_cases, tmp_path, out, err, created):
+    assert created == [check.output], f"files written: {created}"
+    assert err == ""
+    predictions = (tmp_path / check.output).read_bytes()
+    if _reference_rc(reference) == 0:
+        assert predictions == (reference / check.output).read_bytes()
+        assert _comparable(out) == _comparable((reference / "stdout.txt").read_text())
+    else:
+        assert predictions == (edge_cases / check.twin).read_bytes()
+        for line in check.summary:
+            assert line in out.splitlines()
+
+
+def _reference_props(reference):
+    lines = [line for line in (reference / "stdout.txt").read_text().splitlines()
+             if line.startswith("Training set properties: ")]
+    assert len(lines) == 1, "svm_rank printed no properties line: give them in the row"
+    return lines[0]
+
+
+def _reference_rc(reference):
+    return int((reference / "rc.txt").read_text())
+
+
+def _comparable(stdout):
+    """stdout without the Runtime line and SVM-light's reader lines (-y 3)."""
+    return [line for line in SVM_LIGHT_CHATTER.sub("", stdout).splitlines()
+            if not line.startswith("Runtime")]
+
+
+def _ranking_errors(scores, labels, qid):
+    """(misordered pairs, pairs) over documents of one query with different labels.
+
+    A pair whose scores tie counts half.
+    """
+    errors, pairs = 0.0, 0
+    for q in np.unique(qid):
+        rows = np.flatnonzero(qid == q)
+        s, y = scores[rows], labels[rows]
+        above = y[:, None] > y[None, :]
+        pairs += int(above.sum())
+        errors += float((above & (s[:, None] < s[None, :])).sum())
+        errors += 0.5 * float((above & (s[:, None] == s[None, :])).sum())
+    return errors, pairs
