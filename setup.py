@@ -1,7 +1,8 @@
 """Build rankfast's Cython kernels (pyx/*.pyx) into the rankfast package.
 
 Set RANKFAST_DEBUG=1 to compile with bounds checking and wraparound on,
-for a debug test run.
+for a debug test run; RANKFAST_ONLY=_name[,_name] builds just those kernels
+(handy while one of them is being written).
 """
 import glob
 import os
@@ -11,6 +12,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 DEBUG = os.environ.get("RANKFAST_DEBUG", "") not in ("", "0")
+ONLY = [name for name in os.environ.get("RANKFAST_ONLY", "").split(",") if name]
 
 DIRECTIVES = {
     "language_level": 3,
@@ -30,6 +32,7 @@ extensions = [
         extra_compile_args=["-O3"] if not DEBUG else ["-O0", "-g"],
     )
     for path in sorted(glob.glob(os.path.join("pyx", "*.pyx")))
+    if not ONLY or os.path.splitext(os.path.basename(path))[0] in ONLY
 ]
 
 setup(

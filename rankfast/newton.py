@@ -116,7 +116,7 @@ def minimize(objective, w0, tol=1e-3, max_iter=100, max_cg=250, log=None):
         if decrement <= 0.1 * tol * max(abs(f), 1e-300) and t == 1.0:
             return NewtonResult(w, f, float(np.linalg.norm(g)), iteration, total_cg, True,
                                 "Newton decrement below tolerance")
-        if t == 0.0:
+        if t == 0.0 or f_previous - f <= 1e-15 * max(abs(f), 1.0):
             return NewtonResult(w, f, float(np.linalg.norm(g)), iteration, total_cg, True,
                                 "no further decrease possible (rounding)")
     return NewtonResult(w, f, float(np.linalg.norm(g)), max_iter, total_cg, False,
