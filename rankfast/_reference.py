@@ -81,17 +81,32 @@ def _by_decreasing_score(scores, docs):
     return sorted(docs, key=lambda i: -scores[i])
 
 
-def ndcg_brute(scores, labels, qid, k):
-    """Per-query NDCG@k (k None: whole list), gain 2^max(label, 0) − 1, discount 1/log2(1 + position)."""
+def ndcg_brute(scores, labels, qid, k, convention="standard"):
+    """Per-query NDCG@k (k None: whole list), gain 2^max(label, 0) − 1.
+
+    "standard": discount 1/log2(1 + position).  "letor": Eval-Score-4.0.pl
+    literally: DCG accumulated position by position (positions 1 and 2
+    undiscounted, then log(2)/log(position)), NDCG@k 0 when the query has
+    fewer than k documents.
+    """
     values = []
     for docs in _queries(qid):
         ranked = [labels[i] for i in _by_decreasing_score(scores, docs)]
         ideal = sorted((labels[i] for i in docs), reverse=True)
         cut = len(docs) if k is None else k
+        if convention == "letor" and len(docs) < cut:
+            values.append(0.0)
+            continue
 
         def dcg(ls):
-            return sum((2.0 ** max(float(lab), 0.0) - 1.0) / np.log2(1.0 + pos)
-                       for pos, lab in enumerate(ls[:cut], start=1))
+            total = 0.0
+            for pos, lab in enumerate(ls[:cut], start=1):
+                gain = 2.0 ** max(float(lab), 0.0) - 1.0
+                if convention == "letor":
+                    total += gain if pos <= 2 else gain * np.log(2.0) / np.log(pos)
+                else:
+                    total += gain / np.log2(1.0 + pos)
+            return total
 
         best = dcg(ideal)
         values.append(dcg(ranked) / best if best != 0 else 0.0)

@@ -8,12 +8,17 @@ Conventions
 * A pair is two documents of one query with different labels.  It is
   *swapped* unless the one with the higher label has the strictly higher
   score: ties in score count as swapped, as in svm_rank_classify.
-* NDCG@k and MAP follow the LETOR 4.0 evaluation script: gain 2^label − 1
-  (negative labels count as 0: irrelevant),
-  discount 1 / log2(1 + position), documents sorted by decreasing score with
-  ties kept in file order; a label > 0 is relevant for MAP.  A query without
-  any relevant document scores 0 in both (LETOR's choice), unless
-  ``skip_no_relevant=True`` leaves it out of the mean.
+* NDCG@k and MAP follow, by default, the LETOR 4.0 evaluation script
+  (Eval-Score-4.0.pl), so figures compare with published LETOR results:
+  gain 2^label − 1 (negative labels count as 0), discount 1 at positions 1
+  and 2 and 1/log2(p) at position p >= 3, documents sorted by decreasing
+  score with ties kept in file order, and NDCG@k = 0 for a query with fewer
+  than k documents (the script leaves those entries undefined and sums them
+  as 0).  ``convention="standard"`` gives the now more common form: discount
+  1/log2(1 + p), a short query evaluated over its whole list.
+* MAP: a label > 0 is relevant.  A query without any relevant document scores
+  0 in both NDCG and MAP (LETOR's choice), unless ``skip_no_relevant=True``
+  leaves it out of the mean.
 """
 import numpy as np
 
@@ -72,8 +77,9 @@ def pairwise_accuracy(scores, labels, qid):
     return float(1.0 - swapped.sum() / total) if total else float("nan")
 
 
-def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False):
-    """NDCG@k (LETOR 4.0 convention; see the module docstring).
+def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False,
+         convention="letor"):
+    """NDCG@k (see the module docstring for the conventions).
 
     Parameters
     ----------
@@ -83,22 +89,32 @@ def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False):
         Return the array of per-query values instead of the mean.
     skip_no_relevant : bool
         Leave queries without a relevant document out (instead of scoring 0).
+    convention : {"letor", "standard"}
+        "letor": LETOR 4.0's script; "standard": discount 1/log2(1 + p).
     """
+    if convention not in ("letor", "standard"):
+        raise ValueError(f"unknown NDCG convention {convention!r}")
     labels = np.asarray(labels, dtype=np.float64)
     group, n_groups = _groups(qid)
     order, starts = _sorted_by_score(scores, group, n_groups)
     ideal, _ = _sorted_by_score(labels, group, n_groups)
-    dcg = _dcg(labels[order], group[order], starts, n_groups, k)
-    best = _dcg(labels[ideal], group[ideal], starts, n_groups, k)
+    dcg = _dcg(labels[order], group[order], starts, n_groups, k, convention)
+    best = _dcg(labels[ideal], group[ideal], starts, n_groups, k, convention)
     values = np.divide(dcg, best, out=np.zeros(n_groups), where=best > 0)
+    if convention == "letor" and k is not None:
+        values[np.diff(starts) < k] = 0.0
     return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
 
 
-def _dcg(sorted_labels, sorted_group, starts, n_groups, k):
-    position = np.arange(len(sorted_labels)) - starts[sorted_group]
-    gain = (2.0 ** np.maximum(sorted_labels, 0.0) - 1.0) / np.log2(position + 2.0)
+def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
+    position = np.arange(len(sorted_labels)) - starts[sorted_group] + 1.0
+    if convention == "letor":
+        discount = np.log2(np.maximum(position, 2.0))
+    else:
+        discount = np.log2(position + 1.0)
+    gain = (2.0 ** np.maximum(sorted_labels, 0.0) - 1.0) / discount
     if k is not None:
-        gain = np.where(position < k, gain, 0.0)
+        gain = np.where(position <= k, gain, 0.0)
     return np.bincount(sorted_group, weights=gain, minlength=n_groups)
 
 

@@ -1,9 +1,9 @@
-"""The PRSVM+ loss kernels (rankfast._prsvm) and the metrics against their slow twins."""
+"""The PRSVM+ loss kernels (rankfast._prsvm) against their pair-enumerating twins."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _prsvm, _reference, metrics
+from rankfast import _prsvm, _reference
 
 
 # ---------------------------------------------------------------- data
@@ -218,70 +218,3 @@ def test_prsvm_objective_dense_and_sparse():
     assert _reference.prsvm_objective_pairs(X, y, starts, weight, w) == pytest.approx(expected)
     assert _reference.prsvm_objective_pairs(sp.csr_matrix(X), y, starts, weight, w) \
         == pytest.approx(expected)
-
-
-# ---------------------------------------------------------------- metrics
-
-def metric_cases():
-    rng = np.random.default_rng(99)
-    out = []
-    for trial in range(6):
-        n_queries = int(rng.integers(1, 12))
-        qids = rng.choice(np.arange(1, 1000), size=n_queries, replace=False)
-        sizes = rng.integers(1, 30, size=n_queries)
-        qid = np.repeat(qids, sizes)
-        rng.shuffle(qid)                           # queries interleaved in the file
-        n = len(qid)
-        labels = rng.integers(0, 5, size=n).astype(np.float64)
-        if trial % 2:
-            labels = rng.choice([0.0, 0.5, 1.0, 2.5], size=n)
-        labels[qid == qids[0]] = 0.0               # a query without relevant documents
-        scores = np.round(rng.normal(size=n), 1)   # many ties
-        out.append((scores, labels, qid))
-    # single-document queries, all-zero query, one document
-    out.append((np.array([0.3, 0.1, 0.1, 0.0, 0.5]), np.array([1.0, 0.0, 2.0, 0.0, 0.0]),
-                np.array([5, 2, 2, 9, 2])))
-    out.append((np.array([1.0]), np.array([3.0]), np.array([4])))
-    out.append((np.array([0.0, 0.0, 0.0]), np.array([2.0, 0.0, 1.0]), np.array([1, 1, 1])))
-    return out
-
-
-METRIC_CASES = metric_cases()
-
-
-@pytest.mark.parametrize("scores, labels, qid", METRIC_CASES)
-def test_swapped_pairs_match_brute(scores, labels, qid):
-    swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
-    ref_swapped, ref_pairs = _reference.swapped_pairs_brute(scores, labels, qid)
-    np.testing.assert_array_equal(pairs, ref_pairs)
-    np.testing.assert_array_equal(swapped, ref_swapped)
-
-
-@pytest.mark.parametrize("k", [1, 3, 10, None])
-@pytest.mark.parametrize("scores, labels, qid", METRIC_CASES)
-def test_ndcg_matches_brute(scores, labels, qid, k):
-    got = metrics.ndcg(scores, labels, qid, k=k, per_query=True)
-    np.testing.assert_allclose(got, _reference.ndcg_brute(scores, labels, qid, k),
-                               rtol=1e-12, atol=1e-15)
-
-
-@pytest.mark.parametrize("scores, labels, qid", METRIC_CASES)
-def test_average_precision_matches_brute(scores, labels, qid):
-    got = metrics.mean_average_precision(scores, labels, qid, per_query=True)
-    np.testing.assert_allclose(got, _reference.average_precision_brute(scores, labels, qid),
-                               rtol=1e-12, atol=1e-15)
-
-
-def test_metric_twins_by_hand():
-    scores = np.array([0.5, 0.5, 0.9, 0.1])
-    labels = np.array([2.0, 0.0, 1.0, 1.0])
-    qid = np.array([3, 3, 3, 3])
-    # order by decreasing score, ties in file order: docs 2, 0, 1, 3 -> labels 1, 2, 0, 1
-    swapped, pairs = _reference.swapped_pairs_brute(scores, labels, qid)
-    assert pairs.tolist() == [5] and swapped.tolist() == [3]    # (0,2) (0,1) (3,1)
-    dcg = 1 + 3 / np.log2(3) + 0 + 1 / np.log2(5)
-    idcg = 3 + 1 / np.log2(3) + 1 / np.log2(4)
-    assert _reference.ndcg_brute(scores, labels, qid, None)[0] == pytest.approx(dcg / idcg)
-    assert _reference.ndcg_brute(scores, labels, qid, 1)[0] == pytest.approx(1 / 3)
-    ap = (1 / 1 + 2 / 2 + 3 / 4) / 3
-    assert _reference.average_precision_brute(scores, labels, qid)[0] == pytest.approx(ap)

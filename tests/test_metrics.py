@@ -1,0 +1,108 @@
+"""Ranking metrics against brute-force twins and hand-computed values (conventions included)."""
+import numpy as np
+import pytest
+
+from rankfast import _reference, metrics
+
+
+def metric_cases():
+    rng = np.random.default_rng(99)
+    out = []
+    for trial in range(6):
+        n_queries = int(rng.integers(1, 12))
+        qids = rng.choice(np.arange(1, 1000), size=n_queries, replace=False)
+        sizes = rng.integers(1, 30, size=n_queries)
+        qid = np.repeat(qids, sizes)
+        rng.shuffle(qid)                           # queries interleaved in the file
+        n = len(qid)
+        labels = rng.integers(0, 5, size=n).astype(np.float64)
+        if trial % 2:
+            labels = rng.choice([0.0, 0.5, 1.0, 2.5], size=n)
+        labels[qid == qids[0]] = 0.0               # a query without relevant documents
+        scores = np.round(rng.normal(size=n), 1)   # many ties
+        out.append((scores, labels, qid))
+    # single-document queries, all-zero query, one document
+    out.append((np.array([0.3, 0.1, 0.1, 0.0, 0.5]), np.array([1.0, 0.0, 2.0, 0.0, 0.0]),
+                np.array([5, 2, 2, 9, 2])))
+    out.append((np.array([1.0]), np.array([3.0]), np.array([4])))
+    out.append((np.array([0.0, 0.0, 0.0]), np.array([2.0, 0.0, 1.0]), np.array([1, 1, 1])))
+    return out
+
+
+METRIC_CASES = metric_cases()
+
+
+@pytest.mark.parametrize("scores, labels, qid", METRIC_CASES)
+def test_swapped_pairs_match_brute(scores, labels, qid):
+    swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+    ref_swapped, ref_pairs = _reference.swapped_pairs_brute(scores, labels, qid)
+    np.testing.assert_array_equal(pairs, ref_pairs)
+    np.testing.assert_array_equal(swapped, ref_swapped)
+
+
+@pytest.mark.parametrize("convention", ["letor", "standard"])
+@pytest.mark.parametrize("k", [1, 3, 10, None])
+@pytest.mark.parametrize("scores, labels, qid", METRIC_CASES)
+def test_ndcg_matches_brute(scores, labels, qid, k, convention):
+    got = metrics.ndcg(scores, labels, qid, k=k, per_query=True, convention=convention)
+    np.testing.assert_allclose(got, _reference.ndcg_brute(scores, labels, qid, k, convention),
+                               rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("scores, labels, qid", METRIC_CASES)
+def test_average_precision_matches_brute(scores, labels, qid):
+    got = metrics.mean_average_precision(scores, labels, qid, per_query=True)
+    np.testing.assert_allclose(got, _reference.average_precision_brute(scores, labels, qid),
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_metric_twins_by_hand():
+    scores = np.array([0.5, 0.5, 0.9, 0.1])
+    labels = np.array([2.0, 0.0, 1.0, 1.0])
+    qid = np.array([3, 3, 3, 3])
+    # order by decreasing score, ties in file order: docs 2, 0, 1, 3 -> labels 1, 2, 0, 1
+    swapped, pairs = _reference.swapped_pairs_brute(scores, labels, qid)
+    assert pairs.tolist() == [5] and swapped.tolist() == [3]    # (0,2) (0,1) (3,1)
+    dcg = 1 + 3 / np.log2(3) + 0 + 1 / np.log2(5)
+    idcg = 3 + 1 / np.log2(3) + 1 / np.log2(4)
+    assert _reference.ndcg_brute(scores, labels, qid, None)[0] == pytest.approx(dcg / idcg)
+    assert _reference.ndcg_brute(scores, labels, qid, 1)[0] == pytest.approx(1 / 3)
+    ap = (1 / 1 + 2 / 2 + 3 / 4) / 3
+    assert _reference.average_precision_brute(scores, labels, qid)[0] == pytest.approx(ap)
+
+
+def test_letor_convention_by_hand():
+    """Eval-Score-4.0.pl: positions 1 and 2 undiscounted, then 1/log2(p); short queries score 0."""
+    scores = np.array([0.5, 0.5, 0.9, 0.1, 0.3, 0.2, 0.8, 0.0, 0.7, 0.6, 0.4])
+    labels = np.array([2.0, 0.0, 1.0, 1.0, 0, 0, 0, 0, 0, 0, 0])
+    qid = np.zeros(11)
+    # ranked: 1 (0.9), 0, 0, 0, 2 (0.5, first in file), 0 (0.5), 0, 0, 0, 1 (0.1) at position 10
+    dcg3 = 1 + 0 + 0
+    idcg3 = 3 + 1 + 1 / np.log2(3)
+    assert metrics.ndcg(scores, labels, qid, k=3) == pytest.approx(dcg3 / idcg3)
+    dcg10 = 1 + 3 / np.log2(5) + 1 / np.log2(10)
+    idcg10 = 3 + 1 + 1 / np.log2(3)
+    assert metrics.ndcg(scores, labels, qid, k=10) == pytest.approx(dcg10 / idcg10)
+    short = metrics.ndcg(scores[:4], labels[:4], qid[:4], k=10, per_query=True)
+    assert short.tolist() == [0.0]                     # fewer than 10 documents
+    assert metrics.ndcg(scores[:4], labels[:4], qid[:4], k=10, convention="standard") > 0.5
+
+
+def test_queries_without_relevant_documents():
+    scores = np.array([0.3, 0.2, 0.1, 0.9, 0.8])
+    labels = np.array([0.0, 0.0, 0.0, 1.0, 0.0])
+    qid = np.array([1, 1, 1, 2, 2])
+    assert metrics.mean_average_precision(scores, labels, qid) == pytest.approx(0.5)
+    assert metrics.mean_average_precision(scores, labels, qid, skip_no_relevant=True) == 1.0
+    assert metrics.ndcg(scores, labels, qid, k=2, skip_no_relevant=True) == 1.0
+    assert metrics.ndcg(scores, labels, qid, k=2) == pytest.approx(0.5)
+
+
+def test_pairwise_accuracy_and_svm_rank_loss():
+    scores = np.array([1.0, 1.0, 0.0, 2.0, 1.0])
+    labels = np.array([2.0, 1.0, 0.0, 0.0, 1.0])
+    qid = np.array([1, 1, 1, 2, 2])
+    # query 1: (0,1) tie -> swapped, (0,2) right, (1,2) right; query 2: (4,3) swapped
+    assert metrics.pairwise_accuracy(scores, labels, qid) == pytest.approx(2 / 4)
+    np.testing.assert_allclose(metrics.swapped_fraction(scores, labels, qid), [1 / 3, 1.0])
+    assert np.isnan(metrics.pairwise_accuracy(scores, np.zeros(5), qid))
