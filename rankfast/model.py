@@ -70,13 +70,17 @@ class KernelParams:
         dot = dot.toarray() if sp.issparse(dot) else np.asarray(dot)
         if self.kernel == 0:
             return dot
+        if self.kernel == 2:                 # exp(-g (|a|² - 2 a·b + |b|²)), in place
+            dot *= 2.0 * self.gamma
+            dot -= self.gamma * _row_norms_sq(A)[:, None]
+            dot -= self.gamma * _row_norms_sq(B)[None, :]
+            return np.exp(dot, out=dot)
+        dot *= self.coef_lin
+        dot += self.coef_const
         if self.kernel == 1:
-            return (self.coef_lin * dot + self.coef_const) ** self.degree
-        if self.kernel == 2:
-            sq = _row_norms_sq(A)[:, None] - 2.0 * dot + _row_norms_sq(B)[None, :]
-            return np.exp(-self.gamma * sq)
+            return np.power(dot, self.degree, out=dot)
         if self.kernel == 3:
-            return np.tanh(self.coef_lin * dot + self.coef_const)
+            return np.tanh(dot, out=dot)
         raise ValueError(f"kernel type {self.kernel} cannot be evaluated")
 
 
@@ -168,19 +172,27 @@ class KernelModel:
     n_documents: int = 0
     metadata: dict = dataclasses.field(default_factory=dict)
 
-    def predict(self, X, block_rows=4096):
+    def predict(self, X, block_rows=None):
         """Scores of the rows of X: SVM-light's kernel sum, in blocks of rows.
 
         Values are rounded to float32 as SVM-light stores them; test features
-        above the highest feature index are ignored, as svm_rank does.
+        above the highest feature index are ignored, as svm_rank does.  Blocks
+        are made dense (BLAS) when the feature space is narrow enough; at
+        most about 2**24 kernel or feature values are held at once.
         """
         X = _as_csr(X)
         width = self.highest_feature_index
         sv = _float32_rounded(_with_width(self.support_vectors, width))
         X = _float32_rounded(_with_width(X, width))
+        dense = sv.shape[0] * width <= 1 << 24
+        if dense:
+            sv = sv.toarray()
+        if block_rows is None:
+            block_rows = max(16, min(8192, (1 << 24) // max(width if dense else 1, sv.shape[0], 1)))
         out = np.empty(X.shape[0])
         for start in range(0, X.shape[0], block_rows):
             block = X[start:start + block_rows]
+            block = block.toarray() if dense else block
             out[start:start + block_rows] = self.kernel(block, sv) @ self.alphas - self.bias
         return out
 
