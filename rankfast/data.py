@@ -175,8 +175,8 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     chunk_bytes : int
         Bytes parsed at a time.  A plain file is counted first and parsed
         straight into arrays of the right size (peak memory: the result plus
-        one chunk); a stream grows its arrays as it goes (at most about twice
-        the result).
+        one chunk); a stream (standard input, a compressed file) is parsed
+        block by block and joined at the end (peak: about twice the result).
 
     Returns
     -------
@@ -187,13 +187,16 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     InputError
         The file cannot be opened or a line is malformed (file, line, token).
     """
+    parts = []
+    line_offset = 0
     with open_binary(path) as stream:
-        bounds = _count(stream, path, chunk_bytes) if _rewindable(stream) else None
-        sink = _Arrays(bounds, comments)
-        line_offset = 0
+        whole = _Arrays(*_count(stream, path, chunk_bytes), comments) if _rewindable(stream) else None
         for block in _blocks(stream, path, chunk_bytes):
-            line_offset = sink.parse(block, path, line_offset)
-    return sink.dataset(path, n_features)
+            part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments)
+            line_offset = part.parse(block, path, line_offset)
+            if whole is None:
+                parts.append(part)
+    return _dataset([whole] if whole else parts, path, n_features, comments)
 
 
 def _rewindable(stream):
@@ -241,38 +244,22 @@ def _blocks(stream, path, chunk_bytes, whole_lines=True):
 
 
 class _Arrays:
-    """The growing result of load_svmlight: CSR arrays, targets, qids, lines, comments."""
+    """CSR arrays, targets, qids, lines (and comments) with room for a known bound."""
 
-    def __init__(self, bounds, comments):
-        rows, entries = (bounds[0] + 1, bounds[1]) if bounds else (1024, 16384)
-        self.exact = bounds is not None
+    def __init__(self, newlines, colons, comments):
+        rows = newlines + 1
         self.rows = self.nnz = 0
         self.y = np.empty(rows)
         self.qid = np.empty(rows, dtype=np.int64)
         self.line = np.empty(rows, dtype=np.int64)
         self.indptr = np.zeros(rows + 1, dtype=np.int64)
-        self.indices = np.empty(max(entries, 1), dtype=np.int32)
-        self.values = np.empty(max(entries, 1))
+        self.indices = np.empty(max(colons, 1), dtype=np.int32)
+        self.values = np.empty(max(colons, 1))
         self.comments = [] if comments else None
         self.spans = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)) if comments else None
 
-    def _reserve(self, rows, entries):
-        if self.rows + rows + 1 > len(self.y):
-            size = max(self.rows + rows + 1, int(len(self.y) * 1.5))
-            for name in ("y", "qid", "line"):
-                setattr(self, name, _grown(getattr(self, name), size))
-            self.indptr = _grown(self.indptr, size + 1)
-            if self.spans is not None:
-                self.spans = tuple(_grown(a, size) for a in self.spans)
-        if self.nnz + entries > len(self.values):
-            size = max(self.nnz + entries, int(len(self.values) * 1.5))
-            self.indices = _grown(self.indices, size)
-            self.values = _grown(self.values, size)
-
     def parse(self, block, path, line_offset):
-        """Parse one block; returns the line offset of the next block."""
-        if not self.exact:
-            self._reserve(*_svmlight.count_bytes_of(block))
+        """Parse one block into the arrays; returns the line offset of the next block."""
         spans = self.spans if self.spans is not None else (None, None)
         rows, entries, error, error_line, start, end = _svmlight.parse_into(
             block, self.rows, self.nnz, self.y, self.qid, self.line, self.indptr,
@@ -290,25 +277,32 @@ class _Arrays:
         self.nnz += entries
         return line_offset + error_line
 
-    def dataset(self, path, n_features):
-        n, nnz = self.rows, self.nnz
-        indices, values = self.indices[:nnz], self.values[:nnz]
-        width = int(indices.max()) + 1 if nnz else 0
-        if n_features is not None:
-            width = max(width, int(n_features))
-        indptr = self.indptr[:n + 1]
-        if nnz < np.iinfo(np.int32).max:
-            indptr = indptr.astype(np.int32)
-        else:
-            indices = indices.astype(np.int64)
-        X = sp.csr_matrix((values, indices, indptr), shape=(n, width), copy=False)
-        return Dataset(X, self.y[:n], self.qid[:n], self.line[:n], self.comments, path)
 
-
-def _grown(array, size):
-    bigger = np.empty(size, dtype=array.dtype)
-    bigger[:len(array)] = array
-    return bigger
+def _dataset(parts, path, n_features, comments):
+    """The Dataset of the parsed parts (one part: its arrays are used as they are)."""
+    def joined(name, n_of):
+        arrays = [getattr(p, name)[:n_of(p)] for p in parts]
+        return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+    if not parts:
+        parts = [_Arrays(0, 0, comments)]
+    rows, nnz = (lambda p: p.rows), (lambda p: p.nnz)
+    y, qid, line = joined("y", rows), joined("qid", rows), joined("line", rows)
+    indices, values = joined("indices", nnz), joined("values", nnz)
+    offsets = np.cumsum([0] + [p.nnz for p in parts])
+    indptr = np.concatenate([parts[0].indptr[:1]] + [p.indptr[1:p.rows + 1] + base
+                                                     for p, base in zip(parts, offsets)])
+    texts = [t for p in parts for t in p.comments] if comments else None
+    del parts[:]                      # free the blocks' arrays before building X
+    total = len(values)
+    width = int(indices.max()) + 1 if total else 0
+    if n_features is not None:
+        width = max(width, int(n_features))
+    if total < np.iinfo(np.int32).max:
+        indptr = indptr.astype(np.int32)
+    else:
+        indices = indices.astype(np.int64)
+    X = sp.csr_matrix((values, indices, indptr), shape=(len(y), width), copy=False)
+    return Dataset(X, y, qid, line, texts, path)
 
 
 def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stream=None):
