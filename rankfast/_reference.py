@@ -125,3 +125,92 @@ def average_precision_brute(scores, labels, qid):
                 precisions.append(hits / pos)
         values.append(sum(precisions) / len(precisions) if precisions else 0.0)
     return np.array(values, dtype=np.float64)
+
+
+# ---------------------------------------------------------------- RankRLS and greedy RankRLS
+# Slow twins of RankRLS and greedy RankRLS (rankfast.rankrls), used as test oracles.
+# 
+# Pairs are enumerated explicitly and every leave-query-out model is retrained
+# from scratch.  Conventions as in rankfast.rankrls: queries in order of first
+# appearance; the objective ½‖w‖² + Σ_q c_q Σ_{i<j ∈ q} (y_i − y_j − wᵀ(x_i − x_j))²
+# with c_q = (C/Q)·β_q, β_q = 1 (loss 1) or 1/(m_q(m_q − 1)/2) (loss 2); a
+# held-out query's loss is Σ_{i<j} β_q (r_i − r_j)², r = y − Xw.
+
+def rankrls_pair_weights(qid, C, loss):
+    """c_q of each query (order of first appearance): C/Q, divided by the pair count for loss 2."""
+    queries = _queries(qid)
+    c = np.full(len(queries), C / max(len(queries), 1))
+    if loss == 2:
+        for q, docs in enumerate(queries):
+            m = len(docs)
+            c[q] = c[q] / (m * (m - 1) / 2) if m > 1 else 0.0
+    return queries, c
+
+
+def rankrls_pairs(X, y, qid, C, loss=1, skip=None):
+    """RankRLS weights by enumerating every pair: (I + 2 Σ c_q D_qᵀD_q) w = 2 Σ c_q D_qᵀ t_q.
+
+    D_q holds x_i − x_j and t_q holds y_i − y_j for the pairs i < j of query q;
+    query ``skip`` (an index in order of first appearance) is left out with the
+    weights of the others unchanged (the same λ).
+    """
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    queries, c = rankrls_pair_weights(qid, C, loss)
+    d = X.shape[1]
+    A = np.eye(d)
+    b = np.zeros(d)
+    for q, docs in enumerate(queries):
+        if q == skip:
+            continue
+        for a_, i in enumerate(docs):
+            for j in docs[a_ + 1:]:
+                diff = X[i] - X[j]
+                A += 2.0 * c[q] * np.outer(diff, diff)
+                b += 2.0 * c[q] * (y[i] - y[j]) * diff
+    return np.linalg.solve(A, b)
+
+
+def rankrls_lqo_retrain(X, y, qid, C, loss=1):
+    """(held-out scores, held-out pair loss per query): one RankRLS retrained without each query."""
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    queries, c = rankrls_pair_weights(qid, 1.0, loss)
+    Q = len(queries)
+    scores = np.zeros(len(y))
+    losses = np.zeros(Q)
+    for q, docs in enumerate(queries):
+        w = rankrls_pairs(X, y, qid, C, loss, skip=q)
+        s = X[docs] @ w
+        scores[docs] = s
+        r = y[docs] - s
+        beta = c[q] * Q                      # 1, or 1 / pairs of q
+        losses[q] = sum(beta * (r[a_] - r[b_]) ** 2
+                        for a_ in range(len(docs)) for b_ in range(a_ + 1, len(docs)))
+    return scores, losses
+
+
+def greedy_rankrls_naive(X, y, qid, C, loss=1, k=1):
+    """Greedy selection by retraining: (selected 0-based columns, LQO error after each step).
+
+    Each step tries every unselected column, computes the LQO error (mean
+    held-out pair loss per query) of RankRLS on the selected columns plus
+    that one by retraining without each query, and keeps the first minimum.
+    Columns constant within every query (all-zero ones included) are no
+    candidates, as in rankfast.
+    """
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    candidates = [i for i in range(X.shape[1])
+                  if any(np.ptp(X[docs, i]) > 0 for docs in _queries(qid))]
+    selected, errors = [], []
+    for _ in range(min(k, len(candidates))):
+        best, best_error = None, np.inf
+        for i in candidates:
+            if i in selected:
+                continue
+            _, losses = rankrls_lqo_retrain(X[:, selected + [i]], y, qid, C, loss)
+            if losses.mean() < best_error:
+                best, best_error = i, losses.mean()
+        selected.append(best)
+        errors.append(best_error)
+    return selected, np.array(errors)

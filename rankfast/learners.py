@@ -1,17 +1,33 @@
 """Which learner ``rank_learn -a ALGO`` builds, from svm_rank's flags."""
 from .errors import UsageError
+from .rankrls import GreedyRankRLS, RankRLS
 from .ranksvm import RankSVM
 
 # Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored.
 QP_ONLY_OPTIONS = ("-w", "-k", "-f", "-b", "-n", "-q", "-m", "-h")
 
 
+def _c(options):
+    values = options.get("C", [0.01])
+    return values if len(values) > 1 else values[0]
+
+
 def _prsvm(options):
-    return RankSVM(C=_single_c(options, "prsvm"), loss=options.get("loss", 1),
+    return RankSVM(C=_c(options), loss=options.get("loss", 1),
                    tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100))
 
 
-LEARNERS = {"prsvm": _prsvm}
+def _rankrls(options):
+    return RankRLS(C=_c(options), loss=options.get("loss", 1),
+                   tol=min(options.get("epsilon", 1e-6), 1e-6), max_iter=options.get("max_iter", 1000))
+
+
+def _greedy(options):
+    return GreedyRankRLS(k=options.get("k", "auto"), C=_single_c(options, "greedy"),
+                         loss=options.get("loss", 1))
+
+
+LEARNERS = {"prsvm": _prsvm, "rankrls": _rankrls, "greedy": _greedy}
 
 
 def _single_c(options, name):

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _prsvm
 from .data import compact_columns, group_rows
-from .model import LinearModel
+from .linear import linear_model, linear_scores
 from .newton import minimize
 
 
@@ -117,8 +117,9 @@ class RankSVM:
 
     Parameters
     ----------
-    C : float
+    C : float or list of float
         svm_rank's -c: the loss is multiplied by C / (number of queries).
+        A list picks its best value by cross-validation over queries.
     loss : {1, 2}
         svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
     tol : float
@@ -141,13 +142,24 @@ class RankSVM:
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
 
     def fit(self, X, y, qid, log=None):
-        """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
+        """Train on documents X (n × d, dense or sparse), labels y and query ids qid.
+
+        With a list of C, each value is scored by 5-fold cross-validation over
+        queries (warm-started along the C path, rankfast.rankrls.
+        cross_validate_prsvm), the table kept in ``cv_table_``, and the best
+        C (``C_``) trained on all the data.
+        """
+        self.C_ = self.C
+        if np.ndim(self.C) > 0:
+            from .rankrls import cross_validate_prsvm
+            self.cv_table_, self.C_ = cross_validate_prsvm(
+                X, y, qid, list(self.C), loss=self.loss, tol=self.tol, max_iter=self.max_iter, log=log)
         y = np.asarray(y, dtype=np.float64)
         perm, starts = group_rows(qid)
         X, used = compact_columns(X)
         if perm is not None:
             X, y = X[perm], y[perm]
-        objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C, self.loss))
+        objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss))
         self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
                                 max_iter=self.max_iter, log=log)
         if log is not None:
@@ -159,29 +171,10 @@ class RankSVM:
 
     def decision_function(self, X):
         """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
-        return _linear(X, self.feature_ids_, self.weights_)
+        return linear_scores(X, self.feature_ids_, self.weights_)
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""
+        grid = list(self.C) if np.ndim(self.C) > 0 else None
         return linear_model(self, n_features, n_documents,
-                            {"C": self.C, "l": self.loss, "e": self.tol})
-
-
-def _linear(X, feature_ids, weights):
-    import scipy.sparse as sp
-    X = sp.csr_matrix(X)
-    keep = feature_ids <= X.shape[1]
-    w = np.zeros(X.shape[1])
-    w[feature_ids[keep] - 1] = weights[keep]
-    return X @ w
-
-
-def linear_model(learner, n_features, n_documents, options):
-    """LinearModel of a fitted linear learner, recording algorithm and options."""
-    from . import __version__
-    ids, w = learner.feature_ids_, learner.weights_
-    keep = w != 0
-    highest = (int(ids.max()) if len(ids) else 0) if n_features is None else n_features
-    metadata = {"version": __version__, "algorithm": learner.name}
-    metadata.update({k: v for k, v in options.items() if v is not None})
-    return LinearModel(ids[keep], w[keep].copy(), 0.0, highest + 1, n_documents, metadata)
+                            {"C": self.C_, "l": self.loss, "e": self.tol, "grid": grid})

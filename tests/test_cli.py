@@ -86,7 +86,7 @@ def test_default_output_names(tmp_path, monkeypatch):
     [], ["-c"], ["-c", "0", "x"], ["-c", "-1", "x"], ["-c", "abc", "x"], ["-e", "0", "x"],
     ["-l", "0", "x"], ["-l", "3", "x"], ["-p", "3", "x"], ["-o", "3", "x"], ["-o", "1", "x"],
     ["-q", "1", "x"], ["-h", "0", "x"], ["-w", "5", "x"], ["-z", "x"], ["--b", "1", "x"],
-    ["x", "y", "z"], ["-t", "4", "x"], ["-c", "0.1,1", "x"], ["-v", "7", "x"],
+    ["x", "y", "z"], ["-t", "4", "x"], ["-a", "greedy", "-c", "0.1,1", "x"], ["-v", "7", "x"],
 ])
 def test_learn_usage_errors_exit_2(tmp_path, capsys, argv):
     assert learn_main(argv) == 2
@@ -161,3 +161,33 @@ def test_examples_are_reproducible(tmp_path):
                    capture_output=True)
     for name in ("train.dat", "test.dat"):
         assert (tmp_path / name).read_bytes() == (EXAMPLES / name).read_bytes()
+
+
+def test_rankrls_with_a_c_list_prints_the_cv_table(tmp_path, capsys):
+    model = tmp_path / "m"
+    assert learn_main(["-a", "rankrls", "-c", "0.01,0.1,1,10", str(EXAMPLES / "train.dat"), str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "LQO pair loss" in out and out.count("<- chosen") == 1
+    chosen = re.search(r"^\s+(\S+)\s+\S+\s+\S+\s+<- chosen", out, re.M).group(1)
+    meta = read_model(str(model)).metadata
+    assert meta["algorithm"] == "rankrls" and float(meta["C"]) == float(chosen)
+    assert meta["grid"] == "0.01,0.1,1,10"
+
+
+def test_prsvm_with_a_c_list_cross_validates(tmp_path, capsys):
+    model = tmp_path / "m"
+    assert learn_main(["-c", "0.01,1", str(EXAMPLES / "train.dat"), str(model)]) == 0
+    assert "5-fold NDCG@10" in capsys.readouterr().out
+    assert read_model(str(model)).metadata["grid"] == "0.01,1"
+
+
+def test_greedy_selects_k_features_and_records_them(tmp_path, capsys):
+    model = tmp_path / "m"
+    assert learn_main(["-a", "greedy", "-k", "4", str(EXAMPLES / "train.dat"), str(model)]) == 0
+    out = capsys.readouterr().out
+    steps = re.findall(r"Greedy step \d+: feature (\d+), LQO error", out)
+    assert len(steps) == 4
+    loaded = read_model(str(model))
+    assert loaded.metadata["selected"] == ",".join(steps)
+    assert sorted(loaded.feature_ids.tolist()) == sorted(map(int, steps))
+    assert "-k only tune" not in capsys.readouterr().err

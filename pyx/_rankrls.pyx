@@ -1,0 +1,200 @@
+"""RankRLS kernels: greedy RankRLS's leave-query-out scoring of every candidate feature and
+its cache update after a feature is added (Pahikkala et al. 2010, Algorithm 1), O(n d)
+each; RankRLS's exact leave-query-out residuals of small queries for one λ; and the
+per-query centring that turns RankRLS into ridge regression.
+
+Shared conventions.  n documents in contiguous queries, query q holding rows
+starts[q]:starts[q+1]; d candidate features.  With X̂ the per-query centred
+data (n × d), ŷ the centred labels, S the selected features and
+G = (X̂_S X̂_Sᵀ + λI)⁻¹ (n × n), the caches are
+
+    C = G X̂ (n × d),  U = blockdiag(G_qq⁻¹) C (n × d),  a = G ŷ,  p = blockdiag(G_qq⁻¹) a,
+
+p being the leave-query-out residuals, and, per feature j, g_j = X̂_jᵀ C_j and
+h_j = X̂_jᵀ a.  Adding feature i (Sherman–Morrison): c = 1 / (1 + g_i),
+δ = c h_i, and per query, with uc = U_qiᵀC_qi and ua = U_qiᵀa_q,
+γ = 1 / (uc − 1/c) and κ = δ + γ (ua − δ uc); the new residuals are
+p_q − κ U_qi.  Rows are C-contiguous, so every inner loop runs over the
+features of one document.
+"""
+from libc.math cimport NAN
+from libc.stdint cimport int64_t
+from scipy.linalg.cython_blas cimport dsyrk
+from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
+
+
+def lqo_errors(const double[:, ::1] C, const double[:, ::1] U, const double[::1] a,
+               const double[::1] p, const double[::1] g, const double[::1] h,
+               const int64_t[::1] starts, double[::1] out, double[:, ::1] work):
+    """out[j] = Σ_q ‖p_q − κ_qj U_qj‖², the LQO squared error after adding feature j."""
+    # Two passes per query: (uc_j, ua_j) = Σ_r U_rj (C_rj, a_r) over its rows, then
+    # κ_j, then Σ_r (p_r − κ_j U_rj)² (exact, not expanded: no cancellation).  The
+    # query's block of U is read twice while it is still in cache.
+    cdef Py_ssize_t d = U.shape[1]
+    cdef Py_ssize_t q, r, j, lo, hi
+    cdef double *uc
+    cdef double *ua
+    cdef double *kappa
+    cdef const double *urow
+    cdef const double *crow
+    cdef double ar, pr, c, delta, gamma, diff
+    if d == 0:
+        return
+    uc = &work[0, 0]
+    ua = &work[1, 0]
+    kappa = &work[2, 0]
+    with nogil:
+        for j in range(d):
+            out[j] = 0.0
+        for q in range(starts.shape[0] - 1):
+            lo = starts[q]
+            hi = starts[q + 1]
+            for j in range(d):
+                uc[j] = 0.0
+                ua[j] = 0.0
+            for r in range(lo, hi):
+                urow = &U[r, 0]
+                crow = &C[r, 0]
+                ar = a[r]
+                for j in range(d):
+                    uc[j] += urow[j] * crow[j]
+                    ua[j] += urow[j] * ar
+            for j in range(d):
+                c = 1.0 / (1.0 + g[j])
+                delta = c * h[j]
+                gamma = 1.0 / (uc[j] - 1.0 / c)
+                kappa[j] = delta + gamma * (ua[j] - delta * uc[j])
+            for r in range(lo, hi):
+                urow = &U[r, 0]
+                pr = p[r]
+                for j in range(d):
+                    diff = pr - kappa[j] * urow[j]
+                    out[j] += diff * diff
+
+
+def add_feature(double[:, ::1] C, double[:, ::1] U, double[::1] a, double[::1] p,
+                const double[::1] cb, const double[::1] ub, const double[::1] t,
+                double c, double delta, const int64_t[::1] starts, double[::1] v):
+    """Update C, U, a, p in place for the added feature b (cb, ub: its old C and U columns)."""
+    # t = c X̂_bᵀ C (old C), δ = c h_b.  Per query q:
+    #   γ = 1 / (ub·cb − 1/c),  κ = δ + γ (ub·a − δ ub·cb)   (old a)
+    #   p_q ← p_q − κ ub,  a_q ← a_q − δ cb,  C_q ← C_q − cb tᵀ
+    #   v = C_qᵀ ub (new C),  U_q ← U_q − ub (t + γ v)ᵀ
+    cdef Py_ssize_t d = C.shape[1]
+    cdef Py_ssize_t q, r, j, lo, hi
+    cdef double ucb, uab, gamma, kappa, br, wr
+    cdef double *crow
+    cdef double *urow
+    if d == 0:
+        return
+    with nogil:
+        for q in range(starts.shape[0] - 1):
+            lo = starts[q]
+            hi = starts[q + 1]
+            ucb = 0.0
+            uab = 0.0
+            for r in range(lo, hi):
+                ucb += ub[r] * cb[r]
+                uab += ub[r] * a[r]
+            gamma = 1.0 / (ucb - 1.0 / c)
+            kappa = delta + gamma * (uab - delta * ucb)
+            for j in range(d):
+                v[j] = 0.0
+            for r in range(lo, hi):
+                p[r] -= kappa * ub[r]
+                a[r] -= delta * cb[r]
+                crow = &C[r, 0]
+                br = cb[r]
+                wr = ub[r]
+                for j in range(d):
+                    crow[j] -= br * t[j]
+                    v[j] += crow[j] * wr
+            for r in range(lo, hi):
+                urow = &U[r, 0]
+                wr = ub[r]
+                for j in range(d):
+                    urow[j] -= wr * (t[j] + gamma * v[j])
+
+
+def lqo_blocks(const double[:, ::1] Z, const double[::1] sroot, const double[::1] e,
+               const int64_t[::1] starts, const int64_t[::1] queries, double[::1] p,
+               double[::1] work):
+    """p_q = (I − Z_q S Z_qᵀ)⁻¹ e_q for each listed query; returns how many were not SPD."""
+    # S = diag(sroot²) = (Λ + λ)⁻¹ in the eigenbasis of X̂ᵀX̂, Z = X̂V, e = ŷ − X̂w, so
+    # Z_q S Z_qᵀ = H_qq, the hat matrix block of query q, and p_q is its held-out
+    # residual.  Per query of m rows: W = Z_q diag(sroot) (row-major m × d is the
+    # column-major d × m matrix Wᵀ), M = I − WᵀᵀWᵀ by dsyrk, Cholesky M = RᵀR by
+    # dpotrf, p_q = M⁻¹ e_q by dpotrs; O(m² d + m³).  M is SPD in exact arithmetic;
+    # a query where dpotrf fails gets p_q = nan and is counted.  work holds at least
+    # m (d + m) doubles for the largest listed query.
+    cdef int d = Z.shape[1]
+    cdef int m, info, one = 1
+    cdef Py_ssize_t k, q, r, j, i, lo
+    cdef double minus_one = -1.0, plus_one = 1.0
+    cdef char upper = b'U'
+    cdef char trans = b'T'
+    cdef double *W
+    cdef double *M
+    cdef int failed = 0
+    if queries.shape[0] == 0:
+        return 0
+    W = &work[0]
+    with nogil:
+        for k in range(queries.shape[0]):
+            q = queries[k]
+            lo = starts[q]
+            m = <int> (starts[q + 1] - lo)
+            M = W + <Py_ssize_t> m * d
+            for r in range(m):
+                for j in range(d):
+                    W[r * d + j] = Z[lo + r, j] * sroot[j]
+            for i in range(m):
+                for r in range(m):
+                    M[i * m + r] = 1.0 if i == r else 0.0
+            # M = I − (Wᵀ)ᵀ Wᵀ  (NumPy: np.eye(m) − W @ W.T), upper triangle
+            dsyrk(&upper, &trans, &m, &d, &minus_one, W, &d, &plus_one, M, &m)
+            # M = RᵀR  (NumPy: np.linalg.cholesky(M).T)
+            dpotrf(&upper, &m, M, &m, &info)
+            if info != 0:
+                failed += 1
+                for r in range(m):
+                    p[lo + r] = NAN
+                continue
+            for r in range(m):
+                p[lo + r] = e[lo + r]
+            # p_q = M⁻¹ e_q  (NumPy: np.linalg.solve(M, e_q))
+            dpotrs(&upper, &m, &one, M, &m, &p[lo], &m, &info)
+    return failed
+
+
+def centre(const double[:, ::1] X, const int64_t[::1] starts, const double[::1] scale,
+           double[:, ::1] out, double[::1] mean):
+    """out_q = scale_q (X_q − 1 mean(X_q)ᵀ) for each query q (rows starts[q]:starts[q+1])."""
+    # Two passes per query: the column means (summed in row order, then divided by
+    # m_q), then the centred, scaled rows.  mean holds d doubles of work.
+    cdef Py_ssize_t d = X.shape[1]
+    cdef Py_ssize_t q, r, j, lo, hi
+    cdef double inv_m, sq
+    cdef const double *xrow
+    cdef double *orow
+    with nogil:
+        for q in range(starts.shape[0] - 1):
+            lo = starts[q]
+            hi = starts[q + 1]
+            if hi == lo:
+                continue
+            for j in range(d):
+                mean[j] = 0.0
+            for r in range(lo, hi):
+                xrow = &X[r, 0]
+                for j in range(d):
+                    mean[j] += xrow[j]
+            inv_m = 1.0 / <double> (hi - lo)
+            for j in range(d):
+                mean[j] = mean[j] * inv_m
+            sq = scale[q]
+            for r in range(lo, hi):
+                xrow = &X[r, 0]
+                orow = &out[r, 0]
+                for j in range(d):
+                    orow[j] = (xrow[j] - mean[j]) * sq

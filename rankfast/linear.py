@@ -1,0 +1,35 @@
+"""What the linear learners share: scoring in float64 and turning weights into a model."""
+import numpy as np
+import scipy.sparse as sp
+
+from .model import LinearModel
+
+
+def linear_scores(X, feature_ids, weights):
+    """X w in float64, w given sparsely by 1-based feature ids (ids beyond X's width weigh nothing)."""
+    X = sp.csr_matrix(X)
+    keep = feature_ids <= X.shape[1]
+    w = np.zeros(X.shape[1])
+    w[feature_ids[keep] - 1] = weights[keep]
+    return X @ w
+
+
+def linear_model(learner, n_features, n_documents, options):
+    """LinearModel of a fitted linear learner, recording version, algorithm and options."""
+    from . import __version__
+    ids, w = learner.feature_ids_, learner.weights_
+    keep = w != 0
+    highest = (int(ids.max()) if len(ids) else 0) if n_features is None else n_features
+    metadata = {"version": __version__, "algorithm": learner.name}
+    metadata.update({k: _text(v) for k, v in options.items() if v is not None})
+    return LinearModel(ids[keep], w[keep].copy(), 0.0, highest + 1, n_documents, metadata)
+
+
+def _text(value):
+    """A metadata value as text: numbers in their shortest exact form, lists comma-joined."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return ",".join(_text(v) for v in value)
+    if isinstance(value, (float, np.floating)):
+        text = repr(float(value))
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)

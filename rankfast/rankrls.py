@@ -1,0 +1,622 @@
+"""RankRLS and greedy RankRLS: pairwise regularised least squares over the pairs of each query.
+
+Objective, with svm_rank's meaning of ``-c`` and ``-l``::
+
+    minimise  ½‖w‖² + (C / Q) Σ_q β_q Σ_{i<j ∈ q} (y_i − y_j − wᵀ(x_i − x_j))²
+
+over every unordered pair of documents of the same query, ties included (the
+efficient form needs them; a tied pair asks for equal scores).  Q counts the
+queries of the training set, as svm_rank divides C by it.  β_q = 1 with
+``loss=1`` (``-l 1``: every pair counts once), β_q = 1 / (m_q (m_q − 1) / 2)
+with ``loss=2`` (``-l 2``: each query's pairs are averaged, as svm_rank's
+fraction of swapped pairs does; a one-document query has no pair).
+
+With r = y − Xw the inner sum is rᵀ L_q r, L_q = m_q I − 11ᵀ, the Laplacian of
+query q's complete pair graph (Pahikkala et al. 2009, eq. 25), so the
+objective is (C/Q) [rᵀLr + λ‖w‖²] with L = blockdiag(β_q (m_q I − 11ᵀ)) and
+
+    λ = Q / (2C),      w = (XᵀLX + λI)⁻¹ XᵀLy          (eq. 28).
+
+L_q = α_q P_q with P_q = I − 11ᵀ/m_q the centring matrix and α_q = β_q m_q
+(m_q for -l 1, 2/(m_q − 1) for -l 2), so X̂ = blockdiag(√α_q P_q) X and
+ŷ = blockdiag(√α_q P_q) y turn RankRLS into ordinary ridge regression of ŷ
+on X̂ (Pahikkala et al. 2010, eq. 5): L is applied by per-query centring and
+scaling, no pair is ever formed.  (The greedy paper's own weighting, eq. 3,
+is α_q = 1: each query's pair sum divided by m_q; RLScore's QueryRankRLS.)
+
+Solvers
+-------
+dense   X̂ as a dense n × d array, X̂ᵀX̂ by BLAS, a Cholesky solve:
+        O(nd² + d³) time, O(nd + d²) memory.  Used when d ≤ 2048 and
+        n·d ≤ 2²⁸ (``solver="auto"``).  A feature constant within every
+        query (X̂_j = 0) is left out of the solve: its weight is exactly 0.
+cg      conjugate gradient (rankfast.newton.conjugate_gradient, Jacobi
+        preconditioner) on the same normal equations, each product
+        v ↦ Xᵀ L X v + λv costing O(nnz(X) + n + d); X is never densified.
+        Stops when ‖XᵀLy − (XᵀLX + λI)w‖ ≤ tol ‖XᵀLy‖.
+
+Many C at once (a list of C, Sect. 3.2 of the 2009 paper): one
+eigendecomposition X̂ᵀX̂ = VΛVᵀ, then every λ costs O(d²) for its weights.
+Leave-query-out (LQO) cross-validation, exact (Sect. 3.3; 2010 paper,
+Thm 3.1): the model trained without query q (same λ: the objective above
+with query q's term removed) leaves on q's documents the residual
+
+    p_q = (I − H_qq)⁻¹ (ŷ_q − X̂_q w),     H_qq = X̂_q (X̂ᵀX̂ + λI)⁻¹ X̂_qᵀ,
+
+and ‖p_q‖² = r_qᵀ L_q r_q is the held-out query's pair loss, with the same
+pair weights β_q as training.  Per λ this costs O(Σ_q m_q² d + m_q³) (a
+query larger than d uses the d × d form (Λ + λ − Z_qᵀZ_q)⁻¹ instead).  The
+table reports, for every C, the mean over queries of that loss and the mean
+NDCG@10 of the held-out scores ŷ_q − p_q (query q's held-out scores,
+centred and scaled by √α_q > 0, which changes no ranking).  NDCG@10 is taken
+in its standard form (rankfast.metrics, convention="standard": discount
+1/log2(1 + p), a query shorter than 10 over its whole list), not the LETOR
+script's, which scores every query of fewer than 10 documents 0 and would
+ignore most short queries when choosing C.  The model kept is the best C by
+LQO NDCG@10; ties go to the lower LQO loss, then the smaller C.
+
+Greedy RankRLS (Pahikkala et al. 2010, Algorithm 1): forward selection of
+features, each step adding the feature whose addition gives the least LQO
+error (the mean over queries of ‖p_q‖², as above), O(d n) per step and
+O(k d n) in all, O(d n) memory (the paper's O(kmn) and O(mn), its m being
+our n documents and its n our d features).  See GreedyRankRLS.
+"""
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from . import _rankrls, metrics
+from .data import compact_columns, group_rows
+from .errors import UsageError
+from .newton import conjugate_gradient, minimize
+from .linear import linear_model, linear_scores
+from .ranksvm import SquaredHingeObjective, query_weights
+
+DENSE_MAX_FEATURES = 2048
+DENSE_MAX_ENTRIES = 1 << 28
+NDCG_AT = 10
+NDCG_CONVENTION = "standard"     # see the module docstring
+
+
+class RankRLS:
+    """Linear RankRLS, solved in primal form without forming pairs.
+
+    See the module docstring for objective, λ, solvers and complexity.
+
+    Parameters
+    ----------
+    C : float or sequence of float
+        svm_rank's -c: the pair loss is multiplied by C / Q (λ = Q / (2C)).
+        A sequence trains every value from one eigendecomposition and keeps
+        the best by exact leave-query-out NDCG@10 (dense solver only).
+    loss : {1, 2}
+        svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
+    solver : {"auto", "dense", "cg"}
+        "auto" picks dense for d ≤ 2048 features and n·d ≤ 2²⁸, else cg.
+    tol : float
+        cg only: relative residual of the normal equations at which to stop.
+    max_iter : int
+        cg only: cap on CG iterations.
+
+    Attributes
+    ----------
+    feature_ids_ : ndarray of int64
+        1-based indices of the features seen in training.
+    weights_ : ndarray of float64
+        Their weights (of the chosen C).
+    C_ : float
+        The C of the model.
+    cv_table_ : list of dict or None
+        With a list of C: one row per C, ascending, with keys "C", "loss"
+        (LQO pair loss, mean per query) and "ndcg@10" (LQO NDCG@10).
+    weights_by_C_ : ndarray, shape (n_C, n_features_seen) or None
+        With a list of C: the weights of every C, rows as in cv_table_.
+    solver_ : str
+        The solver used ("dense" or "cg").
+    cg_iterations_, residual_ : int, float
+        cg only: iterations and final relative residual.
+    """
+
+    name = "rankrls"
+
+    def __init__(self, C=0.01, loss=1, solver="auto", tol=1e-6, max_iter=1000):
+        self.C, self.loss, self.solver = C, loss, solver
+        self.tol, self.max_iter = tol, max_iter
+
+    def fit(self, X, y, qid, log=None):
+        """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
+        grid = _c_grid(self.C)
+        _check_loss(self.loss)
+        if self.solver not in ("auto", "dense", "cg"):
+            raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
+        X, y, starts, used = _prepare(X, y, qid)
+        n, d = X.shape
+        solver = self.solver
+        if solver == "auto":
+            solver = "dense" if d <= DENSE_MAX_FEATURES and n * d <= DENSE_MAX_ENTRIES else "cg"
+        if grid is not None and solver != "dense":
+            raise UsageError(f"several C values need the dense solver (an eigendecomposition "
+                             f"of the {d} × {d} matrix XᵀLX); give one C for {d} features "
+                             f"and {n} documents")
+        Q = len(starts) - 1
+        self.solver_, self.cv_table_, self.weights_by_C_ = solver, None, None
+        self.cg_iterations_, self.residual_ = 0, 0.0
+        alpha = query_scale(starts, self.loss)
+        if log is not None:
+            log(f"RankRLS: {d} features, {n} documents, {Q} queries, {solver} solver, "
+                + (f"λ = Q/(2C) = {Q / (2.0 * float(self.C)):.6g}" if grid is None else
+                   f"{len(grid)} values of C"), 1)
+        if solver == "cg":
+            self.C_ = float(self.C)
+            w = self._fit_cg(X, y, starts, alpha, Q / (2.0 * self.C_), log)
+        else:
+            Xh = centred(X, starts, alpha)
+            yh = centred(y[:, None], starts, alpha).ravel()
+            varies = np.flatnonzero(np.any(Xh != 0.0, axis=0))   # others: weight exactly 0
+            if len(varies) < d:
+                Xh = Xh[:, varies]
+            if grid is None:
+                self.C_ = float(self.C)
+                w_varies = _ridge(Xh, yh, Q / (2.0 * self.C_))
+            else:
+                w_varies = self._fit_grid(Xh, yh, y, starts, grid, log)
+                self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
+            w = _scatter(w_varies, varies, d)
+        self.feature_ids_ = used.astype(np.int64) + 1
+        self.weights_ = w
+        return self
+
+    def _fit_cg(self, X, y, starts, alpha, lam, log):
+        op = _NormalEquations(X, starts, alpha, lam)
+        b = op.rhs(y)
+        w, iterations = conjugate_gradient(op.hessvec, b, self.tol, self.max_iter, op.precondition)
+        norm_b = np.linalg.norm(b)
+        self.cg_iterations_ = iterations
+        self.residual_ = float(np.linalg.norm(b - op.hessvec(w)) / norm_b) if norm_b > 0 else 0.0
+        if log is not None:
+            log(f"CG: {iterations} iterations, relative residual {self.residual_:.3g}"
+                + ("" if self.residual_ <= self.tol else
+                   f" (iteration limit {self.max_iter} reached before {self.tol:g})"), 1)
+        return w
+
+    def _fit_grid(self, Xh, yh, y, starts, grid, log):
+        path = EigenPath(Xh, yh, starts)
+        Q = len(starts) - 1
+        qid = np.repeat(np.arange(Q), np.diff(starts))
+        rows, weights = [], []
+        for C in grid:
+            lam = Q / (2.0 * C)
+            weights.append(path.weights(lam))
+            p = path.lqo_residuals(lam)
+            rows.append({"C": C, "loss": float(p @ p) / max(Q, 1),
+                         "ndcg@10": metrics.ndcg(yh - p, y, qid, k=NDCG_AT,
+                                                    convention=NDCG_CONVENTION)})
+        best = best_row(rows)
+        self.cv_table_, self.weights_by_C_ = rows, np.array(weights).reshape(len(grid), -1)
+        self.C_ = rows[best]["C"]
+        log_table(rows, best, "LQO", log)
+        return self.weights_by_C_[best].copy()
+
+    def decision_function(self, X):
+        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
+        return linear_scores(X, self.feature_ids_, self.weights_)
+
+    def to_model(self, n_features=None, n_documents=0):
+        """The trained LinearModel, with rankfast's metadata (C grid included)."""
+        grid = _c_grid(self.C)
+        options = {"C": self.C_, "l": self.loss}
+        if grid is not None:
+            options["grid"] = list(grid)
+        return linear_model(self, n_features, n_documents, options)
+
+
+class GreedyRankRLS:
+    """Greedy RankRLS: forward feature selection by exact leave-query-out error.
+
+    Algorithm 1 of Pahikkala et al. (2010).  Each step scores every unselected
+    feature i by the LQO error of RankRLS on the selected features plus i (the
+    mean over queries of ‖p_q‖², see the module docstring) and adds the best
+    (the lowest index on ties).  With G = (X̂_S X̂_Sᵀ + λI)⁻¹ (n × n) the
+    caches are a = Gŷ, C = G X̂ (n × d; the paper's misprinted λ⁻¹X̂X̂ᵀ is
+    λ⁻¹X̂ at the start), U = blockdiag(G_qq⁻¹) C and p = blockdiag(G_qq⁻¹) a,
+    the LQO residuals; two d-vectors g_j = X̂_jᵀC_j and h_j = X̂_jᵀa (the
+    weights of the selected features are h_S) are kept up to date in O(d).
+    Sherman–Morrison gives for candidate i, c = 1/(1 + g_i), δ = c h_i, and
+    per query γ_q = 1/(C_qiᵀU_qi − 1/c) (the paper prints C_{:,i} for C_qi)
+
+        p̃_q = p_q − κ_q U_qi,    κ_q = δ + γ_q (U_qiᵀa_q − δ C_qiᵀU_qi),
+
+    O(m_q) per query, O(n d) per step (rankfast._rankrls.lqo_errors).  Adding
+    feature b: t = c X̂_bᵀC, C ← C − C_b t (the paper prints C_b C_bᵀ),
+    U_q ← U_q − U_qb (t + γ_q U_qbᵀC_q) with the new C, O(n d)
+    (rankfast._rankrls.add_feature).  Time O(k d n), memory two dense n × d
+    arrays besides X.
+
+    Parameters
+    ----------
+    k : int or "auto"
+        Number of features to select; "auto" stops as soon as the best
+        candidate does not lower the LQO error.  A feature constant within
+        every query is no candidate (it cannot change any score; the paper's
+        loop would take it as a no-op when every other feature is worse), so
+        at most the number of features that vary within some query.
+    C : float
+        svm_rank's -c, λ = Q / (2C) as for RankRLS.
+    loss : {1, 2}
+        svm_rank's -l, as for RankRLS.
+
+    Attributes
+    ----------
+    selected_ : ndarray of int64
+        1-based feature ids, in selection order.
+    lqo_errors_ : ndarray of float64
+        LQO error (mean pair loss per held-out query) after each selection.
+    lqo_error_start_ : float
+        LQO error with no feature (all scores zero).
+    weights_path_ : list of ndarray
+        Weights of the selected features after each step (step s: s weights,
+        in selection order).
+    feature_ids_, weights_ : ndarray
+        The selected features (increasing ids) and their final weights.
+    """
+
+    name = "greedy"
+
+    def __init__(self, k="auto", C=0.01, loss=1):
+        self.k, self.C, self.loss = k, C, loss
+
+    def fit(self, X, y, qid, log=None):
+        """Select features and train on documents X (n × d), labels y and query ids qid."""
+        if _c_grid(self.C) is not None:
+            raise UsageError("greedy takes a single C value")
+        _check_loss(self.loss)
+        if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
+            raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
+        X, y, starts, used = _prepare(X, y, qid)
+        n, d = X.shape
+        Q = len(starts) - 1
+        lam = Q / (2.0 * float(self.C))
+        alpha = query_scale(starts, self.loss)
+        U = centred(X, starts, alpha)                     # U = X̂ at the start (G = I/λ)
+        yh = centred(y[:, None], starts, alpha).ravel()
+        C = U / lam
+        a = yh / lam
+        p = yh.copy()
+        g = np.einsum("ij,ij->j", U, U) / lam
+        h = U.T @ yh / lam
+        row_scale = np.sqrt(np.repeat(alpha, np.diff(starts)))
+        work = np.empty((3, d))
+        errors = np.empty(d)
+        v = np.empty(d)
+        current = float(p @ p) / max(Q, 1)
+        self.lqo_error_start_ = current
+        constant = g == 0.0                           # X̂_j = 0: no score can change
+        k_max = int(d - constant.sum())
+        if self.k != "auto":
+            k_max = min(int(self.k), k_max)
+        selected, lqo, path = [], [], []
+        if log is not None:
+            log(f"Greedy RankRLS: {d} features, {n} documents, {Q} queries, λ = {lam:.6g}; "
+                f"LQO error without features {current:.8g}", 1)
+        while len(selected) < k_max:
+            _rankrls.lqo_errors(C, U, a, p, g, h, starts, errors, work)
+            errors /= max(Q, 1)
+            errors[selected] = np.inf
+            errors[constant] = np.inf
+            b = int(np.argmin(errors))
+            if self.k == "auto" and not errors[b] < current:
+                if log is not None:
+                    log(f"Greedy RankRLS: stop, the best candidate (feature {used[b] + 1}) "
+                        f"gives LQO error {errors[b]:.8g} >= {current:.8g}", 1)
+                break
+            c = 1.0 / (1.0 + g[b])
+            xb = _centred_column(X, b, starts, row_scale)
+            t = c * (xb @ C)
+            _rankrls.add_feature(C, U, a, p, C[:, b].copy(), U[:, b].copy(), t, c, c * h[b],
+                                starts, v)
+            h -= h[b] * t
+            g -= t * t / c
+            selected.append(b)
+            current = float(errors[b])
+            lqo.append(current)
+            path.append(h[selected].copy())
+            if log is not None:
+                log(f"Greedy step {len(selected)}: feature {used[b] + 1}, "
+                    f"LQO error {current:.8g}", 1)
+        order = np.array(selected, dtype=np.int64)
+        self.selected_ = used[order].astype(np.int64) + 1
+        self.lqo_errors_ = np.array(lqo, dtype=np.float64)
+        self.weights_path_ = path
+        final = path[-1] if path else np.zeros(0)
+        sort = np.argsort(self.selected_, kind="stable")
+        self.feature_ids_ = self.selected_[sort]
+        self.weights_ = final[sort]
+        return self
+
+    def decision_function(self, X):
+        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
+        return linear_scores(X, self.feature_ids_, self.weights_)
+
+    def to_model(self, n_features=None, n_documents=0):
+        """LinearModel of the selected features; metadata records the selection order."""
+        return linear_model(self, n_features, n_documents,
+                            {"C": self.C, "l": self.loss, "k": self.k,
+                             "selected": ",".join(str(int(i)) for i in self.selected_)})
+
+
+# ---------------------------------------------------------------- the pieces
+
+def query_scale(starts, loss):
+    """α_q of L_q = α_q (I − 11ᵀ/m_q): m_q (loss 1), 2/(m_q − 1) (loss 2; 0 when m_q = 1)."""
+    m = np.diff(starts).astype(np.float64)
+    if loss == 1:
+        return m
+    return np.divide(2.0, m - 1.0, out=np.zeros_like(m), where=m > 1)
+
+
+def centred(X, starts, alpha, block_entries=1 << 22):
+    """X̂ = blockdiag(√α_q (I − 11ᵀ/m_q)) X as a new dense C-contiguous n × d array.
+
+    X is a dense array or a sparse matrix with contiguous queries.  Sparse X
+    is densified a block of whole queries (about block_entries values) at a
+    time, so the work beyond the result is one block; both forms are centred
+    by the same kernel (rankfast._rankrls.centre) and give the same bits.
+    """
+    n, d = X.shape
+    out = np.empty((n, d))
+    scale = np.sqrt(alpha)
+    mean = np.empty(d)
+    if not sp.issparse(X):
+        _rankrls.centre(np.ascontiguousarray(X, dtype=np.float64), starts, scale, out, mean)
+        return out
+    X = sp.csr_matrix(X)
+    q = 0
+    Q = len(starts) - 1
+    block_rows = max(block_entries // max(d, 1), 1)
+    while q < Q:
+        last = int(np.searchsorted(starts, starts[q] + block_rows, side="right")) - 1
+        last = min(max(last, q + 1), Q)
+        lo, hi = starts[q], starts[last]
+        _rankrls.centre(X[lo:hi].toarray(), starts[q:last + 1] - lo, scale[q:last], out[lo:hi], mean)
+        q = last
+    return out
+
+
+def _membership(starts):
+    """Q × n CSR indicator of the contiguous queries: row q has ones at starts[q]:starts[q+1]."""
+    n = int(starts[-1])
+    return sp.csr_matrix((np.ones(n), np.arange(n), starts), shape=(len(starts) - 1, n))
+
+
+def _centred_column(X, j, starts, row_scale):
+    """Column j of X̂ (per-query centred, scaled), from X."""
+    x = X[:, j].toarray().ravel() if sp.issparse(X) else np.array(X[:, j], dtype=np.float64)
+    sizes = np.diff(starts)
+    if len(x):
+        x -= np.repeat(np.add.reduceat(x, starts[:-1]) / sizes, sizes)
+    return x * row_scale
+
+
+def _scatter(w, columns, d):
+    """Weights on ``columns`` of d (last axis), zeros elsewhere."""
+    out = np.zeros(w.shape[:-1] + (d,))
+    out[..., columns] = w
+    return out
+
+
+def _ridge(Xh, yh, lam):
+    """argmin ‖ŷ − X̂w‖² + λ‖w‖² by Cholesky: (X̂ᵀX̂ + λI)⁻¹ X̂ᵀŷ."""
+    A = Xh.T @ Xh
+    A[np.diag_indices_from(A)] += lam
+    return scipy.linalg.solve(A, Xh.T @ yh, assume_a="pos")
+
+
+class EigenPath:
+    """Ridge solutions and exact LQO residuals of (X̂, ŷ) for any λ > 0, from X̂ᵀX̂ = VΛVᵀ.
+
+    Setup O(nd² + d³); per λ: weights O(d²), LQO residuals
+    O(Σ_q min(m_q² d + m_q³, m_q d² + d³)): a query of at most d documents
+    by its hat-matrix block (rankfast._rankrls.lqo_blocks), a larger one by
+    the d × d system of the model trained without it.
+    """
+
+    def __init__(self, Xh, yh, starts):
+        n, d = Xh.shape
+        lam, self.V = np.linalg.eigh(Xh.T @ Xh)
+        self.lam = np.maximum(lam, 0.0)
+        self.Z = np.ascontiguousarray(Xh @ self.V)
+        self.c = self.Z.T @ yh
+        self.yh, self.starts = yh, starts
+        sizes = np.diff(starts)
+        # A one-document query has X̂_q = 0 and ŷ_q = 0, so p_q = 0: it is in neither list.
+        self.small = np.flatnonzero((sizes > 1) & (sizes <= d)).astype(np.int64)
+        self.large = np.flatnonzero(sizes > d)
+        largest = int(sizes[self.small].max()) if len(self.small) else 0
+        self.work = np.empty(largest * (d + largest))
+        self.gram = {}                          # Z_qᵀZ_q and Z_qᵀŷ_q of queries solved by d × d
+
+    def weights(self, lam):
+        """(X̂ᵀX̂ + λI)⁻¹ X̂ᵀŷ."""
+        return self.V @ (self.c / (self.lam + lam))
+
+    def lqo_residuals(self, lam):
+        """p with p_q = ŷ_q − X̂_q w_{−q}: residuals of the models trained without each query."""
+        s = 1.0 / (self.lam + lam)
+        e = self.yh - self.Z @ (s * self.c)                        # ŷ − X̂w
+        p = np.zeros(len(e))
+        _rankrls.lqo_blocks(self.Z, np.sqrt(s), e, self.starts, self.small, p, self.work)
+        failed = self.small[np.isnan(p[self.starts[self.small]])]   # not SPD in rounding
+        for q in np.concatenate((self.large, failed)).astype(np.int64):
+            lo, hi = self.starts[q], self.starts[q + 1]
+            if q not in self.gram:
+                Zq = self.Z[lo:hi]
+                self.gram[q] = (Zq.T @ Zq, Zq.T @ self.yh[lo:hi])
+            ZZ, Zy = self.gram[q]
+            A = np.diag(self.lam + lam) - ZZ                     # Vᵀ(X̂_{−q}ᵀX̂_{−q} + λI)V
+            p[lo:hi] = self.yh[lo:hi] - self.Z[lo:hi] @ scipy.linalg.solve(A, self.c - Zy,
+                                                                           assume_a="pos")
+        return p
+
+
+class _NormalEquations:
+    """v ↦ XᵀLXv + λv with L = blockdiag(α_q (I − 11ᵀ/m_q)) applied by centring, X kept as given."""
+
+    def __init__(self, X, starts, alpha, lam):
+        self.X = X
+        self.XT = X.T.tocsr() if sp.issparse(X) else X.T
+        self.starts, self.lam = starts, lam
+        self.sizes = np.diff(starts)
+        self.alpha_rows = np.repeat(alpha, self.sizes)
+        n, d = X.shape
+        # Jacobi preconditioner: diag(XᵀLX)_j = Σ_i α_i x_ij² − Σ_q α_q m_q μ_qj².
+        if n == 0:
+            diag = np.zeros(d)
+        elif sp.issparse(X):
+            sums = _membership(starts) @ X
+            diag = (np.asarray(X.multiply(X).T @ self.alpha_rows).ravel()
+                    - np.asarray(sums.multiply(sums).T @ (alpha / self.sizes)).ravel())
+        else:
+            sums = np.add.reduceat(X, starts[:-1], axis=0)
+            diag = (np.einsum("ij,ij,i->j", X, X, self.alpha_rows)
+                    - (sums * sums).T @ (alpha / self.sizes))
+        self.inverse_diag = 1.0 / (np.maximum(diag, 0.0) + lam)
+
+    def laplacian(self, u):
+        """L u: per-query centring, then scaling by α_q."""
+        if len(u) == 0:
+            return u
+        means = np.add.reduceat(u, self.starts[:-1]) / self.sizes
+        return self.alpha_rows * (u - np.repeat(means, self.sizes))
+
+    def rhs(self, y):
+        return np.asarray(self.XT @ self.laplacian(y)).ravel()
+
+    def hessvec(self, v):
+        Xv = np.asarray(self.X @ v).ravel()
+        return np.asarray(self.XT @ self.laplacian(Xv)).ravel() + self.lam * v
+
+    def precondition(self, r):
+        return self.inverse_diag * r
+
+
+def _prepare(X, y, qid):
+    """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense."""
+    y = np.asarray(y, dtype=np.float64)
+    perm, starts = group_rows(qid)
+    if sp.issparse(X):
+        X, used = compact_columns(X)
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        used = np.flatnonzero(np.count_nonzero(X, axis=0))
+        if len(used) < X.shape[1]:
+            X = X[:, used]
+    if perm is not None:
+        X, y = X[perm], y[perm]
+    if not sp.issparse(X):
+        X = np.ascontiguousarray(X)
+    if not np.all(np.isfinite(y)):
+        raise UsageError("labels must be finite")
+    return X, y, starts, used
+
+
+def _c_grid(C):
+    """Sorted list of C values if C is a sequence, None for one number; checks C > 0."""
+    values = list(C) if isinstance(C, (list, tuple, np.ndarray)) else [C]
+    for value in values:
+        if not (np.isfinite(value) and value > 0):
+            raise UsageError(f"C must be a positive number (got {value!r})")
+    if not isinstance(C, (list, tuple, np.ndarray)):
+        return None
+    if not values:
+        raise UsageError("the list of C values is empty")
+    return sorted(float(c) for c in set(values))
+
+
+def _check_loss(loss):
+    if loss not in (1, 2):
+        raise UsageError(f"loss (-l) must be 1 or 2 (got {loss!r})")
+
+
+def best_row(rows):
+    """Index of the best row: highest "ndcg@10", then lowest "loss", then smallest "C"."""
+    return min(range(len(rows)), key=lambda i: (-rows[i]["ndcg@10"], rows[i]["loss"], rows[i]["C"]))
+
+
+def log_table(rows, best, kind, log):
+    """Send a C-grid table to log(text, 1), one line per C, the chosen one marked."""
+    if log is None:
+        return
+    log(f"{'C':>12}  {kind + ' pair loss':>16}  {kind + ' NDCG@10':>13}", 1)
+    for i, row in enumerate(rows):
+        log(f"{row['C']:>12.6g}  {row['loss']:>16.8g}  {row['ndcg@10']:>13.6f}"
+            + ("  <- chosen" if i == best else ""), 1)
+
+
+# ------------------------------------------------------ C grids for PRSVM
+
+def cross_validate_prsvm(X, y, qid, Cs, n_folds=5, loss=1, tol=1e-3, max_iter=100, log=None):
+    """Choose PRSVM's C by n-fold cross-validation over queries, warm-started along the C path.
+
+    Query j (in order of first appearance) goes to fold j mod n_folds
+    (n_folds = Q when there are fewer queries).  For each fold, RankSVM's
+    objective (rankfast.ranksvm.SquaredHingeObjective with its -c/-l
+    weights) is minimised for the values of C in ascending order, each
+    started from the previous optimum (rankfast.newton.minimize, tolerance
+    tol, at most max_iter Newton steps).
+
+    Returns
+    -------
+    table : list of dict
+        One row per C, ascending: "C"; "loss", the held-out squared-hinge
+        pair loss Σ_pairs max(0, 1 − (s_i − s_j))² (averaged over each
+        query's pairs with loss=2) as a mean over all queries; "ndcg@10",
+        the mean NDCG@10 of the held-out scores (standard convention, as
+        for RankRLS).
+    best_C : float
+        Highest "ndcg@10"; ties to the lower "loss", then the smaller C.
+    """
+    grid = _c_grid(list(np.atleast_1d(Cs)))
+    _check_loss(loss)
+    y = np.asarray(y, dtype=np.float64)
+    perm, starts = group_rows(qid)
+    X, _ = compact_columns(X)
+    if perm is not None:
+        X, y = X[perm], y[perm]
+    Q = len(starts) - 1
+    if Q < 2:
+        raise UsageError(f"cross-validation needs at least 2 queries (got {Q})")
+    n_folds = min(int(n_folds), Q)
+    if n_folds < 2:
+        raise UsageError(f"n_folds must be at least 2 (got {n_folds})")
+    sizes = np.diff(starts)
+    query = np.repeat(np.arange(Q), sizes)
+    fold_of_row = query % n_folds
+    scores = np.zeros((len(grid), X.shape[0]))
+    losses = np.zeros(len(grid))
+    for fold in range(n_folds):
+        train, test = np.flatnonzero(fold_of_row != fold), np.flatnonzero(fold_of_row == fold)
+        X_train, y_train, train_starts = X[train], y[train], _starts_of(query[train])
+        X_test, test_starts = X[test], _starts_of(query[test])
+        w = np.zeros(X.shape[1])
+        held_out = SquaredHingeObjective(X_test, y[test], test_starts,
+                                         query_weights(y[test], test_starts, 1.0, loss)
+                                         * (len(test_starts) - 1) / Q)
+        for i, C in enumerate(grid):
+            objective = SquaredHingeObjective(X_train, y_train, train_starts,
+                                              query_weights(y_train, train_starts, C, loss))
+            w = minimize(objective, w, tol=tol, max_iter=max_iter).w
+            s = np.asarray(X_test @ w).ravel()
+            scores[i, test] = s
+            losses[i] += held_out.loss(s)
+    rows = [{"C": C, "loss": float(losses[i]),
+             "ndcg@10": metrics.ndcg(scores[i], y, query, k=NDCG_AT, convention=NDCG_CONVENTION)}
+            for i, C in enumerate(grid)]
+    best = best_row(rows)
+    log_table(rows, best, f"{n_folds}-fold", log)
+    return rows, rows[best]["C"]
+
+
+def _starts_of(query):
+    """Query offsets of rows whose (sorted) query numbers are given."""
+    change = np.flatnonzero(query[1:] != query[:-1]) + 1
+    return np.concatenate(([0], change, [len(query)])).astype(np.int64)

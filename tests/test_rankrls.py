@@ -1,0 +1,341 @@
+"""RankRLS, its C path with exact leave-query-out CV, greedy RankRLS and the PRSVM C grid,
+against closed forms and the slow twins of rankfast._reference."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankfast import _rankrls, _reference, metrics
+from rankfast.errors import UsageError
+from rankfast.model import read_model, write_model
+from rankfast.rankrls import (GreedyRankRLS, RankRLS, centred, cross_validate_prsvm,
+                              query_scale)
+from rankfast.ranksvm import RankSVM
+
+
+# ---------------------------------------------------------------- data
+
+def make_data(seed, sizes=(1, 5, 2, 12, 3, 1, 11, 4), d=6, levels=3, shuffle=True):
+    """Uneven queries (one-document ones included), tied labels, a constant feature,
+    an all-zero feature, rows of different queries interleaved."""
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(len(sizes)) * 7 + 3, sizes)
+    n = len(qid)
+    X = rng.normal(size=(n, d))
+    X[:, 1] = 2.5                                   # constant (non-zero) feature
+    X[:, d - 1] = 0.0                               # never occurs: not a feature at all
+    y = rng.integers(0, levels, size=n).astype(np.float64)
+    y += X[:, 0] > 0.5                              # some signal
+    if shuffle:
+        perm = rng.permutation(n)
+        X, y, qid = X[perm], y[perm], qid[perm]
+    return X, y, qid
+
+
+def explicit_laplacian(qid, loss):
+    """L = blockdiag(β_q (m_q I − 11ᵀ)) in the rows' own order (β_q = 1 or 1/pairs)."""
+    qid = np.asarray(qid)
+    L = np.zeros((len(qid), len(qid)))
+    for q in np.unique(qid):
+        rows = np.flatnonzero(qid == q)
+        m = len(rows)
+        beta = 1.0 if loss == 1 else (2.0 / (m * (m - 1)) if m > 1 else 0.0)
+        L[np.ix_(rows, rows)] = beta * (m * np.eye(m) - np.ones((m, m)))
+    return L
+
+
+def full_weights(model, d):
+    w = np.zeros(d)
+    w[model.feature_ids_ - 1] = model.weights_
+    return w
+
+
+def n_queries(qid):
+    return len(np.unique(qid))
+
+
+# ---------------------------------------------------------------- RankRLS
+
+@pytest.mark.parametrize("loss", [1, 2])
+@pytest.mark.parametrize("C", [0.05, 1.0, 40.0])
+def test_closed_form(loss, C):
+    """w = (XᵀLX + λI)⁻¹ XᵀLy with λ = Q / (2C), L built densely."""
+    X, y, qid = make_data(1)
+    L = explicit_laplacian(qid, loss)
+    lam = n_queries(qid) / (2.0 * C)
+    expected = np.linalg.solve(X.T @ L @ X + lam * np.eye(X.shape[1]), X.T @ L @ y)
+    got = full_weights(RankRLS(C=C, loss=loss, solver="dense").fit(X, y, qid), X.shape[1])
+    np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", [1, 2])
+def test_pair_enumeration_twin(loss):
+    """The objective of the docstring, minimised over explicitly enumerated pairs."""
+    X, y, qid = make_data(2, levels=5)
+    got = full_weights(RankRLS(C=0.7, loss=loss).fit(X, y, qid), X.shape[1])
+    np.testing.assert_allclose(got, _reference.rankrls_pairs(X, y, qid, 0.7, loss),
+                               rtol=1e-8, atol=1e-12)
+
+
+def test_more_features_than_documents_and_sparse_input():
+    X, y, qid = make_data(3, sizes=(4, 1, 6, 3), d=30)
+    dense = RankRLS(C=2.0).fit(X, y, qid)
+    from_sparse = RankRLS(C=2.0).fit(sp.csr_matrix(X), y, qid)
+    np.testing.assert_array_equal(dense.feature_ids_, from_sparse.feature_ids_)
+    np.testing.assert_allclose(dense.weights_, from_sparse.weights_, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(full_weights(dense, 30),
+                               _reference.rankrls_pairs(X, y, qid, 2.0), rtol=1e-8, atol=1e-12)
+    assert 30 not in dense.feature_ids_                        # the all-zero column
+
+
+@pytest.mark.parametrize("loss", [1, 2])
+def test_cg_equals_dense_solve_on_sparse_data(loss):
+    """The CG path on a sparse matrix (never densified) against the dense closed form."""
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 15, size=25)
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    X = sp.random(len(qid), 300, density=0.03, format="csr", random_state=5)
+    y = rng.integers(0, 3, size=len(qid)).astype(np.float64)
+    cg = RankRLS(C=3.0, loss=loss, solver="cg", tol=1e-12).fit(X, y, qid)
+    assert cg.solver_ == "cg" and cg.residual_ <= 1e-12
+    L = explicit_laplacian(qid, loss)
+    Xd = X.toarray()
+    lam = len(sizes) / 6.0
+    expected = np.linalg.solve(Xd.T @ L @ Xd + lam * np.eye(300), Xd.T @ L @ y)
+    np.testing.assert_allclose(full_weights(cg, 300), expected, rtol=1e-8, atol=1e-10)
+
+
+def test_auto_solver_choice():
+    X, y, qid = make_data(5)
+    assert RankRLS().fit(X, y, qid).solver_ == "dense"
+    wide = sp.random(40, 5000, density=0.05, format="csr", random_state=1)   # ~4000 used
+    model = RankRLS().fit(wide, np.arange(40) % 3, np.repeat(np.arange(8), 5))
+    assert model.solver_ == "cg"
+    with pytest.raises(UsageError, match="dense solver"):
+        RankRLS(C=[1, 2]).fit(wide, np.arange(40) % 3, np.repeat(np.arange(8), 5))
+
+
+@pytest.mark.parametrize("loss", [1, 2])
+def test_many_c_equals_separate_fits(loss):
+    X, y, qid = make_data(6, d=8)
+    grid = [10.0, 0.01, 0.3, 3.0, 100.0]
+    path = RankRLS(C=grid, loss=loss).fit(X, y, qid)
+    assert [row["C"] for row in path.cv_table_] == sorted(grid)
+    assert path.weights_by_C_.shape == (len(grid), 7) and not np.any(path.weights_by_C_[:, 1])
+    for row, w in zip(path.cv_table_, path.weights_by_C_):
+        single = RankRLS(C=row["C"], loss=loss).fit(X, y, qid)
+        np.testing.assert_allclose(w, single.weights_, rtol=1e-8, atol=1e-12)
+    chosen = path.cv_table_[[row["C"] for row in path.cv_table_].index(path.C_)]
+    assert chosen["ndcg@10"] == max(row["ndcg@10"] for row in path.cv_table_)
+    np.testing.assert_allclose(path.weights_, RankRLS(C=path.C_, loss=loss).fit(X, y, qid).weights_,
+                               rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", [1, 2])
+@pytest.mark.parametrize("d", [4, 20])                  # d < query sizes (d × d form) and d > n
+def test_lqo_equals_retraining(loss, d):
+    X, y, qid = make_data(7, sizes=(1, 5, 2, 12, 3, 1, 11, 4, 9), d=d, levels=4)
+    grid = [0.02, 0.5, 20.0]
+    lines = []
+    path = RankRLS(C=grid, loss=loss).fit(X, y, qid, log=lambda text, level: lines.append(text))
+    for row in path.cv_table_:
+        scores, losses = _reference.rankrls_lqo_retrain(X, y, qid, row["C"], loss)
+        assert row["loss"] == pytest.approx(losses.mean(), rel=1e-8)
+        assert row["ndcg@10"] == pytest.approx(
+            metrics.ndcg(scores, y, qid, k=10, convention="standard"), rel=1e-12)
+    assert len(lines) == 2 + len(grid) and sum("chosen" in line for line in lines) == 1
+
+
+def test_lqo_large_query_uses_the_d_by_d_form():
+    """Queries bigger than d take the other exact branch; both must agree with retraining."""
+    X, y, qid = make_data(8, sizes=(30, 2, 25, 1, 7), d=5)
+    path = RankRLS(C=[0.1, 5.0]).fit(X, y, qid)
+    for row in path.cv_table_:
+        _, losses = _reference.rankrls_lqo_retrain(X, y, qid, row["C"], 1)
+        assert row["loss"] == pytest.approx(losses.mean(), rel=1e-8)
+
+
+def test_lqo_fallback_when_cholesky_fails(monkeypatch):
+    """A block the kernel reports as not SPD (nan) is redone by the d × d form, still exact."""
+    import rankfast.rankrls as rankrls
+    real = _rankrls.lqo_blocks
+
+    def failing_first(Z, sroot, e, starts, queries, p, work):
+        failed = real(Z, sroot, e, starts, queries, p, work)
+        p[starts[queries[0]]:starts[queries[0] + 1]] = np.nan
+        return failed + 1
+
+    monkeypatch.setattr(rankrls._rankrls, "lqo_blocks", failing_first)
+    X, y, qid = make_data(21, d=15)
+    path = RankRLS(C=[0.2, 4.0]).fit(X, y, qid)
+    for row in path.cv_table_:
+        _, losses = _reference.rankrls_lqo_retrain(X, y, qid, row["C"], 1)
+        assert row["loss"] == pytest.approx(losses.mean(), rel=1e-8)
+
+
+def test_centring_matches_the_laplacian():
+    X, y, qid = make_data(9, shuffle=False)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(qid)) + 1, [len(qid)]))
+    for loss in (1, 2):
+        Xh = centred(X, starts, query_scale(starts, loss))
+        np.testing.assert_allclose(Xh.T @ Xh, X.T @ explicit_laplacian(qid, loss) @ X,
+                                   rtol=1e-12, atol=1e-12)
+        for block in (1, 7, 1 << 22):                  # one query per block .. all at once
+            np.testing.assert_array_equal(Xh, centred(sp.csr_matrix(X), starts,
+                                                      query_scale(starts, loss), block))
+        assert np.all(Xh[:, 1] == 0.0)                  # constant feature: exactly zero
+
+
+def test_rankrls_model_metadata(tmp_path):
+    X, y, qid = make_data(10)
+    model = RankRLS(C=[0.5, 2.0], loss=2).fit(X, y, qid).to_model(n_features=6, n_documents=len(y))
+    write_model(model, tmp_path / "m")
+    back = read_model(tmp_path / "m")
+    assert back.metadata["algorithm"] == "rankrls" and back.metadata["grid"] == "0.5,2"
+    assert back.metadata["l"] == "2" and float(back.metadata["C"]) in (0.5, 2.0)
+
+
+# ---------------------------------------------------------------- greedy
+
+@pytest.mark.parametrize("loss", [1, 2])
+@pytest.mark.parametrize("C", [0.05, 1.0, 30.0])
+def test_greedy_equals_naive_twin(loss, C):
+    X, y, qid = make_data(11, d=7)
+    selected, errors = _reference.greedy_rankrls_naive(X, y, qid, C, loss, k=6)
+    model = GreedyRankRLS(k=6, C=C, loss=loss).fit(X, y, qid)
+    assert list(model.selected_ - 1) == selected
+    np.testing.assert_allclose(model.lqo_errors_, errors, rtol=1e-8)
+
+
+def test_greedy_more_features_than_documents():
+    X, y, qid = make_data(12, sizes=(3, 1, 5, 2), d=25)
+    selected, errors = _reference.greedy_rankrls_naive(X, y, qid, 0.8, 1, k=5)
+    model = GreedyRankRLS(k=5, C=0.8).fit(X, y, qid)
+    assert list(model.selected_ - 1) == selected
+    np.testing.assert_allclose(model.lqo_errors_, errors, rtol=1e-8)
+
+
+@pytest.mark.parametrize("loss", [1, 2])
+def test_greedy_weights_are_rankrls_on_the_selection(loss):
+    X, y, qid = make_data(13, d=8)
+    model = GreedyRankRLS(k=4, C=2.0, loss=loss).fit(X, y, qid)
+    for step, w in enumerate(model.weights_path_, start=1):
+        columns = model.selected_[:step] - 1
+        expected = _reference.rankrls_pairs(X[:, columns], y, qid, 2.0, loss)
+        np.testing.assert_allclose(w, expected, rtol=1e-8, atol=1e-12)
+    np.testing.assert_array_equal(model.feature_ids_, np.sort(model.selected_))
+
+
+@pytest.mark.parametrize("loss", [1, 2])
+def test_greedy_all_features_ends_at_rankrls_lqo(loss):
+    """Selecting every feature, the last LQO error is RankRLS's LQO loss (two independent paths)."""
+    X, y, qid = make_data(14, d=6)
+    greedy = GreedyRankRLS(k=100, C=0.4, loss=loss).fit(X, y, qid)
+    assert len(greedy.selected_) == 4          # k clamped: 6 columns, one all-zero, one constant
+    assert 2 not in greedy.selected_
+    path = RankRLS(C=[0.4], loss=loss).fit(X, y, qid)
+    assert greedy.lqo_errors_[-1] == pytest.approx(path.cv_table_[0]["loss"], rel=1e-9)
+
+
+def test_greedy_auto_stops_when_lqo_error_stops_improving():
+    X, y, qid = make_data(15, d=7)
+    _, errors = _reference.greedy_rankrls_naive(X, y, qid, 0.3, 1, k=6)
+    lines = []
+    model = GreedyRankRLS(k="auto", C=0.3).fit(X, y, qid, log=lambda t, level: lines.append(t))
+    start = _reference.rankrls_lqo_retrain(X[:, :0], y, qid, 0.3, 1)[1].mean()
+    previous = np.concatenate(([start], errors))
+    expected = int(np.argmax(~(previous[1:] < previous[:-1]))) if np.any(
+        ~(previous[1:] < previous[:-1])) else len(errors)
+    assert len(model.selected_) == expected
+    np.testing.assert_allclose(model.lqo_errors_, errors[:expected], rtol=1e-8)
+    assert model.lqo_error_start_ == pytest.approx(start, rel=1e-12)
+    steps = [line for line in lines if line.startswith("Greedy step")]
+    assert len(steps) == expected
+    assert steps and steps[0].startswith(f"Greedy step 1: feature {model.selected_[0]}, LQO error ")
+
+
+def test_greedy_model_round_trip(tmp_path):
+    X, y, qid = make_data(16, d=7)
+    X = np.hstack([X, np.zeros((len(y), 4)), X[:, :3] * 0.5 + 1.0])   # ids up to 14
+    fitted = GreedyRankRLS(k=3, C=1.0).fit(sp.csr_matrix(X), y, qid)
+    model = fitted.to_model(n_features=X.shape[1], n_documents=len(y))
+    write_model(model, tmp_path / "greedy.model")
+    back = read_model(tmp_path / "greedy.model")
+    assert sorted(back.feature_ids.tolist()) == sorted(fitted.selected_.tolist())
+    assert back.metadata["selected"] == ",".join(map(str, fitted.selected_))
+    assert back.metadata["algorithm"] == "greedy" and back.metadata["k"] == "3"
+    np.testing.assert_array_equal(back.weights, model.weights)
+    np.testing.assert_allclose(back.predict(X), fitted.decision_function(X), rtol=1e-5, atol=1e-6)
+
+
+def test_greedy_kernel_scores_against_direct_sherman_morrison():
+    """One scoring call on random caches, against p̃_q = (G̃_qq)⁻¹ ã_q from an explicit G."""
+    rng = np.random.default_rng(17)
+    starts = np.array([0, 3, 4, 9], dtype=np.int64)
+    n, d, lam = 9, 4, 0.7
+    Xh = rng.normal(size=(n, d))
+    yh = rng.normal(size=n)
+    S = [2]
+    G = np.linalg.inv(Xh[:, S] @ Xh[:, S].T + lam * np.eye(n))
+    blocks = [slice(starts[q], starts[q + 1]) for q in range(3)]
+    Qinv = np.zeros((n, n))
+    for b in blocks:
+        Qinv[b, b] = np.linalg.inv(G[b, b])
+    C, a = G @ Xh, G @ yh
+    U, p = Qinv @ C, Qinv @ a
+    g, h = np.einsum("ij,ij->j", Xh, C), Xh.T @ a
+    out = np.empty(d)
+    _rankrls.lqo_errors(C, U, a, p, g, h, starts, out, np.empty((3, d)))
+    for i in range(d):
+        Gi = np.linalg.inv(np.linalg.inv(G) + np.outer(Xh[:, i], Xh[:, i]))
+        ai = Gi @ yh
+        expected = sum(float(np.sum((np.linalg.solve(Gi[b, b], ai[b])) ** 2)) for b in blocks)
+        assert out[i] == pytest.approx(expected, rel=1e-9)
+
+
+# ---------------------------------------------------------------- validation
+
+@pytest.mark.parametrize("make", [
+    lambda: RankRLS(C=0), lambda: RankRLS(C=[1.0, -2.0]), lambda: RankRLS(C=[]),
+    lambda: RankRLS(loss=3), lambda: RankRLS(solver="qr"), lambda: GreedyRankRLS(k=0),
+    lambda: GreedyRankRLS(k="all"), lambda: GreedyRankRLS(C=[1.0, 2.0]),
+])
+def test_bad_parameters_raise_usage_errors(make):
+    X, y, qid = make_data(18)
+    with pytest.raises(UsageError):
+        make().fit(X, y, qid)
+
+
+# ---------------------------------------------------------------- PRSVM C grid
+
+def test_cross_validate_prsvm_equals_cold_retraining():
+    X, y, qid = make_data(19, sizes=(6, 9, 4, 12, 7, 5, 10, 8, 11, 6), d=5, levels=3)
+    grid = [3.0, 0.01, 0.3]
+    table, best = cross_validate_prsvm(X, y, qid, grid, n_folds=3, tol=1e-10, max_iter=200)
+    assert [row["C"] for row in table] == sorted(grid)
+    queries = list(dict.fromkeys(qid.tolist()))                # order of first appearance
+    fold = {q: j % 3 for j, q in enumerate(queries)}
+    folds = np.array([fold[q] for q in qid.tolist()])
+    for row in table:
+        scores = np.zeros(len(y))
+        for f in range(3):
+            train, test = folds != f, folds == f
+            model = RankSVM(C=row["C"], tol=1e-10, max_iter=200).fit(X[train], y[train], qid[train])
+            scores[test] = model.decision_function(X[test])
+        assert row["ndcg@10"] == pytest.approx(
+            metrics.ndcg(scores, y, qid, k=10, convention="standard"), abs=1e-9)
+        loss = 0.0
+        for q in queries:
+            rows = np.flatnonzero(qid == q)
+            for i in rows:
+                for j in rows:
+                    if y[i] > y[j]:
+                        loss += max(0.0, 1.0 - scores[i] + scores[j]) ** 2
+        assert row["loss"] == pytest.approx(loss / len(queries), rel=1e-6)
+    key = [(-row["ndcg@10"], row["loss"], row["C"]) for row in table]
+    assert best == table[key.index(min(key))]["C"]
+
+
+def test_cross_validate_prsvm_needs_two_queries():
+    X, y, qid = make_data(20, sizes=(5,))
+    with pytest.raises(UsageError):
+        cross_validate_prsvm(X, y, qid, [1.0])
