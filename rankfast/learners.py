@@ -1,5 +1,7 @@
 """Which learner ``rank_learn -a ALGO`` builds, from svm_rank's flags."""
 from .errors import UsageError
+from .kernels import KernelApproxLearner
+from .model import KernelParams
 from .rankrls import GreedyRankRLS, RankRLS
 from .ranksvm import RankSVM
 
@@ -59,6 +61,17 @@ def make_learner(options, given):
     kernel = options.get("kernel", 0)
     if kernel == 4:
         raise UsageError("-t 4 (user-defined kernel) is not supported")
-    if kernel != 0:
-        raise UsageError(f"-t {kernel}: kernel learning is not available in this version")
-    return LEARNERS[algorithm](options), notes
+    learner = LEARNERS[algorithm](options)
+    if kernel == 0:
+        for flag in ("--approx", "--landmarks", "--seed"):
+            if flag in given:
+                notes.append(f"{flag} has no effect with the linear kernel (-t 0)")
+        return learner, notes
+    params = KernelParams(kernel, options.get("degree", 3), options.get("gamma", 1.0),
+                          options.get("coef_lin", 1.0), options.get("coef_const", 1.0))
+    try:
+        learner = KernelApproxLearner(learner, params, options.get("approx", "nystrom"),
+                                      options.get("landmarks", 500), options.get("seed", 0))
+    except ValueError as exc:
+        raise UsageError(f"-t {kernel}: {exc}") from None
+    return learner, notes

@@ -18,6 +18,8 @@ The file, as svm_rank writes it::
 svm_rank_classify reads only the leading value of each header line and the
 SV lines before their '#'; rankfast writes its own metadata after the '#' of
 the first SV line (``#rankfast key=value ...``), where that reader ignores it.
+Random Fourier feature models have a format of their own (rankfast.kernels),
+whose first line svm_rank's reader rejects as a version mismatch.
 
 Scores follow svm_rank_classify's arithmetic so that predictions agree to
 the last printed digit: weights and feature values are rounded to float32
@@ -217,6 +219,9 @@ def read_model(path):
         except (OSError, EOFError, ValueError) as exc:
             raise InputError(path, None, f"cannot read: {exc}") from None
     first = raw.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    from .kernels import RFF_VERSION_LINE, parse_rff_model
+    if first == RFF_VERSION_LINE:
+        return parse_rff_model(raw.decode("utf-8", "replace"), path)
     if first != VERSION_LINE:
         raise InputError(path, 1, f"not an SVM-light V6.20 model file "
                                   f"(first line {first[:60]!r}, expected {VERSION_LINE!r})")
@@ -280,6 +285,9 @@ def write_model(model, path):
 
 def format_model(model):
     """The text of ``model``'s file."""
+    from .kernels import RFFModel, format_rff_model
+    if isinstance(model, RFFModel):
+        return format_rff_model(model)
     if isinstance(model, LinearModel):
         kernel = KernelParams()
         keep = model.weights != 0

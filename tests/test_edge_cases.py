@@ -246,18 +246,14 @@ EXPECTED = {
                "fixes its own loss and says so"),
     "opt_p3": (2, Usage("-p"), "usage: -p accepts 1 or 2 (svm_rank prints its help)"),
     "opt_q1": (2, Usage("-q"), "usage: -q must be at least 2 (svm_rank prints its help)"),
-    # becomes a training case when kernel approximation lands
-    "opt_t1": (2, Usage("-t 1"), "usage for now: polynomial kernel (-t 1) is not implemented "
-               "yet (svm_rank trains)"),
-    # becomes a training case when kernel approximation lands
-    "opt_t2": (2, Usage("-t 2"), "usage for now: RBF kernel (-t 2) is not implemented yet "
-               "(svm_rank trains)"),
-    # becomes a training case when kernel approximation lands
-    "opt_t2_w4": (2, Usage("-t 2"), "usage for now: RBF kernel with -w 4 is not implemented "
-                  "yet (svm_rank trains)"),
-    # becomes a training case when kernel approximation lands
-    "opt_t3": (2, Usage("-t 3"), "usage for now: sigmoid kernel (-t 3) is not implemented yet "
-               "(svm_rank trains)"),
+    "opt_t1": (0, Trained(), "copy: a polynomial kernel (-t 1 -d 2 -s 1 -r 1), learned by "
+               "Nyström approximation (svm_rank trains the exact kernel)"),
+    "opt_t2": (0, Trained(), "copy: an RBF kernel (-t 2 -g 0.5), learned by Nyström "
+               "approximation"),
+    "opt_t2_w4": (0, Trained(notes=("-w",)), "copy, with a note: RBF kernel; -w 4 only tunes "
+                  "svm_rank's QP solver"),
+    "opt_t3": (0, Trained(), "copy: a sigmoid kernel (-t 3 -s 0.1 -r 0), learned by Nyström "
+               "approximation (negative eigenvalues of the landmark matrix dropped)"),
     "opt_t4": (2, Usage("-t 4"), "usage: a user-defined kernel (-t 4) cannot be supported "
                "(svm_rank trains with its compiled-in stub)"),
     "opt_unknown": (2, Usage("-z"), "usage: unknown option -z (svm_rank prints its help, rc 0)"),

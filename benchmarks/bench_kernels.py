@@ -1,0 +1,201 @@
+"""RankSVM with kernel approximation on MQ2008: Nyström and RFF vs linear PRSVM.
+
+Protocol (after Chen et al. 2017, Sect. 4, on a coarser grid): the five LETOR
+4.0 folds of MQ2008 (Fold k trains on three S files, validates on the next,
+tests on the last; see ../shared/data/README.md).  For each fold and method,
+C and, for the kernel methods, the RBF γ are chosen by NDCG@10 on the
+validation set, over the paper's C ∈ 2^-12 … 2^6 and γ ∈ 2^-12 … 2^2 (steps
+``--c-step`` and ``--gamma-step`` in the exponent).  The paper's C multiplies
+the sum over all pairs (Chapelle & Keerthi's PRSVM); rankfast's C is
+svm_rank's, which multiplies the loss by C / Q (Q training queries), so the
+learners get C_rankfast = Q · C_paper.  The table shows C_paper.  m = ``--landmarks`` (500) landmarks or
+random features, seed ``--seed``.  Each map is computed once per γ and reused
+for every C during the search.
+
+Reported per fold: test NDCG@10 and MAP (rankfast.metrics, LETOR convention:
+a query without relevant document scores 0) of the chosen model, scored the
+way rank_classify will score it (Nyström: the written SVM-light kernel model,
+float32-rounded; RFF: RFFModel), and the wall-clock seconds of one training
+run at the chosen parameters (the map included) from raw documents to model,
+best of three runs.  Also timed: scoring ``--predict-docs`` documents (MQ2008
+rows repeated) against m landmarks / random features.
+
+Timings are indicative only: the machine has 2 cores shared with other jobs.
+Prints a table; never asserts.
+
+Usage::
+
+    python benchmarks/bench_kernels.py
+    python benchmarks/bench_kernels.py --folds 1 --c-step 3 --gamma-step 3 --predict-docs 0
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from rankfast import load_svmlight, metrics  # noqa: E402
+from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap  # noqa: E402
+from rankfast.model import KernelParams  # noqa: E402
+from rankfast.ranksvm import RankSVM  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data", "mq2008")
+FOLDS = {1: ((1, 2, 3), 4, 5), 2: ((2, 3, 4), 5, 1), 3: ((3, 4, 5), 1, 2),
+         4: ((4, 5, 1), 2, 3), 5: ((5, 1, 2), 3, 4)}
+TARGET_SECONDS = 3.0
+
+
+def load_parts():
+    parts = {}
+    for k in range(1, 6):
+        d = load_svmlight(os.path.join(DATA, f"S{k}.txt.gz"), n_features=46)
+        parts[k] = (d.X, d.y, d.qid)
+    return parts
+
+
+def join(parts, keys):
+    X = sp.vstack([parts[k][0] for k in keys]).tocsr()
+    y = np.concatenate([parts[k][1] for k in keys])
+    return X, y, np.concatenate([parts[k][2] for k in keys])
+
+
+def ndcg10(scores, y, qid):
+    return metrics.ndcg(scores, y, qid, k=10)
+
+
+def powers(low, high, step):
+    exponents = list(range(low, high + 1, step))
+    if exponents[-1] != high:
+        exponents.append(high)
+    return [2.0 ** e for e in exponents]
+
+
+def n_queries(data):
+    return len(np.unique(data[2]))
+
+
+def search_linear(train, vali, cs):
+    """Best (vali NDCG@10, C_paper) of linear PRSVM."""
+    best = (-1.0, None)
+    for C in cs:
+        learner = RankSVM(C=C * n_queries(train)).fit(*train)
+        best = max(best, (ndcg10(learner.decision_function(vali[0]), vali[1], vali[2]), C))
+    return best
+
+
+def search_kernel(approx, train, vali, cs, gammas, m, seed):
+    """Best (vali NDCG@10, γ, C_paper) of PRSVM on the Nyström / RFF map (one map per γ)."""
+    best = (-1.0, None, None)
+    for gamma in gammas:
+        kernel = KernelParams(2, gamma=gamma)
+        kind = NystroemMap if approx == "nystrom" else RandomFourierMap
+        feature_map = kind(kernel, m, seed).fit(train[0])
+        phi_train, phi_vali = feature_map.transform(train[0]), feature_map.transform(vali[0])
+        for C in cs:
+            learner = RankSVM(C=C * n_queries(train)).fit(phi_train, train[1], train[2])
+            scores = phi_vali[:, learner.feature_ids_ - 1] @ learner.weights_
+            best = max(best, (ndcg10(scores, vali[1], vali[2]), gamma, C))
+    return best
+
+
+def final_run(make_learner, train, test, repeats=3):
+    """Train from raw documents (best wall clock of ``repeats`` runs); score the test set."""
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        learner = make_learner().fit(*train)
+        model = learner.to_model(n_features=train[0].shape[1], n_documents=train[0].shape[0])
+        seconds.append(time.perf_counter() - start)
+    seconds = min(seconds)
+    scores = model.predict(test[0])
+    return (ndcg10(scores, test[1], test[2]),
+            metrics.mean_average_precision(scores, test[1], test[2]), seconds)
+
+
+def log2(value):
+    return f"2^{int(round(np.log2(value)))}"
+
+
+def bench_prediction(parts, n_docs, m, seed):
+    """Seconds to score n_docs MQ2008-like documents with m landmarks / random features."""
+    X, y, qid = join(parts, (1, 2, 3))
+    rows = np.arange(n_docs) % X.shape[0]
+    big = X[rows]
+    print(f"\nScoring {n_docs:,} documents x {X.shape[1]} features (MQ2008 rows repeated), "
+          f"m = {m}, RBF gamma = 2^-3, wall clock:")
+    for approx in ("nystrom", "rff"):
+        learner = KernelApproxLearner(RankSVM(C=1.0), KernelParams(2, gamma=0.125), approx,
+                                      m, seed).fit(X, y, qid)
+        model = learner.to_model(n_features=X.shape[1], n_documents=X.shape[0])
+        start = time.perf_counter()
+        model.predict(big)
+        print(f"  {type(model).__name__:<12} ({approx}) {time.perf_counter() - start:6.1f} s")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--folds", type=int, nargs="*", default=[1, 2, 3, 4, 5])
+    parser.add_argument("--landmarks", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--c-step", type=int, default=3, help="step of log2 C in the grid")
+    parser.add_argument("--gamma-step", type=int, default=2, help="step of log2 gamma")
+    parser.add_argument("--predict-docs", type=int, default=1_000_000)
+    args = parser.parse_args(argv)
+    cs, gammas = powers(-12, 6, args.c_step), powers(-12, 2, args.gamma_step)
+    print(f"MQ2008, 5-fold LETOR protocol; m = {args.landmarks}, seed {args.seed}; grid "
+          f"C_paper in {{{', '.join(map(log2, cs))}}} (rankfast's C = Q_train * C_paper), "
+          f"gamma in {{{', '.join(map(log2, gammas))}}}; chosen by validation NDCG@10.\n"
+          f"Times: wall-clock seconds of one training run at the chosen parameters (map "
+          f"included), best of 3; 2 cores shared with other jobs, indicative only; "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}.\n")
+    parts = load_parts()
+    rows = []
+    header = (f"{'fold':<5}| {'linear PRSVM':^29} | {'Nystrom + PRSVM':^38} | "
+              f"{'RFF + PRSVM':^38}")
+    sub = (f"{'':<5}| {'NDCG@10':>7} {'MAP':>6} {'s':>5} {'C':>6} | {'NDCG@10':>7} {'MAP':>6} "
+           f"{'s':>5} {'gamma':>6} {'C':>6} | {'NDCG@10':>7} {'MAP':>6} {'s':>5} {'gamma':>6} "
+           f"{'C':>6}")
+    print(header)
+    print(sub)
+    print("-" * len(sub))
+    for fold in args.folds:
+        train_keys, vali_key, test_key = FOLDS[fold]
+        train, vali, test = join(parts, train_keys), parts[vali_key], parts[test_key]
+        _, c_lin = search_linear(train, vali, cs)
+        lin = final_run(lambda: RankSVM(C=c_lin * n_queries(train)), train, test)
+        cells = [f"{lin[0]:7.4f} {lin[1]:6.4f} {lin[2]:5.2f} {log2(c_lin):>6}"]
+        row = [*lin]
+        for approx in ("nystrom", "rff"):
+            _, gamma, C = search_kernel(approx, train, vali, cs, gammas, args.landmarks, args.seed)
+            kernel = KernelParams(2, gamma=gamma)
+            result = final_run(lambda: KernelApproxLearner(RankSVM(C=C * n_queries(train)),
+                                                           kernel, approx, args.landmarks,
+                                                           args.seed),
+                               train, test)
+            cells.append(f"{result[0]:7.4f} {result[1]:6.4f} {result[2]:5.2f} {log2(gamma):>6} "
+                         f"{log2(C):>6}")
+            row.extend(result)
+        rows.append(row)
+        print(f"{fold:<5}| " + " | ".join(cells), flush=True)
+    mean = np.mean(rows, axis=0)
+    print("-" * len(sub))
+    print(f"{'mean':<5}| {mean[0]:7.4f} {mean[1]:6.4f} {mean[2]:5.2f} {'':>6} | "
+          f"{mean[3]:7.4f} {mean[4]:6.4f} {mean[5]:5.2f} {'':>6} {'':>6} | "
+          f"{mean[6]:7.4f} {mean[7]:6.4f} {mean[8]:5.2f}")
+    for name, at in (("Nystrom", 3), ("RFF", 6)):
+        print(f"\n{name}: mean test NDCG@10 {mean[at]:.4f} vs linear {mean[0]:.4f} "
+              f"({'at least' if mean[at] >= mean[0] else 'below'} linear); MAP {mean[at + 1]:.4f} "
+              f"vs {mean[1]:.4f}; slowest training run {max(r[at + 2] for r in rows):.2f} s "
+              f"(target {TARGET_SECONDS:.0f} s)")
+    if args.predict_docs:
+        bench_prediction(parts, args.predict_docs, args.landmarks, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,484 @@
+"""Non-linear ranking by kernel approximation: map explicitly, then rank linearly.
+
+Chen, Zhou, Zhang & Tang (2017), "Ranking Support Vector Machine with Kernel
+Approximation" (Comput. Intell. Neurosci.).  Documents x are mapped to
+φ(x) ∈ R^k with φ(x)ᵀφ(x') ≈ k(x, x'), and a linear ranker (PRSVM by
+default) minimises, e.g.,
+½‖w‖² + Σ_q c_q Σ_{(i,j) ∈ P_q} max(0, 1 − wᵀ(φ(x_i) − φ(x_j)))².
+Kernels are SVM-light's (rankfast.model.KernelParams, flags -t -d -g -s -r):
+(s a·b + r)^d, exp(−g ‖a − b‖²), tanh(s a·b + r).
+
+Nyström (any of the three kernels)
+    m landmarks z_1 … z_m drawn uniformly without replacement from the
+    training documents (seeded), W = K(Z, Z) = U Λ Uᵀ (symmetric
+    eigendecomposition), and φ(x) = Λ_k^{-1/2} U_kᵀ [k(x, z_1) … k(x, z_m)]ᵀ.
+    The k kept eigenpairs are those with λ_i > rtol · max_j |λ_j| (rtol = 1e-10):
+    this is the rank-k pseudo-inverse W_k⁺ = U_k Λ_k⁻¹ U_kᵀ of the paper.  It
+    stays stable when W is near singular (duplicated or nearly equal
+    landmarks): eigenvalues at rounding level, whose eigenvectors are noise,
+    are never divided by, and dropping them changes the approximation of
+    K(Z, Z) by at most rtol · ‖W‖₂.  The sigmoid kernel is
+    not positive semi-definite: its negative eigenvalues are dropped as well,
+    so φ approximates the positive part of W.  Either way the ranking function
+    is f(x) = wᵀφ(x) = Σ_j β_j k(x, z_j) with β = U_k Λ_k^{-1/2} w: an
+    SVM-light kernel model with the landmarks as support vectors, which
+    svm_rank_classify evaluates with the exact kernel.  Landmarks are kept as
+    float32-rounded values from the start, since that is what the model file
+    holds.  Cost: O(m² d + m³) for W and its eigendecomposition, O(n m (d + k))
+    to map n documents.
+
+Random Fourier features (RBF only; Rahimi & Recht 2007)
+    ω_i ~ N(0, 2γ I_d), b_i ~ U[0, 2π] (i = 1 … m, seeded) and
+    φ(x) = √(2/m) [cos(ω_1ᵀx + b_1) … cos(ω_mᵀx + b_m)]ᵀ, so that
+    E[φ(x)ᵀφ(x')] = exp(−γ ‖x − x'‖²).  The model needs Ω and b: it has its
+    own file format (``rankfast RFF model V1``, see format_rff_model), which
+    svm_rank_classify refuses ("Version of model-file does not match").
+    Cost O(n m d) to map n documents.
+
+Both maps work in blocks of ``block_rows`` documents, so that at most
+block_rows × m kernel values (or cosines) exist at a time; the mapped
+training matrix itself is n × k.  Inputs are CSR matrices (column j is
+feature j + 1) or dense arrays; features above the training width are
+ignored, as svm_rank ignores features above a model's highest index.
+"""
+import dataclasses
+import math
+import time
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from .errors import InputError, RankfastError, UsageError
+from .model import KernelModel, _format_metadata, _num, _parse_metadata
+
+RFF_VERSION_LINE = "rankfast RFF model V1"
+APPROXIMATIONS = ("nystrom", "rff")
+
+
+def _width(X, width):
+    """X as float64 CSR with exactly ``width`` columns (features above it dropped)."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if X.shape[1] > width:
+        X = X[:, :width]
+    elif X.shape[1] < width:
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+    return X
+
+
+def _mostly_dense(X):
+    """Whether X has non-zeros in half of its entries or more (then BLAS beats sparse products)."""
+    return X.nnz >= 0.5 * X.shape[0] * X.shape[1]
+
+
+class NystroemMap:
+    """Nyström feature map φ(x) = Λ_k^{-1/2} U_kᵀ k(Z, x) for an SVM-light kernel.
+
+    See the module docstring for the math, the eigenvalue threshold and the cost.
+
+    Parameters
+    ----------
+    kernel : rankfast.model.KernelParams
+        Polynomial (1), RBF (2) or sigmoid (3).
+    landmarks : int
+        m, the number of landmarks (all documents when there are fewer).
+    seed : int
+        Seed of the uniform landmark sample.
+    rtol : float
+        Eigenvalues of K(Z, Z) at most ``rtol`` times its largest |eigenvalue| are dropped.
+    block_rows : int
+        Documents mapped at a time.
+
+    Attributes
+    ----------
+    landmarks_ : scipy.sparse.csr_matrix, shape (m, n_features_)
+        The landmarks z_j, float32-rounded.
+    landmark_rows_ : ndarray of int64
+        Their rows in the training matrix, increasing.
+    eigenvalues_ : ndarray, shape (m,)
+        All eigenvalues of K(Z, Z), increasing.
+    projection_ : ndarray, shape (m, k)
+        U_k Λ_k^{-1/2}: φ(x) = projection_ᵀ k(Z, x).
+    n_features_ : int
+        Training width d.
+    """
+
+    def __init__(self, kernel, landmarks=500, seed=0, rtol=1e-10, block_rows=4096):
+        if kernel.kernel not in (1, 2, 3):
+            raise ValueError(f"Nyström needs a polynomial, RBF or sigmoid kernel "
+                             f"(kernel type 1, 2 or 3), not type {kernel.kernel}")
+        if landmarks < 1:
+            raise ValueError(f"the number of landmarks must be at least 1 (got {landmarks})")
+        self.kernel, self.landmarks, self.seed = kernel, int(landmarks), seed
+        self.rtol, self.block_rows = rtol, int(block_rows)
+
+    def fit(self, X):
+        """Sample the landmarks among the rows of X and factor their kernel matrix."""
+        X = sp.csr_matrix(X, dtype=np.float64)
+        n, self.n_features_ = X.shape
+        if n == 0:
+            raise RankfastError("no training documents to draw Nyström landmarks from")
+        m = min(self.landmarks, n)
+        rng = np.random.default_rng(self.seed)
+        self.landmark_rows_ = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
+        Z = X[self.landmark_rows_]
+        Z.data = Z.data.astype(np.float32).astype(np.float64)
+        Z.eliminate_zeros()
+        self.landmarks_ = Z
+        self._dense = _mostly_dense(X)
+        self._Z = Z.toarray() if self._dense else Z
+        W = self.kernel(self._Z, self._Z)
+        W = 0.5 * (W + W.T)                              # exactly symmetric for eigh
+        lam, U = scipy.linalg.eigh(W)
+        keep = lam > self.rtol * np.abs(lam).max()
+        if not keep.any():
+            raise UsageError(f"the {m} landmarks' kernel matrix has no eigenvalue above "
+                             f"{self.rtol:g} times its norm (largest {lam[-1]:.3g}): no "
+                             f"Nyström feature can be built with these kernel parameters")
+        self.eigenvalues_ = lam
+        self.projection_ = U[:, keep] / np.sqrt(lam[keep])
+        return self
+
+    @property
+    def rank_(self):
+        """k, the dimension of φ."""
+        return self.projection_.shape[1]
+
+    def transform(self, X):
+        """φ of the rows of X, shape (n, k), computed block_rows rows at a time."""
+        X = _width(X, self.n_features_)
+        out = np.empty((X.shape[0], self.rank_))
+        for start in range(0, X.shape[0], self.block_rows):
+            block = X[start:start + self.block_rows]
+            block = block.toarray() if self._dense else block
+            # out_block = K(block, Z) @ U_k Λ_k^{-1/2}
+            np.matmul(self.kernel(block, self._Z), self.projection_,
+                      out=out[start:start + self.block_rows])
+        return out
+
+    def coefficients(self, w):
+        """β with Σ_j β_j k(x, z_j) = wᵀφ(x): β = U_k Λ_k^{-1/2} w."""
+        return self.projection_ @ np.asarray(w, dtype=np.float64)
+
+
+def _fourier_features(X, omega, offset, out):
+    """out = √(2/m) cos(X Ωᵀ + b) for one block of rows, in place."""
+    if sp.issparse(X):
+        out[...] = X @ omega.T
+    else:
+        np.matmul(X, omega.T, out=out)
+    out += offset
+    np.cos(out, out=out)
+    out *= math.sqrt(2.0 / len(offset))
+    return out
+
+
+class RandomFourierMap:
+    """Random Fourier features φ(x) = √(2/m) cos(Ωx + b) for the RBF exp(−γ‖a − b‖²).
+
+    Parameters
+    ----------
+    kernel : rankfast.model.KernelParams
+        Must be the RBF kernel (type 2); its ``gamma`` is γ.
+    components : int
+        m, the number of random features.
+    seed : int
+        Seed of Ω (drawn first, row by row) and b.
+    block_rows : int
+        Documents mapped at a time.
+
+    Attributes
+    ----------
+    omega_ : ndarray, shape (m, n_features_)
+        Rows ω_i ~ N(0, 2γ I).
+    offset_ : ndarray, shape (m,)
+        b_i ~ U[0, 2π].
+    n_features_ : int
+        Training width d.
+    """
+
+    def __init__(self, kernel, components=500, seed=0, block_rows=4096):
+        if kernel.kernel != 2:
+            raise ValueError(f"random Fourier features need the RBF kernel (kernel type 2), "
+                             f"not type {kernel.kernel}")
+        if not kernel.gamma > 0:
+            raise ValueError(f"random Fourier features need gamma > 0 (got {kernel.gamma})")
+        if components < 1:
+            raise ValueError(f"the number of random features must be at least 1 "
+                             f"(got {components})")
+        self.kernel, self.components, self.seed = kernel, int(components), seed
+        self.block_rows = int(block_rows)
+
+    def fit(self, X):
+        """Draw Ω and b for the width of X (the only thing the map takes from the data)."""
+        self.n_features_ = X.shape[1]
+        rng = np.random.default_rng(self.seed)
+        self.omega_ = rng.normal(0.0, math.sqrt(2.0 * self.kernel.gamma),
+                                 size=(self.components, self.n_features_))
+        self.offset_ = rng.uniform(0.0, 2.0 * math.pi, size=self.components)
+        return self
+
+    @property
+    def rank_(self):
+        """m, the dimension of φ."""
+        return self.components
+
+    def transform(self, X):
+        """φ of the rows of X, shape (n, m), computed block_rows rows at a time."""
+        X = _width(X, self.n_features_)
+        dense = _mostly_dense(X)
+        out = np.empty((X.shape[0], self.components))
+        for start in range(0, X.shape[0], self.block_rows):
+            block = X[start:start + self.block_rows]
+            _fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
+                              out[start:start + self.block_rows])
+        return out
+
+
+@dataclasses.dataclass
+class RFFModel:
+    """f(x) = √(2/m) Σ_i w_i cos(ω_iᵀx + b_i) − bias: a ranker on random Fourier features.
+
+    Attributes
+    ----------
+    gamma : float
+        γ of the RBF kernel the features approximate (for the record: Ω holds it).
+    omega : ndarray, shape (m, highest_feature_index − 1)
+        ω_i, one row per feature; column j weighs feature j + 1.
+    offset : ndarray, shape (m,)
+        b_i.
+    weights : ndarray, shape (m,)
+        w_i.
+    bias : float
+        Subtracted, as SVM-light's threshold b.
+    highest_feature_index : int
+        Training width + 1 (svm_rank's convention); test features at or above it are ignored.
+    n_documents : int
+        Training documents, as recorded in the file.
+    metadata : dict
+        rankfast's key=value notes (algorithm, options, seed, version).
+    """
+
+    gamma: float
+    omega: np.ndarray
+    offset: np.ndarray
+    weights: np.ndarray
+    bias: float = 0.0
+    highest_feature_index: int = 1
+    n_documents: int = 0
+    metadata: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        self.omega = np.asarray(self.omega, dtype=np.float64).reshape(len(self.offset), -1)
+        self.offset = np.asarray(self.offset, dtype=np.float64)
+        self.weights = np.asarray(self.weights, dtype=np.float64)
+        if not len(self.offset) == len(self.weights) == self.omega.shape[0]:
+            raise ValueError(f"omega has {self.omega.shape[0]} rows, offset {len(self.offset)} "
+                             f"and weights {len(self.weights)} entries: they must agree")
+        if self.omega.shape[1] != self.highest_feature_index - 1:
+            raise ValueError(f"omega has {self.omega.shape[1]} columns; the highest feature "
+                             f"index {self.highest_feature_index} needs one fewer")
+
+    def predict(self, X, block_rows=4096):
+        """Scores of the rows of X (float64), block_rows documents at a time."""
+        X = _width(X, self.omega.shape[1])
+        dense = _mostly_dense(X)
+        out = np.empty(X.shape[0])
+        features = np.empty((min(block_rows, X.shape[0]), len(self.offset)))
+        for start in range(0, X.shape[0], block_rows):
+            block = X[start:start + block_rows]
+            phi = _fourier_features(block.toarray() if dense else block, self.omega,
+                                    self.offset, features[:block.shape[0]])
+            out[start:start + block_rows] = phi @ self.weights - self.bias
+        return out
+
+
+_RFF_HEADER = (
+    "2 # kernel type\n"
+    "{gamma} # kernel parameter -g\n"
+    "{highest} # highest feature index\n"
+    "{documents} # number of training documents\n"
+    "{components} # number of random features m\n"
+    "{bias} # threshold b, each following line is a random feature: w_i b_i omega_i1 ... "
+    "omega_id #\n"
+)
+_RFF_HEADER_LINES = 7          # the version line and the six above
+
+
+def format_rff_model(model):
+    """The text of an RFFModel's file (``rankfast RFF model V1``).
+
+    Layout: the version line; kernel type (2), γ, highest feature index
+    (d + 1), training documents, m and the threshold, one per line with a
+    '# name' comment as in SVM-light's header; then m lines
+    ``w_i b_i ω_i1 … ω_id #``, the first of which carries rankfast's
+    metadata after its '#'.  Every number is written in its shortest exact
+    form (``repr``), so reading gives back the same float64 values.
+    """
+    lines = [RFF_VERSION_LINE + "\n" + _RFF_HEADER.format(
+        gamma=_num(model.gamma), highest=int(model.highest_feature_index),
+        documents=int(model.n_documents), components=len(model.offset), bias=_num(model.bias))]
+    for i in range(len(model.offset)):
+        numbers = " ".join(map(_num, (model.weights[i], model.offset[i], *model.omega[i])))
+        note = _format_metadata(model.metadata) if i == 0 else ""
+        lines.append(f"{numbers} #{note}\n")
+    return "".join(lines)
+
+
+def parse_rff_model(text, path):
+    """An RFFModel from the text of its file (see format_rff_model).
+
+    Raises
+    ------
+    InputError
+        Wrong version line, malformed or non-finite number, or a feature
+        line with the wrong count of numbers (file and 1-based line named).
+    """
+    lines = text.split("\n")
+    if lines[0].strip() != RFF_VERSION_LINE:
+        raise InputError(path, 1, f"not a rankfast RFF model file (first line "
+                                  f"{lines[0].strip()[:60]!r}, expected {RFF_VERSION_LINE!r})")
+    if len(lines) < _RFF_HEADER_LINES:
+        raise InputError(path, len(lines), f"model file ends inside its header "
+                                           f"({_RFF_HEADER_LINES} header lines expected)")
+
+    def header(number, kind, what):
+        words = lines[number - 1].split("#", 1)[0].split()
+        try:
+            value = kind(words[0])
+        except (IndexError, ValueError):
+            raise InputError(path, number, f"{what}: expected a number, found "
+                                           f"{lines[number - 1].strip()[:60]!r}") from None
+        if not math.isfinite(value):
+            raise InputError(path, number, f"{what} is not finite")
+        return value
+
+    if header(2, int, "kernel type") != 2:
+        raise InputError(path, 2, "kernel type must be 2 (RBF) in an RFF model")
+    gamma = header(3, float, "kernel parameter -g")
+    highest = header(4, int, "highest feature index")
+    documents = header(5, int, "number of training documents")
+    m = header(6, int, "number of random features")
+    bias = header(7, float, "threshold b")
+    if highest < 1:
+        raise InputError(path, 4, f"highest feature index is {highest}")
+    if m < 0:
+        raise InputError(path, 6, f"number of random features is {m}")
+    body = lines[_RFF_HEADER_LINES:]
+    if body and body[-1] == "":
+        body = body[:-1]
+    if len(body) != m:
+        raise InputError(path, _RFF_HEADER_LINES + len(body),
+                         f"{len(body)} random feature lines, but the header (line 6) "
+                         f"announces {m}")
+    table = np.empty((m, highest + 1))
+    metadata = {}
+    for i, line in enumerate(body):
+        number = _RFF_HEADER_LINES + 1 + i
+        values, hash_, note = line.partition("#")
+        if not hash_:
+            raise InputError(path, number, "random feature line does not end with '#'")
+        words = values.split()
+        if len(words) != highest + 1:
+            raise InputError(path, number, f"{len(words)} numbers, expected {highest + 1} "
+                                           f"(w_i, b_i and {highest - 1} omega values)")
+        try:
+            row = np.array([float(word) for word in words])
+        except ValueError as exc:
+            raise InputError(path, number, f"not a number: {exc}") from None
+        if not np.isfinite(row).all():
+            raise InputError(path, number, "number is not finite")
+        table[i] = row
+        if i == 0:
+            metadata = _parse_metadata(note)
+    return RFFModel(gamma, table[:, 2:], table[:, 1], table[:, 0], bias, highest, documents,
+                    metadata)
+
+
+class KernelApproxLearner:
+    """A linear ranker trained on an explicit kernel feature map (Chen et al. 2017).
+
+    ``fit`` maps the training documents (Nyström or random Fourier features,
+    see the module docstring), then fits ``base_learner`` on them; the
+    ranking function is f(x) = wᵀφ(x).  Any learner with ``fit(X, y, qid,
+    log=None)``, ``feature_ids_`` / ``weights_`` (and ``name``) fits here;
+    its ``to_model`` is only asked for its metadata.  Cost: the map's plus
+    the base learner's on an n × k dense matrix.
+
+    Parameters
+    ----------
+    base_learner : object
+        The linear ranker (e.g. rankfast.ranksvm.RankSVM).
+    kernel : rankfast.model.KernelParams
+    approx : {"nystrom", "rff"}
+    landmarks : int
+        m: landmarks (Nyström) or random features (RFF).
+    seed : int
+        Seed of the landmark sample or of Ω and b.
+
+    Attributes
+    ----------
+    map_ : NystroemMap or RandomFourierMap
+    weights_ : ndarray, shape (map_.rank_,)
+        w over the mapped features.
+    """
+
+    def __init__(self, base_learner, kernel, approx="nystrom", landmarks=500, seed=0):
+        if approx not in APPROXIMATIONS:
+            raise ValueError(f"approximation must be one of {', '.join(APPROXIMATIONS)} "
+                             f"(got {approx!r})")
+        self.base_learner, self.kernel, self.approx = base_learner, kernel, approx
+        self.landmarks, self.seed = landmarks, seed
+        self._new_map()                                   # parameters checked now
+
+    def _new_map(self):
+        kind = NystroemMap if self.approx == "nystrom" else RandomFourierMap
+        return kind(self.kernel, self.landmarks, self.seed)
+
+    @property
+    def name(self):
+        return self.base_learner.name
+
+    def fit(self, X, y, qid, log=None):
+        """Map the documents X (n × d), then train the base learner on φ(X), y, qid."""
+        start = time.perf_counter()
+        self.map_ = self._new_map().fit(X)
+        features = self.map_.transform(X)
+        if log is not None:
+            what = (f"Nyström map: {len(self.map_.landmark_rows_)} landmarks, rank "
+                    f"{self.map_.rank_}" if self.approx == "nystrom"
+                    else f"random Fourier features: m = {self.map_.rank_}")
+            log(f"{what}, mapped {features.shape[0]} documents in "
+                f"{time.perf_counter() - start:.2f} s", 1)
+        self.base_learner.fit(features, y, qid, log=log)
+        ids = np.asarray(self.base_learner.feature_ids_, dtype=np.int64)
+        self.weights_ = np.zeros(self.map_.rank_)
+        self.weights_[ids - 1] = self.base_learner.weights_
+        return self
+
+    def decision_function(self, X):
+        """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does)."""
+        return self.map_.transform(X) @ self.weights_
+
+    def to_model(self, n_features=None, n_documents=0):
+        """KernelModel (Nyström: landmarks as SVs, β as alphas) or RFFModel, bias 0.
+
+        ``n_features`` is the training width recorded in the file (highest
+        feature index − 1); it defaults to the width the map was fitted on.
+        """
+        from . import __version__
+        width = self.map_.n_features_ if n_features is None else int(n_features)
+        metadata = {"version": __version__, "algorithm": self.name}
+        if hasattr(self.base_learner, "to_model"):
+            metadata.update(self.base_learner.to_model(n_features=self.map_.rank_).metadata)
+        metadata.update({"approx": self.approx, "landmarks": self.landmarks, "seed": self.seed})
+        if self.approx == "rff":
+            omega = np.zeros((self.map_.rank_, width))          # recorded width: pad or cut
+            shared = min(width, self.map_.n_features_)
+            omega[:, :shared] = self.map_.omega_[:, :shared]
+            return RFFModel(self.kernel.gamma, omega, self.map_.offset_.copy(),
+                            self.weights_.copy(), 0.0, width + 1, n_documents, metadata)
+        metadata["rank"] = self.map_.rank_
+        support = _width(self.map_.landmarks_, width)
+        return KernelModel(dataclasses.replace(self.kernel), self.map_.coefficients(self.weights_),
+                           support, 0.0, width + 1, n_documents, metadata)

@@ -1,0 +1,386 @@
+"""Kernel approximation: Nyström and random Fourier maps, their models and files."""
+import math
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankfast import (InputError, KernelModel, RankfastError, UsageError, load_svmlight,
+                      read_model, write_model)
+from rankfast.kernels import (RFF_VERSION_LINE, KernelApproxLearner, NystroemMap,
+                              RandomFourierMap, RFFModel, format_rff_model, parse_rff_model)
+from rankfast.metrics import pairwise_accuracy
+from rankfast.model import VERSION_LINE, KernelParams, format_model
+from rankfast.ranksvm import RankSVM
+from shared_paths import REFERENCE, require
+
+EXAMPLE3 = REFERENCE / "example3"
+RBF = KernelParams(2, gamma=0.5)
+POLY = KernelParams(1, degree=2, coef_lin=0.5, coef_const=1.0)
+SIGMOID = KernelParams(3, coef_lin=0.2, coef_const=-0.1)
+
+
+def direct_kernel(kernel, A, B):
+    """k(a, b) for every pair of rows, one pair at a time (the formulas of SVM-light's kernel.h)."""
+    out = np.empty((len(A), len(B)))
+    for i, a in enumerate(A):
+        for j, b in enumerate(B):
+            dot = float(a @ b)
+            out[i, j] = {1: (kernel.coef_lin * dot + kernel.coef_const) ** kernel.degree,
+                         2: math.exp(-kernel.gamma * float((a - b) @ (a - b))),
+                         3: math.tanh(kernel.coef_lin * dot + kernel.coef_const)}[kernel.kernel]
+    return out
+
+
+def points(n, d=5, seed=0):
+    return np.random.default_rng(seed).random((n, d))
+
+
+def ranking_data(queries=40, per_query=12, d=6, seed=1):
+    """Documents whose relevance falls with the distance to a centre: no linear ranker gets it."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((queries * per_query, d)) * 64) / 64        # float32-exact values
+    distance = ((X - 0.5) ** 2).sum(axis=1)
+    y = np.digitize(-distance, np.quantile(-distance, [0.5, 0.8])).astype(float)
+    qid = np.repeat(np.arange(1, queries + 1), per_query)
+    return X, y, qid
+
+
+# ------------------------------------------------------------------ the maps
+
+@pytest.mark.parametrize("kernel", [RBF, POLY], ids=["rbf", "poly"])
+def test_nystroem_is_exact_when_every_document_is_a_landmark(kernel):
+    X = points(60)
+    phi = NystroemMap(kernel, landmarks=1000).fit(X).transform(X)
+    K = direct_kernel(kernel, X, X)
+    assert np.abs(phi @ phi.T - K).max() <= 1e-8 * np.abs(K).max()
+
+
+def test_nystroem_error_falls_as_landmarks_grow():
+    X = points(300)
+    K = direct_kernel(RBF, X, X)
+    errors = []
+    for m in (5, 20, 80, 300):
+        phi = NystroemMap(RBF, landmarks=m, seed=3).fit(X).transform(X)
+        errors.append(np.linalg.norm(phi @ phi.T - K) / np.linalg.norm(K))
+    assert errors[0] > errors[1] > errors[2] > errors[3]
+    assert errors[0] > 0.05 and errors[2] < 1e-3 and errors[3] < 1e-9
+
+
+def test_random_fourier_error_falls_like_one_over_root_m():
+    X = points(40, d=4)
+    K = direct_kernel(RBF, X, X)
+    errors = []
+    for m in (100, 1000, 10000):
+        phi = RandomFourierMap(RBF, components=m, seed=5).fit(X).transform(X)
+        errors.append(np.abs(phi @ phi.T - K).mean())
+    assert errors[1] < errors[0] / 2 and errors[2] < errors[1] / 2
+    assert errors[2] < 0.02
+
+
+def test_random_fourier_map_against_its_formula_on_sparse_input():
+    rng = np.random.default_rng(2)
+    X = sp.random(30, 8, density=0.2, random_state=3, format="csr")
+    rff = RandomFourierMap(KernelParams(2, gamma=0.3), components=7, seed=11).fit(X)
+    wider = sp.hstack([X, sp.csr_matrix(rng.random((30, 3)))]).tocsr()   # extra features ignored
+    dense = X.toarray()
+    expected = [[math.sqrt(2 / 7) * math.cos(float(rff.omega_[i] @ x) + rff.offset_[i])
+                 for i in range(7)] for x in dense]
+    np.testing.assert_allclose(rff.transform(wider), expected, rtol=1e-12, atol=1e-14)
+    assert rff.omega_.shape == (7, 8)
+
+
+def test_random_fourier_draws_follow_the_kernel():
+    rff = RandomFourierMap(KernelParams(2, gamma=0.125), components=4000)
+    rff.fit(np.zeros((1, 50)))
+    assert abs(rff.omega_.std() - math.sqrt(2 * 0.125)) < 0.01       # ω ~ N(0, 2γ I)
+    assert abs(rff.omega_.mean()) < 0.01
+    assert 0 <= rff.offset_.min() and rff.offset_.max() < 2 * math.pi
+    assert abs(rff.offset_.mean() - math.pi) < 0.1                   # b ~ U[0, 2π]
+
+
+def test_random_fourier_features_are_reproducible_from_the_seed():
+    X = points(20)
+    first = RandomFourierMap(RBF, components=50, seed=42).fit(X)
+    again = RandomFourierMap(RBF, components=50, seed=42).fit(X)
+    other = RandomFourierMap(RBF, components=50, seed=43).fit(X)
+    assert first.omega_.tobytes() == again.omega_.tobytes()
+    assert first.offset_.tobytes() == again.offset_.tobytes()
+    assert first.transform(X).tobytes() == again.transform(X).tobytes()
+    assert not np.array_equal(first.omega_, other.omega_)
+
+
+def test_nystroem_landmarks_are_reproducible_and_float32():
+    X = points(200) / 3.0                                            # not float32-exact
+    a = NystroemMap(RBF, landmarks=30, seed=9).fit(X)
+    b = NystroemMap(RBF, landmarks=30, seed=9).fit(X)
+    c = NystroemMap(RBF, landmarks=30, seed=10).fit(X)
+    assert a.landmark_rows_.tolist() == b.landmark_rows_.tolist() != c.landmark_rows_.tolist()
+    assert len(set(a.landmark_rows_.tolist())) == 30                 # without replacement
+    np.testing.assert_array_equal(a.landmarks_.toarray(),
+                                  X[a.landmark_rows_].astype(np.float32).astype(np.float64))
+
+
+class RecordingKernel(KernelParams):
+    """A kernel that remembers the largest block it was asked to evaluate."""
+
+    largest = 0
+
+    def __call__(self, A, B):
+        RecordingKernel.largest = max(RecordingKernel.largest, A.shape[0] * B.shape[0])
+        return super().__call__(A, B)
+
+
+def test_mapping_works_in_bounded_blocks():
+    X = points(1000)
+    kernel = RecordingKernel(2, gamma=0.5)
+    whole = NystroemMap(kernel, landmarks=50, block_rows=4096).fit(X)
+    RecordingKernel.largest = 0
+    blocked = NystroemMap(kernel, landmarks=50, block_rows=64).fit(X)
+    RecordingKernel.largest = 0
+    phi = blocked.transform(X)
+    assert RecordingKernel.largest == 64 * 50
+    np.testing.assert_allclose(phi, whole.transform(X), rtol=1e-12, atol=1e-14)
+    rff = RandomFourierMap(RBF, components=30, block_rows=4096).fit(X)
+    small = RandomFourierMap(RBF, components=30, block_rows=7).fit(X)
+    np.testing.assert_array_equal(small.transform(X), rff.transform(X))
+
+
+def test_sparse_and_dense_inputs_map_alike():
+    X = sp.random(300, 40, density=0.1, random_state=4, format="csr")   # sparse branch
+    nys = NystroemMap(POLY, landmarks=60, seed=2).fit(X)
+    Z = nys.landmarks_.toarray()
+    expected = direct_kernel(POLY, X.toarray()[:25], Z) @ nys.projection_
+    np.testing.assert_allclose(nys.transform(X[:25]), expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(nys.transform(X[:25].toarray()), expected, rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------ near-singular and indefinite
+
+def test_duplicated_landmarks_stay_finite_and_exact():
+    base = points(25)
+    X = np.vstack([base, base, base + 1e-9])                         # 75 rows, 25 distinct points
+    nys = NystroemMap(RBF, landmarks=75).fit(X)
+    phi = nys.transform(X)
+    assert np.isfinite(phi).all() and np.isfinite(nys.projection_).all()
+    assert nys.rank_ <= 25 and np.abs(nys.eigenvalues_).min() < 1e-12
+    K = direct_kernel(RBF, X, X)
+    assert np.abs(phi @ phi.T - K).max() < 1e-6
+
+
+def test_identical_landmarks_give_one_feature():
+    X = np.tile([0.25, 0.5, 1.0], (40, 1))
+    nys = NystroemMap(RBF, landmarks=10).fit(X)
+    assert nys.rank_ == 1
+    np.testing.assert_allclose(np.abs(nys.transform(X[:3])), 1.0, rtol=1e-12)   # φ² = k(x, x)
+
+
+def test_sigmoid_drops_negative_eigenvalues():
+    X = np.round(points(40) * 256) / 64 - 2                          # float32-exact: Z = X
+    nys = NystroemMap(SIGMOID, landmarks=40).fit(X)
+    lam = nys.eigenvalues_
+    assert lam.min() < -1e-3                                          # tanh is not PSD here
+    assert nys.rank_ == np.count_nonzero(lam > 1e-10 * np.abs(lam).max())
+    W = direct_kernel(SIGMOID, nys.landmarks_.toarray(), nys.landmarks_.toarray())
+    values, vectors = np.linalg.eigh(W)
+    positive = vectors[:, values > 0] * values[values > 0] @ vectors[:, values > 0].T
+    phi = nys.transform(X)
+    assert np.isfinite(phi).all()
+    np.testing.assert_allclose(phi @ phi.T, positive, atol=1e-8)
+
+
+def test_no_documents_no_landmarks():
+    with pytest.raises(RankfastError, match="no training documents"):
+        NystroemMap(RBF).fit(sp.csr_matrix((0, 4)))
+
+
+def test_kernel_without_positive_eigenvalue_is_refused():
+    X = points(20)
+    with pytest.raises(UsageError, match="no eigenvalue above"):
+        NystroemMap(KernelParams(3, coef_lin=1e-9, coef_const=-5.0), landmarks=20).fit(X)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: NystroemMap(KernelParams(0)),
+    lambda: NystroemMap(RBF, landmarks=0),
+    lambda: RandomFourierMap(POLY),
+    lambda: RandomFourierMap(KernelParams(2, gamma=0.0)),
+    lambda: KernelApproxLearner(RankSVM(), RBF, approx="exact"),
+    lambda: KernelApproxLearner(RankSVM(), SIGMOID, approx="rff"),
+])
+def test_impossible_settings_raise_value_error(make):
+    with pytest.raises(ValueError):
+        make()
+
+
+# ---------------------------------------------------------------- learning
+
+@pytest.mark.parametrize("approx", ["nystrom", "rff"])
+def test_kernel_approximation_learns_what_a_linear_ranker_cannot(approx):
+    X, y, qid = ranking_data()
+    linear = RankSVM(C=10.0).fit(X, y, qid).decision_function(X)
+    learner = KernelApproxLearner(RankSVM(C=10.0), KernelParams(2, gamma=4.0), approx,
+                                  landmarks=200, seed=0).fit(X, y, qid)
+    assert pairwise_accuracy(linear, y, qid) < 0.7
+    assert pairwise_accuracy(learner.decision_function(X), y, qid) > 0.9
+
+
+class LeastSquaresRanker:
+    """The smallest learner the wrapper must accept: fit + feature_ids_ / weights_ (no to_model)."""
+
+    name = "lsq"
+
+    def fit(self, X, y, qid, log=None):
+        self.weights_ = np.linalg.lstsq(X, y, rcond=None)[0]
+        self.feature_ids_ = np.arange(1, X.shape[1] + 1)
+        return self
+
+
+def test_any_linear_learner_can_be_wrapped(tmp_path):
+    X, y, qid = ranking_data(queries=10)
+    learner = KernelApproxLearner(LeastSquaresRanker(), RBF, landmarks=30).fit(X, y, qid)
+    phi = learner.map_.transform(X)
+    np.testing.assert_allclose(learner.decision_function(X), phi @ learner.weights_)
+    model = learner.to_model(n_features=X.shape[1], n_documents=len(y))
+    assert model.metadata["algorithm"] == "lsq" and model.metadata["approx"] == "nystrom"
+    np.testing.assert_allclose(model.predict(X), phi @ learner.weights_, rtol=1e-9, atol=1e-9)
+
+
+# ------------------------------------------------------------------ Nyström models
+
+@pytest.mark.parametrize("kernel", [RBF, POLY, SIGMOID], ids=["rbf", "poly", "sigmoid"])
+def test_written_nystroem_model_scores_like_the_map(tmp_path, kernel):
+    X, y, qid = ranking_data()
+    learner = KernelApproxLearner(RankSVM(C=1.0), kernel, landmarks=100, seed=4).fit(X, y, qid)
+    model = learner.to_model(n_features=X.shape[1], n_documents=len(y))
+    assert isinstance(model, KernelModel) and model.bias == 0.0
+    assert model.support_vectors.shape == (100, X.shape[1])
+    assert model.highest_feature_index == X.shape[1] + 1
+    path = tmp_path / "nystroem.dat"
+    write_model(model, str(path))
+    back = read_model(str(path))
+    assert isinstance(back, KernelModel) and back.kernel == kernel
+    np.testing.assert_array_equal(back.alphas, model.alphas)        # alphas: exact doubles
+    # Training values are float32-exact: the file then holds every number the map used.
+    f = learner.decision_function(X)
+    scale = np.abs(f).max()
+    np.testing.assert_allclose(back.predict(X), f, rtol=0, atol=1e-9 * scale)
+    # Other values: svm_rank_classify (and predict) round x to float32; about 1e-7 relative.
+    Xt = np.random.default_rng(8).random((200, X.shape[1])) / 3.0
+    np.testing.assert_allclose(back.predict(Xt), learner.decision_function(Xt),
+                               rtol=0, atol=1e-6 * scale)
+
+
+def test_nystroem_file_has_svm_rank_kernel_layout(tmp_path):
+    reference = require(EXAMPLE3 / "model_c3_t2.dat").read_text().splitlines(keepends=True)
+    data = load_svmlight(str(EXAMPLE3 / "train.dat"))
+    learner = KernelApproxLearner(RankSVM(C=3.0), KernelParams(2, gamma=0.5), landmarks=6)
+    learner.fit(data.X, data.y, data.qid)
+    mine = format_model(learner.to_model(n_features=data.n_features,
+                                          n_documents=data.n_documents)).splitlines(keepends=True)
+    assert mine[0] == reference[0] == VERSION_LINE + "\n"
+    for number, (line, ref) in enumerate(zip(mine[1:11], reference[1:11]), start=2):
+        value, ref_value = re.match(r"[^ #]*", line).group(), re.match(r"[^ #]*", ref).group()
+        assert line[len(value):] == ref[len(ref_value):], number     # same comment, spaces
+        if number in (2, 3, 4, 5, 6, 7, 8, 11):                        # same kernel, -g, width, b
+            assert value == ref_value, number
+    assert mine[9] == "7 # number of support vectors plus 1 \n"          # 6 landmarks
+    sv_line = re.compile(r"^-?[0-9.e+-]+( [1-9][0-9]*:-?[0-9.e+-]+)* #.*\n$")
+    assert all(sv_line.match(line) for line in reference[11:])
+    assert len(mine) == 11 + 6 and all(sv_line.match(line) for line in mine[11:])
+    for line in mine[11:]:
+        ids = [int(word.split(":")[0]) for word in line.split("#")[0].split()[1:]]
+        assert ids == sorted(set(ids)) and max(ids) < 6
+
+
+def test_svm_rank_kernel_model_still_classifies():
+    model = read_model(str(require(EXAMPLE3 / "model_c3_t2.dat")))
+    assert isinstance(model, KernelModel)
+    scores = model.predict(load_svmlight(str(EXAMPLE3 / "test.dat")).X)
+    expected = np.array((EXAMPLE3 / "pred_test_c3_t2.txt").read_text().split(), dtype=float)
+    np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-6)
+
+
+# ------------------------------------------------------------------ RFF models
+
+def rff_learner(X, y, qid, seed=7):
+    return KernelApproxLearner(RankSVM(C=1.0), KernelParams(2, gamma=2.0), "rff",
+                               landmarks=64, seed=seed).fit(X, y, qid)
+
+
+def test_rff_model_predicts_the_map_scores_and_round_trips_exactly():
+    X, y, qid = ranking_data()
+    learner = rff_learner(X, y, qid)
+    model = learner.to_model(n_features=X.shape[1], n_documents=len(y))
+    assert isinstance(model, RFFModel) and model.highest_feature_index == X.shape[1] + 1
+    assert model.metadata["seed"] == 7 and model.metadata["approx"] == "rff"
+    np.testing.assert_allclose(model.predict(X, block_rows=33), learner.decision_function(X),
+                               rtol=1e-12, atol=1e-12)
+    text = format_rff_model(model)
+    back = parse_rff_model(text, "m.dat")
+    for name in ("omega", "offset", "weights"):
+        assert getattr(back, name).tobytes() == getattr(model, name).tobytes(), name
+    assert (back.gamma, back.bias, back.highest_feature_index, back.n_documents) == \
+           (2.0, 0.0, X.shape[1] + 1, len(y))
+    assert back.metadata == {k: str(v) for k, v in model.metadata.items()}
+    assert format_rff_model(back) == text
+    assert back.predict(X).tobytes() == model.predict(X).tobytes()
+
+
+def test_rff_model_ignores_features_above_its_width():
+    X, y, qid = ranking_data(queries=10)
+    model = rff_learner(X, y, qid).to_model(n_features=X.shape[1])
+    wider = np.hstack([X, np.ones((len(X), 4))])
+    np.testing.assert_array_equal(model.predict(wider), model.predict(X))
+
+
+def test_rff_file_is_refused_by_svm_light_readers():
+    """svm_rank_classify reads 'SVM-light Version %s' and stops unless it is V6.20."""
+    X, y, qid = ranking_data(queries=10)
+    text = format_rff_model(rff_learner(X, y, qid).to_model())
+    first = text.split("\n", 1)[0]
+    assert first == RFF_VERSION_LINE and not first.startswith("SVM-light Version")
+
+
+def on_line(number, change):
+    """A mutation of the file's text that rewrites its line ``number`` (1-based)."""
+    def mutate(text):
+        lines = text.split("\n")
+        lines[number - 1] = change(lines[number - 1])
+        return "\n".join(lines)
+    return mutate
+
+
+def third_word(replacement):
+    return lambda line: " ".join(line.split(" ")[:2] + [replacement] + line.split(" ")[3:])
+
+
+@pytest.mark.parametrize("mutate, line, message", [
+    (on_line(1, lambda l: "rankfast RFF model V2"), 1, "not a rankfast RFF"),
+    (on_line(2, lambda l: "1 # kernel type"), 2, "kernel type must be 2"),
+    (on_line(3, lambda l: "x" + l[1:]), 3, "-g"),
+    (on_line(6, lambda l: "65" + l[2:]), 71, "announces 65"),
+    (lambda t: "\n".join(t.split("\n")[:4]), 4, "ends inside its header"),
+    (on_line(8, lambda l: l.split(" ", 1)[1]), 8, "7 numbers, expected 8"),
+    (on_line(9, third_word("nan")), 9, "not finite"),
+    (on_line(10, third_word("1.5x")), 10, "not a number"),
+    (on_line(11, lambda l: l[:-2]), 11, "'#'"),
+])
+def test_malformed_rff_files_name_the_line(mutate, line, message):
+    X, y, qid = ranking_data(queries=10)
+    text = format_rff_model(rff_learner(X, y, qid).to_model(n_features=X.shape[1]))
+    with pytest.raises(InputError) as info:
+        parse_rff_model(mutate(text), "bad.dat")
+    assert info.value.line == line and message in str(info.value), str(info.value)
+
+
+def test_rff_model_goes_through_write_and_read_model(tmp_path):
+    X, y, qid = ranking_data(queries=10)
+    model = rff_learner(X, y, qid).to_model(n_features=X.shape[1])
+    path = tmp_path / "rff.dat"
+    write_model(model, str(path))
+    assert path.read_text() == format_rff_model(model)
+    back = read_model(str(path))
+    assert isinstance(back, RFFModel)
+    assert back.predict(X).tobytes() == model.predict(X).tobytes()
