@@ -17,10 +17,17 @@ over 32 MB chunks already in memory (the kernel without the Python wrapper),
 benchmark dependency only), and ``rank_classify`` with a random linear model
 on the dense file (skipped while ``rankfast.cli`` does not exist).
 
-Seconds are the reader call alone, timed inside the child.  Peak RSS is the
-child's VmHWM at the end minus its VmHWM once numpy, scipy and rankfast (and
-scikit-learn, for its readers) are imported; that import baseline is printed.
-"array MB" is X.data + X.indices + X.indptr + y + qid.  MB = 10**6 bytes.
+Seconds are the reader call alone, timed inside the child, as wall time and
+as CPU time (user + system; on a busy machine wall MB/s understate, and the
+load average is printed).  Peak RSS is the child's VmHWM at the end minus its
+VmHWM once numpy, scipy and rankfast (and scikit-learn, for its readers) are
+imported; that import baseline is printed.  "array MB" is X.data + X.indices
++ X.indptr + y + qid.  MB = 10**6 bytes.  A child running longer than
+``--timeout`` is killed (scikit-learn's ``query_id=True`` appends each qid
+with ``np.append``, which is quadratic in the number of lines).
+rank_classify is timed from outside (interpreter start included); its peak is
+its own VmHWM, absolute (``ru_maxrss`` from wait4 would include this process's
+peak, inherited through fork).
 
 Usage::
 
@@ -213,7 +220,9 @@ if reader == "kernel":
     from rankfast.data import CHUNK_BYTES
     with open(path, "rb") as f:
         raw = f.read()
+import resource
 base = status("VmHWM")
+r0 = resource.getrusage(resource.RUSAGE_SELF)
 t0 = time.perf_counter()
 if reader == "rankfast":
     ds = rankfast.load_svmlight(path)
@@ -233,6 +242,8 @@ elif reader == "kernel":
         n_rows += len(out[0]); nnz += len(out[5])
         pos = cut
 seconds = time.perf_counter() - t0
+r1 = resource.getrusage(resource.RUSAGE_SELF)
+cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 peak = status("VmHWM")
 if reader == "kernel":
     arrays = 0; shape = [n_rows, None]; checksum = None
@@ -240,17 +251,23 @@ else:
     arrays = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + y.nbytes + qid.nbytes
     shape = list(X.shape); nnz = int(X.nnz)
     checksum = [float(y.sum()), float(X.data.sum()), int(qid.sum()) if len(qid) else None]
-print(json.dumps(dict(seconds=seconds, base=base, peak=peak, arrays=arrays,
+print(json.dumps(dict(seconds=seconds, cpu=cpu, base=base, peak=peak, arrays=arrays,
                       shape=shape, nnz=nnz, checksum=checksum)))
 """
 
 
-def run_reader(reader, path, repeat):
-    """Best time and highest peak of ``repeat`` fresh children reading ``path``."""
+def run_reader(reader, path, repeat, timeout):
+    """Best time and highest peak of ``repeat`` fresh children reading ``path``.
+
+    None when a child runs longer than ``timeout`` seconds (it is killed).
+    """
     best = None
     for _ in range(repeat):
-        proc = subprocess.run([sys.executable, "-c", CHILD, reader, path], cwd=ROOT,
-                              capture_output=True, text=True)
+        try:
+            proc = subprocess.run([sys.executable, "-c", CHILD, reader, path], cwd=ROOT,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
         if proc.returncode != 0:
             raise RuntimeError(f"{reader} on {path} failed:\n{proc.stderr}")
         got = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -258,27 +275,35 @@ def run_reader(reader, path, repeat):
             best = got
         else:
             best["seconds"] = min(best["seconds"], got["seconds"])
+            best["cpu"] = min(best["cpu"], got["cpu"])
             best["peak"] = max(best["peak"], got["peak"])
     return best
 
 
 def run_classify(test, model, predictions, repeat):
-    """Wall time (interpreter start included) and peak RSS of rank_classify's main."""
-    code = ("import sys; from rankfast.cli import classify_main; "
+    """Wall time (interpreter start included) and peak RSS of rank_classify's main.
+
+    The child's VmHWM is written at exit by an atexit hook: os.wait4's
+    ru_maxrss would also count this (forking) process's own peak.
+    """
+    code = ("import atexit, shutil, sys; "
+            "atexit.register(shutil.copyfile, '/proc/self/status', sys.argv.pop(1)); "
+            "from rankfast.cli import classify_main; "
             "sys.exit(classify_main(sys.argv[1:]))")
+    status_copy = predictions + ".status"
     best = None
     for _ in range(repeat):
         with open(predictions + ".log", "wb") as log:
             t0 = time.perf_counter()
-            proc = subprocess.Popen([sys.executable, "-c", code, test, model, predictions],
-                                    cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc = subprocess.run([sys.executable, "-c", code, status_copy, test, model,
+                                   predictions], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
             seconds = time.perf_counter() - t0
-            proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
             with open(predictions + ".log", encoding="utf-8", errors="replace") as log:
                 raise RuntimeError(f"rank_classify failed ({proc.returncode}):\n{log.read()}")
-        peak = usage.ru_maxrss * 1024          # kilobytes on Linux
+        with open(status_copy) as status:
+            peak = next(int(line.split()[1]) * 1024 for line in status
+                        if line.startswith("VmHWM:"))
         best = (seconds, peak) if best is None else (min(best[0], seconds), max(best[1], peak))
     return best
 
@@ -304,6 +329,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="children per measurement; best time, highest peak (default 1)")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="seconds after which a reader's child is killed and reported "
+                        "as timed out (default 300; scikit-learn's query_id=True is "
+                        "quadratic in the number of lines)")
     args = parser.parse_args(argv)
     if args.size_mb <= 0 or args.repeat < 1:
         parser.error("--size-mb must be positive and --repeat at least 1")
@@ -357,30 +386,43 @@ def _run(args, workdir, created):
         path = gz if which == "dense.gz" else files[which][0]
         size = files["dense" if which == "dense.gz" else which][1]
         print(f"  reading {which:8s} with {reader} ...", flush=True)
-        rows.append((reader, which, size, run_reader(reader, path, args.repeat)))
+        rows.append((reader, which, size, run_reader(reader, path, args.repeat, args.timeout)))
 
     names = {"rankfast": "rankfast.load_svmlight",
              "kernel": "_svmlight.parse_chunk only",
              "sklearn": "sklearn load_svmlight_file",
              "sklearn-qid": "sklearn ... query_id=True"}
     print()
-    print(f"{'reader':28s} {'file':9s} {'MB':>7s} {'seconds':>8s} {'MB/s':>7s} "
-          f"{'peak RSS MB':>11s} {'array MB':>9s} {'RSS/arrays':>10s}  target")
+    print(f"{'reader':28s} {'file':9s} {'MB':>6s} {'seconds':>8s} {'MB/s':>6s} "
+          f"{'cpu s':>7s} {'MB/cpu s':>8s} {'peak RSS MB':>11s} {'array MB':>8s} "
+          f"{'RSS/arrays':>10s}  target (wall / cpu)")
     baselines = {}
     for reader, which, size, r in rows:
-        speed = _mb(size) / r["seconds"]
+        if r is None:
+            slowest = f">{args.timeout:.0f}"
+            fastest = f"<{_mb(size) / args.timeout:.2f}"
+            print(f"{names[reader]:28s} {which:9s} {_mb(size):6.1f} {slowest:>8s} "
+                  f"{fastest:>6s}  (killed after --timeout {args.timeout:.0f} s)")
+            continue
+        speed, cpu_speed = _mb(size) / r["seconds"], _mb(size) / r["cpu"]
         extra = r["peak"] - r["base"]
         baselines[reader] = r["base"]
-        ratio = extra / r["arrays"] if r["arrays"] else None
+        ratio = extra / r["arrays"] if r["arrays"] else float("nan")
         target = ""
         if reader == "rankfast":
-            target = (f"{'ok' if speed >= TARGET_MB_S else 'MISS'} >={TARGET_MB_S:.0f} MB/s, "
-                      f"{'ok' if ratio <= TARGET_MEMORY_RATIO else 'MISS'} "
-                      f"<={TARGET_MEMORY_RATIO:.0f}x")
-        print(f"{names[reader]:28s} {which:9s} {_mb(size):7.1f} {r['seconds']:8.2f} "
-              f"{speed:7.1f} {_mb(extra):11.1f} "
-              f"{_mb(r['arrays']) if r['arrays'] else float('nan'):9.1f} "
-              f"{ratio if ratio is not None else float('nan'):10.2f}  {target}")
+            verdict = lambda ok: "ok" if ok else "MISS"  # noqa: E731
+            target = (f"{verdict(speed >= TARGET_MB_S)} / {verdict(cpu_speed >= TARGET_MB_S)} "
+                      f">={TARGET_MB_S:.0f} MB/s, {verdict(ratio <= TARGET_MEMORY_RATIO)} "
+                      f"<={TARGET_MEMORY_RATIO:.0f}x arrays")
+        arrays = _mb(r["arrays"]) if r["arrays"] else float("nan")
+        print(f"{names[reader]:28s} {which:9s} {_mb(size):6.1f} {r['seconds']:8.2f} "
+              f"{speed:6.1f} {r['cpu']:7.2f} {cpu_speed:8.1f} {_mb(extra):11.1f} "
+              f"{arrays:8.1f} {ratio:10.2f}  {target}")
+    load = os.getloadavg()[0]
+    print(f"seconds: wall time of the read inside the child; cpu s: its user + system time. "
+          f"Load average now {load:.1f} on {os.cpu_count()} CPUs" +
+          (": other processes competed for the CPU, so wall MB/s understate; compare "
+           "MB/cpu s" if load > 0.5 * (os.cpu_count() or 1) else ""))
     if not with_sklearn:
         print("sklearn readers: skipped (scikit-learn is not importable; "
               "'pip install scikit-learn' to compare, it is a benchmark-only dependency)")
@@ -393,12 +435,18 @@ def _run(args, workdir, created):
     by = {(reader, which): r for reader, which, _, r in rows}
     for which in ("dense", "sparse"):
         ours = by[("rankfast", which)]
+        if ours is None:
+            continue
         for other in ("sklearn", "sklearn-qid"):
             if (other, which) not in by:
                 continue
             theirs = by[(other, which)]
+            if theirs is None:
+                print(f"rankfast vs {names[other]:26s} {which:6s}: the latter timed out")
+                continue
             print(f"rankfast vs {names[other]:26s} {which:6s}: "
-                  f"{theirs['seconds'] / ours['seconds']:5.2f}x faster, "
+                  f"{theirs['seconds'] / ours['seconds']:6.2f}x faster (wall), "
+                  f"{theirs['cpu'] / ours['cpu']:6.2f}x (cpu), "
                   f"{(ours['peak'] - ours['base']) / (theirs['peak'] - theirs['base']):5.2f}x "
                   f"the peak memory")
             if other == "sklearn-qid":
@@ -417,7 +465,7 @@ def _run(args, workdir, created):
     from rankfast.model import LinearModel, write_model
     model = os.path.join(workdir, "model.dat")
     predictions = os.path.join(workdir, "predictions")
-    created += [model, predictions, predictions + ".log"]
+    created += [model, predictions, predictions + ".log", predictions + ".status"]
     w = np.random.default_rng([args.seed, 2]).standard_normal(DENSE_FEATURES)
     write_model(LinearModel.from_dense(w), model)
     seconds, peak = run_classify(files["dense"][0], model, predictions, args.repeat)

@@ -189,9 +189,10 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     """
     parts = []
     line_offset = 0
+    buffer = bytearray(chunk_bytes)             # one read buffer for both passes
     with open_binary(path) as stream:
-        whole = _Arrays(*_count(stream, path, chunk_bytes), comments) if _rewindable(stream) else None
-        for block in _blocks(stream, path, chunk_bytes):
+        whole = _Arrays(*_count(stream, path, buffer), comments) if _rewindable(stream) else None
+        for block in _blocks(stream, path, buffer):
             part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments)
             line_offset = part.parse(block, path, line_offset)
             if whole is None:
@@ -203,22 +204,21 @@ def _rewindable(stream):
     return isinstance(stream, io.BufferedReader) and stream.seekable()
 
 
-def _count(stream, path, chunk_bytes):
+def _count(stream, path, buffer):
     """(newlines, colons) of a whole plain file, which is then rewound."""
     newlines = colons = 0
-    for block in _blocks(stream, path, chunk_bytes, whole_lines=False):
+    for block in _blocks(stream, path, buffer, whole_lines=False):
         n, c = _svmlight.count_bytes_of(block)
         newlines, colons = newlines + n, colons + c
     stream.seek(0)
     return newlines, colons
 
 
-def _blocks(stream, path, chunk_bytes, whole_lines=True):
-    """Successive blocks of the stream, each ending at a line end (but the last).
+def _blocks(stream, path, buffer, whole_lines=True):
+    """Successive blocks of the stream read into buffer, each ending at a line end (but the last).
 
-    One buffer is reused; a line longer than it makes it grow.
+    A line longer than the buffer makes a bigger one (the caller's stays as it is).
     """
-    buffer = bytearray(chunk_bytes)
     view = memoryview(buffer)
     filled = 0
     while True:
@@ -281,8 +281,14 @@ class _Arrays:
 def _dataset(parts, path, n_features, comments):
     """The Dataset of the parsed parts (one part: its arrays are used as they are)."""
     def joined(name, n_of):
+        """One array from the parts' arrays, each part's dropped once copied (peak: +1 array)."""
         arrays = [getattr(p, name)[:n_of(p)] for p in parts]
-        return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+        if len(arrays) == 1:
+            return arrays[0]
+        for p in parts:
+            setattr(p, name, None)
+        out = np.concatenate(arrays)
+        return out
     if not parts:
         parts = [_Arrays(0, 0, comments)]
     rows, nnz = (lambda p: p.rows), (lambda p: p.nnz)
