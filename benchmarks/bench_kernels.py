@@ -34,34 +34,17 @@ import sys
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from rankfast import load_svmlight, metrics  # noqa: E402
+from mq2008 import fold as mq2008_fold  # noqa: E402
+from rankfast import metrics  # noqa: E402
 from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap  # noqa: E402
 from rankfast.model import KernelParams  # noqa: E402
 from rankfast.ranksvm import RankSVM  # noqa: E402
 
-DATA = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data", "mq2008")
-FOLDS = {1: ((1, 2, 3), 4, 5), 2: ((2, 3, 4), 5, 1), 3: ((3, 4, 5), 1, 2),
-         4: ((4, 5, 1), 2, 3), 5: ((5, 1, 2), 3, 4)}
 TARGET_SECONDS = 3.0
-
-
-def load_parts():
-    parts = {}
-    for k in range(1, 6):
-        d = load_svmlight(os.path.join(DATA, f"S{k}.txt.gz"), n_features=46)
-        parts[k] = (d.X, d.y, d.qid)
-    return parts
-
-
-def join(parts, keys):
-    X = sp.vstack([parts[k][0] for k in keys]).tocsr()
-    y = np.concatenate([parts[k][1] for k in keys])
-    return X, y, np.concatenate([parts[k][2] for k in keys])
 
 
 def ndcg10(scores, y, qid):
@@ -121,9 +104,10 @@ def log2(value):
     return f"2^{int(round(np.log2(value)))}"
 
 
-def bench_prediction(parts, n_docs, m, seed):
+def bench_prediction(n_docs, m, seed):
     """Seconds to score n_docs MQ2008-like documents with m landmarks / random features."""
-    X, y, qid = join(parts, (1, 2, 3))
+    train = mq2008_fold(1)[0]
+    X, y, qid = train.X, train.y, train.qid
     rows = np.arange(n_docs) % X.shape[0]
     big = X[rows]
     print(f"\nScoring {n_docs:,} documents x {X.shape[1]} features (MQ2008 rows repeated), "
@@ -153,7 +137,6 @@ def main(argv=None):
           f"Times: wall-clock seconds of one training run at the chosen parameters (map "
           f"included), best of 3; 2 cores shared with other jobs, indicative only; "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}.\n")
-    parts = load_parts()
     rows = []
     header = (f"{'fold':<5}| {'linear PRSVM':^29} | {'Nystrom + PRSVM':^38} | "
               f"{'RFF + PRSVM':^38}")
@@ -164,8 +147,7 @@ def main(argv=None):
     print(sub)
     print("-" * len(sub))
     for fold in args.folds:
-        train_keys, vali_key, test_key = FOLDS[fold]
-        train, vali, test = join(parts, train_keys), parts[vali_key], parts[test_key]
+        train, vali, test = ((d.X, d.y, d.qid) for d in mq2008_fold(fold))
         _, c_lin = search_linear(train, vali, cs)
         lin = final_run(lambda: RankSVM(C=c_lin * n_queries(train)), train, test)
         cells = [f"{lin[0]:7.4f} {lin[1]:6.4f} {lin[2]:5.2f} {log2(c_lin):>6}"]
@@ -193,7 +175,7 @@ def main(argv=None):
               f"vs {mean[1]:.4f}; slowest training run {max(r[at + 2] for r in rows):.2f} s "
               f"(target {TARGET_SECONDS:.0f} s)")
     if args.predict_docs:
-        bench_prediction(parts, args.predict_docs, args.landmarks, args.seed)
+        bench_prediction(args.predict_docs, args.landmarks, args.seed)
     return 0
 
 

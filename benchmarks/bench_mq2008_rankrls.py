@@ -24,19 +24,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if another is installed
 
-from rankfast import load_svmlight, metrics  # noqa: E402
+from mq2008 import FOLDS, available, fold  # noqa: E402
+from rankfast import metrics  # noqa: E402
 from rankfast.rankrls import GreedyRankRLS, RankRLS  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "mq2008"
-FOLDS = {1: (("S1", "S2", "S3"), "S4", "S5"), 2: (("S2", "S3", "S4"), "S5", "S1"),
-         3: (("S3", "S4", "S5"), "S1", "S2"), 4: (("S4", "S5", "S1"), "S2", "S3"),
-         5: (("S5", "S1", "S2"), "S3", "S4")}
 PAPER = {"greedy": {"MAP": [0.4311, 0.4239, 0.4582, 0.5283, 0.5183],
                     "NDCG@10": [0.1920, 0.1585, 0.2558, 0.2940, 0.2254]},
          "rankrls": {"MAP": [0.4524, 0.4300, 0.4542, 0.5225, 0.5006],
@@ -44,17 +40,6 @@ PAPER = {"greedy": {"MAP": [0.4311, 0.4239, 0.4582, 0.5283, 0.5183],
 PAPER_SELECTED = {1: [39], 2: [39, 23, 37, 32], 3: [39, 29, 25, 23, 46, 37, 19],
                   4: [39, 29, 25, 23], 5: [39]}
 N_FEATURES = 46
-
-
-def load(names, cache={}):
-    """(X, y, qid) of the partitions concatenated in order."""
-    parts = []
-    for name in names:
-        if name not in cache:
-            cache[name] = load_svmlight(str(DATA / f"{name}.txt.gz"), n_features=N_FEATURES)
-        parts.append(cache[name])
-    return (sp.vstack([p.X for p in parts]).tocsr(), np.concatenate([p.y for p in parts]),
-            np.concatenate([p.qid for p in parts]))
 
 
 def scores_of(X, ids, weights):
@@ -69,10 +54,7 @@ def evaluate(X, y, qid, ids, weights):
 
 
 def run_fold(k, grid, loss):
-    train_parts, vali_part, test_part = FOLDS[k]
-    X, y, qid = load(train_parts)
-    Xv, yv, qv = load([vali_part])
-    Xt, yt, qt = load([test_part])
+    (X, y, qid), (Xv, yv, qv), (Xt, yt, qt) = ((d.X, d.y, d.qid) for d in fold(k))
 
     rls = RankRLS(C=grid, loss=loss).fit(X, y, qid)
     vali_map = [evaluate(Xv, yv, qv, rls.feature_ids_, w)[0] for w in rls.weights_by_C_]
@@ -105,7 +87,7 @@ def main(argv=None):
     parser.add_argument("--loss", type=int, choices=(1, 2), default=1)
     parser.add_argument("--cs", default="2^-12..2^14")
     args = parser.parse_args(argv)
-    if not all((DATA / f"S{i}.txt.gz").exists() for i in range(1, 6)):
+    if not available():
         print(f"MQ2008 is not available in {DATA}")
         return 1
     grid = parse_grid(args.cs)
