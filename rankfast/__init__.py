@@ -6,6 +6,9 @@ load_svmlight, dump_svmlight   read / write SVMlight data with qids
 read_model, write_model        svm_rank's (SVM-light V6.20) model files
 LinearModel, KernelModel       models; ``model.predict(X)`` scores documents
 metrics                        swapped pairs, pairwise accuracy, NDCG@k, MAP
+erfc_sum                       Σ_i q_i erfc(y_j − z_i) at many targets, ε-accurate in O(p(N + M))
+learners                       ranksvm.RankSVM, rankncg.RankNCG, rankrls.RankRLS,
+                               rankrls.GreedyRankRLS, kernels.KernelApproxLearner
 """
 __version__ = "0.1.0"
 
@@ -17,8 +20,9 @@ except ImportError as exc:  # pragma: no cover - only without a build
         "'pip install -e .' (or 'python setup.py build_ext --inplace')") from exc
 
 from .data import Dataset, dump_svmlight, load_svmlight  # noqa: E402
+from .erfc import erfc_sum  # noqa: E402
 from .errors import InputError, RankfastError, UsageError  # noqa: E402
 from .model import KernelModel, LinearModel, read_model, write_model  # noqa: E402
 
 __all__ = ["Dataset", "InputError", "KernelModel", "LinearModel", "RankfastError",
-           "UsageError", "dump_svmlight", "load_svmlight", "read_model", "write_model"]
+           "UsageError", "dump_svmlight", "erfc_sum", "load_svmlight", "read_model", "write_model"]

@@ -8,6 +8,7 @@ documents ``starts[q]:starts[q+1]`` and has weight ``weight[q]``; a pair (i, j)
 has ``labels[i] > labels[j]`` and is active iff ``s[j] > s[i] - 1.0``.
 """
 import numpy as np
+from scipy.special import erfc, log_expit
 
 
 def _active_pairs(scores, labels, lo, hi):
@@ -214,3 +215,94 @@ def greedy_rankrls_naive(X, y, qid, C, loss=1, k=1):
         selected.append(best)
         errors.append(best_error)
     return selected, np.array(errors)
+
+
+# ---------------------------------------------------------------- erfc sums and RankNCG
+# Slow twins of the erfc kernels and of RankNCG's objective, used as test oracles.
+# 
+# Plain NumPy / SciPy, written for obviousness: the erfc sum is the O(NM) double sum,
+# pairs are enumerated explicitly.  (To be merged into rankfast._reference.)
+# 
+# Conventions as in rankfast.rankncg: query q holds documents ``starts[q]:starts[q+1]``
+# and has weight ``weight[q]``; a pair (l, k) of one query has ``labels[l] > labels[k]``
+# (l preferred); d = s_l − s_k with s = X w; κ = √3 / (π √2).
+
+KAPPA = np.sqrt(3.0) / (np.pi * np.sqrt(2.0))
+
+
+def erfc_sum_direct(sources, weights, targets):
+    """E(y_j) = Σ_i q_i erfc(y_j − z_i) by the double sum (SciPy's erfc)."""
+    z = np.asarray(sources, dtype=np.float64)
+    q = np.asarray(weights, dtype=np.float64)
+    y = np.asarray(targets, dtype=np.float64)
+    out = np.zeros(len(y))
+    with np.errstate(over="ignore"):         # y − z = ±inf is fine: erfc gives 0 or 2
+        for a in range(0, len(y), 256):
+            out[a:a + 256] = erfc(y[a:a + 256, None] - z[None, :]) @ q
+    return out
+
+
+def ierfc(x):
+    """∫_x^∞ erfc(t) dt = e^{−x²}/√π − x erfc(x)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.exp(-x * x) / np.sqrt(np.pi) - x * erfc(x)
+
+
+def erfc_pair_loss(d):
+    """ψ(d) = ∫_d^∞ ½ erfc(κu) du = ierfc(κd) / (2κ), the loss whose derivative is −½ erfc(κd)."""
+    return ierfc(KAPPA * np.asarray(d, dtype=np.float64)) / (2.0 * KAPPA)
+
+
+def pairs(labels, starts):
+    """Index arrays (l, k, query) of every pair with labels[l] > labels[k] in one query."""
+    ls, ks, qs = [], [], []
+    for q in range(len(starts) - 1):
+        lo, hi = starts[q], starts[q + 1]
+        y = np.asarray(labels[lo:hi])
+        l, k = np.nonzero(y[:, None] > y[None, :])
+        ls.append(l + lo)
+        ks.append(k + lo)
+        qs.append(np.full(len(l), q))
+    if not ls:
+        return (np.zeros(0, dtype=np.int64),) * 3
+    return np.concatenate(ls), np.concatenate(ks), np.concatenate(qs)
+
+
+def erfc_rank_objective_pairs(X, labels, starts, weight, w):
+    """RankNCG's objective ½‖w‖² + Σ_q c_q Σ_pairs ψ(s_l − s_k), pairs enumerated."""
+    w = np.asarray(w, dtype=np.float64)
+    s = np.asarray(X @ w, dtype=np.float64).ravel()
+    l, k, q = pairs(labels, starts)
+    return 0.5 * float(w @ w) + float(np.sum(np.asarray(weight)[q] * erfc_pair_loss(s[l] - s[k])))
+
+
+def erfc_rank_gradient_pairs(X, labels, starts, weight, w):
+    """Gradient of erfc_rank_objective_pairs: w + Xᵀγ, γ from the pairs one by one."""
+    w = np.asarray(w, dtype=np.float64)
+    s = np.asarray(X @ w, dtype=np.float64).ravel()
+    l, k, q = pairs(labels, starts)
+    slope = -0.5 * np.asarray(weight)[q] * erfc(KAPPA * (s[l] - s[k]))   # ψ'(s_l − s_k)
+    gamma = np.zeros(len(s))
+    np.add.at(gamma, l, slope)
+    np.add.at(gamma, k, -slope)
+    return w + np.asarray(X.T @ gamma).ravel()
+
+
+def logistic_rank_objective_pairs(X, labels, starts, weight, w):
+    """The paper's eq. 8 as a minimisation: ½‖w‖² + Σ_q c_q Σ_pairs −log σ(s_l − s_k)."""
+    w = np.asarray(w, dtype=np.float64)
+    s = np.asarray(X @ w, dtype=np.float64).ravel()
+    l, k, q = pairs(labels, starts)
+    return 0.5 * float(w @ w) - float(np.sum(np.asarray(weight)[q] * log_expit(s[l] - s[k])))
+
+
+def other_level_sums_brute(z, labels, starts):
+    """Σ over documents k of i's query with a different label of erfc(z_i − z_k), for each i."""
+    z = np.asarray(z, dtype=np.float64)
+    out = np.zeros(len(z))
+    for q in range(len(starts) - 1):
+        lo, hi = starts[q], starts[q + 1]
+        y = np.asarray(labels[lo:hi])
+        other = y[:, None] != y[None, :]
+        out[lo:hi] = np.sum(np.where(other, erfc(z[lo:hi, None] - z[None, lo:hi]), 0.0), axis=1)
+    return out

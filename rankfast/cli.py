@@ -40,6 +40,9 @@ Learning options:
          -e float    -> tolerance of the stopping rule (default 0.001)
          -# int      -> maximum number of iterations of the learner
          -k int|auto -> greedy: number of features to select
+         --erfc fast|direct, --erfc-eps float
+                     -> rankncg: fast erfc transform (default, accuracy
+                        1e-6) or the exact O(m^2) gradient
          -p [1,2] -o [1,2]
                      -> accepted; rankfast's learners fix their own loss
 Kernel options (non-linear ranking by kernel approximation):

@@ -2,6 +2,7 @@
 from .errors import UsageError
 from .kernels import KernelApproxLearner
 from .model import KernelParams
+from .rankncg import RankNCG
 from .rankrls import GreedyRankRLS, RankRLS
 from .ranksvm import RankSVM
 
@@ -29,7 +30,13 @@ def _greedy(options):
                          loss=options.get("loss", 1))
 
 
-LEARNERS = {"prsvm": _prsvm, "rankrls": _rankrls, "greedy": _greedy}
+def _rankncg(options):
+    return RankNCG(C=_single_c(options, "rankncg"), loss=options.get("loss", 1),
+                   tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
+                   erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"))
+
+
+LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy": _greedy}
 
 
 def _single_c(options, name):

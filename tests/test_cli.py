@@ -191,3 +191,22 @@ def test_greedy_selects_k_features_and_records_them(tmp_path, capsys):
     assert loaded.metadata["selected"] == ",".join(steps)
     assert sorted(loaded.feature_ids.tolist()) == sorted(map(int, steps))
     assert "-k only tune" not in capsys.readouterr().err
+
+
+def test_rankncg_trains_on_one_ranking_without_qids(tmp_path, capsys):
+    single = tmp_path / "single.dat"
+    single.write_text("".join(re.sub(r" qid:\d+", "", line) for line in
+                              (EXAMPLES / "train.dat").read_text().splitlines(keepends=True)[:600]))
+    model = tmp_path / "m"
+    assert learn_main(["-a", "rankncg", "-c", "1", str(single), str(model)]) == 0
+    assert "20 features, 1 rankings, 600 examples" in capsys.readouterr().out
+    assert read_model(str(model)).metadata["algorithm"] == "rankncg"
+    assert classify_main(["--metrics", str(single), str(model), str(tmp_path / "p")]) == 0
+    accuracy = float(re.search(r"Pairwise accuracy: ([0-9.]+)", capsys.readouterr().out).group(1))
+    assert accuracy > 0.85
+
+
+@pytest.mark.parametrize("argv", [["-a", "rankncg", "--erfc", "slow", "x"],
+                                  ["-a", "rankncg", "--erfc-eps", "2", "x"]])
+def test_rankncg_bad_erfc_options_are_usage_errors(capsys, argv):
+    assert learn_main(argv) == 2

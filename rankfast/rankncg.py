@@ -1,0 +1,416 @@
+"""RankNCG: pairwise ranking by nonlinear conjugate gradient on fast erfc sums
+(Raykar, Duraiswami & Krishnapuram 2008, IEEE TPAMI 30(7)).
+
+Objective, with svm_rank's meaning of ``-c`` and ``-l``::
+
+    minimise  F(w) = ½‖w‖² + Σ_q c_q Σ_{(l, k) ∈ P_q} ψ(wᵀ(x_l − x_k))
+
+P_q holds the pairs of documents of query q with label_l > label_k: the full order
+between the query's relevance levels.  c_q = C / Q (``loss=1``) or C / (Q |P_q|)
+(``loss=2``, each query's pairs averaged), Q the number of queries, exactly as in
+rankfast.ranksvm.  The paper maximises −(λ/2)‖w‖² + Σ_pairs log σ(wᵀ(x_l − x_k))
+(eq. 8); dividing by λ gives F with C / Q = 1 / λ, i.e. **λ = Q / C**.
+
+The loss ψ.  The paper's gradient (eqs. 13–17) replaces σ(−t), the derivative of
+−log σ(t), by ½ erfc(κt) with κ = √3 / (π√2) (eq. 11 with its misprint corrected:
+the normal CDF with the logistic's variance; see shared/papers.md).  RankNCG
+minimises the objective whose gradient that is, exactly:
+
+    ψ(t) = ∫_t^∞ ½ erfc(κu) du = ierfc(κt) / (2κ),   ierfc(x) = e^{−x²}/√π − x erfc(x),
+
+a smooth convex loss within 0.031 of −log σ(t) everywhere (both → −t as t → −∞ and
+→ 0 as t → ∞; ψ(0) = 0.724, log 2 = 0.693).  So ``erfc="direct"`` computes the exact
+gradient of F, and ``erfc="fast"`` one within a certified bound, and the line search
+below can certify descent of F itself.
+
+Gradient.  With s = Xw and z = κs, for document i of query q,
+
+    ∂F/∂s_i = γ_i = (c_q / 2) (2 n_i^> − Σ_{k ∈ q, level_k ≠ level_i} erfc(z_i − z_k)),
+
+n_i^> the number of documents of q with a higher label, and ∇F = w + Xᵀγ.  The sum
+over the other levels is the erfc sum over the whole query minus that over i's own
+level: two fast transforms (rankfast.erfc, accuracy ``erfc_eps``) cover every level,
+O(p m) per query of m documents whatever the number S of levels (the paper's
+Δ2/Δ3 cost O(S m)), plus O(nnz(X)) for Xᵀγ.  Each transform errs by at most ε times
+its number of sources, so |γ̂_i − γ_i| ≤ δ_i = (c_q/2) (ε (m_q + m_level) + rounding).
+``direct`` sums erfc term by term: O(m²) per query, exact to rounding.
+
+Optimiser: Polak–Ribière+ nonlinear CG, with a fixed diagonal preconditioner, the
+diagonal of ∇²F at w = 0 (1 + ψ''(0) Σ_q c_q Σ_pairs (x_lj − x_kj)²), starting at w = 0.
+The line search never evaluates F.  Along a direction d, φ(t) = F(w + td) is convex
+with curvature between ‖d‖² and Λ = ‖d‖² + ψ''(0) · 2 Σ_i c_q n_i^≠ (u_i − ū_q)²
+(u = Xd, ū_q its mean over query q, n_i^≠ the partners of i); each trial t costs one
+score-space gradient and gives φ'(t) within ±e, e = Σ_i |u_i| δ_i.  Convexity turns those intervals into a
+certified upper bound U(t) ≥ φ(t) − φ(0) (φ(t) ≤ φ(t') + (t − t') φ'(t) for any t');
+and t_min = −(φ'(0) + e) / Λ always has U(t_min) ≤ −(φ'(0) + e)² / (2Λ) < 0.  A root
+search on φ' (secant extrapolation, then Illinois regula falsi in the bracket) accepts the first trial with U(t) < 0 and
+|φ'(t)| ≤ 0.1 |φ'(0)| (strong-Wolfe-like), else the trial with the smallest U, so
+every step provably decreases F (fast or direct).  ``result_.decrease`` is the sum of
+the certified decreases: F(0) − F(w) is at least that.
+
+Stopping rule (``tol``, rank_learn's ``-e``; the paper's CG tolerance is 1e-3):
+‖∇F(w)‖ ≤ tol · ‖∇F(0)‖; or when descent along −P∇F can no longer be certified
+(the gradient is as small as the erfc sums resolve: lower ``erfc_eps``); or after
+``max_iter`` iterations (``-#``).  Cost per iteration: one X d, one Xᵀγ, and one
+score-space gradient per trial step (2 to 3 on average).
+"""
+import dataclasses
+import math
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _erfc
+from .data import compact_columns, group_rows
+from .erfc import erfc_parameters
+from .errors import UsageError
+from .linear import linear_model, linear_scores
+from .ranksvm import query_weights
+
+KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
+PSI2_MAX = KAPPA / math.sqrt(math.pi)       # ψ''(0) = max_t ψ''(t)
+ROUNDING = 16.0 * np.finfo(np.float64).eps
+
+
+class ErfcPairObjective:
+    """F(w) = ½‖w‖² + Σ_q c_q Σ_pairs ψ(s_l − s_k), s = Xw, over contiguous queries.
+
+    Protocol of :func:`nonlinear_cg`: ``point(w)``, ``precondition(g)``, ``line(point, d)``.
+    """
+
+    def __init__(self, X, y, starts, query_weight, eps, fast):
+        if X.nnz >= 0.5 * X.shape[0] * X.shape[1]:      # mostly dense: BLAS is faster
+            X = X.toarray()
+        self.X = X
+        self.XT = X.T if isinstance(X, np.ndarray) else X.T.tocsr()
+        self.fast = bool(fast)
+        self.kernel_args = erfc_parameters(eps).kernel_args()
+        n = X.shape[0]
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        sizes = np.diff(self.starts)
+        self.qidx = np.repeat(np.arange(len(sizes)), sizes)
+        _, rank = np.unique(y, return_inverse=True)
+        self.rank = np.ascontiguousarray(rank.ravel(), dtype=np.int64)
+        # documents by query, then label; runs of one (query, label) are the level groups
+        self.group_order = np.lexsort((self.rank, self.qidx)).astype(np.int64)
+        key_q, key_r = self.qidx[self.group_order], self.rank[self.group_order]
+        change = np.flatnonzero((np.diff(key_q) != 0) | (np.diff(key_r) != 0)) + 1
+        self.group_starts = np.concatenate(([0], change, [n])).astype(np.int64)
+        group_of = np.empty(n, dtype=np.int64)
+        group_of[self.group_order] = np.repeat(np.arange(len(self.group_starts) - 1),
+                                               np.diff(self.group_starts))
+        m_query = sizes[self.qidx].astype(np.float64)
+        m_level = np.diff(self.group_starts)[group_of].astype(np.float64)
+        n_higher = self.starts[1:][self.qidx] - self.group_starts[1:][group_of]
+        self.n_other = m_query - m_level
+        self.c = np.asarray(query_weight, dtype=np.float64)[self.qidx]
+        self.half_c = 0.5 * self.c
+        self.twice_higher = 2.0 * n_higher
+        accuracy = eps * (m_query + m_level) if self.fast else 0.0
+        self.delta = self.half_c * (accuracy + ROUNDING * m_query * (m_query + 1.0))
+        self.inverse_diagonal = 1.0 / (1.0 + PSI2_MAX * self._pair_square_sums(group_of))
+
+    def _pair_square_sums(self, group_of):
+        """Σ_q c_q Σ_pairs (x_lj − x_kj)² for every column j (≥ 0; rounding clipped)."""
+        X, n = self.X, self.X.shape[0]
+        if n == 0:
+            return np.zeros(X.shape[1])
+        c_query = np.bincount(self.qidx, weights=self.c, minlength=len(self.starts) - 1)
+        c_query /= np.maximum(np.diff(self.starts), 1)
+        n_groups = len(self.group_starts) - 1
+        c_group = np.zeros(n_groups)
+        c_group[group_of] = self.c
+        rows = np.arange(n)
+        by_query = sp.csr_matrix((np.ones(n), (self.qidx, rows)), shape=(len(c_query), n)) @ X
+        by_group = sp.csr_matrix((np.ones(n), (group_of, rows)), shape=(n_groups, n)) @ X
+        total = (_weighted_column_squares(X, self.c * self.n_other)
+                 - _weighted_column_squares(by_query, c_query)
+                 + _weighted_column_squares(by_group, c_group))
+        return np.maximum(total, 0.0)
+
+    def score_gradient(self, scores):
+        """γ = ∂F/∂s at scores s (the loss part of the gradient in score space)."""
+        other = np.empty(len(scores))
+        w, h, coef, L, gap = self.kernel_args
+        _erfc.other_level_sums(KAPPA * scores, self.starts, self.group_order, self.group_starts,
+                               self.rank, self.fast, w, h, coef, L, gap, other)
+        return self.half_c * (self.twice_higher - other)
+
+    def point(self, w):
+        """The iterate w with its scores, score-space and full gradients."""
+        scores = np.asarray(self.X @ w, dtype=np.float64)
+        gamma = self.score_gradient(scores)
+        return _Point(w, scores, gamma, w + self.XT @ gamma)
+
+    def precondition(self, g):
+        return self.inverse_diagonal * g
+
+    def line(self, point, d):
+        return _Line(self, point, d)
+
+
+def _weighted_column_squares(A, weights):
+    """Σ_i weights_i A_ij² for every column j."""
+    if sp.issparse(A):
+        return np.asarray(A.multiply(A).T @ weights).ravel()
+    return (A * A).T @ weights
+
+
+@dataclasses.dataclass
+class _Point:
+    w: np.ndarray
+    scores: np.ndarray
+    gamma: np.ndarray
+    g: np.ndarray
+
+
+class _Line:
+    """φ(t) = F(w + t d): derivative estimates with error bounds, and curvature bounds."""
+
+    def __init__(self, objective, point, d):
+        self.objective, self.start, self.d = objective, point, d
+        self.sd = np.asarray(objective.X @ d, dtype=np.float64)
+        self.wd, self.dd = float(point.w @ d), float(d @ d)
+        self.error = float(np.abs(self.sd) @ objective.delta)
+        self.gammas = {0.0: point.gamma}
+
+    def curvature_bounds(self):
+        """(μ, Λ): μ ≤ φ''(t) ≤ Λ for every t."""
+        ob = self.objective
+        sizes = np.maximum(np.diff(ob.starts), 1)
+        mean = np.bincount(ob.qidx, weights=self.sd, minlength=len(sizes)) / sizes
+        centred = self.sd - mean[ob.qidx]
+        loss = 2.0 * PSI2_MAX * float(ob.c * ob.n_other @ (centred * centred))
+        return self.dd, (self.dd + loss) * (1.0 + 1e-12)
+
+    def slope(self, t):
+        """(φ'(t) as computed, bound on its error)."""
+        gamma = self.gammas.get(t)
+        if gamma is None:
+            gamma = self.objective.score_gradient(self.start.scores + t * self.sd)
+            self.gammas[t] = gamma
+        products = self.sd * gamma
+        value = self.wd + t * self.dd + float(products.sum())
+        size = len(products) + len(self.d)
+        rounding = ROUNDING * size * (abs(self.wd) + t * self.dd + float(np.abs(products).sum()))
+        return value, self.error + rounding
+
+    def point(self, t):
+        """The point w + t d, reusing the score-space gradient of a trial at t."""
+        w = self.start.w + t * self.d
+        scores = self.start.scores + t * self.sd
+        gamma = self.gammas.get(t)
+        if gamma is None:
+            gamma = self.objective.score_gradient(scores)
+        return _Point(w, scores, gamma, w + self.objective.XT @ gamma)
+
+
+@dataclasses.dataclass
+class NCGResult:
+    """Where nonlinear CG stopped and why."""
+
+    w: np.ndarray
+    grad_norm: float
+    iterations: int
+    evaluations: int
+    converged: bool
+    message: str
+    decrease: float
+
+
+def certified_step(line, slope0, error0, t_guess, sigma=0.1, max_trials=10):
+    """Step length along a descent direction of a convex φ known through φ' ± error.
+
+    Parameters
+    ----------
+    line : object with ``slope(t) -> (φ'(t) estimate, error bound)`` and
+        ``curvature_bounds() -> (μ, Λ)`` (μ ≤ φ'' ≤ Λ, μ > 0)
+    slope0, error0 : float
+        φ'(0) as computed and its error bound; slope0 + error0 < 0 is required.
+    t_guess : float
+        First trial (clipped to the interval that must hold the minimiser).
+
+    Returns
+    -------
+    (t, bound, trials) with φ(t) − φ(0) ≤ bound < 0 (see the module docstring).
+    """
+    mu, lam = line.curvature_bounds()
+    hi0, lo0 = slope0 + error0, slope0 - error0
+    t_min, t_max = -hi0 / lam, -lo0 / mu          # the minimiser lies in [t_min, t_max]
+    known = [(0.0, 0.0), (t_min, t_min * hi0 + 0.5 * lam * t_min * t_min)]
+    best_t, best_bound = known[1]
+    left, right, kept = [0.0, slope0], None, None
+    t = min(max(t_guess, t_min), t_max)
+    trials = 0
+    while trials < max_trials:
+        trials += 1
+        value, error = line.slope(t)
+        low, high = value - error, value + error
+        bound = min(u + (t - s) * (high if t >= s else low) for s, u in known)
+        known.append((t, bound))
+        if bound < best_bound:
+            best_t, best_bound = t, bound
+        if bound < 0.0 and abs(value) <= sigma * abs(slope0):
+            return t, bound, trials
+        side = "left" if value < 0.0 else "right"
+        if side == "left":
+            previous, left = left, [t, value]
+        else:
+            right = [t, value]
+        if right is None:                 # no sign change yet: extrapolate the secant
+            if t >= t_max:
+                break
+            nxt = t - value * (t - previous[0]) / (value - previous[1]) \
+                if value > previous[1] else math.inf
+            t_next = min(max(nxt, 1.5 * t), 10.0 * t, t_max)
+        else:                             # Illinois: regula falsi that does not stall
+            if side == kept:
+                other = right if side == "left" else left
+                other[1] *= 0.5
+            kept = side
+            (tl, vl), (tr, vr) = left, right
+            t_next = tl - vl * (tr - tl) / (vr - vl)
+            t_next = min(max(t_next, tl + 0.01 * (tr - tl)), tr - 0.01 * (tr - tl))
+        if t_next == t:
+            break
+        t = t_next
+    return best_t, best_bound, trials
+
+
+def nonlinear_cg(objective, w0, tol=1e-3, max_iter=1000, log=None):
+    """Minimise a smooth strongly convex objective by preconditioned Polak–Ribière+ CG.
+
+    Parameters
+    ----------
+    objective : object with ``point(w)``, ``precondition(g)`` and ``line(point, d)``
+        (see ErfcPairObjective and _Line)
+    w0 : ndarray
+        Starting point (copied).
+    tol : float
+        Stop when ‖g‖ ≤ tol ‖g(w0)‖.
+    max_iter : int
+        Cap on iterations.
+    log : callable(text, level), optional
+        One line per iteration (level 1), details (level 2).
+
+    Returns
+    -------
+    NCGResult
+    """
+    point = objective.point(np.array(w0, dtype=np.float64))
+    g0_norm = float(np.linalg.norm(point.g))
+    pg = objective.precondition(point.g)
+    d = -pg
+    ratio = 1.0                          # last step / its t_min: the next first trial
+    evaluations, decrease = 1, 0.0
+    started = time.perf_counter()
+    for iteration in range(1, max_iter + 1):
+        g_norm = float(np.linalg.norm(point.g))
+        if g_norm <= tol * g0_norm:
+            return NCGResult(point.w, g_norm, iteration - 1, evaluations, True,
+                             "gradient norm below tolerance", decrease)
+        line = objective.line(point, d)
+        slope0, error0 = line.slope(0.0)
+        if slope0 + error0 >= 0.0 and not np.array_equal(d, -pg):   # restart along −Pg
+            d = -pg
+            line = objective.line(point, d)
+            slope0, error0 = line.slope(0.0)
+        if slope0 + error0 >= 0.0:
+            return NCGResult(point.w, g_norm, iteration - 1, evaluations, True,
+                             "descent no longer certifiable at this erfc accuracy", decrease)
+        t_min = -(slope0 + error0) / line.curvature_bounds()[1]
+        t, bound, trials = certified_step(line, slope0, error0, ratio * t_min)
+        ratio = max(t / t_min, 1.0)
+        evaluations += trials
+        decrease -= bound
+        new = line.point(t)
+        if t not in line.gammas:
+            evaluations += 1
+        new_pg = objective.precondition(new.g)
+        beta = max(0.0, float(new.g @ (new_pg - pg)) / float(point.g @ pg))
+        d = -new_pg + beta * d
+        point, pg = new, new_pg
+        if log is not None:
+            log(f"Iter {iteration}: |grad|={np.linalg.norm(point.g):.4g} step={t:.4g} "
+                f"trials={trials} beta={beta:.3g} certified decrease={-bound:.4g}", 1)
+            log(f"  slope {slope0:.6g} ± {error0:.3g}, "
+                f"{time.perf_counter() - started:.3f} s so far", 2)
+    return NCGResult(point.w, float(np.linalg.norm(point.g)), max_iter, evaluations, False,
+                     "iteration limit reached", decrease)
+
+
+class RankNCG:
+    """Pairwise ranking with an erfc-smoothed logistic loss, trained by nonlinear CG.
+
+    See the module docstring for objective, gradient, line search, stopping rule,
+    complexity and source.
+
+    Parameters
+    ----------
+    C : float
+        svm_rank's -c: the loss is multiplied by C / (number of queries); the
+        paper's λ is Q / C.
+    loss : {1, 2}
+        svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
+    tol : float
+        svm_rank's -e: stop when ‖∇F‖ ≤ tol ‖∇F(0)‖ (the paper's CG tolerance, 1e-3).
+    max_iter : int
+        svm_rank's -#: cap on CG iterations.
+    erfc_eps : float in (0, 1)
+        Accuracy of the fast erfc sums (rank_learn's --erfc-eps; paper: 1e-6).
+    erfc : {"fast", "direct"}
+        Fast erfc transform, O(p m) per query, or exact term-by-term sums, O(m²).
+
+    Attributes
+    ----------
+    feature_ids_ : ndarray of int64
+        1-based indices of the features seen in training.
+    weights_ : ndarray of float64
+        Their weights.
+    result_ : NCGResult
+    """
+
+    name = "rankncg"
+
+    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast"):
+        if erfc not in ("fast", "direct"):
+            raise UsageError(f"--erfc must be 'fast' or 'direct', not {erfc!r}")
+        if isinstance(erfc_eps, bool) or not 0.0 < erfc_eps < 1.0:
+            raise UsageError(f"--erfc-eps must lie in (0, 1), not {erfc_eps!r}")
+        if loss not in (1, 2):
+            raise UsageError(f"-l must be 1 or 2, not {loss!r}")
+        if not C > 0.0:
+            raise UsageError(f"-c must be positive, not {C!r}")
+        self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
+        self.erfc_eps, self.erfc = erfc_eps, erfc
+
+    def fit(self, X, y, qid, log=None):
+        """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
+        y = np.asarray(y, dtype=np.float64)
+        perm, starts = group_rows(qid)
+        X, used = compact_columns(X)
+        if perm is not None:
+            X, y = X[perm], y[perm]
+        objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C, self.loss),
+                                      self.erfc_eps, self.erfc == "fast")
+        self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
+                                    max_iter=self.max_iter, log=log)
+        if log is not None:
+            log(f"NCG: {self.result_.message} after {self.result_.iterations} iterations "
+                f"({self.result_.evaluations} gradients), |grad| {self.result_.grad_norm:.6g}, "
+                f"certified objective decrease {self.result_.decrease:.8g}", 1)
+        self.feature_ids_ = used.astype(np.int64) + 1
+        self.weights_ = self.result_.w
+        return self
+
+    def decision_function(self, X):
+        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
+        return linear_scores(X, self.feature_ids_, self.weights_)
+
+    def to_model(self, n_features=None, n_documents=0):
+        """The trained LinearModel, with rankfast's metadata."""
+        options = {"C": self.C, "l": self.loss, "e": self.tol, "erfc": self.erfc}
+        if self.erfc == "fast":
+            options["erfc_eps"] = self.erfc_eps
+        return linear_model(self, n_features, n_documents, options)
