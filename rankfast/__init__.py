@@ -20,9 +20,18 @@ except ImportError as exc:  # pragma: no cover - only without a build
         "'pip install -e .' (or 'python setup.py build_ext --inplace')") from exc
 
 from .data import Dataset, dump_svmlight, load_svmlight  # noqa: E402
-from .erfc import erfc_sum  # noqa: E402
 from .errors import InputError, RankfastError, UsageError  # noqa: E402
 from .model import KernelModel, LinearModel, read_model, write_model  # noqa: E402
+
+
+
+def __getattr__(name):
+    """rankfast.erfc_sum, imported on first use (it needs scipy.special)."""
+    if name == "erfc_sum":
+        from .erfc import erfc_sum
+        return erfc_sum
+    raise AttributeError(f"module 'rankfast' has no attribute {name!r}")
+
 
 __all__ = ["Dataset", "InputError", "KernelModel", "LinearModel", "RankfastError",
            "UsageError", "dump_svmlight", "erfc_sum", "load_svmlight", "read_model", "write_model"]

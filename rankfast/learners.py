@@ -1,10 +1,9 @@
-"""Which learner ``rank_learn -a ALGO`` builds, from svm_rank's flags."""
+"""Which learner ``rank_learn -a ALGO`` builds, from svm_rank's flags.
+
+Each learner's module is imported only when it is asked for, so a run pays
+the start-up time of what it uses.
+"""
 from .errors import UsageError
-from .kernels import KernelApproxLearner
-from .model import KernelParams
-from .rankncg import RankNCG
-from .rankrls import GreedyRankRLS, RankRLS
-from .ranksvm import RankSVM
 
 # Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored.
 QP_ONLY_OPTIONS = ("-w", "-k", "-f", "-b", "-n", "-q", "-m", "-h")
@@ -16,21 +15,25 @@ def _c(options):
 
 
 def _prsvm(options):
+    from .ranksvm import RankSVM
     return RankSVM(C=_c(options), loss=options.get("loss", 1),
                    tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100))
 
 
 def _rankrls(options):
+    from .rankrls import RankRLS
     return RankRLS(C=_c(options), loss=options.get("loss", 1),
                    tol=min(options.get("epsilon", 1e-6), 1e-6), max_iter=options.get("max_iter", 1000))
 
 
 def _greedy(options):
+    from .rankrls import GreedyRankRLS
     return GreedyRankRLS(k=options.get("k", "auto"), C=_single_c(options, "greedy"),
                          loss=options.get("loss", 1))
 
 
 def _rankncg(options):
+    from .rankncg import RankNCG
     return RankNCG(C=_single_c(options, "rankncg"), loss=options.get("loss", 1),
                    tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
                    erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"))
@@ -74,6 +77,8 @@ def make_learner(options, given):
             if flag in given:
                 notes.append(f"{flag} has no effect with the linear kernel (-t 0)")
         return learner, notes
+    from .kernels import KernelApproxLearner
+    from .model import KernelParams
     params = KernelParams(kernel, options.get("degree", 3), options.get("gamma", 1.0),
                           options.get("coef_lin", 1.0), options.get("coef_const", 1.0))
     try:
