@@ -15,7 +15,7 @@ EXAMPLE3 = REFERENCE / "example3"
 def reference_pairs():
     """(model, data, predictions) triples of every prediction file in the reference."""
     triples = []
-    for pred in sorted(EXAMPLE3.glob("pred_*_c*.txt")):
+    for pred in sorted(p for p in EXAMPLE3.glob("pred_*_c*.txt") if "svmlight" not in p.name):
         which, tag = pred.stem.split("_")[1], pred.stem.split("_", 2)[2]
         triples.append((EXAMPLE3 / f"model_{tag}.dat", EXAMPLE3 / f"{which}.dat", pred))
     triples.append((EXAMPLE3 / "model_svmlight_zp_c1.dat", EXAMPLE3 / "test.dat",
