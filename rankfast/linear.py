@@ -14,6 +14,14 @@ def linear_scores(X, feature_ids, weights):
     return X @ w
 
 
+class LinearRanker:
+    """Base of the linear learners: after ``fit``, ``feature_ids_`` (1-based) and ``weights_``."""
+
+    def decision_function(self, X):
+        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
+        return linear_scores(X, self.feature_ids_, self.weights_)
+
+
 def linear_model(learner, n_features, n_documents, options):
     """LinearModel of a fitted linear learner, recording version, algorithm and options."""
     from . import __version__

@@ -65,7 +65,7 @@ from . import _erfc
 from .data import compact_columns, group_rows
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import linear_model, linear_scores
+from .linear import LinearRanker, linear_model
 from .ranksvm import query_weights
 
 KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
@@ -340,7 +340,7 @@ def nonlinear_cg(objective, w0, tol=1e-3, max_iter=1000, log=None):
                      "iteration limit reached", decrease)
 
 
-class RankNCG:
+class RankNCG(LinearRanker):
     """Pairwise ranking with an erfc-smoothed logistic loss, trained by nonlinear CG.
 
     See the module docstring for objective, gradient, line search, stopping rule,
@@ -403,10 +403,6 @@ class RankNCG:
         self.feature_ids_ = used.astype(np.int64) + 1
         self.weights_ = self.result_.w
         return self
-
-    def decision_function(self, X):
-        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
-        return linear_scores(X, self.feature_ids_, self.weights_)
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""

@@ -69,7 +69,7 @@ from . import _rankrls, metrics
 from .data import compact_columns, group_rows
 from .errors import UsageError
 from .newton import conjugate_gradient, minimize
-from .linear import linear_model, linear_scores
+from .linear import LinearRanker, linear_model
 from .ranksvm import SquaredHingeObjective, query_weights
 
 DENSE_MAX_FEATURES = 2048
@@ -78,7 +78,7 @@ NDCG_AT = 10
 NDCG_CONVENTION = "standard"     # see the module docstring
 
 
-class RankRLS:
+class RankRLS(LinearRanker):
     """Linear RankRLS, solved in primal form without forming pairs.
 
     See the module docstring for objective, λ, solvers and complexity.
@@ -197,10 +197,6 @@ class RankRLS:
         log_table(rows, best, "LQO", log)
         return self.weights_by_C_[best].copy()
 
-    def decision_function(self, X):
-        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
-        return linear_scores(X, self.feature_ids_, self.weights_)
-
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata (C grid included)."""
         grid = _c_grid(self.C)
@@ -210,7 +206,7 @@ class RankRLS:
         return linear_model(self, n_features, n_documents, options)
 
 
-class GreedyRankRLS:
+class GreedyRankRLS(LinearRanker):
     """Greedy RankRLS: forward feature selection by exact leave-query-out error.
 
     Algorithm 1 of Pahikkala et al. (2010).  Each step scores every unselected
@@ -332,10 +328,6 @@ class GreedyRankRLS:
         self.feature_ids_ = self.selected_[sort]
         self.weights_ = final[sort]
         return self
-
-    def decision_function(self, X):
-        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
-        return linear_scores(X, self.feature_ids_, self.weights_)
 
     def to_model(self, n_features=None, n_documents=0):
         """LinearModel of the selected features; metadata records the selection order."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _prsvm
 from .data import compact_columns, group_rows
-from .linear import linear_model, linear_scores
+from .linear import LinearRanker, linear_model
 from .newton import minimize
 
 
@@ -110,7 +110,7 @@ def pair_counts(y, starts):
     return counts
 
 
-class RankSVM:
+class RankSVM(LinearRanker):
     """Primal RankSVM (PRSVM, squared hinge) trained by truncated Newton.
 
     See the module docstring for objective, complexity and stopping rule.
@@ -168,10 +168,6 @@ class RankSVM:
         self.feature_ids_ = used.astype(np.int64) + 1
         self.weights_ = self.result_.w
         return self
-
-    def decision_function(self, X):
-        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
-        return linear_scores(X, self.feature_ids_, self.weights_)
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""
