@@ -33,7 +33,9 @@ Learning options:
                         (default 0.01), scaled as in svm_rank: the loss
                         is multiplied by C / (number of queries).
                         rankrls and prsvm accept a comma-separated list
-                        and pick the best value by leave-query-out CV.
+                        and pick the best value by cross-validation over
+                        queries (rankrls: exact leave-query-out; prsvm:
+                        5 folds, warm-started)
          -l [1,2]    -> 1: every pair counts once (default);
                         2: each query's pairs are averaged (svm_rank's
                            fraction of swapped pairs)
