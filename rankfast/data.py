@@ -143,6 +143,21 @@ def group_rows(qid):
     return perm, query_starts(qid[perm])
 
 
+def mostly_dense(X):
+    """Whether X has non-zeros in half of its entries or more (then BLAS beats sparse products)."""
+    return X.nnz >= 0.5 * X.shape[0] * X.shape[1]
+
+
+def with_width(X, width):
+    """X as float64 CSR with exactly ``width`` columns (features above it dropped)."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if X.shape[1] > width:
+        X = X[:, :width]
+    elif X.shape[1] < width:
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+    return X
+
+
 def compact_columns(X):
     """X without its all-empty columns, and the original index of each kept column.
 

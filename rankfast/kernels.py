@@ -49,26 +49,12 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .data import mostly_dense, with_width
 from .errors import InputError, RankfastError, UsageError
 from .model import KernelModel, _format_metadata, _num, _parse_metadata
 
 RFF_VERSION_LINE = "rankfast RFF model V1"
 APPROXIMATIONS = ("nystrom", "rff")
-
-
-def _width(X, width):
-    """X as float64 CSR with exactly ``width`` columns (features above it dropped)."""
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if X.shape[1] > width:
-        X = X[:, :width]
-    elif X.shape[1] < width:
-        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
-    return X
-
-
-def _mostly_dense(X):
-    """Whether X has non-zeros in half of its entries or more (then BLAS beats sparse products)."""
-    return X.nnz >= 0.5 * X.shape[0] * X.shape[1]
 
 
 class NystroemMap:
@@ -125,7 +111,7 @@ class NystroemMap:
         Z.data = Z.data.astype(np.float32).astype(np.float64)
         Z.eliminate_zeros()
         self.landmarks_ = Z
-        self._dense = _mostly_dense(X)
+        self._dense = mostly_dense(X)
         self._Z = Z.toarray() if self._dense else Z
         W = self.kernel(self._Z, self._Z)
         W = 0.5 * (W + W.T)                              # exactly symmetric for eigh
@@ -146,7 +132,7 @@ class NystroemMap:
 
     def transform(self, X):
         """φ of the rows of X, shape (n, k), computed block_rows rows at a time."""
-        X = _width(X, self.n_features_)
+        X = with_width(X, self.n_features_)
         out = np.empty((X.shape[0], self.rank_))
         for start in range(0, X.shape[0], self.block_rows):
             block = X[start:start + self.block_rows]
@@ -225,8 +211,8 @@ class RandomFourierMap:
 
     def transform(self, X):
         """φ of the rows of X, shape (n, m), computed block_rows rows at a time."""
-        X = _width(X, self.n_features_)
-        dense = _mostly_dense(X)
+        X = with_width(X, self.n_features_)
+        dense = mostly_dense(X)
         out = np.empty((X.shape[0], self.components))
         for start in range(0, X.shape[0], self.block_rows):
             block = X[start:start + self.block_rows]
@@ -281,8 +267,8 @@ class RFFModel:
 
     def predict(self, X, block_rows=4096):
         """Scores of the rows of X (float64), block_rows documents at a time."""
-        X = _width(X, self.omega.shape[1])
-        dense = _mostly_dense(X)
+        X = with_width(X, self.omega.shape[1])
+        dense = mostly_dense(X)
         out = np.empty(X.shape[0])
         features = np.empty((min(block_rows, X.shape[0]), len(self.offset)))
         for start in range(0, X.shape[0], block_rows):
@@ -479,6 +465,6 @@ class KernelApproxLearner:
             return RFFModel(self.kernel.gamma, omega, self.map_.offset_.copy(),
                             self.weights_.copy(), 0.0, width + 1, n_documents, metadata)
         metadata["rank"] = self.map_.rank_
-        support = _width(self.map_.landmarks_, width)
+        support = with_width(self.map_.landmarks_, width)
         return KernelModel(dataclasses.replace(self.kernel), self.map_.coefficients(self.weights_),
                            support, 0.0, width + 1, n_documents, metadata)

@@ -2,7 +2,33 @@
 import numpy as np
 import scipy.sparse as sp
 
+from .data import compact_columns, group_rows
+from .errors import UsageError
 from .model import LinearModel
+
+
+def training_arrays(X, y, qid):
+    """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
+
+    ``used`` holds the original 0-based index of each kept column; ``starts``
+    the query offsets of the grouped rows, with the row count appended.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    perm, starts = group_rows(qid)
+    if sp.issparse(X):
+        X, used = compact_columns(X)
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        used = np.flatnonzero(np.count_nonzero(X, axis=0))
+        if len(used) < X.shape[1]:
+            X = X[:, used]
+    if perm is not None:
+        X, y = X[perm], y[perm]
+    if not sp.issparse(X):
+        X = np.ascontiguousarray(X)
+    if not np.all(np.isfinite(y)):
+        raise UsageError("labels must be finite")
+    return X, y, starts, used
 
 
 def linear_scores(X, feature_ids, weights):

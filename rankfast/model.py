@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _predict, _svmlight
+from .data import with_width
 from .errors import InputError
 from .files import atomic_output, open_binary
 
@@ -184,8 +185,8 @@ class KernelModel:
         """
         X = _as_csr(X)
         width = self.highest_feature_index
-        sv = _float32_rounded(_with_width(self.support_vectors, width))
-        X = _float32_rounded(_with_width(X, width))
+        sv = _float32_rounded(with_width(self.support_vectors, width))
+        X = _float32_rounded(with_width(X, width))
         dense = sv.shape[0] * width <= 1 << 24
         if dense:
             sv = sv.toarray()
@@ -394,14 +395,6 @@ def _as_csr(X):
     X = sp.csr_matrix(X)
     if X.indices.dtype != X.indptr.dtype:
         X.indices = X.indices.astype(X.indptr.dtype)
-    return X
-
-
-def _with_width(X, width):
-    """X cut or padded to ``width`` columns (features above it dropped)."""
-    X = X[:, :width] if X.shape[1] > width else X
-    if X.shape[1] < width:
-        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
     return X
 
 

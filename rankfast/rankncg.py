@@ -62,10 +62,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _erfc
-from .data import compact_columns, group_rows
+from .data import mostly_dense
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import LinearRanker, linear_model
+from .linear import LinearRanker, linear_model, training_arrays
 from .ranksvm import query_weights
 
 KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
@@ -80,7 +80,7 @@ class ErfcPairObjective:
     """
 
     def __init__(self, X, y, starts, query_weight, eps, fast):
-        if X.nnz >= 0.5 * X.shape[0] * X.shape[1]:      # mostly dense: BLAS is faster
+        if sp.issparse(X) and mostly_dense(X):          # BLAS is faster
             X = X.toarray()
         self.X = X
         self.XT = X.T if isinstance(X, np.ndarray) else X.T.tocsr()
@@ -387,11 +387,7 @@ class RankNCG(LinearRanker):
 
     def fit(self, X, y, qid, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
-        y = np.asarray(y, dtype=np.float64)
-        perm, starts = group_rows(qid)
-        X, used = compact_columns(X)
-        if perm is not None:
-            X, y = X[perm], y[perm]
+        X, y, starts, used = training_arrays(X, y, qid)
         objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C, self.loss),
                                       self.erfc_eps, self.erfc == "fast")
         self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,

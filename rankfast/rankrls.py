@@ -66,10 +66,9 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from . import _rankrls, metrics
-from .data import compact_columns, group_rows
 from .errors import UsageError
 from .newton import conjugate_gradient, minimize
-from .linear import LinearRanker, linear_model
+from .linear import LinearRanker, linear_model, training_arrays
 from .ranksvm import SquaredHingeObjective, query_weights
 
 DENSE_MAX_FEATURES = 2048
@@ -129,7 +128,7 @@ class RankRLS(LinearRanker):
         _check_loss(self.loss)
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
-        X, y, starts, used = _prepare(X, y, qid)
+        X, y, starts, used = training_arrays(X, y, qid)
         n, d = X.shape
         solver = self.solver
         if solver == "auto":
@@ -268,7 +267,7 @@ class GreedyRankRLS(LinearRanker):
         _check_loss(self.loss)
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
-        X, y, starts, used = _prepare(X, y, qid)
+        X, y, starts, used = training_arrays(X, y, qid)
         n, d = X.shape
         Q = len(starts) - 1
         lam = Q / (2.0 * float(self.C))
@@ -491,26 +490,6 @@ class _NormalEquations:
         return self.inverse_diag * r
 
 
-def _prepare(X, y, qid):
-    """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense."""
-    y = np.asarray(y, dtype=np.float64)
-    perm, starts = group_rows(qid)
-    if sp.issparse(X):
-        X, used = compact_columns(X)
-    else:
-        X = np.asarray(X, dtype=np.float64)
-        used = np.flatnonzero(np.count_nonzero(X, axis=0))
-        if len(used) < X.shape[1]:
-            X = X[:, used]
-    if perm is not None:
-        X, y = X[perm], y[perm]
-    if not sp.issparse(X):
-        X = np.ascontiguousarray(X)
-    if not np.all(np.isfinite(y)):
-        raise UsageError("labels must be finite")
-    return X, y, starts, used
-
-
 def _c_grid(C):
     """Sorted list of C values if C is a sequence, None for one number; checks C > 0."""
     values = list(C) if isinstance(C, (list, tuple, np.ndarray)) else [C]
@@ -569,11 +548,7 @@ def cross_validate_prsvm(X, y, qid, Cs, n_folds=5, loss=1, tol=1e-3, max_iter=10
     """
     grid = _c_grid(list(np.atleast_1d(Cs)))
     _check_loss(loss)
-    y = np.asarray(y, dtype=np.float64)
-    perm, starts = group_rows(qid)
-    X, _ = compact_columns(X)
-    if perm is not None:
-        X, y = X[perm], y[perm]
+    X, y, starts, _ = training_arrays(X, y, qid)
     Q = len(starts) - 1
     if Q < 2:
         raise UsageError(f"cross-validation needs at least 2 queries (got {Q})")

@@ -20,10 +20,11 @@ ever formed.  Newton steps are solved by CG (rankfast.newton); the stopping
 rule is the Newton decrement relative to the objective (see there).
 """
 import numpy as np
+import scipy.sparse as sp
 
 from . import _prsvm
-from .data import compact_columns, group_rows
-from .linear import LinearRanker, linear_model
+from .data import mostly_dense
+from .linear import LinearRanker, linear_model, training_arrays
 from .newton import minimize
 
 
@@ -31,7 +32,7 @@ class SquaredHingeObjective:
     """½‖w‖² + Σ_q c_q Σ_pairs max(0, 1 − (s_i − s_j))², s = Xw, over contiguous queries."""
 
     def __init__(self, X, y, starts, query_weight):
-        if X.nnz >= 0.5 * X.shape[0] * X.shape[1]:      # mostly dense: BLAS is faster
+        if sp.issparse(X) and mostly_dense(X):          # BLAS is faster
             X = X.toarray()
         self.X = X
         self.XT = X.T if isinstance(X, np.ndarray) else X.T.tocsr()
@@ -154,11 +155,7 @@ class RankSVM(LinearRanker):
             from .rankrls import cross_validate_prsvm
             self.cv_table_, self.C_ = cross_validate_prsvm(
                 X, y, qid, list(self.C), loss=self.loss, tol=self.tol, max_iter=self.max_iter, log=log)
-        y = np.asarray(y, dtype=np.float64)
-        perm, starts = group_rows(qid)
-        X, used = compact_columns(X)
-        if perm is not None:
-            X, y = X[perm], y[perm]
+        X, y, starts, used = training_arrays(X, y, qid)
         objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss))
         self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
                                 max_iter=self.max_iter, log=log)
