@@ -17,7 +17,6 @@ Fenwick kernel against the pair-enumerating twin (O(n log L) vs O(pairs)).
 Nothing is asserted: the figures are for reading.
 """
 import argparse
-import os
 import resource
 import subprocess
 import sys

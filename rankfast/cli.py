@@ -11,7 +11,7 @@ import numpy as np
 
 from . import __version__, metrics
 from .data import load_svmlight
-from .errors import InputError, RankfastError, UsageError
+from .errors import RankfastError, UsageError
 from .files import atomic_output
 from .model import read_model, write_model
 
@@ -115,8 +115,7 @@ def _at_least(low):
 
 
 def _c_list(text, flag):
-    values = [_positive_float(part, flag) for part in text.split(",")]
-    return values
+    return [_positive_float(part, flag) for part in text.split(",")]
 
 
 def _k_value(text, flag):
@@ -295,7 +294,7 @@ def _learn(argv):
         _progress(text, verbosity, level)
 
     start = time.process_time()
-    model = learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
+    learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
     model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
     _progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
     _progress("Writing learned model...", verbosity, end="")

@@ -349,7 +349,7 @@ def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stre
         X, y, qid = ds.X, ds.y, ds.qid
         comments = ds.comments if comments is None else comments
     else:
-        X = sp.csr_matrix(dataset_or_X)
+        X = dataset_or_X
     X = sp.csr_matrix(X)
     y = np.asarray(y, dtype=np.float64)
     lines = _format_lines(X, y, None if qid is None else np.asarray(qid, dtype=np.int64), comments)

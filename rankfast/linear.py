@@ -52,11 +52,10 @@ def linear_model(learner, n_features, n_documents, options):
     """LinearModel of a fitted linear learner, recording version, algorithm and options."""
     from . import __version__
     ids, w = learner.feature_ids_, learner.weights_
-    keep = w != 0
     highest = (int(ids.max()) if len(ids) else 0) if n_features is None else n_features
     metadata = {"version": __version__, "algorithm": learner.name}
     metadata.update({k: _text(v) for k, v in options.items() if v is not None})
-    return LinearModel(ids[keep], w[keep].copy(), 0.0, highest + 1, n_documents, metadata)
+    return LinearModel(ids, w.copy(), 0.0, highest + 1, n_documents, metadata)
 
 
 def _text(value):

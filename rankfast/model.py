@@ -291,9 +291,8 @@ def format_model(model):
         return format_rff_model(model)
     if isinstance(model, LinearModel):
         kernel = KernelParams()
-        keep = model.weights != 0
         pairs = " ".join(f"{int(i)}:{_num32(v)}" for i, v in
-                         zip(model.feature_ids[keep], model.weights[keep]))
+                         zip(model.feature_ids, model.weights))
         sv_lines = ["1 " + pairs + (" " if pairs else "") + "#" + _format_metadata(model.metadata)]
     else:
         kernel = model.kernel
@@ -352,12 +351,10 @@ def _compact_linear(alphas, sv):
     coo = sv.tocoo()
     order = np.lexsort((coo.row, coo.col))
     cols, rows, vals = coo.col[order], coo.row[order], coo.data[order]
-    ids, first = np.unique(cols, return_index=True)
+    ids = np.unique(cols)
     weights = np.zeros(len(ids))
-    position = np.searchsorted(ids, cols)
-    np.add.at(weights, position, alphas[rows] * vals)
-    keep = weights != 0
-    return ids[keep].astype(np.int64) + 1, weights[keep]
+    np.add.at(weights, np.searchsorted(ids, cols), alphas[rows] * vals)
+    return ids.astype(np.int64) + 1, weights
 
 
 def _format_metadata(metadata):

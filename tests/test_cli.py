@@ -2,15 +2,13 @@
 import gzip
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from rankfast import load_svmlight, read_model
+from rankfast import read_model
 from rankfast.cli import classify_main, learn_main
 from shared_paths import REFERENCE, require
 

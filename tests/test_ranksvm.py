@@ -1,5 +1,4 @@
 """PRSVM as a learner: its optimum against the pair-enumerating twin, flags, memory, quality."""
-import gzip
 import re
 import tracemalloc
 
@@ -8,7 +7,6 @@ import pytest
 import scipy.optimize
 import scipy.sparse as sp
 
-from rankfast import load_svmlight
 from rankfast._reference import prsvm_objective_pairs, squared_hinge_pairs
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import query_starts
