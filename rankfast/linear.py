@@ -4,7 +4,7 @@ import scipy.sparse as sp
 
 from .data import compact_columns, group_rows
 from .errors import UsageError
-from .model import LinearModel
+from .model import LinearModel, file_weights
 
 
 def training_arrays(X, y, qid):
@@ -55,7 +55,7 @@ def linear_model(learner, n_features, n_documents, options):
     highest = (int(ids.max()) if len(ids) else 0) if n_features is None else n_features
     metadata = {"version": __version__, "algorithm": learner.name}
     metadata.update({k: _text(v) for k, v in options.items() if v is not None})
-    return LinearModel(ids, w.copy(), 0.0, highest + 1, n_documents, metadata)
+    return LinearModel(ids, file_weights(w), 0.0, highest + 1, n_documents, metadata)
 
 
 def _text(value):

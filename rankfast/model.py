@@ -121,8 +121,7 @@ class LinearModel:
     metadata: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
-        # SVM-light keeps weights as float: hold exactly what any reader of the file will use.
-        weights = np.asarray(self.weights, dtype=np.float64).astype(np.float32).astype(np.float64)
+        weights = np.asarray(self.weights, dtype=np.float64)
         keep = weights != 0
         self.feature_ids = np.asarray(self.feature_ids, dtype=np.int64)[keep]
         self.weights = weights[keep]
@@ -130,7 +129,7 @@ class LinearModel:
     @classmethod
     def from_dense(cls, w, bias=0.0, n_features=None, n_documents=0, metadata=None):
         """Model from a dense weight vector (w[j] weighs feature j + 1)."""
-        w = np.asarray(w, dtype=np.float64)
+        w = file_weights(w)
         nz = np.flatnonzero(w)
         n_features = len(w) if n_features is None else n_features
         return cls(nz.astype(np.int64) + 1, w[nz].copy(), float(bias),
@@ -198,6 +197,16 @@ class KernelModel:
             block = block.toarray() if dense else block
             out[start:start + block_rows] = self.kernel(block, sv) @ self.alphas - self.bias
         return out
+
+
+def file_weights(w):
+    """Weights as a model file carries them: SVM-light reads each as a float (float32).
+
+    A learner's model holds these, so it predicts exactly as its written file
+    will.  A model read from a file keeps its weights as svm_rank_classify
+    builds them (Σ_i α_i s_i in float64), which need not be float32.
+    """
+    return np.asarray(w, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
 def read_model(path):

@@ -152,6 +152,23 @@ def test_failed_write_leaves_previous_file(tmp_path):
         write_model(LinearModel.from_dense(np.ones(2)), str(tmp_path / "no" / "m.dat"))
 
 
+def test_several_support_vectors_sum_in_float64_as_svm_rank_classify(tmp_path):
+    """w = Σ_i α_i float32(s_i) accumulated in double (not rounded to float32 again)."""
+    header = require(EXAMPLE3 / "model_c3.dat").read_text().splitlines(keepends=True)[:11]
+    header[9] = "4 # number of support vectors plus 1 \n"
+    path = tmp_path / "m.dat"
+    path.write_text("".join(header) + "0.3 1:0.1 3:2.5 #\n-0.7 1:0.2 2:1e-3 #\n0.11 1:0.7 #\n")
+    model = read_model(str(path))
+    f = lambda v: float(np.float32(v))                       # noqa: E731
+    w1 = 0.0 + 0.3 * f(0.1)
+    w1 += -0.7 * f(0.2)
+    w1 += 0.11 * f(0.7)
+    assert model.weights.tolist() == [w1, -0.7 * f(1e-3), 0.3 * f(2.5)]
+    X = sp.csr_matrix(np.array([[1.0, 2.0, 3.0]]))
+    expected = ((0.0 + w1 * f(1.0)) + (-0.7 * f(1e-3)) * f(2.0)) + (0.3 * f(2.5)) * f(3.0)
+    assert model.predict(X).tolist() == [expected]
+
+
 def test_prediction_ignores_features_above_model_and_huge_indices():
     model = LinearModel(np.array([2, 2000000000], dtype=np.int64), np.array([1.5, 2.0]), 0.5,
                         2000000001)
