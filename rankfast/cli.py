@@ -285,8 +285,7 @@ def _learn(argv):
     _progress("Reading training examples...", verbosity, end="")
     dataset = _load(train_path, verbosity, "rank_learn")
     _progress("done", verbosity)
-    dataset, _ = dataset.grouped()
-    n_queries = len(dataset.query_starts()) - 1
+    n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
               f"{dataset.n_documents} examples", verbosity, level=0)
 

@@ -85,16 +85,9 @@ class Dataset:
 
     def noncontiguous_qid(self):
         """The first qid (in file order) whose lines are split in several runs, or None."""
-        starts = self.query_starts()
-        run_qids = self.qid[starts[:-1]]
-        seen = set()
-        if len(np.unique(run_qids)) == len(run_qids):
-            return None
-        for q in run_qids.tolist():
-            if q in seen:
-                return q
-            seen.add(q)
-        return None
+        run_qids = self.qid[self.query_starts()[:-1]]
+        run = _repeated_run(run_qids)
+        return None if run is None else int(run_qids[run])
 
     def grouped(self):
         """This dataset with each query's lines made contiguous.
@@ -133,14 +126,31 @@ def group_rows(qid):
     """
     qid = np.asarray(qid)
     starts = query_starts(qid)
-    run_qids = qid[starts[:-1]]
-    if len(np.unique(run_qids)) == len(run_qids):
+    if _repeated_run(qid[starts[:-1]]) is None:
         return None, starts
-    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
-    rank_of_qid = np.empty(len(first), dtype=np.int64)
-    rank_of_qid[np.argsort(first, kind="stable")] = np.arange(len(first))
-    perm = np.argsort(rank_of_qid[inverse.ravel()], kind="stable")
+    perm = np.argsort(query_index(qid)[0], kind="stable")
     return perm, query_starts(qid[perm])
+
+
+def query_index(qid):
+    """(query number of each row, number of queries), queries numbered by first appearance."""
+    qid = np.asarray(qid)
+    if len(qid) == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
+    renumber = np.empty(len(first), dtype=np.int64)
+    renumber[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return renumber[inverse.ravel()], len(first)
+
+
+def _repeated_run(run_qids):
+    """Position of the first run whose qid an earlier run had, or None."""
+    _, first_run = np.unique(run_qids, return_index=True)
+    if len(first_run) == len(run_qids):
+        return None
+    seen_before = np.ones(len(run_qids), dtype=bool)
+    seen_before[first_run] = False
+    return int(np.argmax(seen_before))
 
 
 def mostly_dense(X):

@@ -23,17 +23,7 @@ Conventions
 import numpy as np
 
 from . import _swapped
-
-
-def _groups(qid):
-    """(group id per document, number of groups), groups numbered by first appearance."""
-    qid = np.asarray(qid)
-    if len(qid) == 0:
-        return np.zeros(0, dtype=np.int64), 0
-    _, first, inverse = np.unique(qid, return_index=True, return_inverse=True)
-    renumber = np.empty(len(first), dtype=np.int64)
-    renumber[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return renumber[inverse.ravel()], len(first)
+from .data import query_index
 
 
 def _sorted_by_score(scores, group, n_groups):
@@ -53,7 +43,7 @@ def swapped_pairs(scores, labels, qid):
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = _groups(qid)
+    group, n_groups = query_index(qid)
     order, starts = _sorted_by_score(scores, group, n_groups)
     levels, rank = np.unique(labels, return_inverse=True)
     tree = np.zeros(len(levels) + 1, dtype=np.int64)
@@ -95,7 +85,7 @@ def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False,
     if convention not in ("letor", "standard"):
         raise ValueError(f"unknown NDCG convention {convention!r}")
     labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = _groups(qid)
+    group, n_groups = query_index(qid)
     order, starts = _sorted_by_score(scores, group, n_groups)
     ideal, _ = _sorted_by_score(labels, group, n_groups)
     dcg = _dcg(labels[order], group[order], starts, n_groups, k, convention)
@@ -121,7 +111,7 @@ def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
 def mean_average_precision(scores, labels, qid, per_query=False, skip_no_relevant=False):
     """MAP with label > 0 relevant (LETOR 4.0 convention; see the module docstring)."""
     labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = _groups(qid)
+    group, n_groups = query_index(qid)
     order, starts = _sorted_by_score(scores, group, n_groups)
     relevant = (labels[order] > 0).astype(np.float64)
     g = group[order]

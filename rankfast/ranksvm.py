@@ -103,12 +103,17 @@ def query_weights(y, starts, C, loss):
 
 def pair_counts(y, starts):
     """Number of pairs with different labels in each query (O(n log n))."""
-    counts = np.zeros(len(starts) - 1, dtype=np.int64)
-    for q in range(len(starts) - 1):
-        _, per_level = np.unique(y[starts[q]:starts[q + 1]], return_counts=True)
-        m = per_level.sum()
-        counts[q] = (m * m - (per_level * per_level).sum()) // 2
-    return counts
+    sizes = np.diff(starts)
+    query = np.repeat(np.arange(len(sizes)), sizes)
+    order = np.lexsort((y, query))
+    ys, qs = np.asarray(y)[order], query[order]
+    new_run = np.ones(len(ys), dtype=bool)
+    new_run[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
+    run_start = np.flatnonzero(new_run)
+    run_length = np.diff(np.r_[run_start, len(ys)])
+    tied = np.zeros(len(sizes), dtype=np.int64)
+    np.add.at(tied, qs[run_start], run_length * run_length)
+    return (sizes * sizes - tied) // 2
 
 
 class RankSVM(LinearRanker):
