@@ -41,32 +41,30 @@ class SquaredHingeObjective:
         self.rank = rank.ravel().astype(np.int64)
         self.n_levels = len(levels)
         self.weight = np.ascontiguousarray(query_weight, dtype=np.float64)
-        self._grad_s = np.empty(X.shape[0])
-        self._scores = None
+        self._scores = None       # s = Xw at the last value_grad: fixes the Hessian
         self._order = None
-        self._step = None
+        self._step = None         # (w, s, loss, ∂loss/∂s, order) of the line search's last trial
 
-    def _sorted(self, scores):
+    def _score_space(self, scores):
+        """(loss, its gradient in score space, per-query order by score) at scores."""
         order = np.empty(len(scores), dtype=np.int64)
         _prsvm.sort_within_queries(scores, self.starts, order)
-        return order
-
-    def loss(self, scores, grad_out=None):
-        """Σ_q c_q Σ_active (1 − s_i + s_j)² and its gradient in score space."""
-        out = self._grad_s if grad_out is None else grad_out
-        return _prsvm.squared_hinge(scores, self.rank, self.starts, self._sorted(scores),
-                                    self.weight, self.n_levels, out)
-
-    def value_grad(self, w):
-        if self._step is not None and np.array_equal(w, self._step[0]):
-            scores = self._step[1]              # X w already known from the line search
-        else:
-            scores = self.X @ w
-        self._step = None
-        order = self._sorted(scores)
         grad_s = np.empty_like(scores)
         loss = _prsvm.squared_hinge(scores, self.rank, self.starts, order, self.weight,
                                     self.n_levels, grad_s)
+        return loss, grad_s, order
+
+    def loss(self, scores):
+        """Σ_q c_q Σ_active (1 − s_i + s_j)² at scores."""
+        return self._score_space(scores)[0]
+
+    def value_grad(self, w):
+        if self._step is not None and np.array_equal(w, self._step[0]):
+            _, scores, loss, grad_s, order = self._step     # the line search's accepted trial
+        else:
+            scores = self.X @ w
+            loss, grad_s, order = self._score_space(scores)
+        self._step = None
         self._scores, self._order = scores, order
         return 0.5 * (w @ w) + loss, w + self.XT @ grad_s
 
@@ -81,12 +79,12 @@ class SquaredHingeObjective:
         s0 = self._scores if self._scores is not None else self.X @ w
         sd = self.X @ d
         ww, wd, dd = w @ w, w @ d, d @ d
-        scratch = np.empty_like(s0)
 
         def phi(t):
             scores = s0 + t * sd
-            self._step = (w + t * d, scores)
-            return 0.5 * (ww + 2.0 * t * wd + t * t * dd) + self.loss(scores, scratch)
+            loss, grad_s, order = self._score_space(scores)
+            self._step = (w + t * d, scores, loss, grad_s, order)
+            return 0.5 * (ww + 2.0 * t * wd + t * t * dd) + loss
         return phi
 
 
