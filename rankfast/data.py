@@ -305,20 +305,18 @@ class _Arrays:
 
 def _dataset(parts, path, n_features, comments):
     """The Dataset of the parsed parts (one part: its arrays are used as they are)."""
-    def joined(name, n_of):
+    def joined(name, count):
         """One array from the parts' arrays, each part's dropped once copied (peak: +1 array)."""
-        arrays = [getattr(p, name)[:n_of(p)] for p in parts]
+        arrays = [getattr(p, name)[:getattr(p, count)] for p in parts]
         if len(arrays) == 1:
             return arrays[0]
         for p in parts:
             setattr(p, name, None)
-        out = np.concatenate(arrays)
-        return out
+        return np.concatenate(arrays)
     if not parts:
         parts = [_Arrays(0, 0, comments)]
-    rows, nnz = (lambda p: p.rows), (lambda p: p.nnz)
-    y, qid, line = joined("y", rows), joined("qid", rows), joined("line", rows)
-    indices, values = joined("indices", nnz), joined("values", nnz)
+    y, qid, line = joined("y", "rows"), joined("qid", "rows"), joined("line", "rows")
+    indices, values = joined("indices", "nnz"), joined("values", "nnz")
     offsets = np.cumsum([0] + [p.nnz for p in parts])
     indptr = np.concatenate([parts[0].indptr[:1]] + [p.indptr[1:p.rows + 1] + base
                                                      for p, base in zip(parts, offsets)])

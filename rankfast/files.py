@@ -60,13 +60,12 @@ def atomic_output(path, mode="w"):
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": "\n"})) as out:
             yield out
         os.chmod(tmp, 0o666 & ~_umask())
-        try:
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
-    except BaseException:
+        os.replace(tmp, path)
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):          # a full disk, a directory in the way, ...
+            raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
         raise
 
 

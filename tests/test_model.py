@@ -175,3 +175,18 @@ def test_prediction_ignores_features_above_model_and_huge_indices():
     X = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 1999999999, 2100000000]),
                        np.array([0, 3, 4])), shape=(2, 2147483647))
     assert model.predict(X).tolist() == [1.5 * 2.0 + 2.0 * 3.0 - 0.5, -0.5]
+
+
+def test_a_failing_disk_write_is_an_input_error_and_leaves_nothing(tmp_path):
+    from rankfast.files import atomic_output
+    path = tmp_path / "out.txt"
+    with pytest.raises(InputError, match="cannot write: No space left on device"):
+        with atomic_output(str(path)) as out:
+            out.write("partial")
+            raise OSError(28, "No space left on device")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(InputError, match="cannot write"):
+        with atomic_output(str(tmp_path / "dir")) as out:
+            out.write("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir"]
