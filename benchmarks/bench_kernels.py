@@ -8,9 +8,11 @@ validation set, over the paper's C ∈ 2^-12 … 2^6 and γ ∈ 2^-12 … 2^2 (s
 ``--c-step`` and ``--gamma-step`` in the exponent).  The paper's C multiplies
 the sum over all pairs (Chapelle & Keerthi's PRSVM); rankfast's C is
 svm_rank's, which multiplies the loss by C / Q (Q training queries), so the
-learners get C_rankfast = Q · C_paper.  The table shows C_paper.  m = ``--landmarks`` (500) landmarks or
-random features, seed ``--seed``.  Each map is computed once per γ and reused
-for every C during the search.
+learners get C_rankfast = Q · C_paper.  The table shows C_paper.  m =
+``--landmarks`` (500) landmarks or random features drawn with each seed of
+``--seeds`` (several: one table each, then the means over all seeds, which
+separates the methods from the luck of one draw).  Each map is computed once
+per γ and reused for every C during the search.
 
 Reported per fold: test NDCG@10 and MAP (rankfast.metrics, LETOR convention:
 a query without relevant document scores 0) of the chosen model, scored the
@@ -27,6 +29,7 @@ Usage::
 
     python benchmarks/bench_kernels.py
     python benchmarks/bench_kernels.py --folds 1 --c-step 3 --gamma-step 3 --predict-docs 0
+    python benchmarks/bench_kernels.py --select map --seeds 0 1 2 3 4 --predict-docs 0
 """
 import argparse
 import os
@@ -131,47 +134,34 @@ def bench_prediction(n_docs, m, seed):
         print(f"  {type(model).__name__:<12} ({approx}) {time.perf_counter() - start:6.1f} s")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--folds", type=int, nargs="*", default=[1, 2, 3, 4, 5])
-    parser.add_argument("--landmarks", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--c-step", type=int, default=3, help="step of log2 C in the grid")
-    parser.add_argument("--gamma-step", type=int, default=2, help="step of log2 gamma")
-    parser.add_argument("--predict-docs", type=int, default=1_000_000)
-    parser.add_argument("--select", choices=["ndcg", "map"], default="ndcg",
-                        help="validation criterion: NDCG@10 (default) or MAP")
-    args = parser.parse_args(argv)
-    SELECT[0] = args.select
-    cs, gammas = powers(-12, 6, args.c_step), powers(-12, 2, args.gamma_step)
-    print(f"MQ2008, 5-fold LETOR protocol; m = {args.landmarks}, seed {args.seed}; grid "
-          f"C_paper in {{{', '.join(map(log2, cs))}}} (rankfast's C = Q_train * C_paper), "
-          f"gamma in {{{', '.join(map(log2, gammas))}}}; chosen by validation "
-          f"{'MAP' if args.select == 'map' else 'NDCG@10'}.\n"
-          f"Times: wall-clock seconds of one training run at the chosen parameters (map "
-          f"included), best of 3; 2 cores shared with other jobs, indicative only; "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}.\n")
-    rows = []
+def fold_table(args, seed, cs, gammas, linear_rows):
+    """Print the fold table for one landmark / random-feature seed; return its rows.
+
+    ``linear_rows`` caches the linear PRSVM's results per fold (they do not depend on
+    the seed)."""
     header = (f"{'fold':<5}| {'linear PRSVM':^29} | {'Nystrom + PRSVM':^38} | "
               f"{'RFF + PRSVM':^38}")
     sub = (f"{'':<5}| {'NDCG@10':>7} {'MAP':>6} {'s':>5} {'C':>6} | {'NDCG@10':>7} {'MAP':>6} "
            f"{'s':>5} {'gamma':>6} {'C':>6} | {'NDCG@10':>7} {'MAP':>6} {'s':>5} {'gamma':>6} "
            f"{'C':>6}")
+    print(f"seed {seed}:")
     print(header)
     print(sub)
     print("-" * len(sub))
+    rows = []
     for fold in args.folds:
         train, vali, test = ((d.X, d.y, d.qid) for d in mq2008_fold(fold))
-        _, c_lin = search_linear(train, vali, cs)
-        lin = final_run(lambda: RankSVM(C=c_lin * n_queries(train)), train, test)
-        cells = [f"{lin[0]:7.4f} {lin[1]:6.4f} {lin[2]:5.2f} {log2(c_lin):>6}"]
-        row = [*lin]
+        if fold not in linear_rows:
+            _, c_lin = search_linear(train, vali, cs)
+            lin = final_run(lambda: RankSVM(C=c_lin * n_queries(train)), train, test)
+            linear_rows[fold] = (lin, f"{lin[0]:7.4f} {lin[1]:6.4f} {lin[2]:5.2f} {log2(c_lin):>6}")
+        lin, cell = linear_rows[fold]
+        cells, row = [cell], [*lin]
         for approx in ("nystrom", "rff"):
-            _, gamma, C = search_kernel(approx, train, vali, cs, gammas, args.landmarks, args.seed)
+            _, gamma, C = search_kernel(approx, train, vali, cs, gammas, args.landmarks, seed)
             kernel = KernelParams(2, gamma=gamma)
             result = final_run(lambda: KernelApproxLearner(RankSVM(C=C * n_queries(train)),
-                                                           kernel, approx, args.landmarks,
-                                                           args.seed),
+                                                           kernel, approx, args.landmarks, seed),
                                train, test)
             cells.append(f"{result[0]:7.4f} {result[1]:6.4f} {result[2]:5.2f} {log2(gamma):>6} "
                          f"{log2(C):>6}")
@@ -182,14 +172,55 @@ def main(argv=None):
     print("-" * len(sub))
     print(f"{'mean':<5}| {mean[0]:7.4f} {mean[1]:6.4f} {mean[2]:5.2f} {'':>6} | "
           f"{mean[3]:7.4f} {mean[4]:6.4f} {mean[5]:5.2f} {'':>6} {'':>6} | "
-          f"{mean[6]:7.4f} {mean[7]:6.4f} {mean[8]:5.2f}")
+          f"{mean[6]:7.4f} {mean[7]:6.4f} {mean[8]:5.2f}\n")
+    return rows
+
+
+def verdict(rows, label):
+    """One line per kernel method: mean test NDCG@10 and MAP against linear PRSVM."""
+    mean = np.mean(rows, axis=0)
     for name, at in (("Nystrom", 3), ("RFF", 6)):
-        print(f"\n{name}: mean test NDCG@10 {mean[at]:.4f} vs linear {mean[0]:.4f} "
-              f"({'at least' if mean[at] >= mean[0] else 'below'} linear); MAP {mean[at + 1]:.4f} "
-              f"vs {mean[1]:.4f}; slowest training run {max(r[at + 2] for r in rows):.2f} s "
+        ok = mean[at] >= mean[0] and mean[at + 1] >= mean[1]
+        print(f"{name} ({label}): mean test NDCG@10 {mean[at]:.4f} vs linear {mean[0]:.4f}, "
+              f"MAP {mean[at + 1]:.4f} vs {mean[1]:.4f}: "
+              f"{'at least linear on both' if ok else 'below linear on at least one'}; "
+              f"slowest training run {max(r[at + 2] for r in rows):.2f} s "
               f"(target {TARGET_SECONDS:.0f} s)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--folds", type=int, nargs="*", default=[1, 2, 3, 4, 5])
+    parser.add_argument("--landmarks", type=int, default=500)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0],
+                        help="landmark / random-feature seeds; each gets its own fold table, "
+                             "and with several the means over seeds are printed too")
+    parser.add_argument("--c-step", type=int, default=3, help="step of log2 C in the grid")
+    parser.add_argument("--gamma-step", type=int, default=2, help="step of log2 gamma")
+    parser.add_argument("--predict-docs", type=int, default=1_000_000)
+    parser.add_argument("--select", choices=["ndcg", "map"], default="ndcg",
+                        help="validation criterion: NDCG@10 (default) or MAP")
+    args = parser.parse_args(argv)
+    SELECT[0] = args.select
+    cs, gammas = powers(-12, 6, args.c_step), powers(-12, 2, args.gamma_step)
+    print(f"MQ2008, 5-fold LETOR protocol; m = {args.landmarks}, seeds "
+          f"{' '.join(map(str, args.seeds))}; grid "
+          f"C_paper in {{{', '.join(map(log2, cs))}}} (rankfast's C = Q_train * C_paper), "
+          f"gamma in {{{', '.join(map(log2, gammas))}}}; chosen by validation "
+          f"{'MAP' if args.select == 'map' else 'NDCG@10'}.\n"
+          f"Times: wall-clock seconds of one training run at the chosen parameters (map "
+          f"included), best of 3; 2 cores shared with other jobs, indicative only; "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}.\n")
+    linear_rows, all_rows = {}, []
+    for seed in args.seeds:
+        rows = fold_table(args, seed, cs, gammas, linear_rows)
+        verdict(rows, f"seed {seed}")
+        print()
+        all_rows.extend(rows)
+    if len(args.seeds) > 1:
+        verdict(all_rows, f"mean over {len(args.seeds)} seeds")
     if args.predict_docs:
-        bench_prediction(args.predict_docs, args.landmarks, args.seed)
+        bench_prediction(args.predict_docs, args.landmarks, args.seeds[0])
     return 0
 
 
