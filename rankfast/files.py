@@ -1,9 +1,11 @@
-"""Opening inputs (plain, compressed, standard input) and writing outputs atomically."""
+"""Opening inputs (plain, compressed, standard input, pipes) and writing outputs atomically."""
 import bz2
 import contextlib
 import gzip
+import io
 import lzma
 import os
+import stat
 import sys
 import tempfile
 
@@ -36,7 +38,10 @@ def open_binary(path):
             except OSError as exc:
                 raise InputError(path, None, exc.strerror or str(exc)) from None
             head = raw.read(6)
-            raw.seek(0)
+            if raw.seekable():
+                raw.seek(0)
+            else:                      # a pipe or FIFO: hand the bytes read back in front
+                raw = io.BufferedReader(_Rejoined(head, raw))
         for magic, opener in _MAGIC:
             if head.startswith(magic):
                 yield stack.enter_context(opener(raw, "rb"))
@@ -44,29 +49,77 @@ def open_binary(path):
         yield raw
 
 
+class _Rejoined(io.RawIOBase):
+    """A stream that cannot seek, read from its start again: the bytes already taken, then the rest."""
+
+    def __init__(self, head, rest):
+        self._head, self._rest = bytes(head), rest
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        return self._rest.readinto(buffer)
+
+
 @contextlib.contextmanager
 def atomic_output(path, mode="w"):
-    """Write to a temporary file beside ``path`` and rename it into place on success.
+    """Write ``path`` so that a failed run never leaves it half-written.
 
-    On any exception the temporary file is removed and ``path`` is untouched,
-    so a failed run never leaves a half-written file.
+    A regular file (or a new one) is written as a temporary file beside it and
+    renamed into place on success; on any exception the temporary file is
+    removed and ``path`` is untouched.  A symbolic link is followed, so the
+    file it points to is replaced and the link stays; an existing file keeps
+    its permission bits.  Anything else (a device such as /dev/stdout, a FIFO,
+    a /proc or /dev/fd path) cannot be replaced and is written in place, as
+    svm_rank writes every output.
     """
-    folder = os.path.dirname(os.path.abspath(path))
+    text = {} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}
+    if _written_in_place(path):
+        try:
+            with open(path, mode, **text) as out:
+                yield out
+        except OSError as exc:
+            raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
+        return
+    target = os.path.realpath(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".rankfast-", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=".rankfast-", dir=os.path.dirname(target))
     except OSError as exc:
         raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": "\n"})) as out:
+        with os.fdopen(fd, mode, **text) as out:
             yield out
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
+        os.chmod(tmp, _mode_of(target))
+        os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):          # a full disk, a directory in the way, ...
             raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
         raise
+
+
+def _written_in_place(path):
+    """True for outputs that renaming would break: devices, FIFOs, /dev and /proc paths."""
+    if os.path.abspath(path).startswith(("/dev/", "/proc/")):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)     # follows symbolic links
+    except OSError:
+        return False                                        # a new file (or a broken link)
+
+
+def _mode_of(target):
+    """Permission bits for the output: the existing file's, else what the umask allows."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
 
 
 def _umask():
