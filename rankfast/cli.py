@@ -4,6 +4,7 @@ This is the only module that prints or exits.  Data and model errors print
 one line on stderr and exit 1; usage errors exit 2 (svm_rank exits 0).
 """
 import math
+import os
 import sys
 import time
 
@@ -11,9 +12,9 @@ import numpy as np
 
 from . import __version__, metrics
 from .data import load_svmlight
-from .errors import RankfastError, UsageError
+from .errors import InputError, RankfastError, UsageError
 from .files import atomic_output
-from .model import read_model, write_model
+from .model import KernelModel, LinearModel, read_model, write_model
 
 LEARN_HELP = """rank_learn {version}: learning to rank, a drop-in for svm_rank_learn
 
@@ -24,11 +25,17 @@ Arguments:
                         .gz, .bz2 and .xz files are read transparently)
          model_file  -> file to store the learned model in (default svm_struct_model)
 General options:
-         -?          -> this help
+         -?, --help  -> this help
          -v [0..3]   -> verbosity level (default 1)
-         -y [0..3]   -> accepted for compatibility (svm_light's verbosity)
+         -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
+                        the lines svm_rank's svm_light prints while reading
+                        the examples and writing the model (its QP solver's
+                        lines have no counterpart here)
 Learning options:
          -a algo     -> learner (default prsvm): {learners}
+                        (in any case). svm_rank's -a FILE (write the alphas
+                        to FILE) is accepted: no alphas are written (a note
+                        says so) and prsvm is trained
          -c float    -> C: trade-off between training error and margin
                         (default 0.01), scaled as in svm_rank: the loss
                         is multiplied by C / (number of queries).
@@ -41,20 +48,32 @@ Learning options:
                            fraction of swapped pairs)
          -e float    -> tolerance of the stopping rule (default 0.001)
          -# int      -> maximum number of iterations of the learner
-         -k int|auto -> greedy: number of features to select
+         -k int|auto -> greedy: number of features to select (default auto:
+                        until the leave-query-out error stops falling)
          --erfc fast|direct, --erfc-eps float
                      -> rankncg: fast erfc transform (default, accuracy
                         1e-6) or the exact O(m^2) gradient
-         -p [1,2] -o [1,2]
-                     -> accepted; rankfast's learners fix their own loss
+         -p [1,2]    -> accepted; rankfast's learners fix their own loss
+         -o 2        -> accepted (margin rescaling, svm_rank's default);
+                        -o 1 (slack rescaling) is refused, as svm_rank
+                        fails on it
 Kernel options (non-linear ranking by kernel approximation):
          -t int      -> 0: linear (default), 1: polynomial (s a*b+c)^d,
                         2: radial basis function exp(-gamma ||a-b||^2),
-                        3: sigmoid tanh(s a*b + c)
+                        3: sigmoid tanh(s a*b + c); 4 (user defined) is refused
          -d int -g float -s float -r float
                      -> kernel parameters, as in svm_rank
-         --approx nystrom|rff   --landmarks m (default 500)   --seed n
-svm_rank's QP solver options (-w -k -f -b -n -q -m -h) are accepted and ignored.
+         -u string   -> accepted and ignored (parameter of svm_rank's
+                        user-defined kernel)
+         --approx nystrom|rff
+                     -> Nystrom landmarks (default) or random Fourier
+                        features (RBF only)
+         --landmarks int
+                     -> number of landmarks or random features (default 500)
+         --seed int  -> seed of the landmark sample or the random features,
+                        0..4294967295 (default 0)
+svm_rank's QP solver options -w [0..4,9] -f -b -n -q -m -h int, and -k with
+a learner other than greedy, are accepted, checked and ignored.
 """
 
 CLASSIFY_HELP = f"""rank_classify {__version__}: a drop-in for svm_rank_classify
@@ -66,9 +85,11 @@ Arguments:
          model_file  -> model written by rank_learn or svm_rank_learn
          output_file -> one score per line (default svm_predictions)
 Options:
-         -h, -?      -> this help
+         -h, -?, --help -> this help
          -v [0..3]   -> verbosity level (default 2)
-         -y [0..3]   -> accepted for compatibility
+         -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
+                        the lines svm_rank's svm_light prints while reading
+                        the model and the examples
          --metrics   -> also print NDCG@k, MAP and pairwise accuracy
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
 """
@@ -114,6 +135,15 @@ def _at_least(low):
     return check
 
 
+def _between(low, high):
+    def check(text, flag):
+        value = _number(text, int, flag)
+        if not low <= value <= high:
+            raise UsageError(f"{flag} must be between {low} and {high} (got {text})")
+        return value
+    return check
+
+
 def _c_list(text, flag):
     return [_positive_float(part, flag) for part in text.split(",")]
 
@@ -142,7 +172,7 @@ LEARN_OPTIONS = {
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
     "-a": ("algorithm", _text),
     "--approx": ("approx", _text), "--landmarks": ("landmarks", _at_least(1)),
-    "--seed": ("seed", lambda t, f: _number(t, int, f)),
+    "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
 }
 
@@ -209,10 +239,10 @@ def _run(program, body, argv, help_text):
     try:
         return body(argv)
     except _HelpRequested:
-        sys.stdout.write(help_text() if callable(help_text) else help_text)
+        _write(help_text() if callable(help_text) else help_text)
         return 0
     except UsageError as exc:
-        sys.stdout.flush()
+        _write("")
         print(f"{program}: {exc}\nTry '{program} -?' for the list of options.", file=sys.stderr)
         return 2
     except RankfastError as exc:
@@ -232,22 +262,67 @@ def _run(program, body, argv, help_text):
 _open_line = [False]
 
 
-def _progress(text, verbosity, level=1, end="\n"):
-    if verbosity >= level:
-        sys.stdout.write(text + end)
+def _write(text):
+    """Write text to stdout and flush it; carry on silently once stdout has gone away.
+
+    ``rank_learn ... | head -1`` closes the pipe while the program still has
+    progress to print, but the model or predictions must still be written
+    and the exit status stay 0.  On the first broken pipe the stdout file
+    descriptor is pointed at os.devnull: the rest of the output (and the
+    interpreter's final flush, which would otherwise print "Exception
+    ignored ...") goes nowhere.
+    """
+    try:
+        sys.stdout.write(text)
         sys.stdout.flush()
-        _open_line[0] = end == ""
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _progress(text, verbosity, level=1, end="\n"):
+    """Print text + end at verbosity ≥ level, remembering whether a line is left open."""
+    text += end
+    if verbosity >= level and text:
+        _write(text)
+        _open_line[0] = not text.endswith("\n")
 
 
 def _end_open_line():
     if _open_line[0]:
-        sys.stdout.write("\n")
-        sys.stdout.flush()
+        _write("\n")
         _open_line[0] = False
 
 
-def _load(path, verbosity, program):
+# svm_rank's -y sets the verbosity of the SVM-light code inside it.  From 1 on,
+# SVM-light's reader and writer (svm_common.c: read_documents, read_model,
+# write_model) print the lines below; those of its QP solver have no
+# counterpart in rankfast.  They are printed once the step has succeeded.
+
+def _svmlight_read_documents(n_documents):
+    """read_documents' lines: a count every 100 examples, then the total."""
+    counts = "".join(f"{k}.." for k in range(100, n_documents + 1, 100))
+    return (f"Scanning examples...done\n"
+            f"Reading examples into memory...{counts}OK. ({n_documents} examples read)\n")
+
+
+def _svmlight_read_model(model):
+    """read_model's line, or "" for rankfast's random Fourier models (no SVM-light file).
+
+    A linear model has one support vector: the compacted "1 idx:w ..." line
+    svm_rank_learn and rank_learn write.
+    """
+    if isinstance(model, KernelModel):
+        return f"Reading model...OK. ({len(model.alphas)} support vectors read)\n"
+    if isinstance(model, LinearModel):
+        return "Reading model...OK. (1 support vectors read)\n"
+    return ""
+
+
+def _load(path, verbosity, program, svmlight_verbosity=0):
     dataset = load_svmlight(path)
+    _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
     qid = dataset.noncontiguous_qid()
     if qid is not None:
         _end_open_line()
@@ -265,25 +340,21 @@ def learn_main(argv=None):
 
 
 def _learn(argv):
-    from .learners import QP_ONLY_OPTIONS, make_learner
+    from .learners import make_learner
     options, given, positional = parse_args(argv, LEARN_OPTIONS, {}, 2, "rank_learn")
     if not positional:
         raise UsageError("not enough input parameters: rank_learn [options] example_file [model_file]")
     train_path = positional[0]
     model_path = positional[1] if len(positional) > 1 else "svm_struct_model"
     verbosity = options.get("verbosity", 1)
+    svmlight_verbosity = options.get("svmlight_verbosity", 0)
     learner, notes = make_learner(options, given)
     for note in notes:
         if verbosity >= 1:
             print(f"rank_learn: note: {note}", file=sys.stderr)
-    ignored = [flag for flag in given if flag in QP_ONLY_OPTIONS and not
-               (flag == "-k" and options.get("algorithm") == "greedy")]
-    if ignored and verbosity >= 1:
-        print(f"rank_learn: note: {' '.join(ignored)} only tune svm_rank's QP solver; "
-              f"accepted and ignored", file=sys.stderr)
 
     _progress("Reading training examples...", verbosity, end="")
-    dataset = _load(train_path, verbosity, "rank_learn")
+    dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity)
     _progress("done", verbosity)
     n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
@@ -293,11 +364,18 @@ def _learn(argv):
         _progress(text, verbosity, level)
 
     start = time.process_time()
-    learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
+    try:
+        learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
+    except ValueError as exc:
+        # The learners raise ValueError for data they cannot learn from (too
+        # few queries to cross-validate, no document to draw landmarks from):
+        # a fault of the training file, not of the command line.
+        raise InputError(train_path, None, str(exc)) from None
     model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
     _progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
     _progress("Writing learned model...", verbosity, end="")
     write_model(model, model_path)
+    _progress("Writing model file...done", svmlight_verbosity)
     _progress("done", verbosity)
     return 0
 
@@ -319,12 +397,14 @@ def _classify(argv):
     test_path, model_path = positional[:2]
     output_path = positional[2] if len(positional) > 2 else "svm_predictions"
     verbosity = options.get("verbosity", 2)
+    svmlight_verbosity = options.get("svmlight_verbosity", 0)
 
     _progress("Reading model...", verbosity, end="")
     model = read_model(model_path)
+    _progress(_svmlight_read_model(model), svmlight_verbosity, end="")
     _progress("done.", verbosity)
     _progress("Reading test examples...", verbosity, end="")
-    dataset = _load(test_path, verbosity, "rank_classify")
+    dataset = _load(test_path, verbosity, "rank_classify", svmlight_verbosity)
     _progress("done.", verbosity)
     _progress("Classifying test examples...", verbosity, end="")
     start = time.process_time()
@@ -334,10 +414,9 @@ def _classify(argv):
         write_predictions(scores, out)
     _progress("done", verbosity)
     _progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
-    sys.stdout.write(classify_summary(scores, dataset.y, dataset.qid, verbosity))
+    _write(classify_summary(scores, dataset.y, dataset.qid, verbosity))
     if options.get("metrics"):
-        sys.stdout.write(metrics_report(scores, dataset.y, dataset.qid,
-                                        options.get("ndcg_at", [10])))
+        _write(metrics_report(scores, dataset.y, dataset.qid, options.get("ndcg_at", [10])))
     return 0
 
 

@@ -3,9 +3,12 @@
 Each learner's module is imported only when it is asked for, so a run pays
 the start-up time of what it uses.
 """
+import difflib
+
 from .errors import UsageError
 
-# Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored.
+# Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored
+# (-k is also greedy's number of features, and used as that with -a greedy).
 QP_ONLY_OPTIONS = ("-w", "-k", "-f", "-b", "-n", "-q", "-m", "-h")
 
 
@@ -53,21 +56,23 @@ def make_learner(options, given):
     """The learner the options ask for, and notes for the user (list of str).
 
     svm_rank's own ``-a FILE`` wrote the alphas to FILE; here ``-a`` names
-    the learner, so an unknown name is taken as that file: it is not
-    written, and the default learner is used.
+    the learner (in any case), so any other value is taken as that file: it
+    is not written, and the default learner is used.  A value close to a
+    learner's name is a typo, not a file, and is refused (see _learner_name).
     """
     notes = []
-    algorithm = options.get("algorithm", "prsvm")
-    if algorithm not in LEARNERS:
-        notes.append(f"-a {algorithm}: not a learner ({', '.join(LEARNERS)}); taken as "
-                     f"svm_rank's alpha file, which rankfast does not write; using prsvm")
-        algorithm = "prsvm"
+    algorithm = _learner_name(options.get("algorithm", "prsvm"), notes)
     if options.get("rescaling") == 1:
         raise UsageError("-o 1 (slack rescaling) is not available for ranking "
                          "(svm_rank_learn fails on it too); use -o 2")
     for flag in ("-p", "-o"):
         if flag in given:
             notes.append(f"{flag} has no effect: {algorithm} fixes its own loss")
+    ignored = list(dict.fromkeys(flag for flag in given if flag in QP_ONLY_OPTIONS and
+                                 not (flag == "-k" and algorithm == "greedy")))
+    if ignored:
+        verb = "tunes" if len(ignored) == 1 else "tune"
+        notes.append(f"{' '.join(ignored)} only {verb} svm_rank's QP solver; accepted and ignored")
     kernel = options.get("kernel", 0)
     if kernel == 4:
         raise UsageError("-t 4 (user-defined kernel) is not supported")
@@ -87,3 +92,24 @@ def make_learner(options, given):
     except ValueError as exc:
         raise UsageError(f"-t {kernel}: {exc}") from None
     return learner, notes
+
+
+def _learner_name(value, notes):
+    """The learner ``-a value`` names; svm_rank's alpha file (with a note) means prsvm.
+
+    Names are case-insensitive.  A value that is none of them but close to
+    one (``greed``, ``rankrl``) is a mistyped learner: silently training
+    prsvm instead would hide the mistake, so it is a usage error.  A value
+    with a dot or a path separator is always a file name (``rankrls.alpha``).
+    """
+    name = value.lower()
+    if name in LEARNERS:
+        return name
+    close = []
+    if not any(c in value for c in "./\\"):
+        close = difflib.get_close_matches(name, LEARNERS, n=1)     # similarity ≥ 0.6
+    if close:
+        raise UsageError(f"unknown learner {value!r} (did you mean {close[0]}?)")
+    notes.append(f"-a {value}: not a learner ({', '.join(LEARNERS)}); taken as "
+                 f"svm_rank's alpha file, which rankfast does not write; using prsvm")
+    return "prsvm"

@@ -1,0 +1,217 @@
+"""rank_learn / rank_classify when things go wrong around them.
+
+A reader that closes stdout early, mistyped learner names, option values that
+used to reach numpy, the help text against the option tables, data that a
+learner cannot train on, and svm_rank's -y (SVM-light's own reader lines).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rankfast import read_model
+from rankfast.cli import (CLASSIFY_HELP, CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, LEARN_OPTIONS,
+                          _learn_help, classify_main, learn_main)
+from shared_paths import REFERENCE, require
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+SMALL = ("3 qid:1 1:1 2:0.5\n2 qid:1 1:0.5 2:1\n1 qid:1 1:0 2:0.2\n"
+         "2 qid:2 1:0.9 2:0.1\n1 qid:2 1:0.3 2:0.8\n0 qid:2 1:0.1 2:0.1\n")
+
+
+@pytest.fixture
+def small(tmp_path):
+    path = tmp_path / "train.dat"
+    path.write_text(SMALL)
+    return path
+
+
+def run_with_closed_stdout(program, *args):
+    """Run a launcher whose stdout is a pipe nobody reads: the read end is closed at once."""
+    read_end, write_end = os.pipe()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with subprocess.Popen([sys.executable, str(ROOT / program), *map(str, args)],
+                          stdout=write_end, stderr=subprocess.PIPE, env=env) as proc:
+        os.close(read_end)
+        os.close(write_end)
+        _, err = proc.communicate(timeout=300)
+    return proc.returncode, err.decode()
+
+
+# ------------------------------------------------------------ 1. stdout goes away
+
+def test_learn_writes_its_model_when_stdout_is_closed(tmp_path):
+    model = tmp_path / "m"
+    rc, err = run_with_closed_stdout("rank_learn", "-c", "3", "-y", "1", EXAMPLES / "train.dat", model)
+    assert (rc, err) == (0, "")
+    expected = tmp_path / "expected"
+    assert learn_main(["-v", "0", "-c", "3", str(EXAMPLES / "train.dat"), str(expected)]) == 0
+    assert model.read_bytes() == expected.read_bytes()
+
+
+def test_classify_writes_its_predictions_when_stdout_is_closed(tmp_path):
+    model, preds, expected = tmp_path / "m", tmp_path / "p", tmp_path / "expected"
+    assert learn_main(["-v", "0", "-c", "3", str(EXAMPLES / "train.dat"), str(model)]) == 0
+    rc, err = run_with_closed_stdout("rank_classify", "--metrics", EXAMPLES / "test.dat", model, preds)
+    assert (rc, err) == (0, "")
+    assert classify_main(["-v", "0", str(EXAMPLES / "test.dat"), str(model), str(expected)]) == 0
+    assert preds.read_bytes() == expected.read_bytes()
+
+
+def test_help_into_a_closed_pipe_exits_0():
+    rc, err = run_with_closed_stdout("rank_learn", "-?")
+    assert (rc, err) == (0, "")
+
+
+# ------------------------------------------------------------ 2. learner names
+
+@pytest.mark.parametrize("value, name", [("RankRLS", "rankrls"), ("rankRLS", "rankrls"),
+                                         ("PRSVM", "prsvm"), ("Greedy", "greedy")])
+def test_learner_names_are_case_insensitive(tmp_path, capsys, small, value, name):
+    model = tmp_path / "m"
+    assert learn_main(["-a", value, "-k", "1", str(small), str(model)]) == 0
+    assert read_model(str(model)).metadata["algorithm"] == name
+    err = capsys.readouterr().err
+    assert "alpha file" not in err
+    assert ("-k" in err) == (name != "greedy")      # -k is greedy's own option
+
+
+@pytest.mark.parametrize("value, suggestion", [("greed", "greedy"), ("rankrl", "rankrls"),
+                                               ("prsv", "prsvm"), ("RankNG", "rankncg")])
+def test_a_mistyped_learner_is_a_usage_error(tmp_path, capsys, small, value, suggestion):
+    assert learn_main(["-v", "0", "-a", value, str(small), str(tmp_path / "m")]) == 2
+    assert capsys.readouterr().err == (
+        f"rank_learn: unknown learner '{value}' (did you mean {suggestion}?)\n"
+        f"Try 'rank_learn -?' for the list of options.\n")
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("value", ["alphas.txt", "alphas", "rankrls.alpha", "out/greedy"])
+def test_other_values_are_svm_rank_alpha_files(tmp_path, capsys, small, value):
+    model = tmp_path / "m"
+    assert learn_main(["-a", value, str(small), str(model)]) == 0
+    assert f"-a {value}: not a learner" in capsys.readouterr().err
+    assert read_model(str(model)).metadata["algorithm"] == "prsvm"
+
+
+# ------------------------------------------------------------ 3. values numpy refused
+
+@pytest.mark.parametrize("argv", [
+    ["-t", "2", "--seed", "-1"], ["-t", "2", "--approx", "rff", "--seed", "-1"],
+    ["-t", "2", "--seed", str(2**32)], ["-t", "2", "--seed", "1.5"],
+    ["-t", "2", "--landmarks", "0"], ["-t", "2", "--landmarks", "-5"],
+])
+def test_bad_kernel_approximation_values_are_usage_errors(tmp_path, capsys, small, argv):
+    assert learn_main(argv + [str(small), str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rank_learn: {argv[-2]} ") and "Try 'rank_learn -?'" in err
+
+
+def test_largest_seed_is_accepted(tmp_path, small):
+    assert learn_main(["-v", "0", "-t", "2", "--seed", str(2**32 - 1), str(small),
+                       str(tmp_path / "m")]) == 0
+
+
+# ------------------------------------------------------------ 4. help
+
+def _mentions(text, flag):
+    return re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text) is not None
+
+
+def test_learn_help_lists_every_option_accurately():
+    text = _learn_help()
+    assert [flag for flag in LEARN_OPTIONS if not _mentions(text, flag)] == []
+    assert "-o [1,2]" not in text and re.search(r"-o 1 .*refused", text, re.S)
+    assert "-a FILE" in text
+    qp = text[text.index("QP solver options"):]
+    assert "-k" not in qp or "greedy" in qp     # greedy's -k is not a QP option
+
+
+def test_classify_help_lists_every_option():
+    missing = [flag for flag in list(CLASSIFY_OPTIONS) + list(CLASSIFY_SWITCHES)
+               if not _mentions(CLASSIFY_HELP, flag)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("flags, note", [(["-w", "1"], "-w only tunes svm_rank's QP solver"),
+                                         (["-w", "1", "-f", "5"], "-w -f only tune svm_rank's QP solver")])
+def test_ignored_qp_flags_note_is_grammatical(tmp_path, capsys, small, flags, note):
+    assert learn_main(flags + [str(small), str(tmp_path / "m")]) == 0
+    assert f"rank_learn: note: {note}; accepted and ignored\n" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ 5. data a learner cannot use
+
+def test_cross_validation_on_one_query_names_the_training_file(tmp_path, capsys):
+    # Needs the learners to raise ValueError for too few queries (not UsageError).
+    one = tmp_path / "one.dat"
+    one.write_text("2 qid:1 1:1 2:0\n1 qid:1 1:0 2:1\n0 qid:1 1:0 2:0\n")
+    assert learn_main(["-v", "0", "-c", "0.1,1", str(one), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"rank_learn: {one}: ") and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_value_error_while_training_is_a_data_error(tmp_path, capsys, small, monkeypatch):
+    class Refuses:
+        def fit(self, X, y, qid, log=None):
+            raise ValueError("these documents cannot be learned from")
+
+    monkeypatch.setattr("rankfast.learners.make_learner", lambda options, given: (Refuses(), []))
+    assert learn_main(["-v", "0", str(small), str(tmp_path / "m")]) == 1
+    assert capsys.readouterr().err == (f"rank_learn: {small}: these documents cannot be "
+                                       f"learned from\n")
+
+
+# ------------------------------------------------------------ 6. -y: SVM-light's lines
+
+def test_learn_y1_prints_svm_light_reader_and_writer_lines(tmp_path, capsys, monkeypatch):
+    case = require(REFERENCE / "edge_cases" / "opt_y1")
+    shutil.copyfile(case / "train.dat", tmp_path / "train.dat")
+    monkeypatch.chdir(tmp_path)
+    assert learn_main(["-c", "3", "-y", "1", "train.dat", "model.dat"]) == 0
+    ours = capsys.readouterr().out.splitlines(keepends=True)
+    golden = (case / "stdout.txt").read_text().splitlines(keepends=True)
+    # Reading and writing are svm_rank's lines; its QP solver's lines in between are not.
+    assert ours[:4] == golden[:4]
+    assert golden[3].startswith("Training set properties: ")
+    assert ours[-2:] == golden[-2:] == ["Writing learned model...Writing model file...done\n", "done\n"]
+
+
+def test_classify_y3_matches_svm_rank_stdout(tmp_path, capsys):
+    case = require(REFERENCE / "edge_cases" / "cls_verbosity3")
+    argv = (case / "cmd.txt").read_text().split()[1:]
+    assert argv == ["-v", "3", "-y", "3", "test.dat", "model.dat", "predictions"]
+    assert classify_main(argv[:4] + [str(case / "test.dat"), str(case / "model.dat"),
+                                     str(tmp_path / "predictions")]) == 0
+
+    def comparable(text):
+        return re.sub(r"Runtime \(without IO\) in cpu-seconds: [0-9.]+\n", "", text)
+    assert comparable(capsys.readouterr().out) == comparable((case / "stdout.txt").read_text())
+    assert (tmp_path / "predictions").read_bytes() == (case / "predictions").read_bytes()
+
+
+def test_y_counts_every_hundred_examples_as_svm_light_does(tmp_path, capsys):
+    # SVM-light's read_documents prints "%ld.." after every 100th example.
+    train = tmp_path / "train.dat"
+    train.write_text("".join(f"{i % 3} qid:{i // 10} 1:{i}\n" for i in range(250)))
+    assert learn_main(["-v", "0", "-y", "1", str(train), str(tmp_path / "m")]) == 0
+    assert capsys.readouterr().out.startswith(
+        "Scanning examples...done\nReading examples into memory...100..200..OK. (250 examples read)\n"
+        "Training set properties: 1 features, 25 rankings, 250 examples\n")
+
+
+def test_y_with_a_random_fourier_model_prints_no_svm_light_model_line(tmp_path, capsys, small):
+    model = tmp_path / "m"
+    assert learn_main(["-v", "0", "-t", "2", "--approx", "rff", "--landmarks", "8", str(small),
+                       str(model)]) == 0
+    capsys.readouterr()
+    assert classify_main(["-y", "1", str(small), str(model), str(tmp_path / "p")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Reading model...done.\nReading test examples...Scanning examples...done\n"
+                          "Reading examples into memory...OK. (6 examples read)\ndone.\n")
