@@ -33,7 +33,9 @@ Random Fourier features (RBF only; Rahimi & Recht 2007)
     E[φ(x)ᵀφ(x')] = exp(−γ ‖x − x'‖²).  The model needs Ω and b: it has its
     own file format (``rankfast RFF model V1``, see format_rff_model), which
     svm_rank_classify refuses ("Version of model-file does not match").
-    Cost O(n m d) to map n documents.
+    Cost O(n m d) to map n documents.  Ω is dense over every feature index up
+    to the training width, so m × width is capped (RFF_MAX_VALUES): a wider
+    map is refused with a ValueError before anything is drawn.
 
 Both maps work in blocks of ``block_rows`` documents, so that at most
 block_rows × m kernel values (or cosines) exist at a time; the mapped
@@ -50,10 +52,13 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .data import mostly_dense, with_width
-from .errors import InputError, RankfastError, UsageError
+from .errors import InputError
 from .model import KernelModel, _format_metadata, _num, _parse_metadata
 
 RFF_VERSION_LINE = "rankfast RFF model V1"
+# Ω is dense, one value per random feature and feature index, held in memory and
+# written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).
+RFF_MAX_VALUES = 1 << 28
 APPROXIMATIONS = ("nystrom", "rff")
 
 
@@ -99,11 +104,17 @@ class NystroemMap:
         self.rtol, self.block_rows = rtol, int(block_rows)
 
     def fit(self, X):
-        """Sample the landmarks among the rows of X and factor their kernel matrix."""
+        """Sample the landmarks among the rows of X and factor their kernel matrix.
+
+        Raises
+        ------
+        ValueError
+            X has no row, or K(Z, Z) has no eigenvalue above the threshold.
+        """
         X = sp.csr_matrix(X, dtype=np.float64)
         n, self.n_features_ = X.shape
         if n == 0:
-            raise RankfastError("no training documents to draw Nyström landmarks from")
+            raise ValueError("no training documents to draw Nyström landmarks from")
         m = min(self.landmarks, n)
         rng = np.random.default_rng(self.seed)
         self.landmark_rows_ = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
@@ -118,9 +129,9 @@ class NystroemMap:
         lam, U = scipy.linalg.eigh(W)
         keep = lam > self.rtol * np.abs(lam).max()
         if not keep.any():
-            raise UsageError(f"the {m} landmarks' kernel matrix has no eigenvalue above "
-                             f"{self.rtol:g} times its norm (largest {lam[-1]:.3g}): no "
-                             f"Nyström feature can be built with these kernel parameters")
+            raise ValueError(f"the {m} landmarks' kernel matrix has no eigenvalue above "
+                             f"{self.rtol:g} times its norm (largest {lam[-1]:.3g}): these "
+                             f"kernel parameters give no Nyström feature")
         self.eigenvalues_ = lam
         self.projection_ = U[:, keep] / np.sqrt(lam[keep])
         return self
@@ -145,6 +156,15 @@ class NystroemMap:
     def coefficients(self, w):
         """β with Σ_j β_j k(x, z_j) = wᵀφ(x): β = U_k Λ_k^{-1/2} w."""
         return self.projection_ @ np.asarray(w, dtype=np.float64)
+
+
+def _check_rff_size(m, d):
+    """Refuse an Ω of m × d values above RFF_MAX_VALUES, before anything is drawn."""
+    if m * d > RFF_MAX_VALUES:
+        raise ValueError(f"random Fourier features need a {m} x {d} omega matrix "
+                         f"({8 * m * d / 1e9:.1f} GB; feature indices go up to {d}), above "
+                         f"the limit of {RFF_MAX_VALUES} values: renumber the features, or "
+                         f"use fewer random features (--landmarks) or --approx nystrom")
 
 
 def _fourier_features(X, omega, offset, out):
@@ -196,8 +216,15 @@ class RandomFourierMap:
         self.block_rows = int(block_rows)
 
     def fit(self, X):
-        """Draw Ω and b for the width of X (the only thing the map takes from the data)."""
+        """Draw Ω and b for the width of X (the only thing the map takes from the data).
+
+        Raises
+        ------
+        ValueError
+            Ω would hold more than RFF_MAX_VALUES numbers (m × width).
+        """
         self.n_features_ = X.shape[1]
+        _check_rff_size(self.components, self.n_features_)
         rng = np.random.default_rng(self.seed)
         self.omega_ = rng.normal(0.0, math.sqrt(2.0 * self.kernel.gamma),
                                  size=(self.components, self.n_features_))

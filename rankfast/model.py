@@ -68,9 +68,17 @@ class KernelParams:
     custom: str = "empty"
 
     def __call__(self, A, B):
-        """Kernel matrix between the rows of A and B (dense arrays or CSR matrices)."""
-        dot = A @ B.T
-        dot = dot.toarray() if sp.issparse(dot) else np.asarray(dot)
+        """Kernel matrix between the rows of A and B (dense arrays or CSR matrices).
+
+        B holds the few rows (landmarks, support vectors).  When both are
+        sparse, nothing proportional to their width is allocated (see
+        _sparse_dot): a feature index of 2**31 - 1 costs what index 3 would.
+        """
+        if sp.issparse(A) and sp.issparse(B):
+            dot = _sparse_dot(A, B)
+        else:
+            dot = A @ B.T
+            dot = dot.toarray() if sp.issparse(dot) else np.asarray(dot)
         if self.kernel == 0:
             return dot
         if self.kernel == 2:                 # exp(-g (|a|² - 2 a·b + |b|²)), in place
@@ -87,8 +95,34 @@ class KernelParams:
         raise ValueError(f"kernel type {self.kernel} cannot be evaluated")
 
 
+def _sparse_dot(A, B):
+    """A Bᵀ as a dense array for sparse A and B, over the columns B uses only.
+
+    scipy's ``A @ B.T`` turns Bᵀ into CSR, whose indptr has one entry per
+    column: 16 GB at width 2**31.  Here B's used columns (sorted) are
+    renumbered 0 … u − 1 and A's entries in the other columns, which meet
+    only zeros of B, are dropped; the products left are summed in the same
+    order, so the result is the same to the last bit.  O(nnz(A) log u).
+    """
+    A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(f"dimension mismatch: {A.shape[1]} and {B.shape[1]} columns")
+    used = np.unique(B.indices)
+    B_used = sp.csr_matrix((B.data, np.searchsorted(used, B.indices), B.indptr),
+                           shape=(B.shape[0], len(used)))
+    position = np.searchsorted(used, A.indices)
+    hit = position < len(used)
+    hit[hit] = used[position[hit]] == A.indices[hit]
+    indptr = np.concatenate(([0], np.cumsum(hit)))[A.indptr]
+    A_used = sp.csr_matrix((A.data[hit], position[hit], indptr), shape=(A.shape[0], len(used)))
+    return (A_used @ B_used.T).toarray()
+
+
 def _row_norms_sq(M):
     if sp.issparse(M):
+        if not M.has_canonical_format:   # else multiply allocates a row as wide as M
+            M = M.copy()
+            M.sum_duplicates()
         return np.asarray(M.multiply(M).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", M, M)
 

@@ -1,20 +1,26 @@
 """Kernel approximation: Nyström and random Fourier maps, their models and files."""
 import math
+import os
 import re
+import resource
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import (InputError, KernelModel, RankfastError, UsageError, load_svmlight,
-                      read_model, write_model)
-from rankfast.kernels import (RFF_VERSION_LINE, KernelApproxLearner, NystroemMap,
-                              RandomFourierMap, RFFModel, format_rff_model, parse_rff_model)
+from rankfast import InputError, KernelModel, load_svmlight, read_model, write_model
+from rankfast.kernels import (RFF_MAX_VALUES, RFF_VERSION_LINE, KernelApproxLearner,
+                              NystroemMap, RandomFourierMap, RFFModel, format_rff_model,
+                              parse_rff_model)
 from rankfast.metrics import pairwise_accuracy
 from rankfast.model import VERSION_LINE, KernelParams, format_model
 from rankfast.ranksvm import RankSVM
 from shared_paths import REFERENCE, require
 
+CHECKOUT = Path(__file__).resolve().parents[1]
 EXAMPLE3 = REFERENCE / "example3"
 RBF = KernelParams(2, gamma=0.5)
 POLY = KernelParams(1, degree=2, coef_lin=0.5, coef_const=1.0)
@@ -191,14 +197,26 @@ def test_sigmoid_drops_negative_eigenvalues():
 
 
 def test_no_documents_no_landmarks():
-    with pytest.raises(RankfastError, match="no training documents"):
+    """A data problem, not a usage error: rank_learn reports it against the training file."""
+    with pytest.raises(ValueError, match="no training documents"):
         NystroemMap(RBF).fit(sp.csr_matrix((0, 4)))
 
 
 def test_kernel_without_positive_eigenvalue_is_refused():
     X = points(20)
-    with pytest.raises(UsageError, match="no eigenvalue above"):
+    with pytest.raises(ValueError, match="no eigenvalue above"):
         NystroemMap(KernelParams(3, coef_lin=1e-9, coef_const=-5.0), landmarks=20).fit(X)
+
+
+def test_random_fourier_features_refuse_a_huge_width_before_drawing():
+    """Ω holds one value per random feature and feature index: 500 × (2**31 − 1) is refused."""
+    X = sp.csr_matrix(([1.0], [2**31 - 2], [0, 1]), shape=(1, 2**31 - 1))
+    with pytest.raises(ValueError, match=r"500 x 2147483647 omega matrix \(8589.9 GB"):
+        RandomFourierMap(RBF, components=500).fit(X)
+    d = RFF_MAX_VALUES // 4                                     # just above the limit
+    with pytest.raises(ValueError, match=f"5 x {d} omega"):
+        RandomFourierMap(RBF, components=5).fit(sp.csr_matrix((1, d)))
+    assert RandomFourierMap(RBF, components=1).fit(sp.csr_matrix((1, 8))).omega_.shape == (1, 8)
 
 
 @pytest.mark.parametrize("make", [
@@ -300,6 +318,38 @@ def test_svm_rank_kernel_model_still_classifies():
     scores = model.predict(load_svmlight(str(EXAMPLE3 / "test.dat")).X)
     expected = np.array((EXAMPLE3 / "pred_test_c3_t2.txt").read_text().split(), dtype=float)
     np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-6)
+
+
+# ------------------------------------------- a feature index of 2**31 − 1
+
+def run_limited(program, *args, cwd, limit=3 << 29):
+    """Run a launcher of the checkout with its address space capped at ``limit`` bytes (1.5 GB)."""
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return subprocess.run([sys.executable, str(CHECKOUT / program), *map(str, args)],
+                          cwd=cwd, preexec_fn=cap, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(CHECKOUT), OPENBLAS_NUM_THREADS="1",
+                                   OMP_NUM_THREADS="1"))     # BLAS threads reserve memory too
+
+
+def test_huge_feature_index_trains_and_classifies_in_little_memory(tmp_path):
+    """Nothing is allocated per possible feature index: 2**31 − 1 scores as 3 would."""
+    lines = "3 qid:1 1:1 {big}:1\n2 qid:1 1:0 2:1\n1 qid:2 1:1\n2 qid:2 2:1\n"
+    predictions = []
+    for big in (2**31 - 1, 3):
+        data, model, pred = (tmp_path / f"{name}{big}" for name in ("data", "model", "pred"))
+        data.write_text(lines.format(big=big))
+        learn = run_limited("rank_learn", "-v", "0", "-t", "2", "-c", "1", data, model, cwd=tmp_path)
+        assert learn.returncode == 0, learn.stderr
+        classify = run_limited("rank_classify", "-v", "0", data, model, pred, cwd=tmp_path)
+        assert classify.returncode == 0, classify.stderr
+        assert model.read_text().split("\n")[7].split()[0] == str(big + 1)
+        predictions.append(pred.read_text())
+    assert predictions[0] == predictions[1]
+    rff = run_limited("rank_learn", "-t", "2", "--approx", "rff", tmp_path / f"data{2**31 - 1}",
+                      tmp_path / "rff", cwd=tmp_path)
+    assert rff.returncode == 1 and "500 x 2147483647 omega matrix" in rff.stderr, rff.stderr
+    assert not (tmp_path / "rff").exists()
 
 
 # ------------------------------------------------------------------ RFF models

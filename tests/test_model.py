@@ -1,5 +1,7 @@
 """svm_rank model files both ways, and svm_rank_classify's arithmetic."""
+import contextlib
 import gzip
+import resource
 
 import numpy as np
 import pytest
@@ -120,6 +122,66 @@ def test_kernel_evaluation_against_direct_sum(kernel):
                 np.tanh(kernel.coef_lin * dot + kernel.coef_const)][kernel.kernel]
     direct = [sum(alphas[i] * k(x, sv[i]) for i in range(7)) - 0.5 for x in X]
     np.testing.assert_allclose(model.predict(sp.csr_matrix(X), block_rows=3), direct, rtol=1e-6)
+
+
+def random_csr(rng, rows, width, density, columns=None):
+    """CSR with unsorted indices and explicit zeros, its entries in ``columns`` (default all)."""
+    columns = np.arange(width) if columns is None else columns
+    M = sp.random(rows, len(columns), density=density, random_state=rng, format="csr")
+    M.data = np.round(M.data * 16 - 8) / 8
+    M.data[::7] = 0.0
+    M.indices = columns[M.indices].astype(M.indices.dtype)
+    M = sp.csr_matrix((M.data, M.indices, M.indptr), shape=(rows, width))
+    for i in range(rows):                                  # reverse each row's order
+        lo, hi = M.indptr[i], M.indptr[i + 1]
+        M.indices[lo:hi], M.data[lo:hi] = M.indices[lo:hi][::-1].copy(), M.data[lo:hi][::-1].copy()
+    M.has_sorted_indices = False
+    return M
+
+
+@pytest.mark.parametrize("kernel", [KernelParams(1, 3, 1.0, 0.5, 1.0), KernelParams(2, 3, 0.3),
+                                    KernelParams(3, 3, 1.0, 0.2, -0.1), KernelParams(0)])
+def test_sparse_kernel_over_the_used_columns_equals_the_plain_product(kernel, monkeypatch):
+    """Dot products over the columns B uses give the bits of scipy's A @ B.T over all columns."""
+    rng = np.random.default_rng(5)
+    B = random_csr(rng, 5, 400, 0.3, columns=np.sort(rng.choice(400, 40, replace=False)))
+    B = sp.csr_matrix((B.data, B.indices, np.insert(B.indptr, 2, B.indptr[2])),
+                      shape=(6, 400))                     # row 2: an empty support vector
+    A = random_csr(rng, 50, 400, 0.1)
+    compact = kernel(A, B)
+    monkeypatch.setattr("rankfast.model._sparse_dot", lambda A, B: (A @ B.T).toarray())
+    assert compact.tobytes() == kernel(A, B).tobytes()
+    np.testing.assert_allclose(compact, kernel(A.toarray(), B.toarray()), rtol=1e-12, atol=1e-15)
+
+
+@contextlib.contextmanager
+def address_space_cap(extra):
+    """Let this process map at most ``extra`` more bytes inside the block (MemoryError beyond)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/status") as status:
+        size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    cap = size + extra if hard == resource.RLIM_INFINITY else min(size + extra, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def test_wide_sparse_kernel_model_predicts_as_its_narrow_twin():
+    """Renumbering features 1..d to indices up to 2**31 − 1 changes no score and costs no memory."""
+    rng = np.random.default_rng(6)
+    sv, X = random_csr(rng, 9, 30, 0.4), random_csr(rng, 25, 30, 0.4)
+    huge = np.sort(rng.choice(2**31 - 2, 30, replace=False))
+
+    def spread(M):
+        return sp.csr_matrix((M.data, huge[M.indices], M.indptr), shape=(M.shape[0], 2**31 - 1))
+    alphas = rng.normal(size=9)
+    for kernel in (KernelParams(2, gamma=0.2), KernelParams(1, 2, 0.5, 0.5, 1.0)):
+        narrow = KernelModel(kernel, alphas, sv, 0.25, 31).predict(X)
+        with address_space_cap(1 << 30):
+            wide = KernelModel(kernel, alphas, spread(sv), 0.25, 2**31).predict(spread(X))
+        np.testing.assert_allclose(wide, narrow, rtol=1e-13, atol=1e-13)
 
 
 @pytest.mark.parametrize("mutate, line, message", [
