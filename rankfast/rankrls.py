@@ -61,6 +61,8 @@ error (the mean over queries of ‖p_q‖², as above), O(d n) per step and
 O(k d n) in all, O(d n) memory (the paper's O(kmn) and O(mn), its m being
 our n documents and its n our d features).  See GreedyRankRLS.
 """
+import resource
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
@@ -87,7 +89,8 @@ class RankRLS(LinearRanker):
     C : float or sequence of float
         svm_rank's -c: the pair loss is multiplied by C / Q (λ = Q / (2C)).
         A sequence trains every value from one eigendecomposition and keeps
-        the best by exact leave-query-out NDCG@10 (dense solver only).
+        the best by exact leave-query-out NDCG@10 (dense solver only; fit
+        raises ValueError on fewer than two queries).
     loss : {1, 2}
         svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
     solver : {"auto", "dense", "cg"}
@@ -130,6 +133,9 @@ class RankRLS(LinearRanker):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
         X, y, starts, used = training_arrays(X, y, qid)
         n, d = X.shape
+        Q = len(starts) - 1
+        if grid is not None:
+            _check_two_queries(Q)
         solver = self.solver
         if solver == "auto":
             solver = "dense" if d <= DENSE_MAX_FEATURES and n * d <= DENSE_MAX_ENTRIES else "cg"
@@ -137,7 +143,6 @@ class RankRLS(LinearRanker):
             raise UsageError(f"several C values need the dense solver (an eigendecomposition "
                              f"of the {d} × {d} matrix XᵀLX); give one C for {d} features "
                              f"and {n} documents")
-        Q = len(starts) - 1
         self.solver_, self.cv_table_, self.weights_by_C_ = solver, None, None
         self.cg_iterations_, self.residual_ = 0, 0.0
         alpha = query_scale(starts, self.loss)
@@ -225,7 +230,9 @@ class GreedyRankRLS(LinearRanker):
     feature b: t = c X̂_bᵀC, C ← C − C_b t (the paper prints C_b C_bᵀ),
     U_q ← U_q − U_qb (t + γ_q U_qbᵀC_q) with the new C, O(n d)
     (rankfast._rankrls.add_feature).  Time O(k d n), memory two dense n × d
-    arrays besides X.
+    arrays besides X (C and U: every step reads and updates both); ``fit``
+    raises ValueError before allocating them when the machine has not that
+    much memory available (check_greedy_memory).
 
     Parameters
     ----------
@@ -269,6 +276,7 @@ class GreedyRankRLS(LinearRanker):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
         X, y, starts, used = training_arrays(X, y, qid)
         n, d = X.shape
+        check_greedy_memory(n, d)
         Q = len(starts) - 1
         lam = Q / (2.0 * float(self.C))
         alpha = query_scale(starts, self.loss)
@@ -336,6 +344,53 @@ class GreedyRankRLS(LinearRanker):
 
 
 # ---------------------------------------------------------------- the pieces
+
+def greedy_memory_bytes(n, d):
+    """Bytes greedy RankRLS allocates for n documents and d features (see check_greedy_memory)."""
+    return 8 * (2 * n * d + 16 * (n + d))
+
+
+def check_greedy_memory(n, d):
+    """Raise ValueError when greedy RankRLS's caches would not fit in available_memory().
+
+    The caches C and U are two dense n × d float64 arrays (both are read and
+    updated by every step), besides O(n + d) vectors: greedy_memory_bytes(n, d).
+    No check when the memory is unknown.
+    """
+    needed = greedy_memory_bytes(n, d)
+    available = available_memory()
+    if available is not None and needed > available:
+        raise ValueError(f"greedy RankRLS needs {needed / 1e9:.1f} GB for {n} documents x "
+                         f"{d} features (two dense n x d arrays) but {available / 1e9:.1f} GB "
+                         f"is available: use a linear learner (prsvm, rankrls) or fewer features")
+
+
+def available_memory(meminfo="/proc/meminfo", status="/proc/self/status"):
+    """Bytes this process can still allocate, or None when that cannot be read.
+
+    MemAvailable from ``meminfo`` (Linux), lowered to what the address-space
+    limit (``ulimit -v``) leaves above the process's VmSize in ``status``.
+    """
+    available = _proc_field(meminfo, "MemAvailable:")
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    used = _proc_field(status, "VmSize:")
+    if limit != resource.RLIM_INFINITY and used is not None:
+        headroom = max(limit - used, 0)
+        available = headroom if available is None else min(available, headroom)
+    return available
+
+
+def _proc_field(path, name):
+    """A ``name   N kB`` line of a /proc file, in bytes; None when absent or unreadable."""
+    try:
+        with open(path) as stream:
+            for line in stream:
+                if line.startswith(name):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
 
 def query_scale(starts, loss):
     """α_q of L_q = α_q (I − 11ᵀ/m_q): m_q (loss 1), 2/(m_q − 1) (loss 2; 0 when m_q = 1)."""
@@ -503,6 +558,12 @@ def _c_grid(C):
     return sorted(float(c) for c in set(values))
 
 
+def _check_two_queries(Q):
+    """Cross-validation over queries (held-out folds or LQO) needs at least two."""
+    if Q < 2:
+        raise ValueError(f"cross-validation needs at least 2 queries (got {Q})")
+
+
 def _check_loss(loss):
     if loss not in (1, 2):
         raise UsageError(f"loss (-l) must be 1 or 2 (got {loss!r})")
@@ -545,13 +606,17 @@ def cross_validate_prsvm(X, y, qid, Cs, n_folds=5, loss=1, tol=1e-3, max_iter=10
         for RankRLS).
     best_C : float
         Highest "ndcg@10"; ties to the lower "loss", then the smaller C.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two queries.
     """
     grid = _c_grid(list(np.atleast_1d(Cs)))
     _check_loss(loss)
     X, y, starts, _ = training_arrays(X, y, qid)
     Q = len(starts) - 1
-    if Q < 2:
-        raise UsageError(f"cross-validation needs at least 2 queries (got {Q})")
+    _check_two_queries(Q)
     n_folds = min(int(n_folds), Q)
     if n_folds < 2:
         raise UsageError(f"n_folds must be at least 2 (got {n_folds})")

@@ -1,14 +1,18 @@
 """RankRLS, its C path with exact leave-query-out CV, greedy RankRLS and the PRSVM C grid,
 against closed forms and the slow twins of rankfast._reference."""
+import resource
+import tracemalloc
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _rankrls, _reference, metrics
+from rankfast import _rankrls, _reference, metrics, rankrls
+from rankfast.cli import learn_main
 from rankfast.errors import UsageError
 from rankfast.model import read_model, write_model
-from rankfast.rankrls import (GreedyRankRLS, RankRLS, centred, cross_validate_prsvm,
-                              query_scale)
+from rankfast.rankrls import (GreedyRankRLS, RankRLS, available_memory, centred,
+                              cross_validate_prsvm, greedy_memory_bytes, query_scale)
 from rankfast.ranksvm import RankSVM
 
 
@@ -335,7 +339,71 @@ def test_cross_validate_prsvm_equals_cold_retraining():
     assert best == table[key.index(min(key))]["C"]
 
 
-def test_cross_validate_prsvm_needs_two_queries():
-    X, y, qid = make_data(20, sizes=(5,))
-    with pytest.raises(UsageError):
+@pytest.mark.parametrize("sizes", [(5,), ()])
+def test_cross_validation_needs_two_queries(sizes):
+    """A data problem (ValueError, reported against the training file), not a usage error."""
+    X, y, qid = make_data(20, sizes=sizes)
+    message = f"cross-validation needs at least 2 queries \\(got {len(sizes)}\\)"
+    with pytest.raises(ValueError, match=message):
         cross_validate_prsvm(X, y, qid, [1.0])
+    with pytest.raises(ValueError, match=message):
+        RankRLS(C=[0.1, 1.0]).fit(X, y, qid)
+    with pytest.raises(ValueError, match=message):
+        RankSVM(C=[0.1, 1.0]).fit(X, y, qid)
+
+
+def test_rank_learn_reports_a_c_list_on_one_query_against_the_file(tmp_path, capsys):
+    """Leave-query-out over one query is meaningless: it used to print a C table and exit 0."""
+    data, model = tmp_path / "one.dat", tmp_path / "model"
+    data.write_text("1 qid:1 1:1\n2 qid:1 1:2 2:1\n0 qid:1 2:3\n")
+    assert learn_main(["-a", "rankrls", "-c", "0.1,1", str(data), str(model)]) == 1
+    assert capsys.readouterr().err == (f"rank_learn: {data}: cross-validation needs at least "
+                                       f"2 queries (got 1)\n")
+    assert not model.exists()
+
+
+# ---------------------------------------------------------------- greedy's memory
+
+def test_greedy_refuses_what_the_machine_cannot_hold(monkeypatch):
+    X, y, qid = make_data(21, d=8)
+    n, d = X.shape[0], X.shape[1] - 1                         # one column never occurs
+    needed = greedy_memory_bytes(n, d)
+    assert needed >= 2 * 8 * n * d                            # the caches C and U
+    monkeypatch.setattr(rankrls, "available_memory", lambda: needed - 1)
+    with pytest.raises(ValueError, match=f"greedy RankRLS needs .* GB for {n} documents x {d} "
+                                         f"features .* use a linear learner"):
+        GreedyRankRLS(k=2, C=1.0).fit(X, y, qid)
+    for available in (needed, None):                          # enough, or unknown: no check
+        monkeypatch.setattr(rankrls, "available_memory", lambda: available)
+        assert len(GreedyRankRLS(k=2, C=1.0).fit(X, y, qid).selected_) == 2
+
+
+def test_greedy_memory_estimate_covers_what_it_allocates():
+    n, d = 2000, 200
+    X = sp.random(n, d, density=0.1, random_state=22, format="csr")
+    y = np.random.default_rng(22).integers(0, 3, n).astype(np.float64)
+    qid = np.repeat(np.arange(50), n // 50)
+    tracemalloc.start()
+    GreedyRankRLS(k=3, C=1.0).fit(X, y, qid)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    copies_of_X = 3 * (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)   # grouped, compacted
+    assert 2 * 8 * n * d <= peak <= greedy_memory_bytes(n, d) + copies_of_X
+
+
+@pytest.mark.parametrize("limit, vm_kb, expected", [
+    (None, 100, 4096 * 1024),                                 # no ulimit -v: MemAvailable
+    (3 << 30, 1 << 20, 4096 * 1024),                          # ulimit -v far above: MemAvailable
+    (5 << 20, 2048, (5 << 20) - (2048 << 10)),                # ulimit -v: what VmSize leaves
+    (1 << 20, 2048, 0),                                       # over the limit already
+])
+def test_available_memory_reads_meminfo_and_the_address_space_limit(tmp_path, monkeypatch,
+                                                                   limit, vm_kb, expected):
+    meminfo, status = tmp_path / "meminfo", tmp_path / "status"
+    meminfo.write_text("MemTotal:       16384 kB\nMemFree:     1000 kB\nMemAvailable:    4096 kB\n")
+    status.write_text(f"Name:\tpython\nVmPeak:\t  9999 kB\nVmSize:\t {vm_kb} kB\n")
+    soft = resource.RLIM_INFINITY if limit is None else limit
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (soft, resource.RLIM_INFINITY))
+    assert available_memory(str(meminfo), str(status)) == expected
+    assert available_memory(str(tmp_path / "missing"), str(status)) == \
+        (None if limit is None else max(limit - vm_kb * 1024, 0))
