@@ -124,7 +124,7 @@ class NystroemMap:
         self.landmarks_ = Z
         self._dense = mostly_dense(X)
         self._Z = Z.toarray() if self._dense else Z
-        W = self.kernel(self._Z, self._Z)
+        W = self._finite_kernel(self._Z)
         W = 0.5 * (W + W.T)                              # exactly symmetric for eigh
         lam, U = scipy.linalg.eigh(W)
         keep = lam > self.rtol * np.abs(lam).max()
@@ -149,9 +149,22 @@ class NystroemMap:
             block = X[start:start + self.block_rows]
             block = block.toarray() if self._dense else block
             # out_block = K(block, Z) @ U_k Λ_k^{-1/2}
-            np.matmul(self.kernel(block, self._Z), self.projection_,
+            np.matmul(self._finite_kernel(block), self.projection_,
                       out=out[start:start + self.block_rows])
         return out
+
+    def _finite_kernel(self, rows):
+        """K(rows, Z); a ValueError, not inf or NaN features, when the kernel overflows."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = self.kernel(rows, self._Z)
+        if not np.isfinite(K).all():
+            k = self.kernel
+            flags = {1: f"-t 1 -d {k.degree} -s {k.coef_lin:g} -r {k.coef_const:g}",
+                     2: f"-t 2 -g {k.gamma:g}",
+                     3: f"-t 3 -s {k.coef_lin:g} -r {k.coef_const:g}"}[k.kernel]
+            raise ValueError(f"the kernel ({flags}) overflows on these documents: "
+                             f"choose smaller kernel parameters")
+        return K
 
     def coefficients(self, w):
         """β with Σ_j β_j k(x, z_j) = wᵀφ(x): β = U_k Λ_k^{-1/2} w."""

@@ -136,6 +136,7 @@ class RankRLS(LinearRanker):
         Q = len(starts) - 1
         if grid is not None:
             _check_two_queries(Q)
+        _check_regularisation(Q, [self.C] if grid is None else grid)
         solver = self.solver
         if solver == "auto":
             solver = "dense" if d <= DENSE_MAX_FEATURES and n * d <= DENSE_MAX_ENTRIES else "cg"
@@ -278,6 +279,7 @@ class GreedyRankRLS(LinearRanker):
         n, d = X.shape
         check_greedy_memory(n, d)
         Q = len(starts) - 1
+        _check_regularisation(Q, [self.C])
         lam = Q / (2.0 * float(self.C))
         alpha = query_scale(starts, self.loss)
         U = centred(X, starts, alpha)                     # U = X̂ at the start (G = I/λ)
@@ -556,6 +558,13 @@ def _c_grid(C):
     if not values:
         raise UsageError("the list of C values is empty")
     return sorted(float(c) for c in set(values))
+
+
+def _check_regularisation(Q, Cs):
+    """ValueError when λ = Q / (2C) is not a finite number (a C below about 1e-308)."""
+    for C in Cs:
+        if not np.isfinite(Q / (2.0 * float(C))):
+            raise ValueError(f"C = {float(C):g} is too small: λ = Q / (2C) overflows")
 
 
 def _check_two_queries(Q):

@@ -434,3 +434,13 @@ def test_rff_model_goes_through_write_and_read_model(tmp_path):
     back = read_model(str(path))
     assert isinstance(back, RFFModel)
     assert back.predict(X).tobytes() == model.predict(X).tobytes()
+
+
+@pytest.mark.parametrize("kernel", [KernelParams(2, gamma=1e308),
+                                    KernelParams(1, degree=1000, coef_lin=1.0, coef_const=1.0)],
+                         ids=["rbf", "poly"])
+def test_an_overflowing_kernel_is_a_clear_error_not_nan_features(kernel):
+    X = sp.csr_matrix(np.random.default_rng(0).uniform(1, 2, size=(20, 3)))
+    with np.errstate(all="raise"):          # no RuntimeWarning may escape either
+        with pytest.raises(ValueError, match=r"kernel \(-t .*\) overflows"):
+            NystroemMap(kernel, landmarks=5).fit(X)

@@ -407,3 +407,14 @@ def test_available_memory_reads_meminfo_and_the_address_space_limit(tmp_path, mo
     assert available_memory(str(meminfo), str(status)) == expected
     assert available_memory(str(tmp_path / "missing"), str(status)) == \
         (None if limit is None else max(limit - vm_kb * 1024, 0))
+
+
+@pytest.mark.parametrize("make", [lambda C: RankRLS(C=C), lambda C: RankRLS(C=[C, 1.0]),
+                                  lambda C: GreedyRankRLS(C=C, k=1)],
+                         ids=["single", "grid", "greedy"])
+def test_a_c_so_small_that_lambda_overflows_is_refused(make):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 3)), rng.integers(0, 3, 12).astype(float)
+    qid = np.repeat([1, 2, 3], 4)
+    with pytest.raises(ValueError, match="too small"):
+        make(1e-320).fit(X, y, qid)
