@@ -6,6 +6,7 @@
 Prints the fold table beside LETOR's RankSVM baseline (mean MAP 0.4696,
 NDCG@10 0.2279).  Metrics follow the LETOR 4.0 conventions (rankfast.metrics).
 """
+import argparse
 import time
 
 import numpy as np
@@ -17,7 +18,8 @@ from rankfast.ranksvm import RankSVM
 GRID = [10.0 ** e for e in range(-3, 4)]          # svm_rank's -c scale
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args(argv)  # --help
     if not available():
         raise SystemExit("../shared/data/mq2008 not found")
     print(f"{'fold':>4} {'C':>8} {'vali MAP':>9} {'test MAP':>9} {'NDCG@10':>8} {'train s':>8}")

@@ -8,8 +8,11 @@ LinearModel, KernelModel       models; ``model.predict(X)`` scores documents
 metrics                        swapped pairs, pairwise accuracy, NDCG@k, MAP
 erfc_sum                       Σ_i q_i erfc(y_j − z_i) at many targets, ε-accurate in O(p(N + M))
 learners                       ranksvm.RankSVM, rankncg.RankNCG, rankrls.RankRLS,
-                               rankrls.GreedyRankRLS, kernels.KernelApproxLearner
+                               rankrls.GreedyRankRLS, kernels.KernelApproxLearner:
+                               fit(X, y, qid), predict(X), to_model()
 """
+import importlib
+
 __version__ = "0.1.0"
 
 try:
@@ -25,11 +28,19 @@ from .model import KernelModel, LinearModel, read_model, write_model  # noqa: E4
 
 
 
+_SUBMODULES = ("metrics", "ranksvm", "rankncg", "rankrls", "kernels", "erfc", "learners")
+
+
 def __getattr__(name):
-    """rankfast.erfc_sum, imported on first use (it needs scipy.special)."""
+    """rankfast.erfc_sum and the submodules above, imported on first use.
+
+    The programs import only what a run needs (erfc_sum needs scipy.special).
+    """
     if name == "erfc_sum":
         from .erfc import erfc_sum
         return erfc_sum
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'rankfast' has no attribute {name!r}")
 
 

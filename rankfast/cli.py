@@ -90,7 +90,9 @@ Options:
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
                         the lines svm_rank's svm_light prints while reading
                         the model and the examples
-         --metrics   -> also print NDCG@k, MAP and pairwise accuracy
+         --metrics   -> also print NDCG@k, MAP and pairwise accuracy (LETOR 4.0
+                        conventions: a query with fewer than k documents
+                        scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
 """
 

@@ -486,6 +486,10 @@ class KernelApproxLearner:
         """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does)."""
         return self.map_.transform(X) @ self.weights_
 
+    def predict(self, X):
+        """The documents' scores (higher ranks first): the same as decision_function."""
+        return self.decision_function(X)
+
     def to_model(self, n_features=None, n_documents=0):
         """KernelModel (Nyström: landmarks as SVs, β as alphas) or RFFModel, bias 0.
 

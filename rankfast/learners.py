@@ -44,6 +44,10 @@ def _rankncg(options):
 
 LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy": _greedy}
 
+# Options that only some learners use (-k is handled with the QP solver's flags).
+LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls"), "-#": ("prsvm", "rankncg", "rankrls"),
+                   "--erfc": ("rankncg",), "--erfc-eps": ("rankncg",)}
+
 
 def _single_c(options, name):
     values = options.get("C", [0.01])
@@ -73,6 +77,12 @@ def make_learner(options, given):
     if ignored:
         verb = "tunes" if len(ignored) == 1 else "tune"
         notes.append(f"{' '.join(ignored)} only {verb} svm_rank's QP solver; accepted and ignored")
+    for flag in given:
+        if flag in LEARNER_OPTIONS and algorithm not in LEARNER_OPTIONS[flag]:
+            notes.append(f"{flag} has no effect with -a {algorithm}")
+    if algorithm == "rankrls" and options.get("epsilon", 0.0) > 1e-6:
+        notes.append("-e: rankrls is exact (or, on wide sparse data, runs CG to a relative "
+                     "residual of at most 1e-6); a looser -e is not used")
     kernel = options.get("kernel", 0)
     if kernel == 4:
         raise UsageError("-t 4 (user-defined kernel) is not supported")

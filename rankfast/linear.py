@@ -40,12 +40,39 @@ def linear_scores(X, feature_ids, weights):
     return X @ w
 
 
+def c_grid(C):
+    """Sorted list of C values if C is a sequence, None for one number; checks C > 0."""
+    values = list(C) if isinstance(C, (list, tuple, np.ndarray)) else [C]
+    for value in values:
+        if not (np.isfinite(value) and value > 0):
+            raise UsageError(f"C must be a positive number (got {value!r})")
+    if not isinstance(C, (list, tuple, np.ndarray)):
+        return None
+    if not values:
+        raise UsageError("the list of C values is empty")
+    return sorted(float(c) for c in set(values))
+
+
+def check_loss(loss):
+    """svm_rank's -l: 1 (every pair) or 2 (pairs averaged per query)."""
+    if loss not in (1, 2):
+        raise UsageError(f"loss (-l) must be 1 or 2 (got {loss!r})")
+
+
 class LinearRanker:
     """Base of the linear learners: after ``fit``, ``feature_ids_`` (1-based) and ``weights_``."""
 
     def decision_function(self, X):
         """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
         return linear_scores(X, self.feature_ids_, self.weights_)
+
+    def predict(self, X):
+        """The documents' scores (higher ranks first): the same as decision_function.
+
+        The model file stores the weights as float32, so ``to_model().predict``
+        (rank_classify's scores) can differ from these in the 8th digit.
+        """
+        return self.decision_function(X)
 
 
 def linear_model(learner, n_features, n_documents, options):

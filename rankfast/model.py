@@ -248,9 +248,11 @@ def read_model(path):
 
     Returns
     -------
-    LinearModel or KernelModel
+    LinearModel, KernelModel or rankfast.kernels.RFFModel
         A linear file (kernel type 0) becomes a LinearModel whose weights are
-        Σ_i α_i s_i, accumulated as svm_rank_classify does.
+        Σ_i α_i s_i, accumulated as svm_rank_classify does; a kernel file a
+        KernelModel; rankfast's random Fourier feature file (written by
+        ``rank_learn --approx rff``) an RFFModel.  Each has ``predict(X)``.
 
     Raises
     ------

@@ -12,8 +12,9 @@ Stopping rule (``tol``, rank_learn's ``-e``): stop when the Newton decrement
 ½ (−gᵀd), the decrease the quadratic model predicts for the full step, is at
 most ``0.1 * tol`` times the objective, or when ‖g‖ ≤ 1e-10 (1 + |f|).  Near
 the optimum the objective is (piecewise) quadratic, so the decrement bounds
-the remaining gap: at the default tol = 1e-3 the result is within 1e-4
-relative of the optimum's objective.  ``max_iter`` (``-#``) caps Newton steps.
+the remaining gap: at the default tol = 1e-3 the result is typically within
+1e-4 relative of the optimum's objective (a few times more at very large C,
+where the loss is far from quadratic).  ``max_iter`` (``-#``) caps Newton steps.
 
 Each CG solve stops when ‖r‖ ≤ η ‖g‖ with η = min(0.5, √‖g‖) (Eisenstat–
 Walker forcing: loose far from the optimum, tight near it), or after

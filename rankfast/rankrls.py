@@ -70,7 +70,7 @@ import scipy.sparse as sp
 from . import _rankrls, metrics
 from .errors import UsageError
 from .newton import conjugate_gradient, minimize
-from .linear import LinearRanker, linear_model, training_arrays
+from .linear import LinearRanker, c_grid, check_loss, linear_model, training_arrays
 from .ranksvm import SquaredHingeObjective, query_weights
 
 DENSE_MAX_FEATURES = 2048
@@ -127,8 +127,8 @@ class RankRLS(LinearRanker):
 
     def fit(self, X, y, qid, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
-        grid = _c_grid(self.C)
-        _check_loss(self.loss)
+        grid = c_grid(self.C)
+        check_loss(self.loss)
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
         X, y, starts, used = training_arrays(X, y, qid)
@@ -204,7 +204,7 @@ class RankRLS(LinearRanker):
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata (C grid included)."""
-        grid = _c_grid(self.C)
+        grid = c_grid(self.C)
         options = {"C": self.C_, "l": self.loss}
         if grid is not None:
             options["grid"] = list(grid)
@@ -270,9 +270,9 @@ class GreedyRankRLS(LinearRanker):
 
     def fit(self, X, y, qid, log=None):
         """Select features and train on documents X (n × d), labels y and query ids qid."""
-        if _c_grid(self.C) is not None:
+        if c_grid(self.C) is not None:
             raise UsageError("greedy takes a single C value")
-        _check_loss(self.loss)
+        check_loss(self.loss)
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
         X, y, starts, used = training_arrays(X, y, qid)
@@ -547,19 +547,6 @@ class _NormalEquations:
         return self.inverse_diag * r
 
 
-def _c_grid(C):
-    """Sorted list of C values if C is a sequence, None for one number; checks C > 0."""
-    values = list(C) if isinstance(C, (list, tuple, np.ndarray)) else [C]
-    for value in values:
-        if not (np.isfinite(value) and value > 0):
-            raise UsageError(f"C must be a positive number (got {value!r})")
-    if not isinstance(C, (list, tuple, np.ndarray)):
-        return None
-    if not values:
-        raise UsageError("the list of C values is empty")
-    return sorted(float(c) for c in set(values))
-
-
 def _check_regularisation(Q, Cs):
     """ValueError when λ = Q / (2C) is not a finite number (a C below about 1e-308)."""
     for C in Cs:
@@ -571,11 +558,6 @@ def _check_two_queries(Q):
     """Cross-validation over queries (held-out folds or LQO) needs at least two."""
     if Q < 2:
         raise ValueError(f"cross-validation needs at least 2 queries (got {Q})")
-
-
-def _check_loss(loss):
-    if loss not in (1, 2):
-        raise UsageError(f"loss (-l) must be 1 or 2 (got {loss!r})")
 
 
 def best_row(rows):
@@ -621,8 +603,8 @@ def cross_validate_prsvm(X, y, qid, Cs, n_folds=5, loss=1, tol=1e-3, max_iter=10
     ValueError
         Fewer than two queries.
     """
-    grid = _c_grid(list(np.atleast_1d(Cs)))
-    _check_loss(loss)
+    grid = c_grid(list(np.atleast_1d(Cs)))
+    check_loss(loss)
     X, y, starts, _ = training_arrays(X, y, qid)
     Q = len(starts) - 1
     _check_two_queries(Q)

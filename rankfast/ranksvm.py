@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from . import _prsvm
 from .data import mostly_dense
-from .linear import LinearRanker, linear_model, training_arrays
+from .linear import LinearRanker, c_grid, check_loss, linear_model, training_arrays
 from .newton import minimize
 
 
@@ -153,8 +153,10 @@ class RankSVM(LinearRanker):
         cross_validate_prsvm), the table kept in ``cv_table_``, and the best
         C (``C_``) trained on all the data.
         """
+        grid = c_grid(self.C)
+        check_loss(self.loss)
         self.C_ = self.C
-        if np.ndim(self.C) > 0:
+        if grid is not None:
             from .rankrls import cross_validate_prsvm
             self.cv_table_, self.C_ = cross_validate_prsvm(
                 X, y, qid, list(self.C), loss=self.loss, tol=self.tol, max_iter=self.max_iter, log=log)

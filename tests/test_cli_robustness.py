@@ -215,3 +215,17 @@ def test_y_with_a_random_fourier_model_prints_no_svm_light_model_line(tmp_path, 
     out = capsys.readouterr().out
     assert out.startswith("Reading model...done.\nReading test examples...Scanning examples...done\n"
                           "Reading examples into memory...OK. (6 examples read)\ndone.\n")
+
+
+@pytest.mark.parametrize("args, note", [
+    (["-a", "greedy", "-k", "1", "-e", "0.1"], "-e has no effect with -a greedy"),
+    (["-a", "greedy", "-k", "1", "-#", "3"], "-# has no effect with -a greedy"),
+    (["--erfc", "direct"], "--erfc has no effect with -a prsvm"),
+    (["-a", "rankrls", "-e", "0.1"], "a looser -e is not used"),
+])
+def test_options_a_learner_does_not_use_get_a_note(args, note):
+    from rankfast.learners import make_learner
+    from rankfast.cli import parse_args
+    options, given, _ = parse_args(args + ["train.dat"], LEARN_OPTIONS, {}, 2, "rank_learn")
+    _, notes = make_learner(options, given)
+    assert any(note in n for n in notes), notes

@@ -128,3 +128,31 @@ def test_test_loss_is_at_most_svm_rank_plus_0_002(tmp_path, capsys, kind, c):
     theirs = float(re.search(r"Average loss on test set: ([0-9.]+)",
                              (base / f"{kind}_classify_c{c}.stdout").read_text()).group(1))
     assert ours <= theirs + 0.002
+
+
+@pytest.mark.parametrize("bad", [dict(C=-1.0), dict(C=0.0), dict(C=[1.0, -1.0]), dict(loss=3)],
+                         ids=["negative C", "zero C", "negative C in a list", "loss 3"])
+def test_bad_parameters_are_refused_not_trained(bad):
+    from rankfast import UsageError
+    X, y, qid = np.eye(4), np.array([1.0, 0.0, 1.0, 0.0]), np.array([1, 1, 2, 2])
+    with pytest.raises(UsageError):
+        RankSVM(**bad).fit(X, y, qid)
+
+
+def test_every_estimator_predicts_its_decision_function():
+    from rankfast.kernels import KernelApproxLearner
+    from rankfast.model import KernelParams
+    from rankfast.rankncg import RankNCG
+    from rankfast.rankrls import GreedyRankRLS, RankRLS
+    rng = np.random.default_rng(3)
+    X, qid = rng.normal(size=(30, 4)), np.repeat([1, 2, 3], 10)
+    y = (X[:, 0] > 0).astype(float)
+    for learner in (RankSVM(C=1.0), RankNCG(C=1.0), RankRLS(C=1.0), GreedyRankRLS(k=2, C=1.0),
+                    KernelApproxLearner(RankSVM(C=1.0), KernelParams(2, gamma=0.5), landmarks=10)):
+        learner.fit(X, y, qid)
+        np.testing.assert_array_equal(learner.predict(X), learner.decision_function(X))
+
+
+def test_submodules_are_reachable_from_the_package():
+    import rankfast
+    assert rankfast.metrics.ndcg and rankfast.ranksvm.RankSVM is RankSVM
