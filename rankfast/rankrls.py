@@ -237,14 +237,14 @@ class GreedyRankRLS(LinearRanker):
 
     Parameters
     ----------
+    C : float
+        svm_rank's -c, λ = Q / (2C) as for RankRLS.
     k : int or "auto"
         Number of features to select; "auto" stops as soon as the best
         candidate does not lower the LQO error.  A feature constant within
         every query is no candidate (it cannot change any score; the paper's
         loop would take it as a no-op when every other feature is worse), so
         at most the number of features that vary within some query.
-    C : float
-        svm_rank's -c, λ = Q / (2C) as for RankRLS.
     loss : {1, 2}
         svm_rank's -l, as for RankRLS.
 
@@ -265,8 +265,8 @@ class GreedyRankRLS(LinearRanker):
 
     name = "greedy"
 
-    def __init__(self, k="auto", C=0.01, loss=1):
-        self.k, self.C, self.loss = k, C, loss
+    def __init__(self, C=0.01, k="auto", loss=1):      # C first, as for every learner
+        self.C, self.k, self.loss = C, k, loss
 
     def fit(self, X, y, qid, log=None):
         """Select features and train on documents X (n × d), labels y and query ids qid."""
