@@ -237,9 +237,15 @@ def _learn_help():
 
 
 def _run(program, body, argv, help_text):
-    """Call body(argv); turn rankfast's exceptions into one stderr line and an exit status."""
+    """Call body(argv); turn rankfast's exceptions into one stderr line and an exit status.
+
+    numpy's floating-point warnings are off: an overflow that matters ends in
+    one of rankfast's own errors (weights not finite, kernel overflows), not
+    in numpy's RuntimeWarning lines.
+    """
     try:
-        return body(argv)
+        with np.errstate(all="ignore"):
+            return body(argv)
     except _HelpRequested:
         _write(help_text() if callable(help_text) else help_text)
         return 0
@@ -368,12 +374,13 @@ def _learn(argv):
     start = time.process_time()
     try:
         learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
+        model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
     except ValueError as exc:
         # The learners raise ValueError for data they cannot learn from (too
-        # few queries to cross-validate, no document to draw landmarks from):
-        # a fault of the training file, not of the command line.
+        # few queries to cross-validate, no document to draw landmarks from,
+        # weights the model file cannot hold): a fault of the training file
+        # (or of its scale), not of the command line.
         raise InputError(train_path, None, str(exc)) from None
-    model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
     _progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
     _progress("Writing learned model...", verbosity, end="")
     write_model(model, model_path)

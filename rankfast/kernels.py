@@ -53,6 +53,7 @@ import scipy.sparse as sp
 
 from .data import mostly_dense, with_width
 from .errors import InputError
+from .linear import check_training_input
 from .model import KernelModel, _format_metadata, _num, _parse_metadata
 
 RFF_VERSION_LINE = "rankfast RFF model V1"
@@ -467,6 +468,7 @@ class KernelApproxLearner:
 
     def fit(self, X, y, qid, log=None):
         """Map the documents X (n × d), then train the base learner on φ(X), y, qid."""
+        check_training_input(X, y, qid)
         start = time.perf_counter()
         self.map_ = self._new_map().fit(X)
         features = self.map_.transform(X)

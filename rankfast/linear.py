@@ -7,12 +7,32 @@ from .errors import UsageError
 from .model import LinearModel, file_weights
 
 
+def check_training_input(X, y, qid):
+    """ValueError unless X, y and qid describe the same documents with finite numbers.
+
+    The compiled kernels trust these lengths; unchecked, a short y or qid
+    reads past the end of an array.
+    """
+    n = X.shape[0]
+    if not (len(y) == len(qid) == n):
+        raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("feature values must be finite (X holds NaN or inf)")
+    if not np.all(np.isfinite(np.asarray(y, dtype=np.float64))):
+        raise ValueError("labels must be finite")
+    qid = np.asarray(qid)
+    if qid.dtype.kind == "f" and not np.all(np.isfinite(qid)):
+        raise ValueError("query ids must be finite")
+
+
 def training_arrays(X, y, qid):
     """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
 
     ``used`` holds the original 0-based index of each kept column; ``starts``
     the query offsets of the grouped rows, with the row count appended.
     """
+    check_training_input(X, y, qid)
     y = np.asarray(y, dtype=np.float64)
     perm, starts = group_rows(qid)
     if sp.issparse(X):
@@ -26,8 +46,6 @@ def training_arrays(X, y, qid):
         X, y = X[perm], y[perm]
     if not sp.issparse(X):
         X = np.ascontiguousarray(X)
-    if not np.all(np.isfinite(y)):
-        raise UsageError("labels must be finite")
     return X, y, starts, used
 
 
@@ -82,7 +100,26 @@ def linear_model(learner, n_features, n_documents, options):
     highest = (int(ids.max()) if len(ids) else 0) if n_features is None else n_features
     metadata = {"version": __version__, "algorithm": learner.name}
     metadata.update({k: _text(v) for k, v in options.items() if v is not None})
-    return LinearModel(ids, file_weights(w), 0.0, highest + 1, n_documents, metadata)
+    return LinearModel(ids, storable_weights(w), 0.0, highest + 1, n_documents, metadata)
+
+
+def storable_weights(w):
+    """w as the model file stores it (float32), or a ValueError if that loses the model.
+
+    svm_rank's format holds floats: weights beyond float32's range would be
+    written as inf, and a model whose every weight is below it as all zeros.
+    """
+    if not np.all(np.isfinite(w)):
+        raise ValueError("training diverged: the weights are not finite "
+                         "(feature values, labels or C too large?)")
+    stored = file_weights(w)
+    if not np.all(np.isfinite(stored)):
+        raise ValueError(f"weights up to {np.abs(w).max():.3g} exceed the model file's float "
+                         f"range: rescale the features")
+    if np.any(w != 0) and not np.any(stored != 0):
+        raise ValueError(f"every weight (at most {np.abs(w).max():.3g}) is below the model "
+                         f"file's float range: rescale the features")
+    return stored
 
 
 def _text(value):

@@ -10,7 +10,8 @@ The driver knows nothing of the objective.  An objective supplies
 
 Stopping rule (``tol``, rank_learn's ``-e``): stop when the Newton decrement
 ½ (−gᵀd), the decrease the quadratic model predicts for the full step, is at
-most ``0.1 * tol`` times the objective, or when ‖g‖ ≤ 1e-10 (1 + |f|).  Near
+most ``0.1 * tol`` times the objective, or when ‖g‖ ≤ 1e-10 (1 + |f|) after
+the first step (or g = 0 at the start).  Near
 the optimum the objective is (piecewise) quadratic, so the decrement bounds
 the remaining gap: at the default tol = 1e-3 the result is typically within
 1e-4 relative of the optimum's objective (a few times more at very large C,
@@ -94,7 +95,9 @@ def minimize(objective, w0, tol=1e-3, max_iter=100, max_cg=250, log=None):
     started = time.perf_counter()
     for iteration in range(1, max_iter + 1):
         gnorm = float(np.linalg.norm(g))
-        if gnorm <= 1e-10 * (1.0 + abs(f)):
+        # The absolute test would stop at w0 on data of tiny scale (features of 1e-10,
+        # C of 1e-12), whose optimum still ranks: the first step is always taken.
+        if gnorm == 0.0 or (iteration > 1 and gnorm <= 1e-10 * (1.0 + abs(f))):
             return NewtonResult(w, f, gnorm, iteration - 1, total_cg, True, "gradient is zero")
         eta = min(0.5, np.sqrt(gnorm))
         d, cg_steps = conjugate_gradient(objective.hessvec, -g, eta, max_cg,

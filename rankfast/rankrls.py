@@ -279,10 +279,14 @@ class GreedyRankRLS(LinearRanker):
         n, d = X.shape
         check_greedy_memory(n, d)
         Q = len(starts) - 1
+        if Q < 2:
+            raise ValueError(f"greedy RankRLS selects features by leave-query-out error, "
+                             f"which needs at least 2 queries (got {Q}); use -a rankrls")
         _check_regularisation(Q, [self.C])
         lam = Q / (2.0 * float(self.C))
         alpha = query_scale(starts, self.loss)
         U = centred(X, starts, alpha)                     # U = X̂ at the start (G = I/λ)
+        _check_greedy_conditioning(U, lam)
         yh = centred(y[:, None], starts, alpha).ravel()
         C = U / lam
         a = yh / lam
@@ -545,6 +549,21 @@ class _NormalEquations:
 
     def precondition(self, r):
         return self.inverse_diag * r
+
+
+# Greedy's rank-one updates of G = (X̂_S X̂_Sᵀ + λI)⁻¹ lose about log10(‖x̂_j‖²/λ)
+# digits; beyond this the selected weights can have the wrong sign.
+GREEDY_MAX_CONDITION = 1e12
+
+
+def _check_greedy_conditioning(U, lam):
+    """ValueError when a feature's within-query spread makes greedy's updates unreliable."""
+    largest = float(np.einsum("ij,ij->j", U, U).max(initial=0.0)) / lam
+    if largest > GREEDY_MAX_CONDITION:
+        raise ValueError(f"feature values vary too much within queries for greedy RankRLS "
+                         f"(max ||x_j||^2 / lambda = {largest:.3g} > {GREEDY_MAX_CONDITION:g}: "
+                         f"its updates would lose all precision); rescale the features or "
+                         f"use -a rankrls")
 
 
 def _check_regularisation(Q, Cs):

@@ -418,3 +418,18 @@ def test_a_c_so_small_that_lambda_overflows_is_refused(make):
     qid = np.repeat([1, 2, 3], 4)
     with pytest.raises(ValueError, match="too small"):
         make(1e-320).fit(X, y, qid)
+
+
+def test_greedy_needs_two_queries():
+    X, y = np.random.default_rng(0).normal(size=(10, 3)), np.arange(10) % 3
+    with pytest.raises(ValueError, match="at least 2 queries"):
+        GreedyRankRLS(k=2).fit(X, y, np.ones(10))
+
+
+def test_greedy_refuses_features_its_updates_cannot_resolve():
+    rng = np.random.default_rng(1)
+    X, qid = rng.normal(size=(30, 3)), np.repeat(np.arange(1, 6), 6)
+    y = (X @ [1.0, 2.0, 3.0] > 0).astype(float)
+    GreedyRankRLS(k=3).fit(X * 1e4, y, qid)                    # fine: matches RankRLS
+    with pytest.raises(ValueError, match="rescale the features"):
+        GreedyRankRLS(k=3).fit(X * 1e8, y, qid)

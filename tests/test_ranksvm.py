@@ -156,3 +156,74 @@ def test_every_estimator_predicts_its_decision_function():
 def test_submodules_are_reachable_from_the_package():
     import rankfast
     assert rankfast.metrics.ndcg and rankfast.ranksvm.RankSVM is RankSVM
+
+
+def _all_learners():
+    from rankfast.kernels import KernelApproxLearner
+    from rankfast.model import KernelParams
+    from rankfast.rankncg import RankNCG
+    from rankfast.rankrls import GreedyRankRLS, RankRLS
+    return [RankSVM(), RankNCG(), RankRLS(), GreedyRankRLS(k=2),
+            KernelApproxLearner(RankSVM(), KernelParams(2, gamma=0.5), landmarks=5)]
+
+
+@pytest.mark.parametrize("learner", _all_learners(), ids=lambda l: type(l).__name__)
+def test_inputs_of_different_lengths_are_refused_before_any_kernel_runs(learner):
+    X, y, qid = np.random.default_rng(0).normal(size=(12, 3)), np.arange(12) % 3, np.repeat([1, 2, 3, 4], 3)
+    for bad in [(X, y[:5], qid), (X, y, qid[:11])]:
+        with pytest.raises(ValueError, match="12 rows"):
+            learner.fit(*bad)
+
+
+@pytest.mark.parametrize("learner", _all_learners(), ids=lambda l: type(l).__name__)
+def test_non_finite_features_are_refused(learner):
+    X, y, qid = np.random.default_rng(0).normal(size=(12, 3)), np.arange(12) % 3, np.repeat([1, 2, 3, 4], 3)
+    X[4, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        learner.fit(X, y, qid)
+
+
+@pytest.mark.parametrize("scale, C", [(1e-10, 1.0), (1.0, 1e-12)], ids=["tiny features", "tiny C"])
+def test_prsvm_takes_a_step_on_data_of_tiny_scale(scale, C):
+    rng = np.random.default_rng(2)
+    X, qid = rng.normal(size=(40, 3)), np.repeat([1, 2, 3, 4], 10)
+    y = (X @ [1.0, -2.0, 0.5] > 0).astype(float)
+    learner = RankSVM(C=C).fit(X * scale, y, qid)
+    assert np.any(learner.weights_ != 0)
+    reference = RankSVM(C=1.0).fit(X, y, qid).weights_
+    cosine = learner.weights_ @ reference / np.linalg.norm(learner.weights_) / np.linalg.norm(reference)
+    assert cosine > 0.9
+
+
+@pytest.mark.parametrize("w, match", [(np.array([1e300, 1.0]), "exceed"),
+                                      (np.array([1e-50, -1e-60]), "below"),
+                                      (np.array([np.nan, 1.0]), "diverged")])
+def test_weights_the_model_file_cannot_hold_are_an_error(w, match):
+    from rankfast.linear import storable_weights
+    with pytest.raises(ValueError, match=match):
+        storable_weights(w)
+
+
+def test_rank_learn_on_features_beyond_float_range_fails_cleanly(tmp_path, capsys):
+    data, model = tmp_path / "h.dat", tmp_path / "m"
+    data.write_text("1 qid:1 1:1e150 2:3e150\n0 qid:1 1:2e150 2:1e150\n"
+                    "1 qid:2 1:1e150\n0 qid:2 2:1e150\n")
+    for algorithm in ("prsvm", "rankncg", "rankrls"):
+        assert learn_main(["-v", "0", "-a", algorithm, str(data), str(model)]) == 1
+        err = capsys.readouterr().err
+        assert str(data) in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+        assert not model.exists()
+
+
+def test_an_overflowing_run_prints_one_line_and_no_numpy_warnings(tmp_path):
+    import subprocess
+    import sys
+    data = tmp_path / "h.dat"
+    data.write_text("1 qid:1 1:1e150 2:3e150\n0 qid:1 1:2e150 2:1e150\n")
+    run = subprocess.run([sys.executable, "-c", "import sys; from rankfast.cli import learn_main; "
+                          "sys.exit(learn_main())", "-v", "0", str(data), str(tmp_path / "m")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == [f"rank_learn: {data}: training diverged: the "
+                                               f"weights are not finite (feature values, labels "
+                                               f"or C too large?)"]
