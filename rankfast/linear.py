@@ -112,7 +112,8 @@ def storable_weights(w):
     if not np.all(np.isfinite(w)):
         raise ValueError("training diverged: the weights are not finite "
                          "(feature values, labels or C too large?)")
-    stored = file_weights(w)
+    with np.errstate(over="ignore"):                 # overflow to inf is tested just below
+        stored = file_weights(w)
     if not np.all(np.isfinite(stored)):
         raise ValueError(f"weights up to {np.abs(w).max():.3g} exceed the model file's float "
                          f"range: rescale the features")
