@@ -13,10 +13,10 @@ def check_training_input(X, y, qid):
     The compiled kernels trust these lengths; unchecked, a short y or qid
     reads past the end of an array.
     """
-    n = X.shape[0]
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    n = X.shape[0] if sp.issparse(X) else len(values)
     if not (len(y) == len(qid) == n):
         raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
-    values = X.data if sp.issparse(X) else np.asarray(X)
     if not np.all(np.isfinite(values)):
         raise ValueError("feature values must be finite (X holds NaN or inf)")
     if not np.all(np.isfinite(np.asarray(y, dtype=np.float64))):

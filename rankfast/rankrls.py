@@ -286,12 +286,12 @@ class GreedyRankRLS(LinearRanker):
         lam = Q / (2.0 * float(self.C))
         alpha = query_scale(starts, self.loss)
         U = centred(X, starts, alpha)                     # U = X̂ at the start (G = I/λ)
-        _check_greedy_conditioning(U, lam)
+        g = np.einsum("ij,ij->j", U, U) / lam
+        _check_greedy_conditioning(g)
         yh = centred(y[:, None], starts, alpha).ravel()
         C = U / lam
         a = yh / lam
         p = yh.copy()
-        g = np.einsum("ij,ij->j", U, U) / lam
         h = U.T @ yh / lam
         row_scale = np.sqrt(np.repeat(alpha, np.diff(starts)))
         work = np.empty((3, d))
@@ -556,9 +556,12 @@ class _NormalEquations:
 GREEDY_MAX_CONDITION = 1e12
 
 
-def _check_greedy_conditioning(U, lam):
-    """ValueError when a feature's within-query spread makes greedy's updates unreliable."""
-    largest = float(np.einsum("ij,ij->j", U, U).max(initial=0.0)) / lam
+def _check_greedy_conditioning(g):
+    """ValueError when a feature's within-query spread makes greedy's updates unreliable.
+
+    g holds ‖x̂_j‖²/λ for every feature (greedy's starting diagonal).
+    """
+    largest = float(g.max(initial=0.0))
     if largest > GREEDY_MAX_CONDITION:
         raise ValueError(f"feature values vary too much within queries for greedy RankRLS "
                          f"(max ||x_j||^2 / lambda = {largest:.3g} > {GREEDY_MAX_CONDITION:g}: "

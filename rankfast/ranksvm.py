@@ -159,7 +159,7 @@ class RankSVM(LinearRanker):
         if grid is not None:
             from .rankrls import cross_validate_prsvm
             self.cv_table_, self.C_ = cross_validate_prsvm(
-                X, y, qid, list(self.C), loss=self.loss, tol=self.tol, max_iter=self.max_iter, log=log)
+                X, y, qid, grid, loss=self.loss, tol=self.tol, max_iter=self.max_iter, log=log)
         X, y, starts, used = training_arrays(X, y, qid)
         objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss))
         self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
