@@ -22,6 +22,13 @@ run at the chosen parameters (the map included) from raw documents to model,
 best of three runs.  Also timed: scoring ``--predict-docs`` documents (MQ2008
 rows repeated) against m landmarks / random features.
 
+With ``--oracle`` it also prints, per method, the single grid setting whose
+mean *test* score over the folds is best.  That is chosen on the test folds, so
+it is not a result but an upper bound on what any validation choice can reach
+in expectation: when the kernel maps' bound is no higher than linear PRSVM's,
+the kernel has nothing to add on this data, and the comparison of the chosen
+models only measures selection noise.
+
 Timings are indicative only: the machine has 2 cores shared with other jobs.
 Prints a table; never asserts.
 
@@ -30,6 +37,7 @@ Usage::
     python benchmarks/bench_kernels.py
     python benchmarks/bench_kernels.py --folds 1 --c-step 3 --gamma-step 3 --predict-docs 0
     python benchmarks/bench_kernels.py --select map --seeds 0 1 2 3 4 --predict-docs 0
+    python benchmarks/bench_kernels.py --oracle --c-step 1 --gamma-step 1 --predict-docs 0
 """
 import argparse
 import os
@@ -75,28 +83,46 @@ def n_queries(data):
     return len(np.unique(data[2]))
 
 
-def search_linear(train, vali, cs):
-    """Best (vali NDCG@10, C_paper) of linear PRSVM."""
+def search_linear(train, vali, cs, oracle=None):
+    """Best (vali score, C_paper) of linear PRSVM.
+
+    With ``oracle`` = (test, dict), each setting's test (NDCG@10, MAP) is appended
+    to dict[C] as well (for the --oracle diagnostic, never for the choice)."""
     best = (-1.0, None)
     for C in cs:
         learner = RankSVM(C=C * n_queries(train)).fit(*train)
         best = max(best, (validation_score(learner.decision_function(vali[0]), vali[1], vali[2]), C))
+        if oracle:
+            test, record = oracle
+            record.setdefault(C, []).append(test_scores(learner.decision_function(test[0]), test))
     return best
 
 
-def search_kernel(approx, train, vali, cs, gammas, m, seed):
-    """Best (vali NDCG@10, γ, C_paper) of PRSVM on the Nyström / RFF map (one map per γ)."""
+def search_kernel(approx, train, vali, cs, gammas, m, seed, oracle=None):
+    """Best (vali score, γ, C_paper) of PRSVM on the Nyström / RFF map (one map per γ).
+
+    ``oracle`` as in search_linear, keyed by (γ, C)."""
     best = (-1.0, None, None)
     for gamma in gammas:
         kernel = KernelParams(2, gamma=gamma)
         kind = NystroemMap if approx == "nystrom" else RandomFourierMap
         feature_map = kind(kernel, m, seed).fit(train[0])
         phi_train, phi_vali = feature_map.transform(train[0]), feature_map.transform(vali[0])
+        phi_test = feature_map.transform(oracle[0][0]) if oracle else None
         for C in cs:
             learner = RankSVM(C=C * n_queries(train)).fit(phi_train, train[1], train[2])
-            scores = phi_vali[:, learner.feature_ids_ - 1] @ learner.weights_
+            columns = learner.feature_ids_ - 1
+            scores = phi_vali[:, columns] @ learner.weights_
             best = max(best, (validation_score(scores, vali[1], vali[2]), gamma, C))
+            if oracle:
+                test, record = oracle
+                record.setdefault((gamma, C), []).append(
+                    test_scores(phi_test[:, columns] @ learner.weights_, test))
     return best
+
+
+def test_scores(scores, test):
+    return ndcg10(scores, test[1], test[2]), metrics.mean_average_precision(scores, test[1], test[2])
 
 
 def final_run(make_learner, train, test, repeats=3):
@@ -109,8 +135,7 @@ def final_run(make_learner, train, test, repeats=3):
         seconds.append(time.perf_counter() - start)
     seconds = min(seconds)
     scores = model.predict(test[0])
-    return (ndcg10(scores, test[1], test[2]),
-            metrics.mean_average_precision(scores, test[1], test[2]), seconds)
+    return (*test_scores(scores, test), seconds)
 
 
 def log2(value):
@@ -134,11 +159,13 @@ def bench_prediction(n_docs, m, seed):
         print(f"  {type(model).__name__:<12} ({approx}) {time.perf_counter() - start:6.1f} s")
 
 
-def fold_table(args, seed, cs, gammas, linear_rows):
+def fold_table(args, seed, cs, gammas, linear_rows, oracle=None):
     """Print the fold table for one landmark / random-feature seed; return its rows.
 
     ``linear_rows`` caches the linear PRSVM's results per fold (they do not depend on
-    the seed)."""
+    the seed).  With ``oracle`` (a dict), every grid setting's test scores are
+    recorded in oracle["linear" | "nystrom" | "rff"] as well (oracle["linear"] is
+    shared by the seeds, like ``linear_rows``)."""
     header = (f"{'fold':<5}| {'linear PRSVM':^29} | {'Nystrom + PRSVM':^38} | "
               f"{'RFF + PRSVM':^38}")
     sub = (f"{'':<5}| {'NDCG@10':>7} {'MAP':>6} {'s':>5} {'C':>6} | {'NDCG@10':>7} {'MAP':>6} "
@@ -152,13 +179,15 @@ def fold_table(args, seed, cs, gammas, linear_rows):
     for fold in args.folds:
         train, vali, test = ((d.X, d.y, d.qid) for d in mq2008_fold(fold))
         if fold not in linear_rows:
-            _, c_lin = search_linear(train, vali, cs)
+            _, c_lin = search_linear(train, vali, cs,
+                                     oracle is not None and (test, oracle["linear"]))
             lin = final_run(lambda: RankSVM(C=c_lin * n_queries(train)), train, test)
             linear_rows[fold] = (lin, f"{lin[0]:7.4f} {lin[1]:6.4f} {lin[2]:5.2f} {log2(c_lin):>6}")
         lin, cell = linear_rows[fold]
         cells, row = [cell], [*lin]
         for approx in ("nystrom", "rff"):
-            _, gamma, C = search_kernel(approx, train, vali, cs, gammas, args.landmarks, seed)
+            _, gamma, C = search_kernel(approx, train, vali, cs, gammas, args.landmarks, seed,
+                                        oracle is not None and (test, oracle.setdefault(approx, {})))
             kernel = KernelParams(2, gamma=gamma)
             result = final_run(lambda: KernelApproxLearner(RankSVM(C=C * n_queries(train)),
                                                            kernel, approx, args.landmarks, seed),
@@ -174,6 +203,24 @@ def fold_table(args, seed, cs, gammas, linear_rows):
           f"{mean[3]:7.4f} {mean[4]:6.4f} {mean[5]:5.2f} {'':>6} {'':>6} | "
           f"{mean[6]:7.4f} {mean[7]:6.4f} {mean[8]:5.2f}\n")
     return rows
+
+
+def oracle_report(oracle, label):
+    """Best single grid setting per method by mean *test* score: an upper bound.
+
+    No validation choice can beat, in expectation, the setting that is best on
+    the test folds themselves; if the kernel maps' bound is no higher than the
+    linear model's, the kernel has nothing to add on this data."""
+    print(f"Oracle ({label}): the one grid setting with the best mean test score over "
+          f"the folds (chosen on test, so an upper bound, not a result):")
+    for name, record in oracle.items():
+        means = {setting: np.mean(scores, axis=0) for setting, scores in record.items()}
+        for at, metric in ((0, "NDCG@10"), (1, "MAP")):
+            setting = max(means, key=lambda key: means[key][at])
+            where = (f"gamma {log2(setting[0])}, C {log2(setting[1])}" if isinstance(setting, tuple)
+                     else f"C {log2(setting)}")
+            print(f"  {name:<8} best {metric:<7} {means[setting][at]:.4f} "
+                  f"(other metric {means[setting][1 - at]:.4f}) at {where}")
 
 
 def verdict(rows, label):
@@ -200,6 +247,9 @@ def main(argv=None):
     parser.add_argument("--predict-docs", type=int, default=1_000_000)
     parser.add_argument("--select", choices=["ndcg", "map"], default="ndcg",
                         help="validation criterion: NDCG@10 (default) or MAP")
+    parser.add_argument("--oracle", action="store_true",
+                        help="also print each method's best single grid setting by mean "
+                             "test score (an upper bound on what any choice can reach)")
     args = parser.parse_args(argv)
     SELECT[0] = args.select
     cs, gammas = powers(-12, 6, args.c_step), powers(-12, 2, args.gamma_step)
@@ -211,10 +261,13 @@ def main(argv=None):
           f"Times: wall-clock seconds of one training run at the chosen parameters (map "
           f"included), best of 3; 2 cores shared with other jobs, indicative only; "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}.\n")
-    linear_rows, all_rows = {}, []
+    linear_rows, linear_oracle, all_rows = {}, {}, []
     for seed in args.seeds:
-        rows = fold_table(args, seed, cs, gammas, linear_rows)
+        oracle = {"linear": linear_oracle} if args.oracle else None
+        rows = fold_table(args, seed, cs, gammas, linear_rows, oracle)
         verdict(rows, f"seed {seed}")
+        if oracle:
+            oracle_report(oracle, f"seed {seed}")
         print()
         all_rows.extend(rows)
     if len(args.seeds) > 1:
