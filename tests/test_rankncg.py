@@ -295,3 +295,29 @@ def test_log_lines():
                                    log=lambda text, level=1: lines.append(text))
     assert lines[0].startswith("Iter 1:") and lines[-1].startswith("NCG: ")
     assert len([line for line in lines if line.startswith("Iter")]) == fit_model.result_.iterations
+
+
+@pytest.mark.parametrize("eps", [1e-3, 1e-6])
+def test_gradient_error_bounds_the_fast_gradients_error(eps):
+    rng = np.random.default_rng(11)
+    X, y, qid, starts = ranking_data(rng, [400, 3, 150])
+    ob, weight = objective(X, y, starts, C=3.0, eps=eps)
+    for _ in range(5):
+        w = rng.normal(size=X.shape[1]) * 0.3
+        exact = reference.erfc_rank_gradient_pairs(X, y, starts, weight, w)
+        assert np.linalg.norm(ob.point(w).g - exact) <= ob.gradient_error()
+
+
+def test_tolerance_finer_than_the_erfc_sums_stops_at_their_accuracy():
+    # The gradient cannot be resolved below the erfc sums' error: the search used to
+    # creep on with certified but negligible steps until the iteration limit.
+    rng = np.random.default_rng(12)
+    X, y, qid, starts = ranking_data(rng, [1500], noise=0.3)
+    model = fit(X, y, qid, C=10.0, tol=1e-14, erfc_eps=1e-3)
+    result = model.result_
+    ob, weight = objective(X, y, starts, C=10.0, eps=1e-3)
+    assert result.converged and "accuracy" in result.message
+    assert result.iterations < 100
+    g0 = np.linalg.norm(reference.erfc_rank_gradient_pairs(X, y, starts, weight, np.zeros(5)))
+    exact = reference.erfc_rank_gradient_pairs(X, y, starts, weight, model.weights_)
+    assert np.linalg.norm(exact) <= 1e-14 * g0 + 2 * ob.gradient_error()
