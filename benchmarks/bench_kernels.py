@@ -38,6 +38,7 @@ Usage::
     python benchmarks/bench_kernels.py --folds 1 --c-step 3 --gamma-step 3 --predict-docs 0
     python benchmarks/bench_kernels.py --select map --seeds 0 1 2 3 4 --predict-docs 0
     python benchmarks/bench_kernels.py --oracle --c-step 1 --gamma-step 1 --predict-docs 0
+    python benchmarks/bench_kernels.py --oracle --approx nystrom --landmarks 2000 --predict-docs 0
 """
 import argparse
 import os
@@ -66,6 +67,7 @@ def validation_score(scores, y, qid):
 
 
 SELECT = ["ndcg"]
+NAMES = {"nystrom": "Nystrom", "rff": "RFF"}
 
 
 def ndcg10(scores, y, qid):
@@ -142,7 +144,7 @@ def log2(value):
     return f"2^{int(round(np.log2(value)))}"
 
 
-def bench_prediction(n_docs, m, seed):
+def bench_prediction(n_docs, m, seed, approximations):
     """Seconds to score n_docs MQ2008-like documents with m landmarks / random features."""
     train = mq2008_fold(1)[0]
     X, y, qid = train.X, train.y, train.qid
@@ -150,7 +152,7 @@ def bench_prediction(n_docs, m, seed):
     big = X[rows]
     print(f"\nScoring {n_docs:,} documents x {X.shape[1]} features (MQ2008 rows repeated), "
           f"m = {m}, RBF gamma = 2^-3, wall clock:")
-    for approx in ("nystrom", "rff"):
+    for approx in approximations:
         learner = KernelApproxLearner(RankSVM(C=1.0), KernelParams(2, gamma=0.125), approx,
                                       m, seed).fit(X, y, qid)
         model = learner.to_model(n_features=X.shape[1], n_documents=X.shape[0])
@@ -166,11 +168,10 @@ def fold_table(args, seed, cs, gammas, linear_rows, oracle=None):
     the seed).  With ``oracle`` (a dict), every grid setting's test scores are
     recorded in oracle["linear" | "nystrom" | "rff"] as well (oracle["linear"] is
     shared by the seeds, like ``linear_rows``)."""
-    header = (f"{'fold':<5}| {'linear PRSVM':^29} | {'Nystrom + PRSVM':^38} | "
-              f"{'RFF + PRSVM':^38}")
-    sub = (f"{'':<5}| {'NDCG@10':>7} {'MAP':>6} {'s':>5} {'C':>6} | {'NDCG@10':>7} {'MAP':>6} "
-           f"{'s':>5} {'gamma':>6} {'C':>6} | {'NDCG@10':>7} {'MAP':>6} {'s':>5} {'gamma':>6} "
-           f"{'C':>6}")
+    header = f"{'fold':<5}| {'linear PRSVM':^29}" + "".join(
+        f" | {NAMES[approx] + ' + PRSVM':^38}" for approx in args.approx)
+    sub = f"{'':<5}| {'NDCG@10':>7} {'MAP':>6} {'s':>5} {'C':>6}" + "".join(
+        f" | {'NDCG@10':>7} {'MAP':>6} {'s':>5} {'gamma':>6} {'C':>6}" for _ in args.approx)
     print(f"seed {seed}:")
     print(header)
     print(sub)
@@ -185,7 +186,7 @@ def fold_table(args, seed, cs, gammas, linear_rows, oracle=None):
             linear_rows[fold] = (lin, f"{lin[0]:7.4f} {lin[1]:6.4f} {lin[2]:5.2f} {log2(c_lin):>6}")
         lin, cell = linear_rows[fold]
         cells, row = [cell], [*lin]
-        for approx in ("nystrom", "rff"):
+        for approx in args.approx:
             _, gamma, C = search_kernel(approx, train, vali, cs, gammas, args.landmarks, seed,
                                         oracle is not None and (test, oracle.setdefault(approx, {})))
             kernel = KernelParams(2, gamma=gamma)
@@ -199,9 +200,9 @@ def fold_table(args, seed, cs, gammas, linear_rows, oracle=None):
         print(f"{fold:<5}| " + " | ".join(cells), flush=True)
     mean = np.mean(rows, axis=0)
     print("-" * len(sub))
-    print(f"{'mean':<5}| {mean[0]:7.4f} {mean[1]:6.4f} {mean[2]:5.2f} {'':>6} | "
-          f"{mean[3]:7.4f} {mean[4]:6.4f} {mean[5]:5.2f} {'':>6} {'':>6} | "
-          f"{mean[6]:7.4f} {mean[7]:6.4f} {mean[8]:5.2f}\n")
+    print(f"{'mean':<5}| {mean[0]:7.4f} {mean[1]:6.4f} {mean[2]:5.2f} {'':>6}" + "".join(
+        f" | {mean[at]:7.4f} {mean[at + 1]:6.4f} {mean[at + 2]:5.2f} {'':>6} {'':>6}"
+        for at in range(3, len(mean), 3)) + "\n")
     return rows
 
 
@@ -223,10 +224,11 @@ def oracle_report(oracle, label):
                   f"(other metric {means[setting][1 - at]:.4f}) at {where}")
 
 
-def verdict(rows, label):
+def verdict(rows, approximations, label):
     """One line per kernel method: mean test NDCG@10 and MAP against linear PRSVM."""
     mean = np.mean(rows, axis=0)
-    for name, at in (("Nystrom", 3), ("RFF", 6)):
+    for i, approx in enumerate(approximations):
+        name, at = NAMES[approx], 3 + 3 * i
         ok = mean[at] >= mean[0] and mean[at + 1] >= mean[1]
         print(f"{name} ({label}): mean test NDCG@10 {mean[at]:.4f} vs linear {mean[0]:.4f}, "
               f"MAP {mean[at + 1]:.4f} vs {mean[1]:.4f}: "
@@ -239,6 +241,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folds", type=int, nargs="*", default=[1, 2, 3, 4, 5])
     parser.add_argument("--landmarks", type=int, default=500)
+    parser.add_argument("--approx", nargs="+", choices=list(NAMES), default=list(NAMES),
+                        help="the kernel maps to compare with linear PRSVM (default both)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0],
                         help="landmark / random-feature seeds; each gets its own fold table, "
                              "and with several the means over seeds are printed too")
@@ -265,15 +269,15 @@ def main(argv=None):
     for seed in args.seeds:
         oracle = {"linear": linear_oracle} if args.oracle else None
         rows = fold_table(args, seed, cs, gammas, linear_rows, oracle)
-        verdict(rows, f"seed {seed}")
+        verdict(rows, args.approx, f"seed {seed}")
         if oracle:
             oracle_report(oracle, f"seed {seed}")
         print()
         all_rows.extend(rows)
     if len(args.seeds) > 1:
-        verdict(all_rows, f"mean over {len(args.seeds)} seeds")
+        verdict(all_rows, args.approx, f"mean over {len(args.seeds)} seeds")
     if args.predict_docs:
-        bench_prediction(args.predict_docs, args.landmarks, args.seeds[0])
+        bench_prediction(args.predict_docs, args.landmarks, args.seeds[0], args.approx)
     return 0
 
 
