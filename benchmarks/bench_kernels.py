@@ -96,7 +96,7 @@ def search_linear(train, vali, cs, oracle=None):
         best = max(best, (validation_score(learner.decision_function(vali[0]), vali[1], vali[2]), C))
         if oracle:
             test, record = oracle
-            record.setdefault(C, []).append(test_scores(learner.decision_function(test[0]), test))
+            record.setdefault(C, []).append(metrics_on(learner.decision_function(test[0]), test))
     return best
 
 
@@ -119,12 +119,13 @@ def search_kernel(approx, train, vali, cs, gammas, m, seed, oracle=None):
             if oracle:
                 test, record = oracle
                 record.setdefault((gamma, C), []).append(
-                    test_scores(phi_test[:, columns] @ learner.weights_, test))
+                    metrics_on(phi_test[:, columns] @ learner.weights_, test))
     return best
 
 
-def test_scores(scores, test):
-    return ndcg10(scores, test[1], test[2]), metrics.mean_average_precision(scores, test[1], test[2])
+def metrics_on(scores, data):
+    """(NDCG@10, MAP) of ``scores`` on data = (X, y, qid)."""
+    return ndcg10(scores, data[1], data[2]), metrics.mean_average_precision(scores, data[1], data[2])
 
 
 def final_run(make_learner, train, test, repeats=3):
@@ -137,7 +138,7 @@ def final_run(make_learner, train, test, repeats=3):
         seconds.append(time.perf_counter() - start)
     seconds = min(seconds)
     scores = model.predict(test[0])
-    return (*test_scores(scores, test), seconds)
+    return (*metrics_on(scores, test), seconds)
 
 
 def log2(value):
