@@ -182,14 +182,15 @@ def fold_table(args, seed, cs, gammas, linear_rows, oracle=None):
         train, vali, test = ((d.X, d.y, d.qid) for d in mq2008_fold(fold))
         if fold not in linear_rows:
             _, c_lin = search_linear(train, vali, cs,
-                                     oracle is not None and (test, oracle["linear"]))
+                                     (test, oracle["linear"]) if oracle is not None else None)
             lin = final_run(lambda: RankSVM(C=c_lin * n_queries(train)), train, test)
             linear_rows[fold] = (lin, f"{lin[0]:7.4f} {lin[1]:6.4f} {lin[2]:5.2f} {log2(c_lin):>6}")
         lin, cell = linear_rows[fold]
         cells, row = [cell], [*lin]
         for approx in args.approx:
             _, gamma, C = search_kernel(approx, train, vali, cs, gammas, args.landmarks, seed,
-                                        oracle is not None and (test, oracle.setdefault(approx, {})))
+                                        (test, oracle.setdefault(approx, {}))
+                                        if oracle is not None else None)
             kernel = KernelParams(2, gamma=gamma)
             result = final_run(lambda: KernelApproxLearner(RankSVM(C=C * n_queries(train)),
                                                            kernel, approx, args.landmarks, seed),
