@@ -52,8 +52,9 @@ Stopping rule (``tol``, rank_learn's ``-e``; the paper's CG tolerance is 1e-3):
 ‖∇F(w)‖ ≤ tol · ‖∇F(0)‖; or ‖∇F(w)‖ ≤ tol · ‖∇F(0)‖ + ‖|X|ᵀδ‖, the computed
 gradient then being within its error bound of the tolerance (a tolerance finer than
 the erfc sums resolve: lower ``erfc_eps`` to go further); or when descent along −P∇F
-can no longer be certified; or after ``max_iter`` iterations (``-#``).  Cost per iteration: one X d, one Xᵀγ, and one
-score-space gradient per trial step (2 to 3 on average).
+can no longer be certified; or after ``max_iter`` iterations (``-#``).  Cost per
+iteration: one X d, one Xᵀγ, and one score-space gradient per trial step (2 to 3 on
+average).
 """
 import dataclasses
 import math
@@ -316,12 +317,10 @@ def nonlinear_cg(objective, w0, tol=1e-3, max_iter=1000, log=None):
     started = time.perf_counter()
     for iteration in range(1, max_iter + 1):
         g_norm = float(np.linalg.norm(point.g))
-        if g_norm <= tol * g0_norm:
-            return NCGResult(point.w, g_norm, iteration - 1, evaluations, True,
-                             "gradient norm below tolerance", decrease)
         if g_norm <= tol * g0_norm + resolution:
-            return NCGResult(point.w, g_norm, iteration - 1, evaluations, True,
-                             "gradient norm below tolerance within the erfc sums' accuracy",
+            message = ("gradient norm below tolerance" if g_norm <= tol * g0_norm else
+                       "gradient norm below tolerance within the erfc sums' accuracy")
+            return NCGResult(point.w, g_norm, iteration - 1, evaluations, True, message,
                              decrease)
         line = objective.line(point, d)
         slope0, error0 = line.slope(0.0)
