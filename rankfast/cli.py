@@ -39,10 +39,8 @@ Learning options:
          -c float    -> C: trade-off between training error and margin
                         (default 0.01), scaled as in svm_rank: the loss
                         is multiplied by C / (number of queries).
-                        rankrls and prsvm accept a comma-separated list
-                        and pick the best value by cross-validation over
-                        queries (rankrls: exact leave-query-out; prsvm:
-                        5 folds, warm-started)
+                        A comma-separated list picks C by cross-validation
+                        and prints the table (see Model selection options)
          -l [1,2]    -> 1: every pair counts once (default);
                         2: each query's pairs are averaged (svm_rank's
                            fraction of swapped pairs)
@@ -71,7 +69,24 @@ Kernel options (non-linear ranking by kernel approximation):
          --landmarks int
                      -> number of landmarks or random features (default 500)
          --seed int  -> seed of the landmark sample or the random features,
-                        0..4294967295 (default 0)
+                        and of the cross-validation folds, 0..4294967295
+                        (default 0)
+Model selection options (with a list of -c values, or of -g values with -t 2):
+         --folds K|loqo
+                     -> K folds of queries, shuffled by --seed (default 5;
+                        rankrls: loqo, exact leave-query-out); a file with
+                        a single ranking is split by its documents
+         --cv-metric ndcg@k|map|err@k|pairs
+                     -> selection metric (default ndcg@10); pairs: pair
+                        accuracy of the held-out documents
+         --cv-rule best|1se
+                     -> best: highest mean (default); 1se: the smallest C
+                        within one standard error of the best mean
+         --ndcg letor|standard
+                     -> NDCG convention (default letor: LETOR 4.0's script)
+         --plot FILE.png|FILE.svg
+                     -> draw the CV curve, rankrls's regularisation path or
+                        greedy's selection (needs matplotlib: rankfast[plot])
 svm_rank's QP solver options -w [0..4,9] -f -b -n -q -m -h int, and -k with
 a learner other than greedy, are accepted, checked and ignored.
 """
@@ -90,10 +105,11 @@ Options:
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
                         the lines svm_rank's svm_light prints while reading
                         the model and the examples
-         --metrics   -> also print NDCG@k, MAP and pairwise accuracy (LETOR 4.0
-                        conventions: a query with fewer than k documents
-                        scores 0 at NDCG@k)
+         --metrics   -> also print NDCG@k, ERR@k, P@k, MAP, MRR and pairwise
+                        accuracy (LETOR 4.0 conventions: a query with fewer
+                        than k documents scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
+         --ndcg letor|standard -> NDCG convention of --metrics (default letor)
 """
 
 NOTE_BLOCK = ("NOTE: The loss reported above is the fraction of swapped pairs averaged over\n"
@@ -160,6 +176,32 @@ def _text(text, flag):
     return text
 
 
+def _words(*allowed):
+    def check(text, flag):
+        if text not in allowed:
+            raise UsageError(f"{flag} must be {' or '.join(allowed)} (got {text!r})")
+        return text
+    return check
+
+
+def _folds(text, flag):
+    return "loqo" if text == "loqo" else _at_least(2)(text, flag)
+
+
+def _cv_metric(text, flag):
+    from .model_selection import Metric
+    try:
+        return Metric.parse(text).key
+    except UsageError:
+        raise UsageError(f"{flag} must be ndcg@k, map, err@k or pairs (got {text!r})") from None
+
+
+def _plot_file(text, flag):
+    from .plot import plot_format
+    plot_format(text)
+    return text
+
+
 LEARN_OPTIONS = {
     "-c": ("C", _c_list), "-e": ("epsilon", _positive_float), "-l": ("loss", _choice((1, 2))),
     "-p": ("slack_norm", _choice((1, 2))), "-o": ("rescaling", _choice((1, 2))),
@@ -168,7 +210,7 @@ LEARN_OPTIONS = {
     "-n": ("qp_new", _at_least(1)), "-q": ("qp_size", _at_least(2)),
     "-m": ("qp_memory", _at_least(1)), "-h": ("qp_shrink", _at_least(1)),
     "-#": ("max_iter", _at_least(1)), "-t": ("kernel", _choice((0, 1, 2, 3, 4))),
-    "-d": ("degree", lambda t, f: _number(t, int, f)), "-g": ("gamma", lambda t, f: _number(t, float, f)),
+    "-d": ("degree", lambda t, f: _number(t, int, f)), "-g": ("gamma", lambda t, f: [_number(part, float, f) for part in t.split(",")]),
     "-s": ("coef_lin", lambda t, f: _number(t, float, f)),
     "-r": ("coef_const", lambda t, f: _number(t, float, f)), "-u": ("custom", _text),
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
@@ -176,11 +218,15 @@ LEARN_OPTIONS = {
     "--approx": ("approx", _text), "--landmarks": ("landmarks", _at_least(1)),
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
+    "--folds": ("folds", _folds), "--cv-metric": ("cv_metric", _cv_metric),
+    "--cv-rule": ("cv_rule", _words("best", "1se")), "--ndcg": ("ndcg", _words("letor", "standard")),
+    "--plot": ("plot", _plot_file),
 }
 
 CLASSIFY_OPTIONS = {
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
     "--ndcg-at": ("ndcg_at", lambda t, f: [_at_least(1)(part, f) for part in t.split(",")]),
+    "--ndcg": ("ndcg", _words("letor", "standard")),
 }
 CLASSIFY_SWITCHES = {"--metrics": "metrics"}
 
@@ -360,6 +406,9 @@ def _learn(argv):
     for note in notes:
         if verbosity >= 1:
             print(f"rank_learn: note: {note}", file=sys.stderr)
+    if "plot" in options:
+        from . import plot
+        plot.require_matplotlib()
 
     _progress("Reading training examples...", verbosity, end="")
     dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity)
@@ -382,11 +431,24 @@ def _learn(argv):
         # (or of its scale), not of the command line.
         raise InputError(train_path, None, str(exc)) from None
     _progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
+    _print_cv_table(learner, verbosity)
     _progress("Writing learned model...", verbosity, end="")
     write_model(model, model_path)
     _progress("Writing model file...done", svmlight_verbosity)
     _progress("done", verbosity)
+    if "plot" in options:
+        from . import plot
+        plot.save(plot.selection_figure(learner), options["plot"])
+        _progress(f"Wrote the plot to {options['plot']}", verbosity)
     return 0
+
+
+def _print_cv_table(learner, verbosity):
+    """The cross-validation table of a learner given a grid (stdout, from -v 1)."""
+    from .model_selection import cv_result_of
+    result = cv_result_of(learner)
+    if result is not None:
+        _progress(result.format(), verbosity, end="")
 
 
 # ------------------------------------------------------------- rank_classify
@@ -425,7 +487,8 @@ def _classify(argv):
     _progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
     _write(classify_summary(scores, dataset.y, dataset.qid, verbosity))
     if options.get("metrics"):
-        _write(metrics_report(scores, dataset.y, dataset.qid, options.get("ndcg_at", [10])))
+        _write(metrics_report(scores, dataset.y, dataset.qid, options.get("ndcg_at", [10]),
+                              options.get("ndcg", "letor")))
     return 0
 
 
@@ -468,9 +531,15 @@ def classify_summary(scores, labels, qid, verbosity=2):
     return "".join(lines)
 
 
-def metrics_report(scores, labels, qid, cutoffs=(10,)):
-    """rankfast's extra evaluation lines (--metrics)."""
-    lines = [f"NDCG@{k}: {metrics.ndcg(scores, labels, qid, k=k):.4f}\n" for k in cutoffs]
+def metrics_report(scores, labels, qid, cutoffs=(10,), convention="letor"):
+    """rankfast's extra evaluation lines (--metrics); NDCG labelled with its convention."""
+    from .model_selection import ndcg_label
+    name = ndcg_label(convention)
+    lines = [f"NDCG@{k} ({name}): {metrics.ndcg(scores, labels, qid, k=k, convention=convention):.4f}\n"
+             for k in cutoffs]
+    lines += [f"ERR@{k}: {metrics.err(scores, labels, qid, k=k):.4f}\n" for k in cutoffs]
+    lines += [f"P@{k}: {metrics.precision_at(scores, labels, qid, k=k):.4f}\n" for k in cutoffs]
     lines.append(f"MAP: {metrics.mean_average_precision(scores, labels, qid):.4f}\n")
+    lines.append(f"MRR: {metrics.reciprocal_rank(scores, labels, qid):.4f}\n")
     lines.append(f"Pairwise accuracy: {metrics.pairwise_accuracy(scores, labels, qid):.4f}\n")
     return "".join(lines)

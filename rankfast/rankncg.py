@@ -67,7 +67,7 @@ from . import _erfc
 from .data import mostly_dense
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import LinearRanker, linear_model, training_arrays
+from .linear import LinearRanker, c_grid, linear_model, training_arrays
 from .ranksvm import query_weights
 
 KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
@@ -360,9 +360,10 @@ class RankNCG(LinearRanker):
 
     Parameters
     ----------
-    C : float
+    C : float or list of float
         svm_rank's -c: the loss is multiplied by C / (number of queries); the
-        paper's λ is Q / C.
+        paper's λ is Q / C.  A list picks its best value by cross-validation
+        (rankfast.model_selection, warm-started along the C path of each fold).
     loss : {1, 2}
         svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
     tol : float
@@ -373,6 +374,9 @@ class RankNCG(LinearRanker):
         Accuracy of the fast erfc sums (rank_learn's --erfc-eps; paper: 1e-6).
     erfc : {"fast", "direct"}
         Fast erfc transform, O(p m) per query, or exact term-by-term sums, O(m²).
+    cv, cv_metric, cv_rule, cv_convention, random_state
+        With a list of C: folds, selection metric, rule, NDCG convention and
+        the seed of the folds, as for rankfast.ranksvm.RankSVM.
 
     Attributes
     ----------
@@ -381,26 +385,47 @@ class RankNCG(LinearRanker):
     weights_ : ndarray of float64
         Their weights.
     result_ : NCGResult
+    C_ : float
+        The C of the model.
+    cv_result_ : rankfast.model_selection.CVResult or None
+        With a list of C: the cross-validation table.
     """
 
     name = "rankncg"
 
-    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast"):
+    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
+                 cv=None, cv_metric="ndcg@10", cv_rule="best", cv_convention="letor",
+                 random_state=0):
         if erfc not in ("fast", "direct"):
             raise UsageError(f"--erfc must be 'fast' or 'direct', not {erfc!r}")
         if isinstance(erfc_eps, bool) or not 0.0 < erfc_eps < 1.0:
             raise UsageError(f"--erfc-eps must lie in (0, 1), not {erfc_eps!r}")
         if loss not in (1, 2):
             raise UsageError(f"-l must be 1 or 2, not {loss!r}")
-        if not C > 0.0:
-            raise UsageError(f"-c must be positive, not {C!r}")
+        try:
+            c_grid(C)                                # a positive number or a list of them
+        except UsageError:
+            raise UsageError(f"-c must be positive, not {C!r}") from None
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.erfc_eps, self.erfc = erfc_eps, erfc
+        self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
+        self.cv_convention, self.random_state = cv_convention, random_state
 
     def fit(self, X, y, qid, log=None):
-        """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
+        """Train on documents X (n × d, dense or sparse), labels y and query ids qid.
+
+        With a list of C, the chosen value (``C_``, by rankfast.model_selection.
+        select_c) is trained on all the data.
+        """
+        grid = c_grid(self.C)
+        self.C_, self.cv_result_ = self.C, None
+        if grid is not None:
+            from .model_selection import select_c
+            self.cv_result_ = select_c(self, X, y, qid, grid, log)
+            self.cv_table_ = self.cv_result_.rows()
+            self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
-        objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C, self.loss),
+        objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss),
                                       self.erfc_eps, self.erfc == "fast")
         self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
                                     max_iter=self.max_iter, log=log)
@@ -412,9 +437,21 @@ class RankNCG(LinearRanker):
         self.weights_ = self.result_.w
         return self
 
+    def fit_path(self, X, y, qid, Cs):
+        """Fitted copies for each C of Cs (ascending), each CG run started at the previous optimum."""
+        from .model_selection import fitted_linear
+        X, y, starts, used = training_arrays(X, y, qid)
+        w = np.zeros(X.shape[1])
+        for C in Cs:
+            objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, C, self.loss),
+                                          self.erfc_eps, self.erfc == "fast")
+            w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
+            yield fitted_linear(self, C, used, w)
+
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""
-        options = {"C": self.C, "l": self.loss, "e": self.tol, "erfc": self.erfc}
+        grid = c_grid(self.C)
+        options = {"C": self.C_, "l": self.loss, "e": self.tol, "erfc": self.erfc, "grid": grid}
         if self.erfc == "fast":
             options["erfc_eps"] = self.erfc_eps
         return linear_model(self, n_features, n_documents, options)
