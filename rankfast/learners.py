@@ -110,7 +110,7 @@ def make_learner(options, given):
     learner = LEARNERS[algorithm](options)
     if kernel == 0:
         for flag in ("--approx", "--landmarks", "--seed"):
-            if flag in given:
+            if flag in given and not (flag == "--seed" and grid):     # --seed: the folds too
                 notes.append(f"{flag} has no effect with the linear kernel (-t 0)")
         return learner, notes
     from .kernels import KernelApproxLearner

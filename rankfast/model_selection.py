@@ -100,8 +100,12 @@ class Metric:
             return f"NDCG{at} ({ndcg_label(self.convention)})"
         return {"map": "MAP", "err": f"ERR{at}", "pairs": "pair accuracy"}[self.kind]
 
-    def evaluate(self, scores, labels, qid, per_query=False):
-        """The metric of scores (mean over queries, pairs pooled), or per query (nan: no pair)."""
+    def evaluate(self, scores, labels, qid, per_query=False, max_grade=None):
+        """The metric of scores (mean over queries, pairs pooled), or per query (nan: no pair).
+
+        ``max_grade``: ERR's g_max (rankfast.metrics.err); cross-validation
+        passes the whole data set's, so that every fold grades alike.
+        """
         if self.kind == "pairs":
             swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
             if per_query:
@@ -112,7 +116,8 @@ class Metric:
             return metrics.ndcg(scores, labels, qid, k=self.k, per_query=per_query,
                                 convention=self.convention)
         if self.kind == "err":
-            return metrics.err(scores, labels, qid, k=self.k, per_query=per_query)
+            return metrics.err(scores, labels, qid, k=self.k, max_grade=max_grade,
+                               per_query=per_query)
         return metrics.mean_average_precision(scores, labels, qid, per_query=per_query)
 
 
@@ -164,7 +169,7 @@ def make_folds(qid, cv=DEFAULT_FOLDS, random_state=0, X=None, y=None):
     qid = np.asarray(qid)
     n = len(qid)
     group, Q = query_index(qid)
-    if hasattr(cv, "split"):
+    if hasattr(cv, "split") and not isinstance(cv, str):
         return _splitter_folds(cv, X, y, qid, n)
     if isinstance(cv, str):
         if cv != "loqo":
@@ -423,17 +428,24 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
         raise UsageError("the grid needs a C")
     c_name = c_name[0]
     values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
+    top = max_grade(y)
     total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
     for f, (train, test) in enumerate(folds.splits):
         X_train, X_test = _rows(X, train), _rows(X, test)
         for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train]):
             scores = np.asarray(fitted.predict(X_test), dtype=np.float64).ravel()
-            values[i, f] = [column.evaluate(scores, y[test], qid[test]) for column in columns]
+            values[i, f] = [column.evaluate(scores, y[test], qid[test], max_grade=top)
+                            for column in columns]
             done += 1
             if progress is not None:
                 progress(Progress(done, total, f, len(folds.splits), _short(rows[i]),
                                   metric.label, values[i, f, 0], time.perf_counter() - start))
     return CVResult([_short(row) for row in rows], columns, values, folds.description, rule)
+
+
+def max_grade(y):
+    """The highest label of a data set (0 when none is positive): ERR's g_max for every fold."""
+    return max(float(np.max(y, initial=0.0)), 0.0)
 
 
 def _short(row):
@@ -519,7 +531,7 @@ def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None
     per_query = []
     start = time.perf_counter()
     for i, scores in enumerate(scores_by_row):
-        per_query.append(np.column_stack([column.evaluate(scores, y, qid, per_query=True)
+        per_query.append(np.column_stack([column.evaluate(scores, y, qid, True, max_grade(y))
                                           for column in columns]))
         if log is not None:
             log(str(Progress(i + 1, len(rows), None, 1, rows[i], metric.label,
