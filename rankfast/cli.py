@@ -60,7 +60,9 @@ Kernel options (non-linear ranking by kernel approximation):
                         2: radial basis function exp(-gamma ||a-b||^2),
                         3: sigmoid tanh(s a*b + c); 4 (user defined) is refused
          -d int -g float -s float -r float
-                     -> kernel parameters, as in svm_rank
+                     -> kernel parameters, as in svm_rank; with -t 2, a
+                        comma-separated -g list is cross-validated, crossed
+                        with the -c list
          -u string   -> accepted and ignored (parameter of svm_rank's
                         user-defined kernel)
          --approx nystrom|rff

@@ -104,7 +104,7 @@ def make_learner(options, given):
     if "--plot" in given and not (grid or (algorithm == "greedy" and kernel == 0)):
         raise UsageError("--plot draws a cross-validation (a list of -c values) or greedy's "
                          "selection (-a greedy): give one of them")
-    if grid and options.get("folds") == "loqo" and algorithm != "rankrls":
+    if grid and options.get("folds") == "loqo" and (algorithm != "rankrls" or len(gammas) > 1):
         notes.append(f"--folds loqo: {algorithm} is refitted once per query "
                      f"(only rankrls computes leave-query-out exactly)")
     learner = LEARNERS[algorithm](options)

@@ -410,6 +410,12 @@ def test_rank_learn_notes_cv_options_without_a_grid_and_loqo_refits(tmp_path, ca
     assert learn_main(["-a", "rankrls", "-c", "0.1,1", "--folds", "loqo", train, model]) == 0
     captured = capsys.readouterr()
     assert "exact leave-query-out, 120 queries" in captured.out and "refitted" not in captured.err
+    small = tmp_path / "small.dat"
+    small.write_text("".join((EXAMPLES / "train.dat").read_text().splitlines(keepends=True)[:150]))
+    assert learn_main(["-c", "0.1,1", "--folds", "loqo", str(small), model]) == 0
+    captured = capsys.readouterr()
+    assert "prsvm is refitted once per query" in captured.err
+    assert re.search(r"Cross-validation \(leave-query-out \((\d+) queries\)\)", captured.out)
 
 
 def test_rank_learn_gamma_list(tmp_path, capsys):
