@@ -108,6 +108,10 @@ def make_learner(options, given):
         notes.append(f"--folds loqo: {algorithm} is refitted once per query "
                      f"(only rankrls computes leave-query-out exactly)")
     learner = LEARNERS[algorithm](options)
+    if len(options.get("C", [])) > 1 and not hasattr(learner, "cv_rule"):
+        # a learner without a C list of its own: cross-validated from outside
+        from .model_selection import GridSearch
+        learner = GridSearch(learner, {"C": options["C"]}, **_cv(options))
     if kernel == 0:
         for flag in ("--approx", "--landmarks", "--seed"):
             if flag in given and not (flag == "--seed" and grid):     # --seed: the folds too

@@ -573,6 +573,7 @@ class GridSearch:
     ----------
     cv_result_ : CVResult
     best_estimator_ : the estimator refitted on all documents with the chosen row
+    C_, feature_ids_, weights_ : the chosen C and, for a linear learner, its model
     """
 
     def __init__(self, estimator, grid, cv=None, cv_metric=DEFAULT_METRIC, cv_rule="best",
@@ -597,6 +598,20 @@ class GridSearch:
     def predict(self, X):
         """The chosen model's scores."""
         return self.best_estimator_.predict(X)
+
+    @property
+    def C_(self):
+        """The chosen C."""
+        return self.cv_result_.chosen_params["C"]
+
+    @property
+    def feature_ids_(self):
+        """The chosen linear model's feature ids (a kernel learner's base learner reads them)."""
+        return self.best_estimator_.feature_ids_
+
+    @property
+    def weights_(self):
+        return self.best_estimator_.weights_
 
     def to_model(self, n_features=None, n_documents=0):
         """The chosen model's file, its metadata naming the grid."""

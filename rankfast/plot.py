@@ -66,7 +66,8 @@ def cv_curve(result, ax=None):
     chosen = result.chosen
     ax.axvline(C[chosen], color="0.4", linestyle="--", linewidth=1)
     ax.plot([C[chosen]], [mean[chosen]], marker="*", markersize=16, color="crimson",
-            linestyle="none", gid="chosen", label=f"chosen: C = {C[chosen]:g}")
+            linestyle="none", gid="chosen",
+            label="chosen: " + ", ".join(f"{k} = {v:g}" for k, v in result.params[chosen].items()))
     if result.best != chosen:
         ax.plot([C[result.best]], [mean[result.best]], marker="s", markersize=9, color="0.2",
                 fillstyle="none", linestyle="none", gid="best", label="highest mean")

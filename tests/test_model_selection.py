@@ -428,3 +428,34 @@ def test_rank_learn_gamma_list(tmp_path, capsys):
     chosen = re.search(r"^\s*(\S+)\s+(\S+)\s.*<- chosen", out, re.M).groups()
     meta = read_model(str(model)).metadata
     assert float(meta["C"]) == float(chosen[1]) and meta["gamma_grid"] == "0.1,1.0"
+
+
+class PlainRanker(Recorder):
+    """A linear learner with fit/predict/to_model and no C list of its own (as a new learner)."""
+
+    name = "plain"
+
+    def fit(self, X, y, qid, log=None):
+        super().fit(X.toarray() if hasattr(X, "toarray") else X, y, qid)
+        self.feature_ids_, self.weights_ = np.arange(1, X.shape[1] + 1), self.w
+        return self
+
+    def predict(self, X):
+        return np.asarray(X @ self.w).ravel()
+
+    def to_model(self, n_features=None, n_documents=0):
+        from rankfast.linear import linear_model
+        return linear_model(self, n_features, n_documents, {"C": self.C})
+
+
+def test_a_learner_without_c_lists_is_cross_validated_from_outside(tmp_path, capsys, monkeypatch):
+    from rankfast import learners
+    monkeypatch.setitem(learners.LEARNERS, "plain", lambda options: PlainRanker(C=learners._c(options)))
+    model = tmp_path / "m"
+    assert learn_main(["-a", "plain", "-c", "0.5,2", "--folds", "3", str(EXAMPLES / "train.dat"),
+                       str(model)]) == 0
+    out = capsys.readouterr().out
+    chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
+    meta = read_model(str(model)).metadata
+    assert "3 folds of queries, seed 0" in out and float(meta["C"]) == float(chosen)
+    assert meta["C_grid"] == "0.5,2.0"

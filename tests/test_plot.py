@@ -112,3 +112,18 @@ def test_rank_learn_says_when_matplotlib_is_missing(tmp_path, capsys, monkeypatc
     err = capsys.readouterr().err
     assert err == "rank_learn: plotting needs matplotlib: pip install rankfast[plot]\n"
     assert not (tmp_path / "m").exists() and not (tmp_path / "cv.png").exists()
+
+
+def test_cv_curve_draws_one_curve_per_gamma_and_the_1se_marks():
+    from rankfast.model_selection import CVResult, Metric
+    params = [{"gamma": g, "C": C} for g in (0.1, 1.0) for C in (0.1, 1.0, 10.0)]
+    values = np.array([[[0.60], [0.62]], [[0.70], [0.74]], [[0.71], [0.75]],
+                       [[0.50], [0.52]], [[0.66], [0.70]], [[0.69], [0.71]]])
+    result = CVResult(params, [Metric("map")], values, "2 folds", "1se")
+    ax = plot.cv_curve(result)
+    assert len(ax.containers) == 2
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"gamma = 0.1", "gamma = 1", "chosen: gamma = 0.1, C = 1"} <= set(legend)
+    assert chosen_x(ax) == [1.0]                              # 0.72 ≥ 0.73 − se 0.02
+    best = [line for line in ax.get_lines() if line.get_gid() == "best"]
+    assert len(best) == 1 and list(best[0].get_xdata()) == [10.0]
