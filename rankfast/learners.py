@@ -108,7 +108,7 @@ def make_learner(options, given):
         notes.append(f"--folds loqo: {algorithm} is refitted once per query "
                      f"(only rankrls computes leave-query-out exactly)")
     learner = LEARNERS[algorithm](options)
-    if len(options.get("C", [])) > 1 and not hasattr(learner, "cv_rule"):
+    if len(options.get("C", [])) > 1 and len(gammas) == 1 and not hasattr(learner, "cv_rule"):
         # a learner without a C list of its own: cross-validated from outside
         from .model_selection import GridSearch
         learner = GridSearch(learner, {"C": options["C"]}, **_cv(options))
@@ -121,13 +121,11 @@ def make_learner(options, given):
     from .model import KernelParams
     params = KernelParams(kernel, options.get("degree", 3), gammas[0],
                           options.get("coef_lin", 1.0), options.get("coef_const", 1.0))
-    try:
-        for gamma in gammas:
-            KernelApproxLearner(learner, dataclasses.replace(params, gamma=gamma),
-                                options.get("approx", "nystrom"), options.get("landmarks", 500),
-                                options.get("seed", 0))
-        learner = KernelApproxLearner(learner, params, options.get("approx", "nystrom"),
-                                      options.get("landmarks", 500), options.get("seed", 0))
+    try:                                         # every gamma's parameters checked now
+        learner = [KernelApproxLearner(learner, dataclasses.replace(params, gamma=gamma),
+                                       options.get("approx", "nystrom"),
+                                       options.get("landmarks", 500), options.get("seed", 0))
+                   for gamma in gammas][0]
     except ValueError as exc:
         raise UsageError(f"-t {kernel}: {exc}") from None
     if len(gammas) > 1:

@@ -14,7 +14,10 @@ Folds (``cv``)
   called with groups = qid.
 
 The folds depend only on the queries, K and the seed, so every value of C
-(and of any other parameter of the grid) is scored on the same folds.
+(and of any other parameter of the grid) is scored on the same folds.  A
+fold's model is trained as rank_learn would train it on a file of the
+training folds alone (svm_rank's C / Q with Q the training queries); only
+RankRLS's exact leave-query-out keeps the λ = Q / (2C) of all the queries.
 
 Table
 -----

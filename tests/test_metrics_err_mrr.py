@@ -1,8 +1,13 @@
 """ERR@k, MRR and P@k against brute-force twins; the standard NDCG against scikit-learn."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from rankfast import metrics
+from rankfast import load_svmlight, metrics
+from rankfast.cli import classify_main, learn_main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def cases():
@@ -95,3 +100,20 @@ def test_standard_ndcg_matches_scikit_learn(k):
         ours = metrics.ndcg(scores, labels, np.ones(size), k=k, convention="standard")
         theirs = sk.ndcg_score([2.0 ** labels - 1.0], [scores], k=k)
         assert ours == pytest.approx(theirs, rel=1e-12)
+
+
+def test_rank_classify_metrics_name_the_ndcg_convention(tmp_path, capsys):
+    examples = EXAMPLES
+    model = tmp_path / "m"
+    assert learn_main(["-v", "0", str(examples / "train.dat"), str(model)]) == 0
+    capsys.readouterr()
+    for convention, label in (("standard", "standard"), ("letor", "LETOR")):
+        assert classify_main(["--metrics", "--ndcg", convention, "--ndcg-at", "5",
+                              str(examples / "test.dat"), str(model), str(tmp_path / "p")]) == 0
+        out = capsys.readouterr().out
+        scores = np.loadtxt(tmp_path / "p")
+        test = load_svmlight(str(examples / "test.dat"))
+        value = metrics.ndcg(scores, test.y, test.qid, k=5, convention=convention)
+        assert f"NDCG@5 ({label}): {value:.4f}\n" in out
+        assert f"ERR@5: {metrics.err(scores, test.y, test.qid, k=5):.4f}\n" in out
+        assert f"MRR: {metrics.reciprocal_rank(scores, test.y, test.qid):.4f}\n" in out
