@@ -383,7 +383,7 @@ def choose(mean, se, C, rule="best"):
 def grid_rows(grid):
     """The grid as a list of param dicts: a list of C, or a dict name → values (product, C last)."""
     if isinstance(grid, dict):
-        names = list(grid)
+        names = sorted(grid, key=lambda name: name.split(".")[-1] == "C")     # C varies fastest
         values = [sorted(set(float(v) for v in grid[name])) for name in names]
         return [dict(zip(names, combo)) for combo in itertools.product(*values)]
     return [{"C": float(C)} for C in sorted(set(float(C) for C in grid))]

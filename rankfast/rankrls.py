@@ -205,7 +205,7 @@ class RankRLS(LinearRanker):
             cv = "loqo" if Q >= 2 else model_selection.DEFAULT_FOLDS
         if isinstance(cv, str) and cv == "loqo":
             if Q < 2:
-                model_selection.make_folds(original[2], cv)         # raises: why not
+                model_selection.make_folds(original[2], cv)     # raises, saying why
             result = self._lqo_result(path, yh, y, starts, grid, log)
         else:
             result = model_selection.select_c(self, *original, grid, log, cv)

@@ -459,3 +459,11 @@ def test_a_learner_without_c_lists_is_cross_validated_from_outside(tmp_path, cap
     meta = read_model(str(model)).metadata
     assert "3 folds of queries, seed 0" in out and float(meta["C"]) == float(chosen)
     assert meta["C_grid"] == "0.5,2.0"
+
+
+def test_grid_rows_put_c_last_whatever_the_order_given():
+    from rankfast.model_selection import grid_rows
+    rows = grid_rows({"base_learner.C": [1.0, 0.1], "kernel.gamma": [2.0, 0.5]})
+    assert [list(row) for row in rows] == [["kernel.gamma", "base_learner.C"]] * 4
+    assert [tuple(row.values()) for row in rows] == [(0.5, 0.1), (0.5, 1.0), (2.0, 0.1), (2.0, 1.0)]
+    assert grid_rows([3, 1, 3]) == [{"C": 1.0}, {"C": 3.0}]
