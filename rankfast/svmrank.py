@@ -188,7 +188,7 @@ def ocas(X, XT, loss, target, max_iter, log=None):
                 f"(target {target:.4g}), {trials} line-search trials, {len(planes.b) - 1} planes", 2)
     else:
         it = max_iter
-    return CuttingPlaneResult(w_b, f_b, lower, f_b - lower, target, it, len(planes.b) - 1,
+    return CuttingPlaneResult(w_b, f_b, lower, max(f_b - lower, 0.0), target, it, len(planes.b) - 1,
                               calls, converged, message)
 
 
