@@ -59,46 +59,61 @@ def hinge(const double[::1] scores, const int64_t[::1] rank,
     # Sweep 1 visits i by decreasing score and inserts j while s_j > s_i - 1;
     # sweep 2 visits i by increasing score and inserts k while s_i > s_k - 1, at
     # the reversed rank L - 1 - rank_k so that "rank > rank_i" is a prefix.
+    # Each query's scores and ranks are first copied in score order (ss, rr) so
+    # the sweeps read memory sequentially.
     cdef Py_ssize_t size = n_levels + 1
-    cdef Py_ssize_t q, a, b, p, t, i, j
+    cdef Py_ssize_t q, a, b, m_q, p, t, longest = 0
     cdef double c, ref, loss = 0.0
     cdef CountSum m
+    for q in range(starts.shape[0] - 1):
+        longest = max(longest, starts[q + 1] - starts[q])
     cdef CountSum* tree = <CountSum*> calloc(size, sizeof(CountSum))
-    if tree == NULL:
+    cdef double* ss = <double*> calloc(max(longest, 1), sizeof(double))
+    cdef double* gg = <double*> calloc(max(longest, 1), sizeof(double))
+    cdef int64_t* rr = <int64_t*> calloc(max(longest, 1), sizeof(int64_t))
+    if tree == NULL or ss == NULL or gg == NULL or rr == NULL:
+        free(tree)
+        free(ss)
+        free(gg)
+        free(rr)
         raise MemoryError()
     try:
         with nogil:
             for q in range(starts.shape[0] - 1):
                 a = starts[q]
                 b = starts[q + 1]
-                if a == b:
+                m_q = b - a
+                if m_q == 0:
                     continue
                 c = weight[q]
-                ref = scores[order[a + (b - a) // 2]]
-                p = b - 1
-                for t in range(b - 1, a - 1, -1):
-                    i = order[t]
-                    while p >= a and scores[order[p]] > scores[i] - 1.0:
-                        j = order[p]
-                        tree_add(tree, size, rank[j], scores[j] - ref)
+                ref = scores[order[a + m_q // 2]]
+                for t in range(m_q):
+                    ss[t] = scores[order[a + t]] - ref
+                    rr[t] = rank[order[a + t]]
+                p = m_q - 1
+                for t in range(m_q - 1, -1, -1):
+                    while p >= 0 and ss[p] > ss[t] - 1.0:
+                        tree_add(tree, size, rr[p], ss[p])
                         p -= 1
-                    m = tree_prefix(tree, rank[i])
-                    loss += c * (m.n * (1.0 - (scores[i] - ref)) + m.s)
-                    grad_out[i] = -c * m.n
-                for t in range(p + 1, b):
-                    tree_clear(tree, size, rank[order[t]])
-                p = a
-                for t in range(a, b):
-                    i = order[t]
-                    while p < b and scores[i] > scores[order[p]] - 1.0:
-                        tree_add(tree, size, n_levels - 1 - rank[order[p]], 0.0)
+                    m = tree_prefix(tree, rr[t])
+                    loss += c * (m.n * (1.0 - ss[t]) + m.s)
+                    gg[t] = -c * m.n
+                for t in range(p + 1, m_q):
+                    tree_clear(tree, size, rr[t])
+                p = 0
+                for t in range(m_q):
+                    while p < m_q and ss[t] > ss[p] - 1.0:
+                        tree_add(tree, size, n_levels - 1 - rr[p], 0.0)
                         p += 1
-                    m = tree_prefix(tree, n_levels - 1 - rank[i])
-                    grad_out[i] += c * m.n
-                for t in range(a, p):
-                    tree_clear(tree, size, n_levels - 1 - rank[order[t]])
+                    m = tree_prefix(tree, n_levels - 1 - rr[t])
+                    grad_out[order[a + t]] = gg[t] + c * m.n
+                for t in range(p):
+                    tree_clear(tree, size, n_levels - 1 - rr[t])
     finally:
         free(tree)
+        free(ss)
+        free(gg)
+        free(rr)
     return loss
 
 
