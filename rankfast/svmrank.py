@@ -60,7 +60,7 @@ import scipy.sparse as sp
 from . import _hinge, _prsvm
 from .data import mostly_dense
 from .linear import LinearRanker, check_loss, linear_model, training_arrays
-from .ranksvm import pair_counts, query_weights
+from .ranksvm import query_weights
 
 MU = 0.1            # OCAS: where between w_b and w_c the next cutting plane is taken
 IDLE_ROUNDS = 50    # a cutting plane with zero weight for this many rounds is dropped
@@ -150,6 +150,7 @@ def ocas(X, XT, loss, target, max_iter, log=None):
     """Minimise ½‖w‖² + loss(Xw) by OCAS until the certified gap is ≤ target.
 
     ``loss(scores) -> (value, ∂/∂scores)`` must be convex in the scores.
+    ``target`` is a number or a function of F(0) = loss(0) giving it.
     Returns a CuttingPlaneResult.
     """
     dim = X.shape[1]
@@ -164,6 +165,8 @@ def ocas(X, XT, loss, target, max_iter, log=None):
     w_b = np.zeros(dim)
     s_b = np.zeros(X.shape[0])
     f_b, value, g_b = at(w_b, s_b)
+    if callable(target):
+        target = target(f_b)
     planes = _Planes(dim)
     planes.add(XT @ g_b, value)
     lower = -np.inf
@@ -247,12 +250,14 @@ def _line_search(at, w_b, s_b, g_b, f_b, w_c, s_c, target, max_trials=12):
     return best, trials
 
 
-def svm_rank_epsilon(y, starts, tol, loss):
-    """svm_rank's ε' for ``-e tol``: tol · (pairs / queries) with -l 1, tol with -l 2."""
-    n_queries = len(starts) - 1
-    if loss == 2 or n_queries == 0:
-        return tol
-    return tol * pair_counts(y, starts).sum() / n_queries
+def svm_rank_target(C, tol, loss):
+    """C ε' for svm_rank's ``-e tol``, as a function of F(0) = L(0) (see the module docstring).
+
+    ε' = tol · (pairs / queries) with -l 1, so C ε' = tol · L(0); ε' = tol with -l 2.
+    """
+    if loss == 2:
+        return lambda f_start: C * tol
+    return lambda f_start: tol * f_start
 
 
 class RankSVML1(LinearRanker):
@@ -269,7 +274,7 @@ class RankSVML1(LinearRanker):
         svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
     tol : float
         svm_rank's -e: stop when the certified gap is at most C ε', ε' being
-        svm_rank's rescaled ε (svm_rank_epsilon).
+        svm_rank's rescaled ε (svm_rank_target).
     max_iter : int
         svm_rank's -#: cap on cutting-plane iterations.
 
@@ -295,13 +300,13 @@ class RankSVML1(LinearRanker):
             raise ValueError(f"C must be one positive number (got {self.C!r})")
         if not (np.isfinite(self.tol) and self.tol > 0):
             raise ValueError(f"tol must be positive (got {self.tol!r})")
-        X, y, starts, used = training_arrays(X, y, qid)
         if sp.issparse(X) and mostly_dense(X):          # BLAS is faster
             X = X.toarray()
+        X, y, starts, used = training_arrays(X, y, qid)
         XT = X.T if isinstance(X, np.ndarray) else X.T.tocsr()
         loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss))
-        target = self.C * svm_rank_epsilon(y, starts, self.tol, self.loss)
-        self.result_ = ocas(X, XT, loss, target, self.max_iter, log=log)
+        self.result_ = ocas(X, XT, loss, svm_rank_target(self.C, self.tol, self.loss),
+                            self.max_iter, log=log)
         if log is not None:
             r = self.result_
             log(f"OCAS: {r.message} after {r.iterations} iterations ({r.oracle_calls} loss "
