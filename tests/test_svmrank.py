@@ -245,3 +245,15 @@ def test_synthetic_sets_agree_with_svm_rank(kind):
             folder / f"{kind}_classify_c{C}.stdout").read_text()).group(1))
         ours = rankfast.metrics.swapped_fraction(est.predict(test.X), test.y, test.qid).mean()
         assert abs(ours - recorded) <= 0.005
+
+
+def test_rank_learn_p1_trains_svm_ranks_objective(tmp_path, capsys):
+    folder = require(REFERENCE / "example3")
+    assert learn_main(["-c", "3", "-p", "1", str(folder / "train.dat"),
+                       str(tmp_path / "model.dat")]) == 0
+    out, err = capsys.readouterr()
+    assert "-a svmrank" in err and "certified duality gap" in out
+    model = rankfast.read_model(tmp_path / "model.dat")
+    assert model.metadata["algorithm"] == "svmrank"
+    train = rankfast.load_svmlight(folder / "train.dat")
+    assert rankfast.objective(model, train, 3.0) <= svm_rank_pval(folder / "learn_c3.stdout")
