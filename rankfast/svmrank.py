@@ -55,10 +55,8 @@ few sorts and sweeps.  Stopping rule: certified gap ≤ C ε' (above), or
 import dataclasses
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _hinge, _prsvm
-from .data import mostly_dense
 from .linear import LinearRanker, check_loss, linear_model, training_arrays
 from .ranksvm import query_weights
 
@@ -300,10 +298,8 @@ class RankSVML1(LinearRanker):
             raise ValueError(f"C must be one positive number (got {self.C!r})")
         if not (np.isfinite(self.tol) and self.tol > 0):
             raise ValueError(f"tol must be positive (got {self.tol!r})")
-        if sp.issparse(X) and mostly_dense(X):          # BLAS is faster
-            X = X.toarray()
         X, y, starts, used = training_arrays(X, y, qid)
-        XT = X.T if isinstance(X, np.ndarray) else X.T.tocsr()
+        XT = X.T            # a view: CSR X gives CSC Xᵀ, whose products are as fast; no copy
         loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss))
         self.result_ = ocas(X, XT, loss, svm_rank_target(self.C, self.tol, self.loss),
                             self.max_iter, log=log)
