@@ -189,6 +189,8 @@ def ocas(X, XT, loss, target, max_iter, log=None):
                 f"(target {target:.4g}), {trials} line-search trials, {len(planes.b) - 1} planes", 2)
     else:
         it = max_iter
+    if np.any(w_b):     # s_b was updated along the way: F from X w_b itself, for the certificate
+        f_b = at(w_b, X @ w_b)[0]
     return CuttingPlaneResult(w_b, f_b, lower, max(f_b - lower, 0.0), target, it, len(planes.b) - 1,
                               calls, converged, message)
 
