@@ -24,8 +24,8 @@ on F*), so its model carries at least svm_rank's guarantee; with ``-l 1``,
 C ε' = ε F(0).  ``result_.gap`` holds the certified gap reached.
 
 Method.  svm_rank's cutting-plane loop is BMRM (Teo et al. 2010): its
-iteration count grows like C / ε (12 iterations at -c 0.01, over 1200 at
--c 100 on the 100k-document benchmark).  OCAS (Franc & Sonnenburg, JMLR 2009)
+iteration count grows like C / ε (10-12 iterations at -c 0.01, about 1200 at
+-c 100 on its recorded 10k-500k-document scaling runs).  OCAS (Franc & Sonnenburg, JMLR 2009)
 keeps the same cutting-plane model of L and the same small dual QP but adds
 what BMRM lacks: the best point so far w_b, an exact-enough line search from w_b
 towards the model's minimiser w_c, and new cutting planes taken near w_b
