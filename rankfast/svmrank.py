@@ -176,7 +176,8 @@ def ocas(X, XT, loss, target, max_iter, log=None):
             message, converged = "certified gap below target", True
             break
         s_c = X @ w_c
-        (f_b, w_b, s_b, g_b), trials = _line_search(at, w_b, s_b, g_b, f_b, w_c, s_c, target)
+        (f_b, w_b, s_b, g_b), trials = _line_search(at, w_b, s_b, g_b, f_b, w_c, s_c,
+                                                    0.1 * target)
         w_p = (1.0 - MU) * w_b + MU * w_c
         s_p = (1.0 - MU) * s_b + MU * s_c
         f_p, value, g_p = at(w_p, s_p)
@@ -195,12 +196,12 @@ def ocas(X, XT, loss, target, max_iter, log=None):
                               calls, converged, message)
 
 
-def _line_search(at, w_b, s_b, g_b, f_b, w_c, s_c, target, max_trials=12):
-    """Best point of F on the ray w_b + t (w_c − w_b), t ≥ 0, found to within target / 10.
+def _line_search(at, w_b, s_b, g_b, f_b, w_c, s_c, accuracy, max_trials=12):
+    """Best point of F on the ray w_b + t (w_c − w_b), t ≥ 0, found to within accuracy.
 
     φ(t) = F(w_b + tΔ) is convex; φ'(t) = w_bᵀΔ + t‖Δ‖² + g(t)ᵀδ with δ = X Δ.
     Brackets the minimiser, then regula falsi (Illinois) on φ', stopping when
-    the two bracket tangents' intersection is within target / 10 of the best
+    the two bracket tangents' intersection is within accuracy of the best
     value.  Returns ((φ, w, s, g) at the best trial, number of trials).
     """
     delta_w = w_c - w_b
@@ -230,7 +231,7 @@ def _line_search(at, w_b, s_b, g_b, f_b, w_c, s_c, target, max_trials=12):
     while d_hi > 0 and trials < max_trials:
         # the tangents at lo and hi meet at t_x; φ ≥ their value there on [lo, hi]
         t_x = (f_hi - f_lo + d_lo * lo - d_hi * hi) / (d_lo - d_hi)
-        if best[0] - (f_lo + d_lo * (t_x - lo)) <= 0.1 * target:
+        if best[0] - (f_lo + d_lo * (t_x - lo)) <= accuracy:
             break
         w_lo = 0.5 * d_lo if last > 0 else d_lo    # Illinois: damp the end that stayed
         w_hi = 0.5 * d_hi if last < 0 else d_hi
