@@ -467,3 +467,13 @@ def test_grid_rows_put_c_last_whatever_the_order_given():
     assert [list(row) for row in rows] == [["kernel.gamma", "base_learner.C"]] * 4
     assert [tuple(row.values()) for row in rows] == [(0.5, 0.1), (0.5, 1.0), (2.0, 0.1), (2.0, 1.0)]
     assert grid_rows([3, 1, 3]) == [{"C": 1.0}, {"C": 3.0}]
+
+
+def test_svmrank_takes_a_c_list_from_the_command_line(tmp_path, capsys):
+    model = tmp_path / "m"
+    assert learn_main(["-a", "svmrank", "-c", "0.01,1", "--folds", "2", str(EXAMPLES / "train.dat"),
+                       str(model)]) == 0
+    out = capsys.readouterr().out
+    chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
+    meta = read_model(str(model)).metadata
+    assert meta["algorithm"] == "svmrank" and float(meta["C"]) == float(chosen)
