@@ -7,6 +7,7 @@ import contextlib
 import errno
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -334,9 +335,10 @@ def _warning_note(message):
     """A library warning in a few words and what to change (scipy's come with rcond values)."""
     text = str(message)
     if "ill-conditioned" in text:
-        return (f"the linear system is ill-conditioned ({text.split(': ', 1)[-1].rstrip('.')}), "
-                f"so the weights may be inaccurate: a smaller -c (more regularisation) or "
-                f"rescaled features avoid it")
+        rcond = re.search(r"rcond\s*=\s*([-+.eE0-9]+\d)", text)
+        where = f" (reciprocal condition number {float(rcond.group(1)):.2g})" if rcond else ""
+        return (f"the linear system is ill-conditioned{where}, so the weights may be "
+                f"inaccurate: a smaller -c (more regularisation) or rescaled features avoid it")
     return text
 
 
@@ -527,6 +529,7 @@ def _classify(argv):
                          "rank_classify [options] example_file model_file [output_file]")
     test_path, model_path = positional[:2]
     output_path = positional[2] if len(positional) > 2 else "svm_predictions"
+    check_output(output_path)                     # before the work, not after it
     verbosity = options.get("verbosity", 2)
     svmlight_verbosity = options.get("svmlight_verbosity", 0)
 
