@@ -272,3 +272,42 @@ def test_an_all_zero_model_says_c_is_too_small(small, tmp_path, capsys):
             "too small for these features; use a larger -c") in capsys.readouterr().err
     assert learn_main(["-c", "1", str(small), str(model)]) == 0
     assert "note" not in capsys.readouterr().err
+
+
+def test_count_swapped_honours_signals_between_queries():
+    """A signal's Python handler runs inside a long sweep, not only after it (Ctrl-C works)."""
+    from rankfast import _swapped
+
+    class Alarm(Exception):
+        pass
+
+    state = {"returned": False}
+
+    def ring(signum, frame):
+        state["rang_after_return"] = state["returned"]
+        raise Alarm()
+
+    n_queries, size = 40000, 50
+    starts = np.arange(0, n_queries * size + 1, size, dtype=np.int64)
+    order = np.arange(n_queries * size, dtype=np.int64)
+    rank = np.tile(np.arange(size, dtype=np.int64), n_queries)
+    scores = np.zeros(n_queries * size)
+    tree = np.zeros(size + 1, dtype=np.int64)
+    swapped = np.zeros(n_queries, dtype=np.int64)
+    pairs = np.zeros(n_queries, dtype=np.int64)
+    previous = signal.signal(signal.SIGALRM, ring)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 1e-4)
+        with pytest.raises(Alarm):
+            _swapped.count_swapped(order, rank, scores, starts, tree, swapped, pairs)
+            state["returned"] = True
+            signal.pause()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if pairs[-1] == 0:                                  # stopped inside the sweep
+        assert pairs[0] == size * (size - 1) // 2
+        return
+    # the sweep ran to its end: fine only if the alarm had not rung yet
+    assert state["rang_after_return"], "the signal waited for the whole sweep"
+    pytest.skip("the sweep ended before the alarm rang")
