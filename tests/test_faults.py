@@ -156,6 +156,12 @@ def test_greedy_names_c_when_c_is_the_cause(tmp_path, capsys):
     assert "C = 1e+30 is too large" in err and "use -c " in err
 
 
+def test_weights_below_float32_name_c(small, tmp_path, capsys):
+    assert learn_main(["-v", "0", "-a", "rankrls", "-c", "1e-300", str(small),
+                       str(tmp_path / "m")]) == 1
+    assert "C is too small for these features; use a larger -c" in capsys.readouterr().err
+
+
 def test_kernel_overflow_from_features_blames_the_features():
     from rankfast.kernels import NystroemMap
     from rankfast.model import KernelParams
