@@ -127,3 +127,11 @@ def test_cv_curve_draws_one_curve_per_gamma_and_the_1se_marks():
     assert chosen_x(ax) == [1.0]                              # 0.72 ≥ 0.73 − se 0.02
     best = [line for line in ax.get_lines() if line.get_gid() == "best"]
     assert len(best) == 1 and list(best[0].get_xdata()) == [10.0]
+
+
+def test_rank_learn_checks_the_plot_path_before_training(tmp_path, capsys):
+    missing = tmp_path / "no" / "cv.png"
+    assert learn_main(["-c", "0.01,1", "--plot", str(missing), str(EXAMPLES / "train.dat"),
+                       str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"rank_learn: {missing}: cannot write") and not (tmp_path / "m").exists()
