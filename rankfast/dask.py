@@ -96,6 +96,24 @@ def expand_sources(source):
     return files
 
 
+def _data_bytes(obj, depth=0):
+    """Bytes of the arrays (dense or sparse) among an object's attributes: what Dask should see.
+
+    Dask sizes objects it does not know by sys.getsizeof; without this a shard of
+    gigabytes would look like a few bytes to its memory manager and work stealing.
+    """
+    total = 0
+    for value in vars(obj).values():
+        if isinstance(value, np.ndarray):
+            total += value.nbytes
+        elif sp.issparse(value):
+            total += sum(getattr(value, a).nbytes for a in ("data", "indices", "indptr")
+                         if hasattr(value, a))
+        elif depth < 2 and hasattr(value, "__dict__") and not isinstance(value, type):
+            total += _data_bytes(value, depth + 1)
+    return total
+
+
 @dataclasses.dataclass
 class _Part:
     """Documents of a shard: X (CSR, width = its highest feature index), y, qid."""
@@ -103,6 +121,9 @@ class _Part:
     X: sp.csr_matrix
     y: np.ndarray
     qid: np.ndarray
+
+    def __sizeof__(self):
+        return _data_bytes(self)
 
 
 def _read_part(path):
@@ -115,22 +136,38 @@ def _read_part(path):
 
 
 def _array_part(X, y, qid):
-    """Task: a row block of dask arrays as a _Part."""
-    X = sp.csr_matrix(np.asarray(X, dtype=np.float64))
-    return _Part(X, np.asarray(y, dtype=np.float64).ravel(), np.asarray(qid).ravel().astype(np.int64))
+    """Task: a row block of dask arrays as a _Part (ValueError unless finite and aligned)."""
+    from .linear import check_training_input
+    X = np.asarray(X, dtype=np.float64)
+    check_training_input(X, y, qid)
+    return _Part(sp.csr_matrix(X), np.asarray(y, dtype=np.float64).ravel(),
+                 np.asarray(qid).ravel().astype(np.int64))
 
 
-def _parts(client, source):
-    """Futures of the shards' _Parts: files read on the workers, or dask array chunks."""
+def _frame_part(frame, label, qid):
+    """Task: a partition of a dask DataFrame as a _Part (every other column a feature, in order)."""
+    features = [c for c in frame.columns if c not in (label, qid)]
+    return _array_part(frame[features].to_numpy(dtype=np.float64), frame[label].to_numpy(),
+                       frame[qid].to_numpy())
+
+
+def _parts(client, source, label, qid_column):
+    """Futures of the shards' _Parts: files read on the workers, or dask array / DataFrame chunks."""
+    import dask
+    if hasattr(source, "to_delayed") and hasattr(source, "columns"):       # dask DataFrame
+        for column in (label, qid_column):
+            if column not in source.columns:
+                raise UsageError(f"the DataFrame has no column {column!r}")
+        return client.compute([dask.delayed(_frame_part)(frame, label, qid_column)
+                               for frame in source.to_delayed()])
     if isinstance(source, tuple) and len(source) == 3 and hasattr(source[0], "to_delayed"):
-        import dask
         X, y, qid = source
         X = X.rechunk({1: -1})
         blocks = X.to_delayed().ravel()
         ys = y.rechunk((X.chunks[0],)).to_delayed().ravel()
         qs = qid.rechunk((X.chunks[0],)).to_delayed().ravel()
-        tasks = [dask.delayed(_array_part)(b, yb, qb) for b, yb, qb in zip(blocks, ys, qs)]
-        return client.compute(tasks)
+        return client.compute([dask.delayed(_array_part)(b, yb, qb)
+                               for b, yb, qb in zip(blocks, ys, qs)])
     files = expand_sources(source)
     return [client.submit(_read_part, path, pure=False) for path in files]
 
@@ -207,8 +244,12 @@ class ShardedData:
     Parameters
     ----------
     client : distributed.Client
-    source : str, list of str, or tuple of dask arrays (X, y, qid)
-        SVMlight files (glob patterns expanded, sorted) or row-chunked dask arrays.
+    source : str, list of str, tuple of dask arrays (X, y, qid), or dask DataFrame
+        SVMlight files (glob patterns expanded, sorted), row-chunked dask
+        arrays, or a DataFrame with columns ``label`` and ``qid`` (every other
+        column a feature, in order: feature index 1, 2, ...).
+    label, qid : str
+        The DataFrame's label and query-id columns.
 
     Attributes
     ----------
@@ -220,9 +261,9 @@ class ShardedData:
         columns one-process training keeps).
     """
 
-    def __init__(self, client, source):
+    def __init__(self, client, source, label="label", qid="qid"):
         self.client = client
-        parts = _parts(client, source)
+        parts = _parts(client, source, label, qid)
         S = len(parts)
         try:
             shared, holds = self._straddling(parts)
@@ -310,12 +351,13 @@ class Shards:
         from distributed import wait
         wait(self.futures)
         who = self.client.who_has(self.futures)
-        self.where = [list(who.get(f.key, ())) or None for f in self.futures]
+        self.where = [sorted(who.get(f.key, ()))[:1] or None for f in self.futures]
 
     def map(self, function, *args):
         """[function(shard, *args) for each shard], run on the workers."""
-        futures = [self.client.submit(function, shard, *args, pure=False, workers=where,
-                                      allow_other_workers=True)
+        futures = [self.client.submit(function, shard, *args, pure=False,
+                                      **({} if where is None else
+                                         {"workers": where, "allow_other_workers": True}))
                    for shard, where in zip(self.futures, self.where)]
         try:
             results = self.client.gather(futures)
@@ -364,6 +406,8 @@ def _check(shard, tag):
 
 class _SquaredHingePart:
     """A shard's SquaredHingeObjective and the step it is at (worker side)."""
+
+    __sizeof__ = _data_bytes
 
     def __init__(self, part, used, n_queries, C, loss):
         from .ranksvm import SquaredHingeObjective, query_weights
@@ -461,6 +505,8 @@ def _fit_prsvm(learner, data, client, log):
 
 class _ErfcPart:
     """A shard's ErfcPairObjective, its point (scores, γ) and line (X d, trial γ's) (worker side)."""
+
+    __sizeof__ = _data_bytes
 
     def __init__(self, part, used, n_queries, C, loss, eps, fast):
         from .rankncg import ErfcPairObjective
@@ -646,6 +692,8 @@ def _rls_gram(part, used, loss):
 class _LaplacianPart:
     """A shard's v ↦ XᵀLXv (rankrls._NormalEquations with λ = 0) and XᵀLy (worker side)."""
 
+    __sizeof__ = _data_bytes
+
     def __init__(self, part, used, loss):
         from .rankrls import _NormalEquations, query_scale
         X, y, starts = _grouped(part, used)
@@ -723,26 +771,31 @@ class Traffic:
     repeated_steps: int
 
 
-def fit(learner, source, client, log=None):
+def fit(learner, source, client, log=None, label="label", qid="qid"):
     """Train a linear learner on a Dask cluster: the same model as ``learner.fit`` on all the data.
 
     Parameters
     ----------
     learner : rankfast.ranksvm.RankSVM, rankfast.rankrls.RankRLS or rankfast.rankncg.RankNCG
         Its parameters (one C) say what to train; it is fitted in place.
-    source : str, list of str, or tuple of dask arrays (X, y, qid)
+    source : str, list of str, tuple of dask arrays (X, y, qid), or dask DataFrame
         SVMlight files (glob patterns allowed; one shard per file, in sorted
-        order), each read by a worker; or dask arrays chunked along rows.
+        order), each read by a worker; dask arrays chunked along rows (one
+        shard per chunk); or a dask DataFrame (one shard per partition) with
+        columns ``label`` and ``qid``, every other column a feature, in order.
     client : distributed.Client
     log : callable(text, level), optional
         Progress lines, as the learners' ``fit``.
+    label, qid : str
+        A DataFrame source's label and query-id columns.
 
     Returns
     -------
     learner
         Fitted: ``feature_ids_``, ``weights_``, ``to_model()`` as after ``fit``,
         plus ``summary_`` (Summary: documents, features, queries, shards),
-        ``traffic_`` (Traffic) and ``fit_seconds_``.
+        ``traffic_`` (Traffic), ``fit_seconds_`` (all of it) and
+        ``data_seconds_`` (reading and re-assembling the shards).
 
     Raises
     ------
@@ -754,7 +807,8 @@ def fit(learner, source, client, log=None):
     """
     run = check_learner(learner)
     started = time.perf_counter()
-    data = ShardedData(client, source)
+    data = ShardedData(client, source, label, qid)
+    assembled = time.perf_counter()
     if data.summary.n_documents == 0:
         raise InputError(_describe_source(source), None, "no documents to train on")
     if log is not None:
@@ -769,6 +823,7 @@ def fit(learner, source, client, log=None):
     learner.weights_ = w
     learner.summary_ = data.summary
     learner.fit_seconds_ = time.perf_counter() - started
+    learner.data_seconds_ = assembled - started
     return learner
 
 
@@ -791,8 +846,8 @@ def check_learner(learner):
 def _describe_source(source):
     if isinstance(source, (str, os.PathLike)):
         return os.fspath(source)
-    if isinstance(source, tuple):
-        return "dask arrays"
+    if isinstance(source, tuple) or hasattr(source, "to_delayed"):
+        return "dask collection"
     return ", ".join(map(os.fspath, source))
 
 
@@ -802,10 +857,12 @@ def local_client(n_workers):
     No dashboard (the scheduler's HTTP endpoint listens on a free loopback
     port); use it as a context manager (it stops the cluster on exit).
     """
+    import dask
     from distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                           host="127.0.0.1", dashboard_address=None,
-                           scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+    with dask.config.set({"distributed.scheduler.work-stealing": False}):  # shards stay put
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                               host="127.0.0.1", dashboard_address=None,
+                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
     return _ClientAndCluster(Client(cluster), cluster)
 
 

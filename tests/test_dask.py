@@ -24,12 +24,18 @@ from rankfast.ranksvm import RankSVM  # noqa: E402
 
 @pytest.fixture(scope="module")
 def cluster():
-    """Two one-thread worker processes on the loopback, stopped after the module."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None,
-                                  scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as local:
-        with distributed.Client(local, timeout=30) as client:
-            yield local, client
+    """Two one-thread worker processes on the loopback, stopped after the module (or after 5 min)."""
+    def hung(signum, frame):
+        raise TimeoutError("tests/test_dask.py ran for over 5 minutes")
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(300)
+    running = rdask.local_client(2)
+    try:
+        with running as client:
+            yield running.cluster, client
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture
@@ -156,6 +162,21 @@ def test_dask_arrays_give_the_same_model(client, shards):
     spread = rdask.fit(RankSVM(C=3.0, tol=1e-9), source, client)
     single = RankSVM(C=3.0, tol=1e-9).fit(data.X, data.y, data.qid)
     np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-7, atol=1e-12)
+
+
+def test_dask_dataframe_gives_the_same_model(client, shards):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    _, data = shards
+    X = data.X.toarray()
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame.insert(0, "qid", data.qid)
+    frame["label"] = data.y                 # any position: the other columns are the features
+    spread = rdask.fit(RankRLS(C=3.0), dd.from_pandas(frame, npartitions=3), client)
+    single = RankRLS(C=3.0).fit(data.X, data.y, data.qid)
+    np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(UsageError):
+        rdask.fit(RankRLS(C=3.0), dd.from_pandas(frame, npartitions=3), client, qid="query")
 
 
 def test_unreadable_file_is_input_error_with_line(client, shards, tmp_path):

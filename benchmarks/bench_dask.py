@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Distributed PRSVM (rankfast.dask) on a local cluster against one process, and the traffic per step.
+
+    python benchmarks/bench_dask.py [--sizes 2M] [--workers 2] [--shards 8] [--features 20]
+    python benchmarks/bench_dask.py --sizes 2M,10M        # 10M: ~2.2 GB of text, minutes
+
+Data: dense N(0,1) features, 50 documents per query, relevance 0-4 from a noisy
+linear utility (as bench_prsvm.py), written as ``--shards`` SVMlight files cut every
+n / shards lines (plus 16: inside a query), so queries straddle the files; into a temporary directory removed
+at the end.  For each size, printed:
+
+* one process: reading the files, PRSVM's fit (-c 1, -e 1e-3), Newton iterations,
+  seconds per Newton step, and the per-document cost of one loss+gradient pass
+  and one Hessian-vector pass (SquaredHingeObjective on all the data);
+* ``--workers`` processes (LocalCluster on 127.0.0.1, one thread each): reading and
+  re-assembling the shards on the workers, the optimisation, rounds of tasks and
+  bytes per Newton step (d-vectors counted by the driver, both directions, and
+  distributed's own count of bytes the workers sent), and the ratio to one process;
+* the estimate of one Newton step for 10^9 documents on 100 workers (see
+  benchmarks/README.md for how it is made and what bounds it).
+
+On this shared 2-core machine two worker processes and the driver compete with
+other jobs for the cores: read the figures as a lower bound of what the cluster
+does.  Nothing is asserted.
+"""
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if another is installed
+
+import rankfast  # noqa: E402
+from rankfast import dask as rdask  # noqa: E402
+from rankfast.linear import training_arrays  # noqa: E402
+from rankfast.ranksvm import RankSVM, SquaredHingeObjective, query_weights  # noqa: E402
+
+SIZES = {"200k": 200_000, "2M": 2_000_000, "10M": 10_000_000}
+DOCS_PER_QUERY = 50
+
+
+def write_shards(n_docs, n_shards, features, directory, seed=1, block=100_000):
+    """n_docs documents in n_shards files cut every n_docs / n_shards lines (queries straddle)."""
+    rng = np.random.default_rng(seed)
+    w_true = np.random.default_rng(12345).normal(size=features)
+    fmt = "{} qid:{} " + " ".join(f"{j + 1}:{{:.5g}}" for j in range(features)) + "\n"
+    bounds = np.linspace(0, n_docs, n_shards + 1).astype(np.int64)
+    bounds[1:-1] += DOCS_PER_QUERY // 3             # cut inside a query
+    paths = []
+    for i in range(n_shards):
+        path = directory / f"shard-{i:03d}.dat"
+        with open(path, "w") as out:
+            for start in range(bounds[i], bounds[i + 1], block):
+                m = min(block, bounds[i + 1] - start)
+                X = rng.normal(size=(m, features))
+                s = X @ w_true
+                rel = np.digitize(s / s.std() + rng.normal(size=m), [-1.0, 0.0, 1.0, 2.0])
+                qid = (start + np.arange(m)) // DOCS_PER_QUERY + 1
+                rows = X.tolist()
+                out.write("".join(fmt.format(rel[k], qid[k], *rows[k]) for k in range(m)))
+        paths.append(str(path))
+    return paths
+
+
+def one_process(paths, C):
+    started = time.perf_counter()
+    parts = [rankfast.load_svmlight(p) for p in paths]
+    width = max(p.n_features for p in parts)
+    X = sp.vstack([sp.csr_matrix((p.X.data, p.X.indices, p.X.indptr), shape=(p.X.shape[0], width))
+                   for p in parts], format="csr")
+    y = np.concatenate([p.y for p in parts])
+    qid = np.concatenate([p.qid for p in parts])
+    read = time.perf_counter() - started
+    started = time.perf_counter()
+    learner = RankSVM(C=C).fit(X, y, qid)
+    fit = time.perf_counter() - started
+    # per-document cost of the passes a Newton step is made of
+    Xg, yg, starts, _ = training_arrays(X, y, qid)
+    objective = SquaredHingeObjective(Xg, yg, starts, query_weights(yg, starts, C, 1))
+    w = learner.weights_
+    started = time.perf_counter()
+    objective.value_grad(w)
+    value_grad = time.perf_counter() - started
+    started = time.perf_counter()
+    objective.hessvec(w)
+    hessvec = time.perf_counter() - started
+    return learner, read, fit, value_grad / len(y), hessvec / len(y)
+
+
+def sent_by_workers(client):
+    return sum(client.run(lambda dask_worker: dask_worker.transfer_outgoing_bytes_total).values())
+
+
+def distributed_run(paths, C, client):
+    before = sent_by_workers(client)
+    learner = rdask.fit(RankSVM(C=C), paths, client)
+    return learner, sent_by_workers(client) - before
+
+
+def round_latency(client, n_tasks, repeats=20):
+    """Seconds for one round of n_tasks trivial tasks on held data (submit + gather)."""
+    held = client.scatter(list(range(n_tasks)))
+    vector = np.zeros(8)
+    started = time.perf_counter()
+    for _ in range(repeats):
+        client.gather([client.submit(_echo, h, vector, pure=False) for h in held])
+    return (time.perf_counter() - started) / repeats
+
+
+def _echo(held, vector):
+    return vector
+
+
+def estimate(per_doc_pass, passes_per_step, d, latency_per_task, n_docs=1e9, workers=100,
+             bandwidth=1.25e9):
+    """(compute, traffic, scheduling) seconds of one Newton step for n_docs on workers."""
+    compute = n_docs / workers * per_doc_pass * passes_per_step
+    traffic = passes_per_step * 2 * workers * d * 8 / bandwidth
+    scheduling = passes_per_step * workers * latency_per_task
+    return compute, traffic, scheduling
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="2M", help="comma-separated: 200k, 2M, 10M")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--shards", type=int, default=8)
+    parser.add_argument("--features", type=int, default=20)
+    parser.add_argument("-c", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench_dask-") as tmp, \
+            rdask.local_client(args.workers) as client:
+        latency = round_latency(client, args.shards)
+        print(f"one round of {args.shards} trivial tasks (submit + gather): {1e3 * latency:.1f} ms")
+        for label in args.sizes.split(","):
+            n = SIZES[label]
+            directory = Path(tmp) / label
+            directory.mkdir()
+            started = time.perf_counter()
+            paths = write_shards(n, args.shards, args.features, directory)
+            print(f"\n{label}: {n} documents, {args.features} features, {args.shards} shards "
+                  f"(written in {time.perf_counter() - started:.1f} s)")
+            single, read, fit, vg_doc, hv_doc = one_process(paths, args.c)
+            steps = single.result_.iterations
+            print(f"  one process: read {read:.1f} s, fit {fit:.2f} s, {steps} Newton steps, "
+                  f"{fit / steps:.3f} s/step; per document: loss+gradient {1e9 * vg_doc:.0f} ns, "
+                  f"Hessian-vector {1e9 * hv_doc:.0f} ns")
+            spread, worker_bytes = distributed_run(paths, args.c, client)
+            t = spread.traffic_
+            optimise = spread.fit_seconds_ - spread.data_seconds_
+            dsteps = spread.result_.iterations
+            gap = abs(spread.result_.f - single.result_.f) / single.result_.f
+            print(f"  --workers {args.workers}: read+assemble {spread.data_seconds_:.1f} s, "
+                  f"optimise {optimise:.2f} s, {dsteps} Newton steps, "
+                  f"{optimise / dsteps:.3f} s/step ({optimise / fit:.2f}x one process's fit; "
+                  f"whole {spread.fit_seconds_:.1f} s vs {read + fit:.1f} s); "
+                  f"objective gap {gap:.1e}")
+            print(f"    per Newton step: {t.rounds / dsteps:.1f} rounds, driver sent "
+                  f"{t.sent / dsteps / 1e3:.1f} kB and received {t.received / dsteps / 1e3:.1f} kB "
+                  f"({len(spread.feature_ids_)} weights x 8 B = {8 * len(spread.feature_ids_)} B "
+                  f"per d-vector); workers sent {worker_bytes / dsteps / 1e3:.1f} kB "
+                  f"(distributed's count, with the straddling rows: {worker_bytes / 1e6:.1f} MB "
+                  f"in all)")
+            per_pass = (vg_doc + hv_doc) / 2
+            for d in (len(spread.feature_ids_), 10_000, 1_000_000):
+                c, tr, sc = estimate(per_pass, t.rounds / dsteps, d, latency / args.shards)
+                print(f"  estimate, 1e9 documents on 100 workers, d = {d}: one Newton step "
+                      f"{c + tr + sc:.1f} s = compute {c:.1f} s + driver traffic {tr:.3f} s "
+                      f"+ scheduling {sc:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
