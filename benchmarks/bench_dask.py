@@ -116,13 +116,19 @@ def _echo(held, vector):
     return vector
 
 
-def estimate(per_doc_pass, passes_per_step, d, latency_per_task, n_docs=1e9, workers=100,
-             bandwidth=1.25e9):
-    """(compute, traffic, scheduling) seconds of one Newton step for n_docs on workers."""
-    compute = n_docs / workers * per_doc_pass * passes_per_step
-    traffic = passes_per_step * 2 * workers * d * 8 / bandwidth
-    scheduling = passes_per_step * workers * latency_per_task
-    return compute, traffic, scheduling
+def estimate(per_doc_pass, rounds_per_step, d, seconds_per_task, n_docs=1e9, workers=100,
+             bandwidth=1.25e9, add_seconds=1e-9):
+    """(compute, driver, scheduling) seconds of one Newton step for n_docs on workers.
+
+    compute: each worker's share of the documents times the per-document cost of
+    one pass, once per round; driver: per round, one d-vector each way per
+    worker through the driver's link (10 Gb/s) and the driver adding them up;
+    scheduling: per round, one task per worker at the given per-task overhead.
+    """
+    compute = n_docs / workers * per_doc_pass * rounds_per_step
+    driver = rounds_per_step * workers * d * (2 * 8 / bandwidth + add_seconds)
+    scheduling = rounds_per_step * workers * seconds_per_task
+    return compute, driver, scheduling
 
 
 def main(argv=None):
@@ -167,11 +173,16 @@ def main(argv=None):
                   f"(distributed's count, with the straddling rows: {worker_bytes / 1e6:.1f} MB "
                   f"in all)")
             per_pass = (vg_doc + hv_doc) / 2
-            for d in (len(spread.feature_ids_), 10_000, 1_000_000):
-                c, tr, sc = estimate(per_pass, t.rounds / dsteps, d, latency / args.shards)
-                print(f"  estimate, 1e9 documents on 100 workers, d = {d}: one Newton step "
-                      f"{c + tr + sc:.1f} s = compute {c:.1f} s + driver traffic {tr:.3f} s "
-                      f"+ scheduling {sc:.2f} s")
+            print(f"  estimate, 1e9 documents on 100 workers ({per_pass * 1e9:.0f} ns per document "
+                  f"and pass, {t.rounds / dsteps:.1f} rounds per step, 10 Gb/s at the driver; "
+                  f"scheduling at the {1e3 * latency / args.shards:.1f} ms per task measured "
+                  f"here / at 1 ms per task):")
+            for d in (len(spread.feature_ids_), 10_000, 1_000_000, 10_000_000):
+                c, dr, here = estimate(per_pass, t.rounds / dsteps, d, latency / args.shards)
+                _, _, typical = estimate(per_pass, t.rounds / dsteps, d, 1e-3)
+                print(f"    d = {d:>8}: one Newton step {c + dr + typical:6.1f} s = compute "
+                      f"{c:.1f} s + driver {dr:.2f} s + scheduling {typical:.2f} s "
+                      f"({here:.2f} s at this box's latency)")
     return 0
 
 

@@ -427,7 +427,8 @@ def _learn_distributed(learner, train_path, model_path, options):
         _progress(text, verbosity, level)
 
     with cluster.cluster_client(options.get("scheduler"), options.get("workers")) as client:
-        _progress(f"Training on {len(client.scheduler_info()['workers'])} Dask workers", verbosity)
+        _progress(f"Training on a Dask cluster ({len(client.scheduler_info()['workers'])} workers)",
+                  verbosity)
         try:
             cluster.fit(learner, train_path, client, log=log)
             summary = learner.summary_

@@ -84,6 +84,8 @@ def expand_sources(source):
     patterns = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     files = []
     for pattern in map(os.fspath, patterns):
+        if pattern == "-":
+            raise UsageError("the workers cannot read standard input: give files")
         if glob.has_magic(pattern):
             matches = sorted(glob.glob(pattern))
             if not matches:
@@ -255,6 +257,8 @@ class ShardedData:
     ----------
     parts : list of distributed.Future
         The non-empty shards (_Part), in shard order.
+    places : list of str or None
+        The worker that holds each (tasks on a shard are sent there).
     summary : Summary
     used : ndarray of int64
         0-based indices of the columns that hold a non-zero somewhere (the
@@ -266,13 +270,16 @@ class ShardedData:
         parts = _parts(client, source, label, qid)
         S = len(parts)
         try:
-            shared, holds = self._straddling(parts)
-            assembled = self._assemble(parts, shared, holds)
-            described = client.gather([client.submit(_describe, p) for p in assembled])
+            places = _holders(client, parts)         # where each file was read: it stays there
+            shared, holds = self._straddling(parts, places)
+            assembled = self._assemble(parts, places, shared, holds)
+            described = client.gather([client.submit(_describe, p, **_on(w))
+                                       for p, w in zip(assembled, places)])
         except ShardReadError as exc:
             raise InputError(*exc.args) from None
         keep = [i for i, d in enumerate(described) if d[0] > 0]
         self.parts = [assembled[i] for i in keep]
+        self.places = [places[i] for i in keep]
         self.shard_sizes = [described[i][0] for i in keep]
         n_features = max((d[2] for d in described), default=0)
         self.used = np.unique(np.concatenate([np.zeros(0, dtype=np.int64)]
@@ -281,33 +288,55 @@ class ShardedData:
                                sum(d[1] for d in described), S)
         self.n_straddling = len(shared)
 
-    def _straddling(self, parts):
+    def _straddling(self, parts, places):
         client, S = self.client, len(parts)
         if S < 2:
             return np.zeros(0, dtype=np.int64), np.zeros((S, 0), dtype=bool)
-        buckets = [client.submit(_qid_buckets, p, S) for p in parts]
-        picked = [[client.submit(operator.getitem, b, k) for k in range(S)] for b in buckets]
+        buckets = [client.submit(_qid_buckets, p, S, **_on(w)) for p, w in zip(parts, places)]
+        picked = [[client.submit(operator.getitem, b, k, **_on(w)) for k in range(S)]
+                  for b, w in zip(buckets, places)]
         found = client.gather([client.submit(_straddling, *[picked[i][k] for i in range(S)])
                                for k in range(S)])
         shared = np.concatenate([f[0] for f in found])
         holds = np.concatenate([f[1] for f in found], axis=1)
         return shared, holds
 
-    def _assemble(self, parts, shared, holds):
-        """Each shard's kept rows plus the straddling rows it assembles, in shard order."""
+    def _assemble(self, parts, places, shared, holds):
+        """Each shard's kept rows plus the straddling rows it assembles, in shard order.
+
+        Every task runs on the worker that read the shard it works on; only the
+        pieces of straddling queries travel, to the worker of the shard that
+        assembles them.
+        """
         client, S = self.client, len(parts)
         if len(shared) == 0:
             return parts
         owner = _owner(shared, S)
-        routed = {i: client.submit(_route, parts[i], shared, S)
+        routed = {i: client.submit(_route, parts[i], shared, S, **_on(places[i]))
                   for i in range(S) if holds[i].any()}
         out = []
         for j in range(S):
             sources = [i for i in range(S) if holds[i, owner == j].any()]
-            base = (client.submit(operator.getitem, routed[j], None) if j in routed else parts[j])
-            pieces = [client.submit(operator.getitem, routed[i], j) for i in sources]
-            out.append(client.submit(_assemble, base, *pieces) if pieces else base)
+            base = (client.submit(operator.getitem, routed[j], None, **_on(places[j]))
+                    if j in routed else parts[j])
+            pieces = [client.submit(operator.getitem, routed[i], j, **_on(places[i]))
+                      for i in sources]
+            out.append(client.submit(_assemble, base, *pieces, **_on(places[j]))
+                       if pieces else base)
         return out
+
+
+def _holders(client, futures):
+    """The worker holding each future's result (waiting for them), or None."""
+    from distributed import wait
+    wait(futures)
+    who = client.who_has(futures)
+    return [min(who.get(f.key, ()), default=None) for f in futures]
+
+
+def _on(worker):
+    """submit() options running a task on ``worker`` while it lives (anywhere once it is gone)."""
+    return {} if worker is None else {"workers": [worker], "allow_other_workers": True}
 
 
 # --------------------------------------------------------- running steps
@@ -340,24 +369,20 @@ class Shards:
     for when it died), so the shard's data never moves for a step.
     """
 
-    def __init__(self, client, factory, parts, *args):
+    def __init__(self, client, factory, data, *args):
         self.client = client
-        self.futures = [client.submit(factory, part, *args, pure=False) for part in parts]
+        self.futures = [client.submit(factory, part, *args, pure=False, **_on(where))
+                        for part, where in zip(data.parts, data.places)]
         self.sent = self.received = self.calls = 0
         self.locate()
 
     def locate(self):
         """Where each shard lives now (after a fault, Dask may have rebuilt it elsewhere)."""
-        from distributed import wait
-        wait(self.futures)
-        who = self.client.who_has(self.futures)
-        self.where = [sorted(who.get(f.key, ()))[:1] or None for f in self.futures]
+        self.where = _holders(self.client, self.futures)
 
     def map(self, function, *args):
         """[function(shard, *args) for each shard], run on the workers."""
-        futures = [self.client.submit(function, shard, *args, pure=False,
-                                      **({} if where is None else
-                                         {"workers": where, "allow_other_workers": True}))
+        futures = [self.client.submit(function, shard, *args, pure=False, **_on(where))
                    for shard, where in zip(self.futures, self.where)]
         try:
             results = self.client.gather(futures)
@@ -488,7 +513,7 @@ def _fit_prsvm(learner, data, client, log):
     from .linear import check_loss
     from .newton import minimize
     check_loss(learner.loss)
-    shards = Shards(client, _SquaredHingePart, data.parts, data.used,
+    shards = Shards(client, _SquaredHingePart, data, data.used,
                     data.summary.n_queries, float(learner.C), learner.loss)
     objective = NewtonObjective(shards)
     learner.result_ = minimize(objective, np.zeros(len(data.used)), tol=learner.tol,
@@ -664,7 +689,7 @@ class _ErfcLine:
 
 def _fit_rankncg(learner, data, client, log):
     from .rankncg import nonlinear_cg
-    shards = Shards(client, _ErfcPart, data.parts, data.used, data.summary.n_queries,
+    shards = Shards(client, _ErfcPart, data, data.used, data.summary.n_queries,
                     float(learner.C), learner.loss, learner.erfc_eps, learner.erfc == "fast")
     objective = ErfcObjective(shards)
     learner.result_ = nonlinear_cg(objective, np.zeros(len(data.used)), tol=learner.tol,
@@ -734,14 +759,14 @@ def _fit_rankrls(learner, data, client, log):
         log(f"RankRLS: {d} features, {data.summary.n_documents} documents, {Q} queries on "
             f"{len(data.parts)} shards, {solver} solver, λ = Q/(2C) = {lam:.6g}", 1)
     if solver == "dense":
-        futures = [client.submit(_rls_gram, part, data.used, learner.loss)
-                   for part in data.parts]
+        futures = [client.submit(_rls_gram, part, data.used, learner.loss, **_on(where))
+                   for part, where in zip(data.parts, data.places)]
         parts = client.gather(futures)
         A = _ordered_sum(p[0] for p in parts)
         b = _ordered_sum(p[1] for p in parts)
         A[np.diag_indices_from(A)] += lam
         return scipy.linalg.solve(A, b, assume_a="pos"), Traffic(1, 0, _nbytes(parts), 0)
-    shards = Shards(client, _LaplacianPart, data.parts, data.used, learner.loss)
+    shards = Shards(client, _LaplacianPart, data, data.used, learner.loss)
     parts = shards.map(_laplacian_setup)
     b = _ordered_sum(p[0] for p in parts)
     inverse_diagonal = 1.0 / (np.maximum(_ordered_sum(p[1] for p in parts), 0.0) + lam)
@@ -855,14 +880,19 @@ def local_client(n_workers):
     """A Client on a new LocalCluster of ``n_workers`` one-thread processes on 127.0.0.1.
 
     No dashboard (the scheduler's HTTP endpoint listens on a free loopback
-    port); use it as a context manager (it stops the cluster on exit).
+    port), and the cluster's own log lines silenced below CRITICAL (a task's
+    error reaches the driver, which reports it); use it as a context manager
+    (it stops the cluster on exit).
     """
+    import logging
+
     import dask
     from distributed import Client, LocalCluster
     with dask.config.set({"distributed.scheduler.work-stealing": False}):  # shards stay put
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address=None,
-                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                               silence_logs=logging.CRITICAL)
     return _ClientAndCluster(Client(cluster), cluster)
 
 

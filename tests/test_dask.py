@@ -159,9 +159,9 @@ def test_dask_arrays_give_the_same_model(client, shards):
     cuts = (40, 31, 50, X.shape[0] - 121)   # chunk edges inside queries
     source = (da.from_array(X, chunks=(cuts, X.shape[1])), da.from_array(data.y, chunks=(cuts,)),
               da.from_array(data.qid, chunks=(cuts,)))
-    spread = rdask.fit(RankSVM(C=3.0, tol=1e-9), source, client)
-    single = RankSVM(C=3.0, tol=1e-9).fit(data.X, data.y, data.qid)
-    np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-7, atol=1e-12)
+    spread = rdask.fit(RankRLS(C=3.0), source, client)
+    single = RankRLS(C=3.0).fit(data.X, data.y, data.qid)
+    np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-9, atol=1e-12)
 
 
 def test_dask_dataframe_gives_the_same_model(client, shards):
@@ -203,10 +203,9 @@ def test_cli_learn_and_classify_on_the_cluster(cluster, shards, tmp_path, capsys
     directory, _ = shards
     pattern = str(directory / "train-*.dat")
     model_spread, model_single = tmp_path / "spread.model", tmp_path / "single.model"
-    assert cli.learn_main(["--scheduler", local.scheduler_address, "-c", "3", "-e", "1e-9",
+    assert cli.learn_main(["--scheduler", local.scheduler_address, "-c", "3",
                            pattern, str(model_spread)]) == 0
-    assert cli.learn_main(["-c", "3", "-e", "1e-9", str(directory / "all.dat"),
-                           str(model_single)]) == 0
+    assert cli.learn_main(["-c", "3", str(directory / "all.dat"), str(model_single)]) == 0
     spread = rankfast.read_model(str(model_spread))
     single = rankfast.read_model(str(model_single))
     assert spread.highest_feature_index == single.highest_feature_index
@@ -252,9 +251,9 @@ def test_killing_a_worker_mid_fit_gives_the_same_model(cluster, shards):
     """A worker process is killed after the first Newton step: its shards are re-read elsewhere
     (the nanny restarts the process) and the step repeated; the model is the same."""
     local, client = cluster
-    directory, _ = shards
+    directory, data = shards
     pattern = str(directory / "train-*.dat")
-    reference = rdask.fit(RankSVM(C=3.0, tol=1e-9), pattern, client)
+    reference = RankSVM(C=3.0, tol=1e-9).fit(data.X, data.y, data.qid)
     killed = []
 
     def log(text, level=1):
@@ -268,5 +267,6 @@ def test_killing_a_worker_mid_fit_gives_the_same_model(cluster, shards):
 
     spread = rdask.fit(RankSVM(C=3.0, tol=1e-9), pattern, client, log=log)
     assert killed and spread.traffic_.repeated_steps >= 1
-    np.testing.assert_allclose(spread.weights_, reference.weights_, rtol=1e-9, atol=1e-13)
-    assert abs(spread.result_.f - reference.result_.f) <= 1e-12 * reference.result_.f
+    np.testing.assert_allclose(spread.weights_, reference.weights_, rtol=1e-7,
+                               atol=1e-9 * np.abs(reference.weights_).max())
+    assert abs(spread.result_.f - reference.result_.f) <= 1e-9 * reference.result_.f
