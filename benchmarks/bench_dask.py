@@ -68,38 +68,50 @@ def write_shards(n_docs, n_shards, features, directory, seed=1, block=100_000):
 
 
 def one_process(paths, C):
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     parts = [rankfast.load_svmlight(p) for p in paths]
     width = max(p.n_features for p in parts)
     X = sp.vstack([sp.csr_matrix((p.X.data, p.X.indices, p.X.indptr), shape=(p.X.shape[0], width))
                    for p in parts], format="csr")
     y = np.concatenate([p.y for p in parts])
     qid = np.concatenate([p.qid for p in parts])
-    read = time.perf_counter() - started
-    started = time.perf_counter()
+    read, read_cpu = time.perf_counter() - started, time.process_time() - cpu
+    started, cpu = time.perf_counter(), time.process_time()
     learner = RankSVM(C=C).fit(X, y, qid)
-    fit = time.perf_counter() - started
-    # per-document cost of the passes a Newton step is made of
+    fit, fit_cpu = time.perf_counter() - started, time.process_time() - cpu
+    # per-document cost (CPU) of the passes a Newton step is made of
     Xg, yg, starts, _ = training_arrays(X, y, qid)
     objective = SquaredHingeObjective(Xg, yg, starts, query_weights(yg, starts, C, 1))
     w = learner.weights_
-    started = time.perf_counter()
+    cpu = time.process_time()
     objective.value_grad(w)
-    value_grad = time.perf_counter() - started
-    started = time.perf_counter()
+    value_grad = time.process_time() - cpu
+    cpu = time.process_time()
     objective.hessvec(w)
-    hessvec = time.perf_counter() - started
-    return learner, read, fit, value_grad / len(y), hessvec / len(y)
+    hessvec = time.process_time() - cpu
+    return learner, read, read_cpu, fit, fit_cpu, value_grad / len(y), hessvec / len(y)
 
 
 def sent_by_workers(client):
     return sum(client.run(lambda dask_worker: dask_worker.transfer_outgoing_bytes_total).values())
 
 
+def _cpu_seconds():
+    import os
+    times = os.times()
+    return times.user + times.system
+
+
 def distributed_run(paths, C, client):
+    """(fitted learner, bytes the workers sent, CPU seconds of each worker, of the driver)."""
     before = sent_by_workers(client)
+    cpu_before = client.run(_cpu_seconds)
+    driver = time.process_time()
     learner = rdask.fit(RankSVM(C=C), paths, client)
-    return learner, sent_by_workers(client) - before
+    driver = time.process_time() - driver
+    cpu = client.run(_cpu_seconds)
+    workers = sorted(cpu[w] - cpu_before[w] for w in cpu)
+    return learner, sent_by_workers(client) - before, workers, driver
 
 
 def round_latency(client, n_tasks, repeats=20):
@@ -151,12 +163,13 @@ def main(argv=None):
             paths = write_shards(n, args.shards, args.features, directory)
             print(f"\n{label}: {n} documents, {args.features} features, {args.shards} shards "
                   f"(written in {time.perf_counter() - started:.1f} s)")
-            single, read, fit, vg_doc, hv_doc = one_process(paths, args.c)
+            single, read, read_cpu, fit, fit_cpu, vg_doc, hv_doc = one_process(paths, args.c)
             steps = single.result_.iterations
-            print(f"  one process: read {read:.1f} s, fit {fit:.2f} s, {steps} Newton steps, "
-                  f"{fit / steps:.3f} s/step; per document: loss+gradient {1e9 * vg_doc:.0f} ns, "
-                  f"Hessian-vector {1e9 * hv_doc:.0f} ns")
-            spread, worker_bytes = distributed_run(paths, args.c, client)
+            print(f"  one process: read {read:.1f} s ({read_cpu:.1f} s CPU), fit {fit:.2f} s "
+                  f"({fit_cpu:.2f} s CPU), "
+                  f"{steps} Newton steps, {fit / steps:.3f} s/step; CPU per document: "
+                  f"loss+gradient {1e9 * vg_doc:.0f} ns, Hessian-vector {1e9 * hv_doc:.0f} ns")
+            spread, worker_bytes, worker_cpu, driver_cpu = distributed_run(paths, args.c, client)
             t = spread.traffic_
             optimise = spread.fit_seconds_ - spread.data_seconds_
             dsteps = spread.result_.iterations
@@ -166,6 +179,9 @@ def main(argv=None):
                   f"{optimise / dsteps:.3f} s/step ({optimise / fit:.2f}x one process's fit; "
                   f"whole {spread.fit_seconds_:.1f} s vs {read + fit:.1f} s); "
                   f"objective gap {gap:.1e}")
+            print(f"    CPU, reading included: workers {', '.join(f'{c:.1f}' for c in worker_cpu)} s "
+                  f"(the busiest {worker_cpu[-1] / (read_cpu + fit_cpu):.2f}x one process's "
+                  f"read+fit CPU {read_cpu + fit_cpu:.1f} s), driver {driver_cpu:.2f} s")
             print(f"    per Newton step: {t.rounds / dsteps:.1f} rounds, driver sent "
                   f"{t.sent / dsteps / 1e3:.1f} kB and received {t.received / dsteps / 1e3:.1f} kB "
                   f"({len(spread.feature_ids_)} weights x 8 B = {8 * len(spread.feature_ids_)} B "
