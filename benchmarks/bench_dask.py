@@ -185,9 +185,9 @@ def main(argv=None):
             print(f"    per Newton step: {t.rounds / dsteps:.1f} rounds, driver sent "
                   f"{t.sent / dsteps / 1e3:.1f} kB and received {t.received / dsteps / 1e3:.1f} kB "
                   f"({len(spread.feature_ids_)} weights x 8 B = {8 * len(spread.feature_ids_)} B "
-                  f"per d-vector); workers sent {worker_bytes / dsteps / 1e3:.1f} kB "
-                  f"(distributed's count, with the straddling rows: {worker_bytes / 1e6:.1f} MB "
-                  f"in all)")
+                  f"per d-vector); the workers sent {worker_bytes / 1e6:.2f} MB in all "
+                  f"(distributed's count: each shard's distinct qids once, 8 B per query, the "
+                  f"rows of the {spread.summary_.n_shards - 1} cut queries, and the step results)")
             per_pass = (vg_doc + hv_doc) / 2
             print(f"  estimate, 1e9 documents on 100 workers ({per_pass * 1e9:.0f} ns per document "
                   f"and pass, {t.rounds / dsteps:.1f} rounds per step, 10 Gb/s at the driver; "

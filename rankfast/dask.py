@@ -19,8 +19,11 @@ regulariser ½‖w‖² (w, v), which the driver adds once: the result equals th
 one-process objective up to rounding (tests check 1e-9 relative).
 
 Data.  ``fit(learner, source, client)`` takes a list or glob of SVMlight files
-(each read on a worker by rankfast.load_svmlight; glob sorted, one shard per file)
-or dask arrays ``(X, y, qid)`` chunked along rows (one shard per chunk).  A query
+(each read on a worker by rankfast.load_svmlight; glob expanded on the driver and
+sorted, one shard per file, the files visible to every worker at the same path),
+dask arrays ``(X, y, qid)`` chunked along rows, or a dask DataFrame with label and
+qid columns (one shard per chunk or partition).  Every task on a shard runs on the
+worker that read it (loosely: elsewhere if that worker died).  A query
 whose rows lie in several shards is re-assembled on one of them: the shards send
 their query ids, split into S buckets by a hash of the qid, to S small tasks that
 find the qids held by more than one shard (the *straddling* queries); each goes to
@@ -269,14 +272,11 @@ class ShardedData:
         self.client = client
         parts = _parts(client, source, label, qid)
         S = len(parts)
-        try:
-            places = _holders(client, parts)         # where each file was read: it stays there
-            shared, holds = self._straddling(parts, places)
-            assembled = self._assemble(parts, places, shared, holds)
-            described = client.gather([client.submit(_describe, p, **_on(w))
-                                       for p, w in zip(assembled, places)])
-        except ShardReadError as exc:
-            raise InputError(*exc.args) from None
+        places = _holders(client, parts)             # where each file was read: it stays there
+        shared, holds = self._straddling(parts, places)
+        assembled = self._assemble(parts, places, shared, holds)
+        described = gather(client, [client.submit(_describe, p, **_on(w))
+                                    for p, w in zip(assembled, places)])
         keep = [i for i, d in enumerate(described) if d[0] > 0]
         self.parts = [assembled[i] for i in keep]
         self.places = [places[i] for i in keep]
@@ -295,8 +295,8 @@ class ShardedData:
         buckets = [client.submit(_qid_buckets, p, S, **_on(w)) for p, w in zip(parts, places)]
         picked = [[client.submit(operator.getitem, b, k, **_on(w)) for k in range(S)]
                   for b, w in zip(buckets, places)]
-        found = client.gather([client.submit(_straddling, *[picked[i][k] for i in range(S)])
-                               for k in range(S)])
+        found = gather(client, [client.submit(_straddling, *[picked[i][k] for i in range(S)])
+                                for k in range(S)])
         shared = np.concatenate([f[0] for f in found])
         holds = np.concatenate([f[1] for f in found], axis=1)
         return shared, holds
@@ -324,6 +324,20 @@ class ShardedData:
             out.append(client.submit(_assemble, base, *pieces, **_on(places[j]))
                        if pieces else base)
         return out
+
+
+def gather(client, futures):
+    """client.gather(futures), with a worker's read error as InputError (file:line) and a
+    cluster that keeps losing the work (KilledWorker, cancelled futures) as RankfastError."""
+    from concurrent.futures import CancelledError     # distributed's FutureCancelledError is one
+
+    from distributed import KilledWorker
+    try:
+        return client.gather(futures)
+    except ShardReadError as exc:
+        raise InputError(*exc.args) from None
+    except (KilledWorker, CancelledError) as exc:
+        raise RankfastError(f"the Dask cluster lost the work: {exc}") from None
 
 
 def _holders(client, futures):
@@ -384,10 +398,7 @@ class Shards:
         """[function(shard, *args) for each shard], run on the workers."""
         futures = [self.client.submit(function, shard, *args, pure=False, **_on(where))
                    for shard, where in zip(self.futures, self.where)]
-        try:
-            results = self.client.gather(futures)
-        except ShardReadError as exc:
-            raise InputError(*exc.args) from None
+        results = gather(self.client, futures)
         self.calls += 1
         self.sent += len(futures) * sum(_nbytes(a) for a in args)
         self.received += sum(_nbytes(r) for r in results)
@@ -416,7 +427,7 @@ class _Stepper:
                     self.restore()
                 except StaleShard:
                     continue
-        raise RuntimeError(f"a step failed {MAX_RETRIES} times: shards keep being lost")
+        raise RankfastError(f"a step failed {MAX_RETRIES} times: the cluster keeps losing shards")
 
     def restore(self):
         """Recompute every shard's per-step state (subclasses)."""
@@ -761,7 +772,7 @@ def _fit_rankrls(learner, data, client, log):
     if solver == "dense":
         futures = [client.submit(_rls_gram, part, data.used, learner.loss, **_on(where))
                    for part, where in zip(data.parts, data.places)]
-        parts = client.gather(futures)
+        parts = gather(client, futures)
         A = _ordered_sum(p[0] for p in parts)
         b = _ordered_sum(p[1] for p in parts)
         A[np.diag_indices_from(A)] += lam
@@ -840,10 +851,7 @@ def fit(learner, source, client, log=None, label="label", qid="qid"):
         s = data.summary
         log(f"Shards: {s.n_shards} inputs, {len(data.parts)} non-empty shards, "
             f"{data.n_straddling} queries re-assembled across shards", 1)
-    try:
-        w, learner.traffic_ = run(learner, data, client, log)
-    except ShardReadError as exc:
-        raise InputError(*exc.args) from None
+    w, learner.traffic_ = run(learner, data, client, log)
     learner.feature_ids_ = data.used + 1
     learner.weights_ = w
     learner.summary_ = data.summary
@@ -936,11 +944,8 @@ def predict(model, source, client):
     unreadable file.
     """
     files = expand_sources(source)
-    futures = [client.submit(_score_file, path, model, pure=False) for path in files]
-    try:
-        results = client.gather(futures)
-    except ShardReadError as exc:
-        raise InputError(*exc.args) from None
+    results = gather(client, [client.submit(_score_file, path, model, pure=False)
+                              for path in files])
     return tuple(np.concatenate([r[k] for r in results]) for k in range(3))
 
 
