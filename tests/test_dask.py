@@ -247,26 +247,29 @@ def test_cli_workers_starts_a_local_cluster(shards, tmp_path):
     np.testing.assert_allclose(rankfast.read_model(str(model)).weights, single.weights, rtol=1e-6)
 
 
-def test_killing_a_worker_mid_fit_gives_the_same_model(cluster, shards):
-    """A worker process is killed after the first Newton step: its shards are re-read elsewhere
+@pytest.mark.parametrize("make, shard_class", [
+    (lambda: RankSVM(C=3.0, tol=1e-9), "_SquaredHingePart"),
+    (lambda: RankNCG(C=3.0, tol=1e-8, erfc="direct"), "_ErfcPart"),
+])
+def test_killing_a_worker_mid_fit_gives_the_same_model(cluster, shards, make, shard_class):
+    """A worker process is killed after the first iteration: its shards are re-read elsewhere
     (the nanny restarts the process) and the step repeated; the model is the same."""
     local, client = cluster
     directory, data = shards
     pattern = str(directory / "train-*.dat")
-    reference = RankSVM(C=3.0, tol=1e-9).fit(data.X, data.y, data.qid)
+    reference = make().fit(data.X, data.y, data.qid)
     killed = []
 
     def log(text, level=1):
         if text.startswith("Iter 1:") and not killed:
             holding = [address for address, keys in client.has_what().items()
-                       if any(key.startswith("_SquaredHingePart") for key in map(str, keys))]
+                       if any(key.startswith(shard_class) for key in map(str, keys))]
             pids = client.run(os.getpid, workers=holding[:1])
             for pid in pids.values():
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
 
-    spread = rdask.fit(RankSVM(C=3.0, tol=1e-9), pattern, client, log=log)
+    spread = rdask.fit(make(), pattern, client, log=log)
     assert killed and spread.traffic_.repeated_steps >= 1
     np.testing.assert_allclose(spread.weights_, reference.weights_, rtol=1e-7,
                                atol=1e-9 * np.abs(reference.weights_).max())
-    assert abs(spread.result_.f - reference.result_.f) <= 1e-9 * reference.result_.f
