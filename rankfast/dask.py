@@ -380,7 +380,9 @@ class Shards:
     shard, in shard order.  ``sent`` and ``received`` count the bytes of the
     arrays that crossed between driver and workers (arguments once per shard).
     Tasks are pinned to the worker holding the shard (other workers allowed,
-    for when it died), so the shard's data never moves for a step.
+    for when it died), so the shard's data never moves for a step.  Once the
+    shards are built, ``data`` lets go of its parts: the workers keep one copy
+    of the documents, and Dask can still rebuild a lost shard from its files.
     """
 
     def __init__(self, client, factory, data, *args):
@@ -389,6 +391,7 @@ class Shards:
                         for part, where in zip(data.parts, data.places)]
         self.sent = self.received = self.calls = 0
         self.locate()
+        data.parts = []         # the shards hold the documents now; Dask keeps the recipe
 
     def locate(self):
         """Where each shard lives now (after a fault, Dask may have rebuilt it elsewhere)."""
