@@ -328,8 +328,32 @@ def _svmlight_read_model(model):
     return ""
 
 
+class _ReadProgress:
+    """load_svmlight's progress callback: '<program>: reading <path>: N MB' on stderr.
+
+    At verbosity >= 1, at most one line per ``interval`` seconds, the first
+    one ``interval`` seconds after reading began: a small file prints nothing
+    (svm_rank prints dots while it reads).
+    """
+
+    def __init__(self, program, path, verbosity, interval=1.0, clock=time.monotonic):
+        self.program, self.path, self.verbosity = program, path, verbosity
+        self.interval, self.clock = interval, clock
+        self.last = clock()
+
+    def __call__(self, bytes_read):
+        now = self.clock()
+        if self.verbosity >= 1 and now - self.last >= self.interval:
+            self.last = now
+            print(f"{self.program}: reading {self.path}: {bytes_read / 1e6:.0f} MB",
+                  file=sys.stderr, flush=True)
+
+
 def _load(path, verbosity, program, svmlight_verbosity=0):
-    dataset = load_svmlight(path)
+    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity))
+    if dataset.n_documents == 0:
+        raise InputError(path, None, "no documents (the file is empty or holds only blank "
+                                     "and comment lines)")
     _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
     qid = dataset.noncontiguous_qid()
     if qid is not None:
