@@ -14,6 +14,7 @@ from . import __version__, metrics
 from .data import load_svmlight
 from .errors import InputError, RankfastError, UsageError
 from .files import atomic_output
+from ._predict import format_scores
 from .model import KernelModel, LinearModel, read_model, write_model
 
 LEARN_HELP = """rank_learn {version}: learning to rank, a drop-in for svm_rank_learn
@@ -431,36 +432,194 @@ def _classify(argv):
     output_path = positional[2] if len(positional) > 2 else "svm_predictions"
     verbosity = options.get("verbosity", 2)
     svmlight_verbosity = options.get("svmlight_verbosity", 0)
+    cutoffs = options.get("ndcg_at", [10]) if options.get("metrics") else None
 
     _progress("Reading model...", verbosity, end="")
     model = read_model(model_path)
     _progress(_svmlight_read_model(model), svmlight_verbosity, end="")
     _progress("done.", verbosity)
     _progress("Reading test examples...", verbosity, end="")
-    dataset = _load(test_path, verbosity, "rank_classify", svmlight_verbosity)
+    if isinstance(model, LinearModel):
+        n_documents, runtime, queries = _classify_stream(model, test_path, output_path,
+                                                         verbosity, cutoffs)
+    else:
+        n_documents, runtime, queries = _classify_batch(model, test_path, output_path,
+                                                        verbosity, cutoffs)
+    _progress(_svmlight_read_documents(n_documents), svmlight_verbosity, end="")
+    if queries.split_qid is not None:
+        _end_open_line()
+        print(f"rank_classify: note: {test_path}: the lines of qid {queries.split_qid} are not "
+              f"contiguous; grouping each query's lines (svm_rank would stop here)",
+              file=sys.stderr)
     _progress("done.", verbosity)
     _progress("Classifying test examples...", verbosity, end="")
+    _progress("done", verbosity)
+    _progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
+    swapped, pairs = queries.counts()
+    _write(_summary_lines(swapped, pairs, verbosity))
+    if cutoffs is not None:
+        _write(_metrics_lines(queries.ndcg(), queries.average_precision(), swapped, pairs,
+                              cutoffs))
+    return 0
+
+
+def _classify_stream(model, test_path, output_path, verbosity, cutoffs):
+    """Score the test file block by block, writing each block's predictions as it goes.
+
+    Memory: one block of documents, the current query's scores and labels,
+    and per-query figures (see _QueryFigures).
+    """
+    from .data import iter_svmlight
+    queries = _QueryFigures(cutoffs, keep_documents=not _rereadable(test_path))
+    runtime = 0.0
+    n_documents = 0
+    with atomic_output(output_path, "wb") as out:
+        for block in iter_svmlight(test_path, progress=_ReadProgress("rank_classify", test_path,
+                                                                     verbosity)):
+            start = time.process_time()
+            scores = model.predict_rows(block.indptr, block.indices, block.values)
+            runtime += time.process_time() - start
+            out.write(format_scores(scores))
+            queries.add(scores, block.y, block.qid)
+            n_documents += len(block)
+        if n_documents == 0:
+            raise InputError(test_path, None, "no documents (the file is empty or holds only "
+                                              "blank and comment lines)")
+        queries.finish(lambda: _rescored(model, test_path))
+    return n_documents, runtime, queries
+
+
+def _classify_batch(model, test_path, output_path, verbosity, cutoffs):
+    """Kernel and random Fourier models: read the whole test file, then score it."""
+    dataset = load_svmlight(test_path, progress=_ReadProgress("rank_classify", test_path,
+                                                              verbosity))
+    if dataset.n_documents == 0:
+        raise InputError(test_path, None, "no documents (the file is empty or holds only "
+                                          "blank and comment lines)")
     start = time.process_time()
     scores = model.predict(dataset.X)
     runtime = time.process_time() - start
     with atomic_output(output_path) as out:
         write_predictions(scores, out)
-    _progress("done", verbosity)
-    _progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
-    _write(classify_summary(scores, dataset.y, dataset.qid, verbosity))
-    if options.get("metrics"):
-        _write(metrics_report(scores, dataset.y, dataset.qid, options.get("ndcg_at", [10])))
-    return 0
+    queries = _QueryFigures(cutoffs, keep_documents=True)
+    queries.add(scores, dataset.y, dataset.qid)
+    queries.finish(None)
+    return dataset.n_documents, runtime, queries
+
+
+def _rereadable(path):
+    return path != "-" and os.path.isfile(path)
+
+
+def _rescored(model, path):
+    """(scores, labels, qid) of a whole test file, read again (non-contiguous queries)."""
+    dataset = load_svmlight(path)
+    return model.predict(dataset.X), dataset.y, dataset.qid
+
+
+class _QueryFigures:
+    """Per-query figures of a stream of scored documents: swapped pairs, NDCG@k, AP.
+
+    Runs of documents with equal qid are gathered (a run may span blocks);
+    finished runs are evaluated in batches by rankfast.metrics and only
+    their per-query figures are kept, so memory grows with the number of
+    queries, not of documents.  A qid whose lines come back after another
+    query's (not contiguous) needs its documents together: at finish(),
+    the figures are computed again from ``rescore()`` (the file read a
+    second time) or, for an input that cannot be read twice (a pipe),
+    from the documents kept on the way (``keep_documents``).
+    """
+
+    BATCH = 1 << 16
+
+    def __init__(self, cutoffs, keep_documents):
+        self.cutoffs = cutoffs
+        self.kept = [] if keep_documents else None
+        self.seen = set()
+        self.split_qid = None
+        self.run = []                     # (scores, labels, qid) pieces of the current run
+        self.pending, self.pending_documents = [], 0
+        self.figures = []                 # per evaluated batch
+
+    def add(self, scores, labels, qid):
+        labels, qid = np.array(labels), np.array(qid)      # copies: the reader reuses its arrays
+        if self.kept is not None:
+            self.kept.append((scores, labels, qid))
+        if self.split_qid is not None or len(qid) == 0:
+            return
+        starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+        if len(starts) == 0 and self.run and self.run[-1][2][-1] == qid[0]:
+            self.run.append((scores, labels, qid))
+            return
+        cut = starts[-1] if len(starts) else 0
+        if not (self.run and self.run[-1][2][-1] == qid[0]) and self.run:
+            self._close_run()
+        self.run.append((scores[:cut], labels[:cut], qid[:cut]))
+        if cut:
+            self._close_run(finished=np.concatenate([qid[:1], qid[starts[:-1]]]))
+        self.run = [(scores[cut:], labels[cut:], qid[cut:])]
+
+    def _close_run(self, finished=None):
+        """Queue the documents in self.run (whole runs) for evaluation."""
+        pieces = [p for p in self.run if len(p[0])]
+        self.run = []
+        if not pieces:
+            return
+        run_qids = finished if finished is not None else pieces[0][2][:1]
+        for q in run_qids.tolist():
+            if q in self.seen and self.split_qid is None:
+                self.split_qid = q
+            self.seen.add(q)
+        self.pending.extend(pieces)
+        self.pending_documents += sum(len(p[0]) for p in pieces)
+        if self.pending_documents >= self.BATCH:
+            self._evaluate()
+
+    def _evaluate(self):
+        if not self.pending:
+            return
+        scores, labels, qid = (np.concatenate([p[i] for p in self.pending]) for i in range(3))
+        self.pending, self.pending_documents = [], 0
+        self.figures.append(_figures(scores, labels, qid, self.cutoffs))
+
+    def finish(self, rescore):
+        """Evaluate what is left; recompute everything if a query was not contiguous."""
+        self._close_run()
+        if self.split_qid is None:
+            self._evaluate()
+            return
+        if self.kept is not None:
+            scores, labels, qid = (np.concatenate([p[i] for p in self.kept]) for i in range(3))
+        else:
+            scores, labels, qid = rescore()
+        self.pending = []
+        self.figures = [_figures(scores, labels, qid, self.cutoffs)]
+
+    def counts(self):
+        return (np.concatenate([f[0] for f in self.figures]),
+                np.concatenate([f[1] for f in self.figures]))
+
+    def ndcg(self):
+        return [np.concatenate([f[2][i] for f in self.figures]) for i in range(len(self.cutoffs))]
+
+    def average_precision(self):
+        return np.concatenate([f[3] for f in self.figures])
+
+
+def _figures(scores, labels, qid, cutoffs):
+    """(swapped, pairs, [NDCG@k per query for each k], AP per query), queries in first-seen order."""
+    swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+    if cutoffs is None:
+        return swapped, pairs, [], np.zeros(0)
+    return (swapped, pairs, [metrics.ndcg(scores, labels, qid, k=k, per_query=True) for k in cutoffs],
+            metrics.mean_average_precision(scores, labels, qid, per_query=True))
 
 
 def write_predictions(scores, out, chunk=1 << 16):
     """One score per line in svm_rank's '%.8f' format."""
     for start in range(0, len(scores), chunk):
-        out.write("".join(map(_fixed8, scores[start:start + chunk].tolist())))
-
-
-def _fixed8(value):
-    return "%.8f\n" % value if value == value else "-nan\n"
+        out.write(format_scores(np.ascontiguousarray(scores[start:start + chunk],
+                                                     dtype=np.float64)).decode("ascii"))
 
 
 def _c_float(value, spec):
@@ -473,7 +632,11 @@ def _c_float(value, spec):
 
 def classify_summary(scores, labels, qid, verbosity=2):
     """svm_rank_classify's summary lines for these scores."""
-    swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+    return _summary_lines(*metrics.swapped_pairs(scores, labels, qid), verbosity)
+
+
+def _summary_lines(swapped, pairs, verbosity=2):
+    """svm_rank_classify's summary lines from per-query swapped and total pair counts."""
     fraction = np.divide(swapped, pairs, out=np.zeros(len(pairs)), where=pairs > 0)
     n = len(pairs)
     incorrect = int(np.count_nonzero(fraction > 0))
@@ -494,7 +657,16 @@ def classify_summary(scores, labels, qid, verbosity=2):
 
 def metrics_report(scores, labels, qid, cutoffs=(10,)):
     """rankfast's extra evaluation lines (--metrics)."""
-    lines = [f"NDCG@{k}: {metrics.ndcg(scores, labels, qid, k=k):.4f}\n" for k in cutoffs]
-    lines.append(f"MAP: {metrics.mean_average_precision(scores, labels, qid):.4f}\n")
-    lines.append(f"Pairwise accuracy: {metrics.pairwise_accuracy(scores, labels, qid):.4f}\n")
+    swapped, pairs, ndcgs, average_precision = _figures(scores, labels, qid, cutoffs)
+    return _metrics_lines(ndcgs, average_precision, swapped, pairs, cutoffs)
+
+
+def _metrics_lines(ndcgs, average_precision, swapped, pairs, cutoffs):
+    def mean(values):
+        return float(values.mean()) if len(values) else float("nan")
+    total = pairs.sum()
+    accuracy = float(1.0 - swapped.sum() / total) if total else float("nan")
+    lines = [f"NDCG@{k}: {mean(values):.4f}\n" for k, values in zip(cutoffs, ndcgs)]
+    lines.append(f"MAP: {mean(average_precision):.4f}\n")
+    lines.append(f"Pairwise accuracy: {accuracy:.4f}\n")
     return "".join(lines)

@@ -256,6 +256,61 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     return _dataset([whole] if whole else parts, path, n_features, comments)
 
 
+@dataclasses.dataclass
+class RowBlock:
+    """Consecutive documents of a file, parsed into CSR arrays that the reader reuses.
+
+    ``indptr`` (int64, n + 1 entries from 0), ``indices`` (int32, 0-based
+    columns), ``values``, ``y``, ``qid`` and ``line`` (1-based) describe the
+    documents; they are overwritten by the next block, so copy what you keep.
+    """
+
+    y: np.ndarray
+    qid: np.ndarray
+    line: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+
+    def __len__(self):
+        return len(self.y)
+
+
+def iter_svmlight(path, rows=8192, entries=1 << 18, chunk_bytes=1 << 20, progress=None):
+    """The documents of an SVMlight file as a stream of RowBlocks of at most ``rows`` documents.
+
+    The same parser, grammar and errors as load_svmlight, in one pass over
+    the file (pipes and compressed files too) with memory independent of
+    its size: a block of bytes and arrays for ``rows`` documents and
+    ``entries`` features (grown only for a line with more features).
+
+    Raises
+    ------
+    InputError
+        As load_svmlight.
+    """
+    arrays = _Arrays(rows - 1, entries, False)
+    line_offset = 0
+    with open_binary(path) as stream:
+        for block in _blocks(stream, path, bytearray(chunk_bytes), progress=progress):
+            while len(block):
+                n, nnz, error, error_line, start, end, consumed = _svmlight.parse_into(
+                    block, 0, 0, arrays.y, arrays.qid, arrays.line, arrays.indptr,
+                    arrays.indices, arrays.values)
+                if error and error != ERR_FULL:
+                    raise InputError(path, line_offset + error_line + 1,
+                                     reason(error, block[start:end]))
+                if error == ERR_FULL and n == 0:       # one line with more features than room
+                    arrays = _Arrays(rows - 1, 2 * len(arrays.values), False)
+                    continue
+                lines = arrays.line[:n]
+                lines += line_offset + 1
+                yield RowBlock(arrays.y[:n], arrays.qid[:n], lines, arrays.indptr[:n + 1],
+                               arrays.indices[:nnz], arrays.values[:nnz])
+                line_offset += error_line
+                block = block[consumed:]
+
+
 def _rewindable(stream):
     return isinstance(stream, io.BufferedReader) and stream.seekable()
 

@@ -186,8 +186,15 @@ class LinearModel:
     def predict(self, X):
         """Scores of the rows of X, computed as svm_rank_classify does."""
         X = _as_csr(X)
-        out = np.empty(X.shape[0])
-        _predict.linear_scores(X.indptr, X.indices, X.data, self.feature_ids,
+        return self.predict_rows(X.indptr, X.indices, X.data)
+
+    def predict_rows(self, indptr, indices, values):
+        """Scores of documents given as CSR arrays (e.g. a data.RowBlock's), as predict.
+
+        Needs no scipy: this is how rank_classify scores a file as it streams.
+        """
+        out = np.empty(len(indptr) - 1)
+        _predict.linear_scores(indptr, indices, values, self.feature_ids,
                                self.weights, self.bias, out)
         return out
 
