@@ -48,6 +48,8 @@ def __getattr__(name):
         value = getattr(importlib.import_module(f".{_ATTRIBUTES[name]}", __name__), name)
         globals()[name] = value
         return value
+    if name == "objective":
+        return importlib.import_module(".objectives", __name__).objective
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'rankfast' has no attribute {name!r}")
