@@ -11,9 +11,10 @@ Files (generated, seeded, in a temporary directory; nothing is committed):
 each with 46 dense features like LETOR's, 10 documents a query; the linear
 model is trained by rank_learn on the 2,000-document file.
 
-Every run is a fresh process started by this script; seconds are wall time,
-best of ``--repeat`` (the machine may be shared: best-of filters the load),
-peak RSS is /usr/bin/time's "Maximum resident set size".  The loop runs
+Every run is a fresh process started by this script; seconds are wall time
+and CPU time (user + system, which a busy machine inflates less), best of
+``--repeat`` by wall time; peak RSS is /usr/bin/time's "Maximum resident
+set size".  The loop runs
 ``--loop`` rank_classify calls on the 60-line file one after the other and
 prints the total, scaled to 1,000 calls.
 
@@ -67,18 +68,18 @@ def write_data(path, n_docs, seed, features=46, per_query=10):
 
 
 def measure(argv, repeat, env):
-    """(best wall seconds, peak RSS MB of that run) of a fresh process."""
+    """(best wall seconds, its CPU seconds, its peak RSS MB) of a fresh process."""
     best = None
     for _ in range(repeat):
         start = time.perf_counter()
-        result = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], env=env,
+        result = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", *argv], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         seconds = time.perf_counter() - start
         if result.returncode != 0:
             raise SystemExit(f"failed: {' '.join(argv)}\n{result.stderr}")
-        rss = int(result.stderr.strip().splitlines()[-1]) / 1000.0
+        user, system, rss = result.stderr.strip().splitlines()[-1].split()
         if best is None or seconds < best[0]:
-            best = (seconds, rss)
+            best = (seconds, float(user) + float(system), int(rss) / 1000.0)
     return best
 
 
@@ -124,23 +125,27 @@ def main():
                 rows.append((f"{name} [{label}]", measure(argv, repeat, run_env),
                              name if name in SVM_RANK else
                              "classify 500k docs" if "k docs" in name else ""))
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), os.times()
             for _ in range(args.loop):
                 subprocess.run(classify + [files["60"], model, pred], env=run_env, check=True,
                                stdout=subprocess.DEVNULL)
-            total = time.perf_counter() - start
-            rows.append((f"{args.loop} x classify 60 lines [{label}]", (total, float("nan")),
-                         "1,000 x classify 60 lines"))
+            total, after = time.perf_counter() - start, os.times()
+            children = (after.children_user - cpu.children_user
+                        + after.children_system - cpu.children_system)
+            rows.append((f"{args.loop} x classify 60 lines [{label}]",
+                         (total, children, float("nan")), "1,000 x classify 60 lines"))
         load = os.getloadavg()
         print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
               f"seconds: best of {args.repeat} (the loop and the large file: one run)\n")
-        print(f"{'run':58s} {'seconds':>9s} {'peak MB':>8s}   {'svm_rank (issue 12)':24s} target")
-        for name, (seconds, rss), key in rows:
+        print(f"{'run':52s} {'wall s':>8s} {'cpu s':>7s} {'peak MB':>8s}   "
+              f"{'svm_rank (issue 12)':24s} target")
+        for name, (seconds, cpu_seconds, rss), key in rows:
             theirs = " ".join(x for x in SVM_RANK.get(key, ("", "")) if x)
             extra = ""
             if name.startswith(f"{args.loop} x"):
                 extra = f"  = {seconds * 1000 / args.loop:.1f} s per 1,000 calls"
-            print(f"{name:58s} {seconds:9.3f} {rss:8.1f}   {theirs:24s} {TARGETS.get(key, '')}{extra}")
+            print(f"{name:52s} {seconds:8.3f} {cpu_seconds:7.3f} {rss:8.1f}   {theirs:24s} "
+                  f"{TARGETS.get(key, '')}{extra}")
 
 
 if __name__ == "__main__":

@@ -457,11 +457,16 @@ class _ReadProgress:
                   file=sys.stderr, flush=True)
 
 
+def _no_documents(path):
+    """An empty data file is an error: there is nothing to learn from or to evaluate."""
+    return InputError(path, None, "no documents (the file is empty or holds only blank "
+                                  "and comment lines)")
+
+
 def _load(path, verbosity, program, svmlight_verbosity=0):
     dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity))
     if dataset.n_documents == 0:
-        raise InputError(path, None, "no documents (the file is empty or holds only blank "
-                                     "and comment lines)")
+        raise _no_documents(path)
     _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
     qid = dataset.noncontiguous_qid()
     if qid is not None:
@@ -610,8 +615,7 @@ def _classify_stream(model, test_path, output_path, verbosity, cutoffs):
             queries.add(scores, block.y, block.qid)
             n_documents += len(block)
         if n_documents == 0:
-            raise InputError(test_path, None, "no documents (the file is empty or holds only "
-                                              "blank and comment lines)")
+            raise _no_documents(test_path)
         queries.finish(lambda: _rescored(model, test_path))
     return n_documents, runtime, queries
 
@@ -621,8 +625,7 @@ def _classify_batch(model, test_path, output_path, verbosity, cutoffs):
     dataset = load_svmlight(test_path, progress=_ReadProgress("rank_classify", test_path,
                                                               verbosity))
     if dataset.n_documents == 0:
-        raise InputError(test_path, None, "no documents (the file is empty or holds only "
-                                          "blank and comment lines)")
+        raise _no_documents(test_path)
     start = time.process_time()
     scores = model.predict(dataset.X)
     runtime = time.process_time() - start

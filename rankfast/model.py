@@ -31,11 +31,12 @@ the last printed digit: weights and feature values are rounded to float32
 order of the features on the line, and the threshold b is subtracted.
 """
 import dataclasses
+import math
 
 import numpy as np
 
 from . import _predict, _svmlight
-from .data import BOM, READ_ERRORS, reason, with_width
+from .data import BOM, READ_ERRORS, SHOWN_CHARS, reason, with_width
 from .errors import InputError
 from .files import atomic_output, open_binary
 
@@ -514,7 +515,7 @@ def _number(line, number, path, kind, what):
                     if kind is int else "a number")
         raise InputError(path, number, f"{what}: expected {expected}, found "
                                        f"{_shown(line.strip())!r}")
-    if kind is float and not value - value == 0:
+    if kind is float and not math.isfinite(value):
         raise InputError(path, number, f"{what} is not finite")
     return value
 
@@ -529,7 +530,6 @@ def _highest(header, number, path):
 
 
 def _shown(text):
-    from .data import SHOWN_CHARS
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text)} characters)"
 
 
