@@ -131,3 +131,19 @@ def test_a_linear_rank_classify_run_imports_neither_scipy_nor_f2py_nor_learners(
                               "rankfast.learners", "rankfast.kernels", "rankfast.ranksvm",
                               "rankfast.rankrls", "rankfast.rankncg", "rankfast.erfc"))
         assert unwanted == []
+
+
+def test_rank_learn_imports_only_the_learner_it_runs(tmp_path):
+    require(EXAMPLE3)
+    code = ("import sys\nfrom rankfast.cli import learn_main\n"
+            "rc = learn_main(sys.argv[1:])\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)\nsys.exit(rc)\n")
+    result = subprocess.run(
+        [sys.executable, "-c", code, "-v", "0", "-c", "1", str(EXAMPLE3 / "train.dat"),
+         str(tmp_path / "model")], capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert result.returncode == 0, result.stderr
+    modules = set(result.stderr.split())
+    assert "rankfast.ranksvm" in modules
+    assert not modules & {"rankfast.kernels", "rankfast.rankrls", "rankfast.rankncg",
+                          "rankfast.erfc", "rankfast.svmrank", "scipy.linalg", "scipy.special"}
