@@ -395,7 +395,8 @@ def count_bytes_of(const unsigned char[::1] buf):
 def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
                double[::1] labels, int64_t[::1] qids, int64_t[::1] lines,
                int64_t[::1] indptr, int32_t[::1] indices, double[::1] values,
-               int64_t[::1] comment_start=None, int64_t[::1] comment_end=None):
+               int64_t[::1] comment_start=None, int64_t[::1] comment_end=None,
+               int64_t first_line=0):
     """Parse the lines of buf into the arrays from row row0 and entry nnz0 on.
 
     Nothing is written beyond the arrays' lengths: when the next line does
@@ -403,7 +404,8 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
     ``consumed`` at its first byte (count_bytes_of(buf) more rows (+1) and
     entries always fit).  indptr[row0] must hold nnz0.  lines get 0-based
     line numbers within buf; comment spans (if arrays are given) byte offsets
-    into buf, -1 where a line has no comment.  Returns (rows, entries,
+    into buf, -1 where a line has no comment; first_line is added to every
+    line number (the line of buf's start in its file).  Returns (rows, entries,
     error, error_line, error_start, error_end, consumed); error_line is the
     line of the error (ERR_FULL: of the line left), else buf's line count.
     """
@@ -432,6 +434,9 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
                         &values[0] + nnz0 if max_nnz else NULL, cs, ce)
         for i in range(row0 + 1, row0 + r.rows + 1):
             indptr[i] += nnz0
+        if first_line:
+            for i in range(row0, row0 + r.rows):
+                lines[i] += first_line
     return r.rows, r.nnz, r.error, r.error_line, r.error_start, r.error_end, r.consumed
 
 

@@ -36,13 +36,13 @@ import math
 import numpy as np
 
 from . import _predict, _svmlight
-from .data import BOM, READ_ERRORS, SHOWN_CHARS, reason, with_width
+from .data import with_width
 from .errors import InputError
-from .files import atomic_output, open_binary
+from .files import atomic_output
+from .modelfile import (KERNEL_NAMES, RFF_VERSION_LINE, VERSION_LINE,  # noqa: F401
+                        _highest, _leading, _parse_metadata, _shown, read_bytes, read_model_file,
+                        single_vector_weights)
 
-VERSION_LINE = "SVM-light Version V6.20"
-RFF_VERSION_LINE = "rankfast RFF model V1"
-KERNEL_NAMES = {0: "linear", 1: "polynomial", 2: "rbf", 3: "sigmoid", 4: "custom"}
 _HEADER = (
     "{kernel} # kernel type\n"
     "{degree} # kernel parameter -d \n"
@@ -258,9 +258,6 @@ def file_weights(w):
     return np.asarray(w, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
-MAX_HIGHEST = 2**31          # data files' indices go up to 2**31 - 1; the header holds max + 1
-
-
 def read_model(path):
     """Read an svm_rank / SVM-light model file.
 
@@ -278,68 +275,25 @@ def read_model(path):
         Not a V6.20 model file, unreadable or corrupt (compressed) data, or a
         malformed line (file and line named).
     """
-    raw = read_bytes(path)
-    first = raw.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-    if first == RFF_VERSION_LINE:
-        return parse_rff_model(raw, path)
-    if first != VERSION_LINE:
-        raise InputError(path, 1, f"not an SVM-light V6.20 model file "
-                                  f"(first line {first[:60]!r}, expected {VERSION_LINE!r})")
-    header, body_start = _split_header(raw, path)
-    kernel = KernelParams(
-        kernel=_leading(header, 2, path, int, "kernel type"),
-        degree=_leading(header, 3, path, int, "kernel parameter -d"),
-        gamma=_leading(header, 4, path, float, "kernel parameter -g"),
-        coef_lin=_leading(header, 5, path, float, "kernel parameter -s"),
-        coef_const=_leading(header, 6, path, float, "kernel parameter -r"),
-        custom=header[6].split("#", 1)[0],
-    )
-    if kernel.kernel not in KERNEL_NAMES:
-        raise InputError(path, 2, f"unknown kernel type {kernel.kernel}")
-    highest = _highest(header, 8, path)
-    documents = _leading(header, 9, path, int, "number of training documents")
-    sv_plus_one = _leading(header, 10, path, int, "number of support vectors plus 1")
-    bias = _leading(header, 11, path, float, "threshold b")
-    if sv_plus_one < 1:
-        raise InputError(path, 10, f"number of support vectors plus 1 is {sv_plus_one}")
-    (alphas, _, lines, indptr, indices, values, comments,
-     error, error_line, start, end) = _svmlight.parse_chunk(raw[body_start:], True)
-    if error:
-        token = raw[body_start + start:body_start + end]
-        raise InputError(path, 12 + error_line, "support vector: " + reason(error, token, "alpha"))
-    if len(alphas) != sv_plus_one - 1:
-        raise InputError(path, 12 + (lines[-1] + 1 if len(lines) else 0),
-                         f"{len(alphas)} support vector lines, but the header "
-                         f"(line 10) announces {sv_plus_one - 1}")
-    if len(indices) and indices.max() + 1 > highest:
-        row = np.searchsorted(indptr, np.argmax(indices + 1 > highest), side="right") - 1
-        raise InputError(path, 12 + int(lines[row]),
-                         f"feature {int(indices.max()) + 1} is above the highest "
-                         f"feature index {highest} (line 8)")
-    metadata = {}
-    if len(alphas):
-        s, e = int(comments[0][0]), int(comments[1][0])
-        if s >= 0:
-            metadata = _parse_metadata(raw[body_start + s:body_start + e].decode("utf-8", "replace"))
-    if kernel.kernel == 4:
-        raise InputError(path, 2, "user-defined kernels (kernel type 4) cannot be evaluated")
-    values = values.astype(np.float32).astype(np.float64)    # SVM-light stores floats
-    if kernel.kernel == 0:
+    return model_of(read_model_file(path))
+
+
+def model_of(file):
+    """The model object of a read model file (see modelfile.read_model_file)."""
+    if file.rff is not None:
+        return parse_rff_model(file.rff, file.path)
+    alphas = np.asarray(file.alphas)
+    indptr, indices = np.asarray(file.indptr), np.asarray(file.indices)
+    values = np.asarray(file.values).astype(np.float32).astype(np.float64)  # SVM-light's floats
+    if file.kernel == 0:
         ids, w = _compact_linear(alphas, indptr, indices, values)
-        return LinearModel(ids, w, bias, highest, documents, metadata)
+        return LinearModel(ids, w, file.bias, file.highest, file.documents, file.metadata)
     import scipy.sparse as sp
-    sv = sp.csr_matrix((values, indices, indptr), shape=(len(alphas), highest))
-    return KernelModel(kernel, alphas, sv, bias, highest, documents, metadata)
-
-
-def read_bytes(path):
-    """The whole (decompressed) content of a model file, without a UTF-8 byte order mark."""
-    with open_binary(path) as stream:
-        try:
-            raw = stream.read()
-        except READ_ERRORS as exc:
-            raise InputError(path, None, f"cannot read: {exc}") from None
-    return raw[len(BOM):] if raw.startswith(BOM) else raw
+    kernel = KernelParams(file.kernel, file.degree, file.gamma, file.coef_lin,
+                          file.coef_const, file.custom)
+    sv = sp.csr_matrix((values, indices, indptr), shape=(len(alphas), file.highest))
+    return KernelModel(kernel, alphas, sv, file.bias, file.highest, file.documents,
+                       file.metadata)
 
 
 def write_model(model, path):
@@ -485,54 +439,6 @@ def parse_rff_model(raw, path):
                     metadata)
 
 
-def _split_header(raw, path):
-    """The 11 header lines (text) and the byte offset where the SV lines start."""
-    header, pos = [], 0
-    for number in range(1, 12):
-        end = raw.find(b"\n", pos)
-        if end < 0:
-            if pos < len(raw) and number == 11:
-                end = len(raw)
-            else:
-                raise InputError(path, number, "model file ends inside its header "
-                                               "(11 header lines expected)")
-        header.append(raw[pos:end].decode("utf-8", "replace"))
-        pos = end + 1
-    return header, min(pos, len(raw))
-
-
-def _leading(header, number, path, kind, what):
-    """The number leading header line ``number`` (1-based), read with the data grammar."""
-    return _number(header[number - 1], number, path, kind, what)
-
-
-def _number(line, number, path, kind, what):
-    words = line.split("#", 1)[0].split()
-    token = words[0].encode("utf-8", "replace") if words else b""
-    value = (_svmlight.integer_of if kind is int else _svmlight.number_of)(token)
-    if value is None:
-        expected = ("an integer in -9223372036854775807 .. 9223372036854775807"
-                    if kind is int else "a number")
-        raise InputError(path, number, f"{what}: expected {expected}, found "
-                                       f"{_shown(line.strip())!r}")
-    if kind is float and not math.isfinite(value):
-        raise InputError(path, number, f"{what} is not finite")
-    return value
-
-
-def _highest(header, number, path):
-    """The highest feature index: 1 .. 2**31 (max + 1 of indices up to 2**31 - 1)."""
-    highest = _leading(header, number, path, int, "highest feature index")
-    if not 1 <= highest <= MAX_HIGHEST:
-        raise InputError(path, number, f"highest feature index {highest} is outside "
-                                       f"1 .. {MAX_HIGHEST}")
-    return highest
-
-
-def _shown(text):
-    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text)} characters)"
-
-
 def _compact_linear(alphas, indptr, indices, values):
     """Σ_i α_i s_i as (feature ids, weights), accumulated in SV order in float64.
 
@@ -540,7 +446,8 @@ def _compact_linear(alphas, indptr, indices, values):
     increase); several support vectors are sorted by feature first.
     """
     if len(alphas) == 1:
-        return indices.astype(np.int64) + 1, alphas[0] * values
+        ids, weights = single_vector_weights(alphas[0], indices, values)
+        return np.asarray(ids), np.asarray(weights)
     rows = np.repeat(np.arange(len(alphas)), np.diff(indptr))
     order = np.lexsort((rows, indices))
     cols, rows, vals = indices[order], rows[order], values[order]
@@ -554,13 +461,6 @@ def _format_metadata(metadata):
     if not metadata:
         return ""
     return "rankfast " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in metadata.items())
-
-
-def _parse_metadata(comment):
-    words = comment.split()
-    if not words or words[0] != "rankfast":
-        return {}
-    return dict(word.split("=", 1) for word in words[1:] if "=" in word)
 
 
 def _num(v):

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from rankfast import cli, data, load_svmlight, read_model
+from rankfast import cli, load_svmlight, read_model, reader
 from shared_paths import REFERENCE, require
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,8 +28,8 @@ def without_runtime(text):
 @pytest.fixture(params=[8192, 7], ids=["blocks_8192", "blocks_7"])
 def block_rows(request, monkeypatch):
     """Run each test with the default block size and with tiny blocks (runs span blocks)."""
-    monkeypatch.setattr(data, "iter_svmlight",
-                        functools.partial(data.iter_svmlight, rows=request.param, entries=16))
+    monkeypatch.setattr(reader, "iter_svmlight",
+                        functools.partial(reader.iter_svmlight, rows=request.param, entries=16))
     monkeypatch.setattr(cli._QueryFigures, "BATCH", 5 if request.param < 100 else 1 << 16)
     return request.param
 
@@ -113,7 +113,8 @@ def test_an_error_mid_stream_names_the_line_and_leaves_no_output(tmp_path, capsy
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.dat", "pred"]
 
 
-def test_a_linear_rank_classify_run_imports_neither_scipy_nor_f2py_nor_learners(tmp_path):
+def test_a_linear_rank_classify_run_imports_no_scipy_no_learner_and_without_metrics_no_numpy(
+        tmp_path):
     require(EXAMPLE3)
     code = ("import sys\nfrom rankfast.cli import classify_main\n"
             "rc = classify_main(sys.argv[1:])\n"
@@ -127,7 +128,7 @@ def test_a_linear_rank_classify_run_imports_neither_scipy_nor_f2py_nor_learners(
         modules = set(result.stderr.split())
         assert "rankfast.cli" in modules and "rankfast._svmlight" in modules
         unwanted = sorted(m for m in modules if m.split(".")[0] == "scipy" or
-                          m.startswith("numpy.f2py") or m in (
+                          m.startswith("numpy.f2py") or (not extra and m == "numpy") or m in (
                               "rankfast.learners", "rankfast.kernels", "rankfast.ranksvm",
                               "rankfast.rankrls", "rankfast.rankncg", "rankfast.erfc"))
         assert unwanted == []
@@ -147,3 +148,20 @@ def test_rank_learn_imports_only_the_learner_it_runs(tmp_path):
     assert "rankfast.ranksvm" in modules
     assert not modules & {"rankfast.kernels", "rankfast.rankrls", "rankfast.rankncg",
                           "rankfast.erfc", "rankfast.svmrank", "scipy.linalg", "scipy.special"}
+
+
+def test_the_stream_counts_swapped_pairs_as_rankfast_metrics_does():
+    """count_swapped_runs (no numpy: each query sorted in C) against metrics.swapped_pairs."""
+    from rankfast import _swapped, metrics
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        sizes = rng.integers(1, 40, rng.integers(1, 6))
+        n = int(sizes.sum())
+        scores = np.round(rng.standard_normal(n), 1)
+        scores[rng.random(n) < 0.1] = np.nan
+        labels = rng.integers(0, 4, n).astype(float)
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        swapped, pairs = np.zeros(len(sizes), np.int64), np.zeros(len(sizes), np.int64)
+        _swapped.count_swapped_runs(scores, labels, starts, swapped, pairs)
+        expected = metrics.swapped_pairs(scores, labels, np.repeat(np.arange(len(sizes)), sizes))
+        assert swapped.tolist() == expected[0].tolist() and pairs.tolist() == expected[1].tolist()
