@@ -7,7 +7,6 @@ files' strict grammar (rankfast._svmlight).
 """
 import array
 import bisect
-import dataclasses
 import math
 
 from . import _predict, _svmlight
@@ -22,31 +21,24 @@ MAX_HIGHEST = 2**31          # data files' indices go up to 2**31 - 1; the heade
 
 
 
-@dataclasses.dataclass
 class ModelFile:
     """The numbers of an SVM-light model file (or the raw text of an RFF model in ``rff``).
 
+    Header: kernel, degree, gamma, coef_lin, coef_const, custom (the kernel
+    settings, as rankfast.model.KernelParams), highest, documents, bias.
     ``alphas`` (one per support vector), ``indptr``, ``indices`` (0-based
     columns) and ``values`` (as written, not yet rounded to float32) are
-    array.array objects in CSR layout.
+    array.array objects in CSR layout; ``metadata`` rankfast's key=value notes.
     """
 
-    path: str
-    kernel: int = 0
-    degree: int = 3
-    gamma: float = 1.0
-    coef_lin: float = 1.0
-    coef_const: float = 1.0
-    custom: str = "empty"
-    highest: int = 1
-    documents: int = 0
-    bias: float = 0.0
-    alphas: array.array = None
-    indptr: array.array = None
-    indices: array.array = None
-    values: array.array = None
-    metadata: dict = dataclasses.field(default_factory=dict)
-    rff: bytes = None
+    def __init__(self, path, rff=None, **header):
+        self.path, self.rff = path, rff
+        self.kernel, self.degree, self.gamma, self.coef_lin, self.coef_const = 0, 3, 1.0, 1.0, 1.0
+        self.custom, self.highest, self.documents, self.bias = "empty", 1, 0, 0.0
+        self.alphas = self.indptr = self.indices = self.values = None
+        self.metadata = {}
+        for name, value in header.items():
+            setattr(self, name, value)
 
 
 def read_model_file(path):

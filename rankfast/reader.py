@@ -7,8 +7,8 @@ scipy) on top of it; rank_classify streams a linear model's scores over
 iter_svmlight without importing either.
 """
 import array
-import dataclasses
 import lzma
+import typing
 import zlib
 
 from . import _svmlight
@@ -71,8 +71,7 @@ class Rows:
                         memoryview(self.indices)[:nnz], memoryview(self.values)[:nnz])
 
 
-@dataclasses.dataclass
-class RowBlock:
+class RowBlock(typing.NamedTuple):
     """Consecutive documents of a file, parsed into CSR arrays that the reader reuses.
 
     ``indptr`` (int64, n + 1 entries from 0), ``indices`` (int32, 0-based
