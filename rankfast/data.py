@@ -23,8 +23,7 @@ import numpy as np
 from . import _svmlight
 from .errors import InputError
 from .files import open_binary
-from .reader import (BOM, ERR_FULL, READ_ERRORS, SHOWN_CHARS, RowBlock, _blocks,  # noqa: F401
-                     _changed, iter_svmlight, reason)
+from .reader import ERR_FULL, _blocks, _changed, reason
 
 CHUNK_BYTES = 32 << 20
 

@@ -31,7 +31,6 @@ the last printed digit: weights and feature values are rounded to float32
 order of the features on the line, and the threshold b is subtracted.
 """
 import dataclasses
-import math
 
 import numpy as np
 
@@ -40,7 +39,7 @@ from .data import with_width
 from .errors import InputError
 from .files import atomic_output
 from .modelfile import (KERNEL_NAMES, RFF_VERSION_LINE, VERSION_LINE,  # noqa: F401
-                        _highest, _leading, _parse_metadata, _shown, read_bytes, read_model_file,
+                        _highest, _leading, _parse_metadata, _shown, read_model_file,
                         single_vector_weights)
 
 _HEADER = (
@@ -190,7 +189,7 @@ class LinearModel:
         return self.predict_rows(X.indptr, X.indices, X.data)
 
     def predict_rows(self, indptr, indices, values):
-        """Scores of documents given as CSR arrays (e.g. a data.RowBlock's), as predict.
+        """Scores of documents given as CSR arrays (e.g. a reader.RowBlock's), as predict.
 
         Needs no scipy: this is how rank_classify scores a file as it streams.
         """
