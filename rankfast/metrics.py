@@ -101,6 +101,11 @@ def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False,
     return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
 
 
+def ndcg_label(convention):
+    """How printed labels name an NDCG convention: "LETOR" or "standard"."""
+    return {"letor": "LETOR", "standard": "standard"}[convention]
+
+
 def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
     position = np.arange(len(sorted_labels)) - starts[sorted_group] + 1.0
     if convention == "letor":
@@ -162,12 +167,42 @@ def err(scores, labels, qid, k=10, max_grade=None, per_query=False, skip_no_rele
         As for ndcg.
     """
     labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = query_index(qid)
-    order, starts = _sorted_by_score(scores, group, n_groups)
     if max_grade is None:
         max_grade = max(float(labels.max(initial=0.0)), 0.0)
-    g = group[order]
-    R = (2.0 ** np.maximum(labels[order], 0.0) - 1.0) / 2.0 ** max_grade
+    group, n_groups = query_index(qid)
+    values = err_of_ranked(*top_labels(scores, labels, qid, k), max_grade)
+    return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
+
+
+def top_labels(scores, labels, qid, k=None):
+    """Each query's labels by decreasing score (ties in file order), its first k only.
+
+    Returns
+    -------
+    ranked : ndarray of float64
+        The queries' ranked labels one after the other (order of first appearance).
+    starts : ndarray of int64
+        Offsets of the queries in ``ranked``, with its length appended.
+    """
+    labels = np.asarray(labels, dtype=np.float64)
+    group, n_groups = query_index(qid)
+    order, starts = _sorted_by_score(scores, group, n_groups)
+    if k is None:
+        return labels[order], starts
+    keep = np.arange(len(order)) - starts[group[order]] < k
+    counts = np.minimum(np.diff(starts), k)
+    return labels[order][keep], np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+def err_of_ranked(ranked, starts, max_grade):
+    """Per-query ERR of labels in ranked order (top_labels' form), g_max = max_grade.
+
+    ERR = Σ_r (1/r) R_r Π_{i<r} (1 − R_i), R = (2^g − 1) / 2^g_max (see err).
+    """
+    ranked = np.asarray(ranked, dtype=np.float64)
+    n_groups = len(starts) - 1
+    g = np.repeat(np.arange(n_groups), np.diff(starts))
+    R = (2.0 ** np.maximum(ranked, 0.0) - 1.0) / 2.0 ** max_grade
     position = np.arange(len(R)) - starts[g] + 1.0
     # Π_{i<r} (1 − R_i) within each query: exclusive cumulative product, restarted per query
     # (by cumulative sums of logs would lose R = 1; a loop over queries keeps it exact).
@@ -176,11 +211,7 @@ def err(scores, labels, qid, k=10, max_grade=None, per_query=False, skip_no_rele
         lo, hi = starts[q], starts[q + 1]
         if hi > lo + 1:
             stop[lo + 1:hi] = np.cumprod(1.0 - R[lo:hi - 1])
-    gain = R * stop / position
-    if k is not None:
-        gain = np.where(position <= k, gain, 0.0)
-    values = np.bincount(g, weights=gain, minlength=n_groups)
-    return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
+    return np.bincount(g, weights=R * stop / position, minlength=n_groups)
 
 
 def reciprocal_rank(scores, labels, qid, per_query=False, skip_no_relevant=False):

@@ -100,7 +100,7 @@ class Metric:
     def label(self):
         at = "" if self.k is None else f"@{self.k}"
         if self.kind == "ndcg":
-            return f"NDCG{at} ({ndcg_label(self.convention)})"
+            return f"NDCG{at} ({metrics.ndcg_label(self.convention)})"
         return {"map": "MAP", "err": f"ERR{at}", "pairs": "pair accuracy"}[self.kind]
 
     def evaluate(self, scores, labels, qid, per_query=False, max_grade=None):
@@ -131,11 +131,6 @@ class Column:
     key: str
     label: str
     fmt: str = "{:.6g}"
-
-
-def ndcg_label(convention):
-    """How printed labels name an NDCG convention: "LETOR" or "standard"."""
-    return {"letor": "LETOR", "standard": "standard"}[convention]
 
 
 def table_metrics(metric):

@@ -117,3 +117,25 @@ def test_rank_classify_metrics_name_the_ndcg_convention(tmp_path, capsys):
         assert f"NDCG@5 ({label}): {value:.4f}\n" in out
         assert f"ERR@5: {metrics.err(scores, test.y, test.qid, k=5):.4f}\n" in out
         assert f"MRR: {metrics.reciprocal_rank(scores, test.y, test.qid):.4f}\n" in out
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_streamed_metrics_equal_the_whole_file_figures(tmp_path, capsys, monkeypatch, contiguous):
+    """Small batches (and a query split in the file) give the figures of rankfast.metrics."""
+    from rankfast import cli
+    monkeypatch.setattr(cli._QueryFigures, "BATCH", 7)
+    lines = (EXAMPLES / "test.dat").read_text().splitlines(keepends=True)[:300]
+    if not contiguous:
+        lines = lines[20:] + lines[:20]                   # the first query's lines split in two
+        lines = lines[:150] + lines[280:] + lines[150:280]
+    data, model = tmp_path / "t.dat", tmp_path / "m"
+    data.write_text("".join(lines))
+    assert learn_main(["-v", "0", str(EXAMPLES / "train.dat"), str(model)]) == 0
+    assert classify_main(["--metrics", "--ndcg-at", "3,10", str(data), str(model),
+                          str(tmp_path / "p")]) == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    assert ("are not contiguous" in captured.err) == (not contiguous)
+    test = load_svmlight(str(data))
+    expected = cli.metrics_report(np.loadtxt(tmp_path / "p"), test.y, test.qid, [3, 10])
+    assert expected in out and "ERR@10: " in expected and "NDCG@3 (LETOR): " in expected
