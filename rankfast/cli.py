@@ -807,7 +807,7 @@ def _rescored(file, path):
 
 
 class _QueryFigures:
-    """Per-query figures of a stream of scored documents: swapped pairs (and NDCG@k, AP).
+    """Per-query figures of a stream of scored documents: swapped pairs (and --metrics' figures).
 
     Runs of documents with equal qid are gathered (a run may span blocks);
     finished runs are evaluated in batches and only their per-query figures
