@@ -13,7 +13,7 @@ learners                       ranksvm.RankSVM, rankncg.RankNCG, rankrls.RankRLS
 """
 import importlib
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 try:
     from . import _svmlight  # noqa: F401  (compiled kernels present?)

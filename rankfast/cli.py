@@ -26,6 +26,7 @@ Arguments:
          model_file  -> file to store the learned model in (default svm_struct_model)
 General options:
          -?, --help  -> this help
+         --version   -> print the version and exit
          -v [0..3]   -> verbosity level (default 1)
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
                         the lines svm_rank's svm_light prints while reading
@@ -86,6 +87,7 @@ Arguments:
          output_file -> one score per line (default svm_predictions)
 Options:
          -h, -?, --help -> this help
+         --version   -> print the version and exit
          -v [0..3]   -> verbosity level (default 2)
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
                         the lines svm_rank's svm_light prints while reading
@@ -197,6 +199,8 @@ def parse_args(argv, table, switches, max_positional, program):
         word = argv[i]
         if word in ("-?", "--help") or (word == "-h" and "-h" not in table):
             raise _HelpRequested()
+        if word == "--version":
+            raise _VersionRequested()
         if word == "--":
             positional.extend(argv[i + 1:])
             break
@@ -231,6 +235,10 @@ class _HelpRequested(Exception):
     pass
 
 
+class _VersionRequested(Exception):
+    pass
+
+
 def _learn_help():
     from .learners import LEARNERS
     return LEARN_HELP.format(version=__version__, learners=", ".join(LEARNERS))
@@ -248,6 +256,9 @@ def _run(program, body, argv, help_text):
             return body(argv)
     except _HelpRequested:
         _write(help_text() if callable(help_text) else help_text)
+        return 0
+    except _VersionRequested:
+        _write(f"{program} (rankfast) {__version__}\n")
         return 0
     except UsageError as exc:
         _write("")

@@ -389,3 +389,87 @@ def _num(v):
     """Shortest text that reads back as exactly v ('3' for 3.0)."""
     text = repr(v)
     return text[:-2] if text.endswith(".0") else text
+
+
+# ------------------------------------------------- query group sizes (LightGBM / XGBoost)
+
+GROUP_SIDECARS = (".query", ".group")
+
+
+def group_to_qid(sizes, n_documents):
+    """Query number of each row from the sizes of consecutive groups of rows.
+
+    Parameters
+    ----------
+    sizes : array-like of int
+        Group sizes, each at least 1, in row order (LightGBM's ``group``).
+    n_documents : int
+        Number of rows; the sizes must add up to it.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_documents,)
+        0 for the rows of the first group, 1 for the next, ...
+
+    Raises
+    ------
+    ValueError
+        A size that is not a positive integer, or sizes not adding up.
+
+    Examples
+    --------
+    >>> from rankfast.data import group_to_qid
+    >>> group_to_qid([2, 1, 3], 6)
+    array([0, 0, 1, 2, 2, 2])
+    """
+    sizes = np.asarray(sizes)
+    if sizes.ndim != 1 or sizes.dtype.kind not in "iuf" or (
+            sizes.dtype.kind == "f" and not np.all(np.isfinite(sizes) & (sizes == np.round(sizes)))):
+        raise ValueError("group sizes must be a 1-D sequence of integers")
+    if len(sizes) and sizes.min() < 1:
+        raise ValueError(f"group sizes must be at least 1 (got {sizes.min():g})")
+    total = int(sizes.sum()) if len(sizes) else 0
+    if total != n_documents:
+        raise ValueError(f"the group sizes add up to {total} documents, not {n_documents}")
+    return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes.astype(np.int64))
+
+
+def read_group_file(path):
+    """Group sizes from a LightGBM / XGBoost ``.query`` / ``.group`` file, one size a line.
+
+    Blank lines are skipped.  Raises InputError naming the file and line of
+    anything that is not a positive integer.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rankfast.data import read_group_file
+    >>> path = os.path.join(tempfile.mkdtemp(), "train.txt.query")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("3\\n2\\n")
+    >>> read_group_file(path)
+    array([3, 2])
+    """
+    sizes = []
+    with open_binary(path) as stream:
+        for number, raw in enumerate(io.TextIOWrapper(stream, encoding="ascii",
+                                                      errors="replace"), start=1):
+            token = raw.strip()
+            if not token:
+                continue
+            if not (token.isascii() and token.isdigit() and int(token) >= 1):
+                raise InputError(path, number, f"group size {token[:40]!r} is not a "
+                                               f"positive integer")
+            sizes.append(int(token))
+    return np.array(sizes, dtype=np.int64)
+
+
+def group_sidecar(path):
+    """``path + '.query'`` or ``path + '.group'`` if one exists beside a data file, else None."""
+    from pathlib import Path
+    if path == "-":
+        return None
+    for suffix in GROUP_SIDECARS:
+        if Path(path + suffix).is_file():
+            return path + suffix
+    return None

@@ -68,6 +68,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from . import _rankrls, metrics
+from .compat import check_is_fitted
 from .errors import UsageError
 from .newton import conjugate_gradient, minimize
 from .linear import LinearRanker, c_grid, check_loss, linear_model, training_arrays
@@ -125,12 +126,32 @@ class RankRLS(LinearRanker):
         self.C, self.loss, self.solver = C, loss, solver
         self.tol, self.max_iter = tol, max_iter
 
-    def fit(self, X, y, qid, log=None):
-        """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
+    def fit(self, X, y, qid=None, group=None, log=None):
+        """Train on documents X (n × d, dense or sparse), labels y and their queries.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
+        """
         grid = c_grid(self.C)
         check_loss(self.loss)
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
+        X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
         n, d = X.shape
         Q = len(starts) - 1
@@ -204,6 +225,7 @@ class RankRLS(LinearRanker):
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata (C grid included)."""
+        check_is_fitted(self)
         grid = c_grid(self.C)
         options = {"C": self.C_, "l": self.loss}
         if grid is not None:
@@ -268,13 +290,33 @@ class GreedyRankRLS(LinearRanker):
     def __init__(self, C=0.01, k="auto", loss=1):      # C first, as for every learner
         self.C, self.k, self.loss = C, k, loss
 
-    def fit(self, X, y, qid, log=None):
-        """Select features and train on documents X (n × d), labels y and query ids qid."""
+    def fit(self, X, y, qid=None, group=None, log=None):
+        """Select features and train on documents X (n × d), labels y and their queries.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
+        """
         if c_grid(self.C) is not None:
             raise UsageError("greedy takes a single C value")
         check_loss(self.loss)
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
+        X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
         n, d = X.shape
         check_greedy_memory(n, d)
@@ -344,6 +386,7 @@ class GreedyRankRLS(LinearRanker):
 
     def to_model(self, n_features=None, n_documents=0):
         """LinearModel of the selected features; metadata records the selection order."""
+        check_is_fitted(self)
         return linear_model(self, n_features, n_documents,
                             {"C": self.C, "l": self.loss, "k": self.k,
                              "selected": ",".join(str(int(i)) for i in self.selected_)})
