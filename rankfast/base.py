@@ -218,7 +218,12 @@ class Ranker(BaseEstimator):
         return ndcg(scores, y, query_ids(len(scores), qid, group), k=10)
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
+        tags = sparse_input_tags(super().__sklearn_tags__())
         tags.target_tags.required = True
         return tags
+
+
+def sparse_input_tags(tags):
+    """scikit-learn's tags of an estimator that takes sparse X (only scikit-learn asks for tags)."""
+    tags.input_tags.sparse = True
+    return tags

@@ -52,7 +52,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .base import Ranker, check_features
+from .base import Ranker, check_features, sparse_input_tags
 from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .data import mostly_dense, with_width
 from .errors import InputError
@@ -157,6 +157,9 @@ class NystroemMap(TransformerMixin, BaseEstimator):
         self.eigenvalues_ = lam
         self.projection_ = U[:, keep] / np.sqrt(lam[keep])
         return self
+
+    def __sklearn_tags__(self):
+        return sparse_input_tags(super().__sklearn_tags__())
 
     def check_parameters(self):
         """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
@@ -306,6 +309,9 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
                                  size=(int(self.components), self.n_features_))
         self.offset_ = rng.uniform(0.0, 2.0 * math.pi, size=int(self.components))
         return self
+
+    def __sklearn_tags__(self):
+        return sparse_input_tags(super().__sklearn_tags__())
 
     def check_parameters(self):
         """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
@@ -645,7 +651,8 @@ class KernelApproxLearner(Ranker):
         -------
         ndarray of float64, shape (n_documents,)
         """
-        return self.map_.transform(self._predict_input(X)) @ self.weights_
+        X = self._predict_input(X)
+        return self.map_.transform(X) @ self.weights_
 
     def predict(self, X):
         """The documents' scores (higher ranks first): the same as decision_function.

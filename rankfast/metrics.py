@@ -135,3 +135,97 @@ def _reduce(values, has_relevant, per_query, skip_no_relevant):
     if per_query:
         return values
     return float(values.mean()) if len(values) else float("nan")
+
+
+# ------------------------------------------------------ scorers for scikit-learn's searches
+
+def ndcg_scorer(k=10):
+    """A scorer ``scorer(estimator, X, y, qid=None, group=None)``: mean NDCG@k of predict(X).
+
+    Usable as ``scoring=`` in scikit-learn's GridSearchCV, cross_validate, ...
+    It asks scikit-learn's metadata routing for ``qid`` and ``group`` at
+    ``score``, so with ``sklearn.set_config(enable_metadata_routing=True)``
+    each test fold is scored by its own queries.  Without routing (or without
+    qid and group) the fold is scored as one ranking, as ``fit`` reads no qid.
+
+    Parameters
+    ----------
+    k : int or None
+        Cut-off (None: the whole list); the convention is ndcg's default.
+
+    Returns
+    -------
+    callable
+        Picklable; ``scorer(estimator, X, y, qid=None, group=None) -> float``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast.metrics import ndcg_scorer
+    >>> from rankfast.ranksvm import RankSVM
+    >>> X = np.array([[3.0], [2.0], [1.0], [1.0], [2.0], [3.0]])
+    >>> y, qid = [2, 1, 0, 0, 1, 2], [1, 1, 1, 2, 2, 2]
+    >>> ranker = RankSVM(C=1.0).fit(X, y, qid)
+    >>> ndcg_scorer(k=3)(ranker, X, y, qid=qid)
+    1.0
+    """
+    return RankingScorer("ndcg", k)
+
+
+def map_scorer():
+    """A scorer ``scorer(estimator, X, y, qid=None, group=None)``: MAP of predict(X).
+
+    See ndcg_scorer for how it receives each fold's queries.
+
+    Returns
+    -------
+    callable
+        Picklable; ``scorer(estimator, X, y, qid=None, group=None) -> float``.
+
+    Examples
+    --------
+    >>> from rankfast.metrics import map_scorer
+    >>> from rankfast.ranksvm import RankSVM
+    >>> X, y = [[0.0], [1.0], [2.0], [3.0]], [0, 1, 0, 1]
+    >>> ranker = RankSVM(C=1.0).fit(X, y, group=[2, 2])
+    >>> map_scorer()(ranker, X, y, group=[2, 2])
+    1.0
+    """
+    return RankingScorer("map")
+
+
+class RankingScorer:
+    """Scores ``estimator.predict(X)`` against y by NDCG@k or MAP, query by query.
+
+    Made by ndcg_scorer and map_scorer; ``get_metadata_routing`` requests
+    ``qid`` and ``group`` at ``score`` from scikit-learn's metadata routing.
+
+    Parameters
+    ----------
+    metric : {"ndcg", "map"}
+    k : int or None
+        NDCG's cut-off (ignored by MAP).
+    """
+
+    def __init__(self, metric, k=None):
+        if metric not in ("ndcg", "map"):
+            raise ValueError(f"unknown ranking metric {metric!r} (ndcg or map)")
+        self.metric, self.k = metric, k
+
+    def __call__(self, estimator, X, y, qid=None, group=None):
+        """The metric of estimator.predict(X) for labels y and the queries (one ranking without)."""
+        from .base import check_labels, query_ids
+        scores = estimator.predict(X)
+        y = check_labels(y, len(scores))
+        qid = query_ids(len(scores), qid, group)
+        if self.metric == "ndcg":
+            return ndcg(scores, y, qid, k=self.k)
+        return mean_average_precision(scores, y, qid)
+
+    def get_metadata_routing(self):
+        """scikit-learn's metadata request: qid and group, at score."""
+        from .compat import score_request
+        return score_request(type(self).__name__, ("qid", "group"))
+
+    def __repr__(self):
+        return f"ndcg_scorer(k={self.k!r})" if self.metric == "ndcg" else "map_scorer()"
