@@ -3,6 +3,7 @@
 This is the only module that prints or exits.  Data and model errors print
 one line on stderr and exit 1; usage errors exit 2 (svm_rank exits 0).
 """
+import dataclasses
 import math
 import os
 import sys
@@ -11,7 +12,7 @@ import time
 import numpy as np
 
 from . import __version__, metrics
-from .data import load_svmlight
+from .data import group_sidecar, group_to_qid, load_svmlight, read_group_file
 from .errors import InputError, RankfastError, UsageError
 from .files import atomic_output
 from .model import KernelModel, LinearModel, read_model, write_model
@@ -73,6 +74,10 @@ Kernel options (non-linear ranking by kernel approximation):
                      -> number of landmarks or random features (default 500)
          --seed int  -> seed of the landmark sample or the random features,
                         0..4294967295 (default 0)
+Queries of a file without qids:
+         --group FILE -> query sizes, one a line (LightGBM / XGBoost); by default
+                        example_file.query or example_file.group if one exists;
+                        with neither, the whole file is one ranking
 svm_rank's QP solver options -w [0..4,9] -f -b -n -q -m -h int, and -k with
 a learner other than greedy, are accepted, checked and ignored.
 """
@@ -96,6 +101,8 @@ Options:
                         conventions: a query with fewer than k documents
                         scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
+         --group FILE -> query sizes of a file without qids, one a line
+                        (default: example_file.query or .group if one exists)
 """
 
 NOTE_BLOCK = ("NOTE: The loss reported above is the fraction of swapped pairs averaged over\n"
@@ -178,11 +185,13 @@ LEARN_OPTIONS = {
     "--approx": ("approx", _text), "--landmarks": ("landmarks", _at_least(1)),
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
+    "--group": ("group", _text),
 }
 
 CLASSIFY_OPTIONS = {
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
     "--ndcg-at": ("ndcg_at", lambda t, f: [_at_least(1)(part, f) for part in t.split(",")]),
+    "--group": ("group", _text),
 }
 CLASSIFY_SWITCHES = {"--metrics": "metrics"}
 
@@ -339,7 +348,7 @@ def _svmlight_read_model(model):
     return ""
 
 
-def _load(path, verbosity, program, svmlight_verbosity=0):
+def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None):
     dataset = load_svmlight(path)
     _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
     qid = dataset.noncontiguous_qid()
@@ -347,7 +356,44 @@ def _load(path, verbosity, program, svmlight_verbosity=0):
         _end_open_line()
         print(f"{program}: note: {path}: the lines of qid {qid} are not contiguous; "
               f"grouping each query's lines (svm_rank would stop here)", file=sys.stderr)
-    return dataset
+    return _with_groups(dataset, path, group_path, verbosity, program)
+
+
+def _with_groups(dataset, path, group_path, verbosity, program):
+    """Queries of a file without qids from its group file (LightGBM's / XGBoost's convention).
+
+    ``group_path`` (--group) or ``path.query`` / ``path.group`` beside the data
+    file holds one query size a line.  A file with qids keeps them (--group must
+    agree with them); a file with neither is one ranking, as for svm_rank.
+    """
+    def note(text):
+        if verbosity >= 1:
+            _end_open_line()
+            print(f"{program}: note: {text}", file=sys.stderr)
+
+    has_qids = bool(np.any(dataset.qid != 0))
+    explicit = group_path is not None
+    group_path = group_path if explicit else group_sidecar(path)
+    if group_path is None:
+        if not has_qids and dataset.n_documents > 1 and program == "rank_learn":
+            # (rank_classify scores such a file as svm_rank_classify does, without a word)
+            note(f"{path} has no qids and no {path}.query or {path}.group file: its "
+                 f"{dataset.n_documents} documents are one ranking")
+        return dataset
+    if has_qids and not explicit:
+        note(f"{path} has qids: {group_path} is not used")
+        return dataset
+    sizes = read_group_file(group_path)
+    if int(sizes.sum()) != dataset.n_documents:
+        raise InputError(group_path, None, f"the group sizes add up to {int(sizes.sum())} "
+                                           f"documents, but {path} has {dataset.n_documents}")
+    qid = group_to_qid(sizes, dataset.n_documents)
+    if has_qids:
+        if not np.array_equal(np.diff(dataset.query_starts()), sizes):
+            raise InputError(group_path, None, f"the group sizes do not match the qids of {path}")
+        return dataset
+    note(f"{path}: {len(sizes)} queries from {group_path}")
+    return dataclasses.replace(dataset, qid=qid)
 
 
 # ---------------------------------------------------------------- rank_learn
@@ -373,7 +419,8 @@ def _learn(argv):
             print(f"rank_learn: note: {note}", file=sys.stderr)
 
     _progress("Reading training examples...", verbosity, end="")
-    dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity)
+    dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity,
+                    options.get("group"))
     _progress("done", verbosity)
     n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
@@ -424,7 +471,8 @@ def _classify(argv):
     _progress(_svmlight_read_model(model), svmlight_verbosity, end="")
     _progress("done.", verbosity)
     _progress("Reading test examples...", verbosity, end="")
-    dataset = _load(test_path, verbosity, "rank_classify", svmlight_verbosity)
+    dataset = _load(test_path, verbosity, "rank_classify", svmlight_verbosity,
+                    options.get("group"))
     _progress("done.", verbosity)
     _progress("Classifying test examples...", verbosity, end="")
     start = time.process_time()
