@@ -55,7 +55,9 @@ Learning options:
          --erfc fast|direct, --erfc-eps float
                      -> rankncg: fast erfc transform (default, accuracy
                         1e-6) or the exact O(m^2) gradient
-         -p [1,2]    -> accepted; rankfast's learners fix their own loss
+         -p [1,2]    -> 1 with the default learner: svm_rank's own objective,
+                        the L1 hinge (-a svmrank, with a note); otherwise
+                        accepted, as rankfast's learners fix their own loss
          -o 2        -> accepted (margin rescaling, svm_rank's default);
                         -o 1 (slack rescaling) is refused, as svm_rank
                         fails on it

@@ -44,10 +44,18 @@ def _rankncg(options):
     return learner
 
 
-LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy": _greedy}
+def _svmrank(options):
+    from .svmrank import RankSVML1
+    return RankSVML1(C=_single_c(options, "svmrank"), loss=options.get("loss", 1),
+                     tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100000))
+
+
+LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy": _greedy,
+            "svmrank": _svmrank}
 
 # Options that only some learners use (-k is handled with the QP solver's flags).
-LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls"), "-#": ("prsvm", "rankncg", "rankrls"),
+LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
+                   "-#": ("prsvm", "rankncg", "rankrls", "svmrank"),
                    "--erfc": ("rankncg",), "--erfc-eps": ("rankncg",)}
 
 
@@ -68,11 +76,15 @@ def make_learner(options, given):
     """
     notes = []
     algorithm = _learner_name(options.get("algorithm", "prsvm"), notes)
+    if options.get("slack_norm") == 1 and "-a" not in given:
+        algorithm = "svmrank"
+        notes.append("-p 1: training svm_rank's own objective, the L1 hinge (-a svmrank)")
     if options.get("rescaling") == 1:
         raise UsageError("-o 1 (slack rescaling) is not available for ranking "
                          "(svm_rank_learn fails on it too); use -o 2")
     for flag in ("-p", "-o"):
-        if flag in given:
+        if flag in given and not (flag == "-p" and algorithm == "svmrank"
+                                  and options.get("slack_norm") == 1):
             notes.append(f"{flag} has no effect: {algorithm} fixes its own loss")
     ignored = list(dict.fromkeys(flag for flag in given if flag in QP_ONLY_OPTIONS and
                                  not (flag == "-k" and algorithm == "greedy")))
