@@ -5,7 +5,9 @@ the start-up time of what it uses.
 """
 import difflib
 
-from .errors import UsageError
+import numpy as np
+
+from .errors import InputError, UsageError
 
 # Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored
 # (-k is also greedy's number of features, and used as that with -a greedy).
@@ -110,6 +112,7 @@ def make_learner(options, given):
     from .model import KernelParams
     params = KernelParams(kernel, options.get("degree", 3), options.get("gamma", 1.0),
                           options.get("coef_lin", 1.0), options.get("coef_const", 1.0))
+    notes.extend(_kernel_notes(params))
     try:
         learner = KernelApproxLearner(learner, params, options.get("approx", "nystrom"),
                                       options.get("landmarks", 500), options.get("seed", 0))
@@ -138,3 +141,50 @@ def _learner_name(value, notes):
     notes.append(f"-a {value}: not a learner ({', '.join(LEARNERS)}); taken as "
                  f"svm_rank's alpha file, which rankfast does not write; using prsvm")
     return "prsvm"
+
+
+def _kernel_notes(params):
+    """Notes on kernel parameters that svm_rank accepts but that give no kernel."""
+    notes = []
+    if params.kernel == 2 and params.gamma <= 0:
+        what = ("every kernel value is 1: the model is constant" if params.gamma == 0 else
+                "exp(-g ||a-b||^2) then grows with the distance and is not a kernel")
+        notes.append(f"-g {params.gamma:g}: the RBF kernel needs g > 0; {what}")
+    if params.kernel == 1 and params.degree < 1:
+        what = ("every kernel value is 1: the model is constant" if params.degree == 0 else
+                "(s a*b + r)^d is then not a kernel and is infinite where s a*b + r = 0")
+        notes.append(f"-d {params.degree}: the polynomial kernel needs d >= 1; {what}")
+    return notes
+
+
+def check_storable_features(dataset):
+    """InputError (file and line) for a feature value beyond float32's range.
+
+    svm_rank reads feature values as floats (float32): a larger value is inf
+    there, in its model files (a kernel model's support vectors) and in
+    rank_classify's scores, so rank_learn refuses it before training.
+    """
+    data = dataset.X.data
+    with np.errstate(over="ignore"):
+        beyond = np.isinf(data.astype(np.float32))
+    if beyond.any():
+        k = int(np.argmax(beyond))
+        row = int(np.searchsorted(dataset.X.indptr, k, side="right")) - 1
+        raise InputError(dataset.path, int(dataset.line[row]),
+                         f"feature {int(dataset.X.indices[k]) + 1}:{data[k]:g} is beyond the "
+                         f"float range of svm_rank's model files and scores (3.4e38): "
+                         f"rescale the features")
+
+
+def model_notes(model, dataset, options):
+    """Notes on a trained model: an all-zero model although there are pairs to order (C too small)."""
+    from .metrics import swapped_pairs
+    values = model.alphas if hasattr(model, "alphas") else model.weights
+    if np.any(values):
+        return []
+    _, pairs = swapped_pairs(np.zeros(dataset.n_documents), dataset.y, dataset.qid)
+    if not pairs.sum():
+        return []                       # nothing to learn: zero is the right model
+    c = model.metadata.get("C") or ",".join(f"{c:g}" for c in options.get("C", [0.01]))
+    return [f"the model is all zero (every document scores 0): C = {c} is too small for "
+            f"these features; use a larger -c"]
