@@ -211,6 +211,21 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     ------
     InputError
         The file cannot be opened or a line is malformed (file, line, token).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rankfast import load_svmlight
+    >>> path = os.path.join(tempfile.mkdtemp(), "train.dat")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("2 qid:1 1:0.5 3:1 # doc a\\n0 qid:1 2:1\\n1 qid:2 1:0.25\\n")
+    >>> data = load_svmlight(path)
+    >>> data.X.toarray()
+    array([[0.5 , 0.  , 1.  ],
+           [0.  , 1.  , 0.  ],
+           [0.25, 0.  , 0.  ]])
+    >>> data.y, data.qid
+    (array([2., 0., 1.]), array([1, 1, 2]))
     """
     parts = []
     line_offset = 0
@@ -350,6 +365,21 @@ def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stre
         File to write (atomically); or give an open text ``stream``.
     comments : list of str, optional
         Text written after '#' on each line.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import io
+    >>> import numpy as np
+    >>> from rankfast import dump_svmlight
+    >>> out = io.StringIO()
+    >>> dump_svmlight(np.array([[0.5, 0.0], [0.0, 2.0]]), [1, 0], [3, 3], stream=out)
+    >>> print(out.getvalue(), end="")
+    1 qid:3 1:0.5
+    0 qid:3 2:2
     """
     from .files import atomic_output
     if isinstance(dataset_or_X, Dataset):
@@ -437,8 +467,22 @@ def group_to_qid(sizes, n_documents):
 def read_group_file(path):
     """Group sizes from a LightGBM / XGBoost ``.query`` / ``.group`` file, one size a line.
 
-    Blank lines are skipped.  Raises InputError naming the file and line of
-    anything that is not a positive integer.
+    Blank lines are skipped.
+
+    Parameters
+    ----------
+    path : str
+        The group file (gzip, bzip2 and xz are read transparently).
+
+    Returns
+    -------
+    ndarray of int64
+        The sizes, in file order.
+
+    Raises
+    ------
+    InputError
+        A line that is not a positive integer (file and line named).
 
     Examples
     --------
@@ -465,7 +509,23 @@ def read_group_file(path):
 
 
 def group_sidecar(path):
-    """``path + '.query'`` or ``path + '.group'`` if one exists beside a data file, else None."""
+    """``path + '.query'`` or ``path + '.group'`` if one exists beside a data file, else None.
+
+    Parameters
+    ----------
+    path : str
+        The data file ('-', standard input, has none).
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> from rankfast.data import group_sidecar
+    >>> group_sidecar("-") is None
+    True
+    """
     from pathlib import Path
     if path == "-":
         return None

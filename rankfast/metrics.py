@@ -42,9 +42,23 @@ def _sorted_by_score(scores, group, n_groups):
 def swapped_pairs(scores, labels, qid):
     """Per-query counts of swapped pairs and of all pairs, in O(n log n).
 
+    Parameters
+    ----------
+    scores, labels, qid : array_like, shape (n_documents,)
+        Predicted scores, relevance labels and query ids.
+
     Returns
     -------
     swapped, pairs : ndarray of int64, one entry per query (order of first appearance)
+
+    Examples
+    --------
+    >>> from rankfast.metrics import swapped_pairs
+    >>> scores = [0.9, 0.1, 0.5, 0.3, 0.8]
+    >>> labels = [2, 0, 1, 1, 0]
+    >>> qid = [1, 1, 1, 2, 2]
+    >>> swapped_pairs(scores, labels, qid)
+    (array([0, 1]), array([3, 1]))
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.float64)
@@ -60,13 +74,49 @@ def swapped_pairs(scores, labels, qid):
 
 
 def swapped_fraction(scores, labels, qid):
-    """svm_rank_classify's per-query loss: swapped pairs / pairs (0 for a query without pairs)."""
+    """svm_rank_classify's per-query loss: swapped pairs / pairs (0 for a query without pairs).
+
+    Parameters
+    ----------
+    scores, labels, qid : array_like, shape (n_documents,)
+
+    Returns
+    -------
+    ndarray of float64, one entry per query (order of first appearance)
+
+    Examples
+    --------
+    >>> from rankfast.metrics import swapped_fraction
+    >>> scores = [0.9, 0.1, 0.5, 0.3, 0.8]
+    >>> labels = [2, 0, 1, 1, 0]
+    >>> qid = [1, 1, 1, 2, 2]
+    >>> swapped_fraction(scores, labels, qid)
+    array([0., 1.])
+    """
     swapped, pairs = swapped_pairs(scores, labels, qid)
     return np.divide(swapped, pairs, out=np.zeros(len(pairs)), where=pairs > 0)
 
 
 def pairwise_accuracy(scores, labels, qid):
-    """Fraction of all pairs (pooled over queries) ranked strictly right; nan without pairs."""
+    """Fraction of all pairs (pooled over queries) ranked strictly right; nan without pairs.
+
+    Parameters
+    ----------
+    scores, labels, qid : array_like, shape (n_documents,)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from rankfast.metrics import pairwise_accuracy
+    >>> scores = [0.9, 0.1, 0.5, 0.3, 0.8]
+    >>> labels = [2, 0, 1, 1, 0]
+    >>> qid = [1, 1, 1, 2, 2]
+    >>> pairwise_accuracy(scores, labels, qid)
+    0.75
+    """
     swapped, pairs = swapped_pairs(scores, labels, qid)
     total = pairs.sum()
     return float(1.0 - swapped.sum() / total) if total else float("nan")
@@ -86,6 +136,18 @@ def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False,
         Leave queries without a relevant document out (instead of scoring 0).
     convention : {"letor", "standard"}
         "letor": LETOR 4.0's script; "standard": discount 1/log2(1 + p).
+
+    Returns
+    -------
+    float, or ndarray of float64 with ``per_query``
+
+    Examples
+    --------
+    >>> from rankfast.metrics import ndcg
+    >>> ndcg([0.9, 0.1, 0.5], [2, 0, 1], [1, 1, 1], k=None)   # ideal order: 1 by any convention
+    1.0
+    >>> ndcg([0.9, 0.1, 0.5, 0.3], [2, 0, 1, 0], [1, 1, 1, 2], k=None, per_query=True)
+    array([1., 0.])
     """
     if convention not in ("letor", "standard"):
         raise ValueError(f"unknown NDCG convention {convention!r}")
@@ -114,7 +176,29 @@ def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
 
 
 def mean_average_precision(scores, labels, qid, per_query=False, skip_no_relevant=False):
-    """MAP with label > 0 relevant (LETOR 4.0 convention; see the module docstring)."""
+    """MAP with label > 0 relevant (LETOR 4.0 convention; see the module docstring).
+
+    Parameters
+    ----------
+    scores, labels, qid : array_like, shape (n_documents,)
+    per_query : bool
+        Return the array of per-query values instead of the mean.
+    skip_no_relevant : bool
+        Leave queries without a relevant document out (instead of scoring 0).
+
+    Returns
+    -------
+    float, or ndarray of float64 with ``per_query``
+
+    Examples
+    --------
+    >>> from rankfast.metrics import mean_average_precision
+    >>> scores = [0.9, 0.1, 0.5, 0.3, 0.8]
+    >>> labels = [2, 0, 1, 1, 0]
+    >>> qid = [1, 1, 1, 2, 2]
+    >>> mean_average_precision(scores, labels, qid, per_query=True)
+    array([1. , 0.5])
+    """
     labels = np.asarray(labels, dtype=np.float64)
     group, n_groups = query_index(qid)
     order, starts = _sorted_by_score(scores, group, n_groups)

@@ -382,6 +382,16 @@ class RankNCG(LinearRanker):
     weights_ : ndarray of float64
         Their weights.
     result_ : NCGResult
+
+    Examples
+    --------
+    >>> from rankfast.rankncg import RankNCG
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y = [2, 1, 0, 0, 1]                     # relevance: higher is better
+    >>> qid = [7, 7, 7, 8, 8]                   # or group=[3, 2]
+    >>> scores = RankNCG(C=1.0).fit(X, y, qid).predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
     """
 
     name = "rankncg"

@@ -118,6 +118,16 @@ class RankRLS(LinearRanker):
         The solver used ("dense" or "cg").
     cg_iterations_, residual_ : int, float
         cg only: iterations and final relative residual.
+
+    Examples
+    --------
+    >>> from rankfast.rankrls import RankRLS
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y = [2, 1, 0, 0, 1]                     # relevance: higher is better
+    >>> qid = [7, 7, 7, 8, 8]                   # or group=[3, 2]
+    >>> scores = RankRLS(C=1.0).fit(X, y, qid).predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
     """
 
     name = "rankrls"
@@ -283,6 +293,17 @@ class GreedyRankRLS(LinearRanker):
         in selection order).
     feature_ids_, weights_ : ndarray
         The selected features (increasing ids) and their final weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast.rankrls import GreedyRankRLS
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 5))
+    >>> y = 3 * X[:, 2] - X[:, 4] + 0.1 * rng.normal(size=60)    # only features 3 and 5 matter
+    >>> ranker = GreedyRankRLS(C=10.0, k=2).fit(X, y, group=[15, 15, 15, 15])
+    >>> ranker.selected_                                         # 1-based, in selection order
+    array([3, 5])
     """
 
     name = "greedy"

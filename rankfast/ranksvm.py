@@ -139,6 +139,24 @@ class RankSVM(LinearRanker):
     weights_ : ndarray of float64
         Their weights.
     result_ : rankfast.newton.NewtonResult
+    coef_ : ndarray, shape (n_features_in_,)
+        Every feature's weight, dense.
+    n_features_in_ : int
+        Width of the training X.
+    feature_names_in_ : ndarray of str
+        Column names, when X was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> from rankfast.ranksvm import RankSVM
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y = [2, 1, 0, 0, 1]                     # relevance: higher is better
+    >>> qid = [7, 7, 7, 8, 8]                   # or group=[3, 2]
+    >>> ranker = RankSVM(C=1.0).fit(X, y, qid)
+    >>> scores = ranker.predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
+    >>> model = ranker.to_model()                   # for rankfast.write_model / rank_classify
     """
 
     name = "prsvm"

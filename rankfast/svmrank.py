@@ -288,6 +288,15 @@ class RankSVML1(LinearRanker):
         Their weights.
     result_ : CuttingPlaneResult
         Objective, lower bound and certified gap reached.
+
+    Examples
+    --------
+    >>> from rankfast.svmrank import RankSVML1
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y, qid = [2, 1, 0, 0, 1], [7, 7, 7, 8, 8]
+    >>> scores = RankSVML1(C=1.0).fit(X, y, qid).predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
     """
 
     name = "svmrank"
