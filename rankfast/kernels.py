@@ -57,9 +57,9 @@ from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .data import mostly_dense, with_width
 from .errors import InputError
 from .linear import check_training_input
-from .model import KernelModel, KernelParams, _format_metadata, _num, _parse_metadata
+from .model import (RFF_VERSION_LINE, KernelModel, KernelParams, _format_metadata, _num,
+                    _parse_metadata)
 
-RFF_VERSION_LINE = "rankfast RFF model V1"
 # Ω is dense, one value per random feature and feature index, held in memory and
 # written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).
 RFF_MAX_VALUES = 1 << 28

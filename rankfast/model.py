@@ -37,6 +37,7 @@ from .errors import InputError
 from .files import atomic_output, open_binary
 
 VERSION_LINE = "SVM-light Version V6.20"
+RFF_VERSION_LINE = "rankfast RFF model V1"      # rankfast.kernels' random Fourier model files
 KERNEL_NAMES = {0: "linear", 1: "polynomial", 2: "rbf", 3: "sigmoid", 4: "custom"}
 _HEADER = (
     "{kernel} # kernel type\n"
@@ -305,8 +306,8 @@ def read_model(path):
         except (OSError, EOFError, ValueError) as exc:
             raise InputError(path, None, f"cannot read: {exc}") from None
     first = raw.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-    from .kernels import RFF_VERSION_LINE, parse_rff_model
     if first == RFF_VERSION_LINE:
+        from .kernels import parse_rff_model      # the estimators (and scikit-learn) only then
         return parse_rff_model(raw.decode("utf-8", "replace"), path)
     if first != VERSION_LINE:
         raise InputError(path, 1, f"not an SVM-light V6.20 model file "
