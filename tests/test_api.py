@@ -19,10 +19,12 @@ from rankfast.model import KernelParams
 from rankfast.rankncg import RankNCG
 from rankfast.rankrls import GreedyRankRLS, RankRLS
 from rankfast.ranksvm import RankSVM
+from rankfast.svmrank import RankSVML1
 
 RBF = KernelParams(kernel=2, gamma=0.5)
 ESTIMATORS = {
     "RankSVM": lambda: RankSVM(C=1.0),
+    "RankSVML1": lambda: RankSVML1(C=1.0),
     "RankNCG": lambda: RankNCG(C=1.0),
     "RankRLS": lambda: RankRLS(C=1.0),
     "GreedyRankRLS": lambda: GreedyRankRLS(C=1.0, k=2),

@@ -22,6 +22,7 @@ from rankfast.model import KernelParams  # noqa: E402
 from rankfast.rankncg import RankNCG  # noqa: E402
 from rankfast.rankrls import GreedyRankRLS, RankRLS  # noqa: E402
 from rankfast.ranksvm import RankSVM  # noqa: E402
+from rankfast.svmrank import RankSVML1  # noqa: E402
 
 RBF = KernelParams(kernel=2, gamma=0.5)
 
@@ -44,7 +45,7 @@ def test_not_fitted_error_is_scikit_learns():
 
 
 @pytest.mark.parametrize("estimator", [
-    RankSVM(C=0.5), RankNCG(C=0.5), RankRLS(C=[0.1, 1.0]), GreedyRankRLS(k=2),
+    RankSVM(C=0.5), RankSVML1(C=0.5), RankNCG(C=0.5), RankRLS(C=[0.1, 1.0]), GreedyRankRLS(k=2),
     KernelApproxLearner(RankRLS(C=2.0), RBF, landmarks=20), NystroemMap(RBF, landmarks=5),
     RandomFourierMap(RBF, components=7)], ids=lambda e: type(e).__name__)
 def test_clone_keeps_parameters(estimator):
@@ -185,7 +186,7 @@ def _expected_failed(estimator):
 
 
 @parametrize_with_checks(
-    [RankSVM(), RankNCG(), RankRLS(), GreedyRankRLS(k=2),
+    [RankSVM(), RankSVML1(), RankNCG(), RankRLS(), GreedyRankRLS(k=2),
      KernelApproxLearner(landmarks=20), KernelApproxLearner(approx="rff", landmarks=20),
      NystroemMap(landmarks=10), RandomFourierMap(components=10)],
     expected_failed_checks=_expected_failed)
