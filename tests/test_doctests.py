@@ -60,7 +60,11 @@ def test_estimators_have_numpydoc_sections(estimator):
 
 
 def test_readme_python_snippets_run_from_any_directory(tmp_path):
-    """Every ```python block of the README, run in an empty directory."""
+    """Every self-contained ```python block of the README, run in an empty directory.
+
+    A block that connects to a running cluster (``Client("tcp://HOST:...")``) needs one
+    and is left out (rankfast.dask's tests start their own).
+    """
     import re
     import subprocess
     import sys
@@ -69,6 +73,8 @@ def test_readme_python_snippets_run_from_any_directory(tmp_path):
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     assert blocks
     for block in blocks:
+        if 'Client("tcp://' in block:
+            continue
         if "sklearn" in block:
             pytest.importorskip("sklearn")
         done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True,
