@@ -18,7 +18,7 @@ import importlib
 import importlib.machinery
 import os
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 try:
     from . import _svmlight  # noqa: F401  (compiled kernels present and loadable?)

@@ -49,10 +49,12 @@ def _greedy(options):
 
 def _rankncg(options):
     from .rankncg import RankNCG
-    return RankNCG(C=_c(options), loss=options.get("loss", 1),
-                   tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
-                   erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"),
-                   **_cv(options))
+    learner = RankNCG(C=_c(options), loss=options.get("loss", 1),
+                      tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
+                      erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"),
+                      **_cv(options))
+    learner.check_parameters()                   # before the data is read
+    return learner
 
 
 def _svmrank(options):
@@ -138,10 +140,13 @@ def make_learner(options, given):
     for gamma in gammas:
         notes.extend(_kernel_notes(dataclasses.replace(params, gamma=gamma)))
     try:                                         # every gamma's parameters checked now
-        learner = [KernelApproxLearner(learner, dataclasses.replace(params, gamma=gamma),
-                                       options.get("approx", "nystrom"),
-                                       options.get("landmarks", 500), options.get("seed", 0))
-                   for gamma in gammas][0]
+        kernel_learners = [KernelApproxLearner(learner, dataclasses.replace(params, gamma=gamma),
+                                               options.get("approx", "nystrom"),
+                                               options.get("landmarks", 500), options.get("seed", 0))
+                           for gamma in gammas]
+        for each in kernel_learners:
+            each.check_parameters()
+        learner = kernel_learners[0]
     except ValueError as exc:
         raise UsageError(f"-t {kernel}: {exc}") from None
     if len(gammas) > 1:

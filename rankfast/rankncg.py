@@ -64,6 +64,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _erfc
+from .compat import check_is_fitted
 from .data import mostly_dense
 from .erfc import erfc_parameters
 from .errors import UsageError
@@ -389,6 +390,16 @@ class RankNCG(LinearRanker):
         The C of the model.
     cv_result_ : rankfast.model_selection.CVResult or None
         With a list of C: the cross-validation table.
+
+    Examples
+    --------
+    >>> from rankfast.rankncg import RankNCG
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y = [2, 1, 0, 0, 1]                     # relevance: higher is better
+    >>> qid = [7, 7, 7, 8, 8]                   # or group=[3, 2]
+    >>> scores = RankNCG(C=1.0).fit(X, y, qid).predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
     """
 
     name = "rankncg"
@@ -396,27 +407,50 @@ class RankNCG(LinearRanker):
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
                  cv=None, cv_metric="ndcg@10", cv_rule="best", cv_convention="letor",
                  random_state=0):
-        if erfc not in ("fast", "direct"):
-            raise UsageError(f"--erfc must be 'fast' or 'direct', not {erfc!r}")
-        if isinstance(erfc_eps, bool) or not 0.0 < erfc_eps < 1.0:
-            raise UsageError(f"--erfc-eps must lie in (0, 1), not {erfc_eps!r}")
-        if loss not in (1, 2):
-            raise UsageError(f"-l must be 1 or 2, not {loss!r}")
-        try:
-            c_grid(C)                                # a positive number or a list of them
-        except UsageError:
-            raise UsageError(f"-c must be positive, not {C!r}") from None
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.erfc_eps, self.erfc = erfc_eps, erfc
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
-    def fit(self, X, y, qid, log=None):
-        """Train on documents X (n × d, dense or sparse), labels y and query ids qid.
+    def check_parameters(self):
+        """UsageError naming the rank_learn flag of a parameter out of range (fit calls it)."""
+        if self.erfc not in ("fast", "direct"):
+            raise UsageError(f"--erfc must be 'fast' or 'direct', not {self.erfc!r}")
+        if isinstance(self.erfc_eps, bool) or not 0.0 < self.erfc_eps < 1.0:
+            raise UsageError(f"--erfc-eps must lie in (0, 1), not {self.erfc_eps!r}")
+        if self.loss not in (1, 2):
+            raise UsageError(f"-l must be 1 or 2, not {self.loss!r}")
+        try:
+            c_grid(self.C)                           # a positive number or a list of them
+        except UsageError:
+            raise UsageError(f"-c must be positive, not {self.C!r}") from None
+
+    def fit(self, X, y, qid=None, group=None, log=None):
+        """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, the chosen value (``C_``, by rankfast.model_selection.
         select_c) is trained on all the data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
         """
+        self.check_parameters()
+        X, y, qid = self._fit_input(X, y, qid, group)
         grid = c_grid(self.C)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
@@ -440,6 +474,7 @@ class RankNCG(LinearRanker):
     def fit_path(self, X, y, qid, Cs):
         """Fitted copies for each C of Cs (ascending), each CG run started at the previous optimum."""
         from .model_selection import fitted_linear
+        X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
         X, y, starts, used = training_arrays(X, y, qid)
         w = np.zeros(X.shape[1])
         for C in Cs:
@@ -450,6 +485,7 @@ class RankNCG(LinearRanker):
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""
+        check_is_fitted(self)
         grid = c_grid(self.C)
         options = {"C": self.C_, "l": self.loss, "e": self.tol, "erfc": self.erfc, "grid": grid}
         if self.erfc == "fast":

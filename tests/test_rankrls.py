@@ -1,5 +1,5 @@
 """RankRLS, its C path with exact leave-query-out CV and greedy RankRLS, against closed
-forms and the slow twins of rankfast._reference (cross-validation itself: test_model_selection)."""
+forms and the slow twins of reference_impl (cross-validation itself: test_model_selection)."""
 import resource
 import tracemalloc
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _rankrls, _reference, metrics, rankrls
-from rankfast.cli import learn_main
+from rankfast import _rankrls, metrics, rankrls
+import reference_impl as _reference
 from rankfast.errors import UsageError
 from rankfast.model import read_model, write_model
 from rankfast.rankrls import (GreedyRankRLS, RankRLS, available_memory, centred,
