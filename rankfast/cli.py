@@ -31,6 +31,9 @@ General options:
                         the lines svm_rank's svm_light prints while reading
                         the examples and writing the model (its QP solver's
                         lines have no counterpart here)
+         -j, --threads int
+                     -> threads (default 0: every core this process may use);
+                        the model file is the same for any number
 Learning options:
          -a algo     -> learner (default prsvm): {learners}
                         (in any case). svm_rank's -a FILE (write the alphas
@@ -94,6 +97,8 @@ Options:
                         conventions: a query with fewer than k documents
                         scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
+         -j, --threads int -> threads (default 0: every core this process may
+                        use); reading and scoring are still sequential
 """
 
 NOTE_BLOCK = ("NOTE: The loss reported above is the fraction of swapped pairs averaged over\n"
@@ -176,11 +181,13 @@ LEARN_OPTIONS = {
     "--approx": ("approx", _text), "--landmarks": ("landmarks", _at_least(1)),
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
+    "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
 }
 
 CLASSIFY_OPTIONS = {
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
     "--ndcg-at": ("ndcg_at", lambda t, f: [_at_least(1)(part, f) for part in t.split(",")]),
+    "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
 }
 CLASSIFY_SWITCHES = {"--metrics": "metrics"}
 

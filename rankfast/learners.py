@@ -87,6 +87,7 @@ def make_learner(options, given):
     if kernel == 4:
         raise UsageError("-t 4 (user-defined kernel) is not supported")
     learner = LEARNERS[algorithm](options)
+    learner.n_jobs = options.get("n_jobs")             # -j: None or 0 = every core
     if kernel == 0:
         for flag in ("--approx", "--landmarks", "--seed"):
             if flag in given:
