@@ -118,3 +118,11 @@ cdef void add_rows(double[:, ::1] partial, Py_ssize_t n_blocks, Py_ssize_t d,
     for b in range(n_blocks):
         for j in range(d):
             out[j] += partial[b, j]
+
+
+def mark_columns(const index_t[::1] indices, char[::1] used):
+    """used[j] = 1 for every column j that occurs in indices (NumPy: used[indices] = 1, no copy)."""
+    cdef Py_ssize_t k
+    with nogil:
+        for k in range(indices.shape[0]):
+            used[indices[k]] = 1

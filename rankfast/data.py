@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _svmlight
+from ._products import mark_columns
 from .errors import InputError
 from .files import open_binary
 
@@ -176,7 +177,9 @@ def compact_columns(X):
     """
     X = sp.csr_matrix(X)
     if X.shape[1] <= 4 * X.nnz + 1024:
-        used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
+        mask = np.zeros(X.shape[1], dtype=np.int8)        # bincount would copy indices to int64
+        mark_columns(X.indices, mask)
+        used = np.flatnonzero(mask)
     else:
         used = np.unique(X.indices)
     if len(used) == X.shape[1]:
