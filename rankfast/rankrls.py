@@ -298,11 +298,10 @@ class GreedyRankRLS(LinearRanker):
         _check_greedy_conditioning(g)
         yh = centred(y[:, None], starts, alpha).ravel()
         C = U / lam
-        columns = DataMatrix(C, n_threads)               # t below: C's columns · x̂_b, threaded
+        M = (U.T @ U) / lam                           # X̂ᵀC (d × d, by syrk): t = c M_b below
         a = yh / lam
         p = yh.copy()
         h = DataMatrix(U, n_threads).rmatvec(yh) / lam
-        row_scale = np.sqrt(np.repeat(alpha, np.diff(starts)))
         errors = np.empty(d)
         current = float(p @ p) / max(Q, 1)
         self.lqo_error_start_ = current
@@ -314,26 +313,29 @@ class GreedyRankRLS(LinearRanker):
         if log is not None:
             log(f"Greedy RankRLS: {d} features, {n} documents, {Q} queries, λ = {lam:.6g}; "
                 f"LQO error without features {current:.8g}", 1)
-        while len(selected) < k_max:
+        if k_max > 0:
             _rankrls.lqo_errors(C, U, a, p, g, h, starts, errors, chunks, n_threads)
-            errors /= max(Q, 1)
-            errors[selected] = np.inf
-            errors[constant] = np.inf
-            b = int(np.argmin(errors))
-            if self.k == "auto" and not errors[b] < current:
+        while len(selected) < k_max:
+            scores = errors / max(Q, 1)
+            scores[selected] = np.inf
+            scores[constant] = np.inf
+            b = int(np.argmin(scores))
+            if self.k == "auto" and not scores[b] < current:
                 if log is not None:
                     log(f"Greedy RankRLS: stop, the best candidate (feature {used[b] + 1}) "
-                        f"gives LQO error {errors[b]:.8g} >= {current:.8g}", 1)
+                        f"gives LQO error {scores[b]:.8g} >= {current:.8g}", 1)
                 break
             c = 1.0 / (1.0 + g[b])
-            xb = _centred_column(X, b, starts, row_scale)
-            t = c * columns.rmatvec(xb)
+            t = c * M[b]                              # c X̂_bᵀC, no pass over C
+            h_next, g_next = h - h[b] * t, g - t * t / c
+            # one pass: the update, and (unless this is the last step) the next errors
+            score_next = () if len(selected) + 1 == k_max else (g_next, h_next, errors)
             _rankrls.add_feature(C, U, a, p, C[:, b].copy(), U[:, b].copy(), t, c, c * h[b],
-                                starts, chunks, n_threads)
-            h -= h[b] * t
-            g -= t * t / c
+                                 starts, chunks, n_threads, *score_next)
+            M -= np.outer(M[:, b], t)                 # X̂ᵀC after C ← C − C_b tᵀ
+            h, g = h_next, g_next
             selected.append(b)
-            current = float(errors[b])
+            current = float(scores[b])
             lqo.append(current)
             path.append(h[selected].copy())
             if log is not None:
@@ -360,14 +362,15 @@ class GreedyRankRLS(LinearRanker):
 
 def greedy_memory_bytes(n, d):
     """Bytes greedy RankRLS allocates for n documents and d features (see check_greedy_memory)."""
-    return 8 * (2 * n * d + 16 * (n + d))
+    return 8 * (2 * n * d + 2 * d * d + 16 * (n + d))
 
 
 def check_greedy_memory(n, d):
     """Raise ValueError when greedy RankRLS's caches would not fit in available_memory().
 
     The caches C and U are two dense n × d float64 arrays (both are read and
-    updated by every step), besides O(n + d) vectors: greedy_memory_bytes(n, d).
+    updated by every step), besides X̂ᵀC (d × d, and its update) and O(n + d)
+    vectors: greedy_memory_bytes(n, d).
     No check when the memory is unknown.
     """
     needed = greedy_memory_bytes(n, d)
@@ -448,15 +451,6 @@ def _membership(starts):
     """Q × n CSR indicator of the contiguous queries: row q has ones at starts[q]:starts[q+1]."""
     n = int(starts[-1])
     return sp.csr_matrix((np.ones(n), np.arange(n), starts), shape=(len(starts) - 1, n))
-
-
-def _centred_column(X, j, starts, row_scale):
-    """Column j of X̂ (per-query centred, scaled), from X."""
-    x = X[:, j].toarray().ravel() if sp.issparse(X) else np.array(X[:, j], dtype=np.float64)
-    sizes = np.diff(starts)
-    if len(x):
-        x -= np.repeat(np.add.reduceat(x, starts[:-1]) / sizes, sizes)
-    return x * row_scale
 
 
 def _scatter(w, columns, d):
