@@ -39,6 +39,8 @@ def __getattr__(name):
     if name == "erfc_sum":
         from .erfc import erfc_sum
         return erfc_sum
+    if name == "objective":
+        return importlib.import_module(".objectives", __name__).objective
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'rankfast' has no attribute {name!r}")

@@ -62,7 +62,10 @@ def _queries(qid):
 
 
 def swapped_pairs_brute(scores, labels, qid):
-    """Per-query (swapped, pairs): a pair is swapped unless the higher label has the strictly higher score."""
+    """Per-query (swapped, pairs): a pair is swapped unless the higher label has the strictly higher score.
+
+    NaN is one value below every number (rankfast.metrics' rule): it ties NaN.
+    """
     swapped, pairs = [], []
     for docs in _queries(qid):
         ns = npairs = 0
@@ -70,16 +73,21 @@ def swapped_pairs_brute(scores, labels, qid):
             for j in docs:
                 if labels[i] > labels[j]:
                     npairs += 1
-                    if not scores[i] > scores[j]:
+                    if not _score_key(scores[i]) > _score_key(scores[j]):
                         ns += 1
         swapped.append(ns)
         pairs.append(npairs)
     return np.array(swapped, dtype=np.int64), np.array(pairs, dtype=np.int64)
 
 
+def _score_key(score):
+    """A sort key with NaN as one value below every number (-inf included)."""
+    return (0, 0.0) if score != score else (1, score)
+
+
 def _by_decreasing_score(scores, docs):
-    """docs sorted by decreasing score, ties in file order (Python's sort is stable)."""
-    return sorted(docs, key=lambda i: -scores[i])
+    """docs sorted by decreasing score (NaN last), ties in file order (Python's sort is stable)."""
+    return sorted(docs, key=lambda i: _score_key(scores[i]), reverse=True)    # reverse keeps ties' order
 
 
 def ndcg_brute(scores, labels, qid, k, convention="standard"):

@@ -3,18 +3,23 @@
 This is the only module that prints or exits.  Data and model errors print
 one line on stderr and exit 1; usage errors exit 2 (svm_rank exits 0).
 """
+import contextlib
+import errno
 import math
 import os
+import re
+import signal
 import sys
 import time
+import warnings
 
 import numpy as np
 
 from . import __version__, metrics
 from .data import load_svmlight
 from .errors import InputError, RankfastError, UsageError
-from .files import atomic_output
-from .model import KernelModel, LinearModel, read_model, write_model
+from .files import atomic_output, check_output
+from .model import KernelModel, LinearModel, format_model, read_model
 
 LEARN_HELP = """rank_learn {version}: learning to rank, a drop-in for svm_rank_learn
 
@@ -25,8 +30,10 @@ Arguments:
                         .gz, .bz2 and .xz files are read transparently)
          model_file  -> file to store the learned model in (default svm_struct_model)
 General options:
-         -?, --help  -> this help
-         -v [0..3]   -> verbosity level (default 1)
+         -?, --help  -> this help (so is -h without a value: -h int is
+                        svm_rank's QP option, see the end)
+         -v [0..3]   -> verbosity level (default 1; 0 still prints the
+                        training set properties, as svm_rank does)
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
                         the lines svm_rank's svm_light prints while reading
                         the examples and writing the model (its QP solver's
@@ -56,7 +63,9 @@ Learning options:
          --erfc fast|direct, --erfc-eps float
                      -> rankncg: fast erfc transform (default, accuracy
                         1e-6) or the exact O(m^2) gradient
-         -p [1,2]    -> accepted; rankfast's learners fix their own loss
+         -p [1,2]    -> 1 with the default learner: svm_rank's own objective,
+                        the L1 hinge (-a svmrank, with a note); otherwise
+                        accepted, as rankfast's learners fix their own loss
          -o 2        -> accepted (margin rescaling, svm_rank's default);
                         -o 1 (slack rescaling) is refused, as svm_rank
                         fails on it
@@ -88,7 +97,7 @@ Arguments:
          model_file  -> model written by rank_learn or svm_rank_learn
          output_file -> one score per line (default svm_predictions)
 Options:
-         -h, -?, --help -> this help
+         -?, --help  -> this help (and -h: svm_rank_classify has no -h option)
          -v [0..3]   -> verbosity level (default 2)
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
                         the lines svm_rank's svm_light prints while reading
@@ -197,12 +206,17 @@ def parse_args(argv, table, switches, max_positional, program):
 
     A value may also be attached to a one-letter flag (``-c3``).  Returns
     (options, given flags in order, positional arguments).
+
+    ``-?`` and ``--help`` are the help in both programs.  ``-h`` is too where
+    it cannot be svm_rank's: rank_classify has no -h option, and rank_learn's
+    ``-h int`` (svm_rank_learn's QP shrinking setting, which scripts pass) is
+    help only when no value follows it.
     """
     options, given, positional = {}, [], []
     i = 0
     while i < len(argv):
         word = argv[i]
-        if word in ("-?", "--help") or (word == "-h" and "-h" not in table):
+        if word in ("-?", "--help") or (word == "-h" and ("-h" not in table or i + 1 == len(argv))):
             raise _HelpRequested()
         if word == "--":
             positional.extend(argv[i + 1:])
@@ -248,33 +262,102 @@ def _run(program, body, argv, help_text):
 
     numpy's floating-point warnings are off: an overflow that matters ends in
     one of rankfast's own errors (weights not finite, kernel overflows), not
-    in numpy's RuntimeWarning lines.
+    in numpy's RuntimeWarning lines.  Other warnings (scipy's LinAlgWarning)
+    become one note each (_warning_note).  SIGTERM ends the run as Ctrl-C
+    does (temporary files removed), with exit status 143 instead of 130.
     """
+    _reserve_standard_streams()
+    _stdout_error[0] = None
+    with _terminate_as_interrupt(), warnings.catch_warnings():
+        warnings.showwarning = lambda message, *_, **__: _note(program, _warning_note(message))
+        try:
+            with np.errstate(all="ignore"):
+                status = body(argv)
+        except _HelpRequested:
+            _write(help_text() if callable(help_text) else help_text)
+            status = 0
+        except UsageError as exc:
+            _write("")
+            _say(f"{program}: {exc}\nTry '{program} -?' for the list of options.")
+            status = 2
+        except RankfastError as exc:
+            _end_open_line()
+            _say(f"{program}: {exc}")
+            status = 1
+        except MemoryError:
+            _end_open_line()
+            _say(f"{program}: out of memory")
+            status = 1
+        except _Terminated:
+            _end_open_line()
+            _say(f"{program}: terminated")
+            status = 128 + signal.SIGTERM
+        except KeyboardInterrupt:
+            _end_open_line()
+            _say(f"{program}: interrupted")
+            status = 130
+    if _stdout_error[0] is not None:
+        _say(f"{program}: standard output: {_stdout_error[0]}; what followed was not printed")
+    return status
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program stands so that cleanups run as for Ctrl-C."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """Turn SIGTERM into _Terminated while the block runs (main thread only)."""
+    def handler(signum, frame):
+        raise _Terminated()
     try:
-        with np.errstate(all="ignore"):
-            return body(argv)
-    except _HelpRequested:
-        _write(help_text() if callable(help_text) else help_text)
-        return 0
-    except UsageError as exc:
-        _write("")
-        print(f"{program}: {exc}\nTry '{program} -?' for the list of options.", file=sys.stderr)
-        return 2
-    except RankfastError as exc:
-        _end_open_line()
-        print(f"{program}: {exc}", file=sys.stderr)
-        return 1
-    except MemoryError:
-        _end_open_line()
-        print(f"{program}: out of memory", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        _end_open_line()
-        print(f"{program}: interrupted", file=sys.stderr)
-        return 130
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:                       # not the main thread: leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _reserve_standard_streams():
+    """Point closed descriptors 0, 1, 2 at os.devnull.
+
+    A program started with ``>&-`` or ``<&-`` would otherwise get descriptor
+    1 (or 0, 2) for the next file it opens, and anything written to "standard
+    output" from C code would land in the model file.  sys.stdin / sys.stdout
+    stay None: reading '-' is then an error ("standard input is closed") and
+    the output meant for the terminal goes nowhere.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+
+
+def _warning_note(message):
+    """A library warning in a few words and what to change (scipy's come with rcond values)."""
+    text = str(message)
+    if "ill-conditioned" in text:
+        rcond = re.search(r"rcond\s*=\s*([-+.eE0-9]+\d)", text)
+        where = f" (reciprocal condition number {float(rcond.group(1)):.2g})" if rcond else ""
+        return (f"the linear system is ill-conditioned{where}, so the weights may be "
+                f"inaccurate: a smaller -c (more regularisation) or rescaled features avoid it")
+    return text
+
+
+def _note(program, text):
+    _end_open_line()
+    _say(f"{program}: note: {text}")
 
 
 _open_line = [False]
+_stdout_error = [None]      # why standard output failed (other than a closed pipe), if it did
 
 
 def _write(text):
@@ -282,18 +365,42 @@ def _write(text):
 
     ``rank_learn ... | head -1`` closes the pipe while the program still has
     progress to print, but the model or predictions must still be written
-    and the exit status stay 0.  On the first broken pipe the stdout file
-    descriptor is pointed at os.devnull: the rest of the output (and the
-    interpreter's final flush, which would otherwise print "Exception
-    ignored ...") goes nowhere.
+    and the exit status stay 0.  The same holds for a full device
+    (``> /dev/full``), which _run reports in one line at the end, and for a
+    closed stdout (``>&-``, sys.stdout is None).  On the first failure the
+    stdout file descriptor is pointed at os.devnull: the rest of the output
+    (and the interpreter's final flush, which would otherwise print
+    "Exception ignored ...") goes nowhere.
     """
+    if sys.stdout is None:
+        return
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
-    except BrokenPipeError:
+    except OSError as exc:
+        if exc.errno != errno.EPIPE and _stdout_error[0] is None:
+            _stdout_error[0] = exc.strerror or str(exc)
+        _silence(sys.stdout)
+
+
+def _say(text):
+    """One line on stderr; nothing (and no traceback) when stderr is closed or full."""
+    if sys.stderr is None:
+        return
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except OSError:
+        _silence(sys.stderr)
+
+
+def _silence(stream):
+    """Point stream's descriptor at os.devnull (its buffered text is then flushed there)."""
+    with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
         os.close(devnull)
+        stream.flush()
 
 
 def _progress(text, verbosity, level=1, end="\n"):
@@ -355,7 +462,7 @@ def learn_main(argv=None):
 
 
 def _learn(argv):
-    from .learners import make_learner
+    from .learners import check_storable_features, make_learner, model_notes
     options, given, positional = parse_args(argv, LEARN_OPTIONS, {}, 2, "rank_learn")
     if not positional:
         raise UsageError("not enough input parameters: rank_learn [options] example_file [model_file]")
@@ -366,7 +473,8 @@ def _learn(argv):
     learner, notes = make_learner(options, given)
     for note in notes:
         if verbosity >= 1:
-            print(f"rank_learn: note: {note}", file=sys.stderr)
+            _note("rank_learn", note)
+    check_output(model_path)                      # before the work, not after it
 
     _progress("Reading training examples...", verbosity, end="")
     dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity)
@@ -374,6 +482,7 @@ def _learn(argv):
     n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
               f"{dataset.n_documents} examples", verbosity, level=0)
+    check_storable_features(dataset)
 
     def log(text, level=1):
         _progress(text, verbosity, level)
@@ -382,18 +491,35 @@ def _learn(argv):
     try:
         learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
         model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
+        text = format_model(model)
     except ValueError as exc:
         # The learners raise ValueError for data they cannot learn from (too
         # few queries to cross-validate, no document to draw landmarks from,
-        # weights the model file cannot hold): a fault of the training file
-        # (or of its scale), not of the command line.
-        raise InputError(train_path, None, str(exc)) from None
+        # weights the model file cannot hold, numpy's and scipy's linear
+        # algebra failing): a fault of the training file (or of its scale),
+        # not of the command line.  The model is formatted here too, so that
+        # whatever it cannot hold is reported the same way.
+        raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
     _progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
+    for note in model_notes(model, dataset, options):
+        if verbosity >= 1:
+            _note("rank_learn", note)
     _progress("Writing learned model...", verbosity, end="")
-    write_model(model, model_path)
+    with atomic_output(model_path) as out:
+        out.write(text)
     _progress("Writing model file...done", svmlight_verbosity)
     _progress("done", verbosity)
     return 0
+
+
+def _linear_algebra_reason(exc):
+    """A learner's ValueError as the user should read it: numpy's and scipy's own words explained."""
+    text = str(exc)
+    if isinstance(exc, np.linalg.LinAlgError) or "must not contain infs or NaNs" in text:
+        return (f"the linear algebra failed ({text.rstrip('.')}): the feature values or the "
+                f"kernel values are too large for it; rescale the features, or use a smaller "
+                f"-c or smaller kernel parameters")
+    return text
 
 
 # ------------------------------------------------------------- rank_classify
@@ -412,6 +538,7 @@ def _classify(argv):
                          "rank_classify [options] example_file model_file [output_file]")
     test_path, model_path = positional[:2]
     output_path = positional[2] if len(positional) > 2 else "svm_predictions"
+    check_output(output_path)                     # before the work, not after it
     verbosity = options.get("verbosity", 2)
     svmlight_verbosity = options.get("svmlight_verbosity", 0)
 

@@ -28,6 +28,8 @@ def open_binary(path):
     """
     with contextlib.ExitStack() as stack:
         if path == "-":
+            if sys.stdin is None:            # started with standard input closed (<&-)
+                raise InputError(path, None, "standard input is closed")
             raw = sys.stdin.buffer
             head = raw.peek(6)[:6]
         else:
@@ -66,17 +68,46 @@ class _Rejoined(io.RawIOBase):
         return self._rest.readinto(buffer)
 
 
+def check_output(path):
+    """Raise the InputError that writing ``path`` would raise, before any work is done.
+
+    A missing or unwritable directory, a directory, a read-only file: each is
+    reported by the programs before they train or classify.  Checked by
+    creating (and at once removing) a temporary file where atomic_output
+    will, so a read-only file system or an ACL counts too.  Nothing is
+    created for outputs written in place (devices, FIFOs): only their
+    permission is checked.
+    """
+    if os.path.isdir(path):
+        raise InputError(path, None, "cannot write: is a directory")
+    if _written_in_place(path):
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            raise InputError(path, None, "cannot write: Permission denied")
+        return
+    target = _replaceable_target(path)
+    fd, tmp = _temporary_beside(path, target)
+    os.close(fd)
+    os.unlink(tmp)
+
+
 @contextlib.contextmanager
 def atomic_output(path, mode="w"):
     """Write ``path`` so that a failed run never leaves it half-written.
 
-    A regular file (or a new one) is written as a temporary file beside it and
-    renamed into place on success; on any exception the temporary file is
-    removed and ``path`` is untouched.  A symbolic link is followed, so the
-    file it points to is replaced and the link stays; an existing file keeps
-    its permission bits.  Anything else (a device such as /dev/stdout, a FIFO,
-    a /proc or /dev/fd path) cannot be replaced and is written in place, as
-    svm_rank writes every output.
+    A regular file (or a new one) is written as a temporary file
+    (``.rankfast-XXXXXX``) beside it, flushed to disk (fsync) and renamed into
+    place on success; on any exception, KeyboardInterrupt included (the
+    programs turn SIGTERM into one), the temporary file is removed and
+    ``path`` is untouched.  A kill that cannot be caught (SIGKILL, a power
+    cut before the rename) can leave the temporary file behind; ``path``
+    itself is then either the old file or the new one, never a mix.
+
+    A symbolic link is followed, so the file it points to is replaced and the
+    link stays.  The rename gives ``path`` a new inode: a hard link's other
+    names keep the old content.  An existing file keeps its permission bits;
+    a read-only one is refused (InputError), not replaced.  Anything else (a
+    device such as /dev/stdout, a FIFO, a /proc or /dev/fd path) cannot be
+    replaced and is written in place, as svm_rank writes every output.
     """
     text = {} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}
     if _written_in_place(path):
@@ -86,14 +117,13 @@ def atomic_output(path, mode="w"):
         except OSError as exc:
             raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
         return
-    target = os.path.realpath(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".rankfast-", dir=os.path.dirname(target))
-    except OSError as exc:
-        raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
+    target = _replaceable_target(path)
+    fd, tmp = _temporary_beside(path, target)
     try:
         with os.fdopen(fd, mode, **text) as out:
             yield out
+            out.flush()
+            os.fsync(out.fileno())             # the data is on disk before the name points to it
         os.chmod(tmp, _mode_of(target))
         os.replace(tmp, target)
     except BaseException as exc:
@@ -102,6 +132,28 @@ def atomic_output(path, mode="w"):
         if isinstance(exc, OSError):          # a full disk, a directory in the way, ...
             raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
         raise
+
+
+def _replaceable_target(path):
+    """The file a rename will replace (symbolic links followed); refuses a read-only one."""
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return target                                       # a new file
+    if stat.S_ISDIR(mode):
+        raise InputError(path, None, "cannot write: is a directory")
+    if not (mode & 0o222 and os.access(target, os.W_OK)):  # root passes access(): look at the bits
+        raise InputError(path, None, "cannot write: the file is read-only")
+    return target
+
+
+def _temporary_beside(path, target):
+    """mkstemp in the target's directory, or the InputError naming ``path``."""
+    try:
+        return tempfile.mkstemp(prefix=".rankfast-", dir=os.path.dirname(target))
+    except OSError as exc:
+        raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
 
 
 def _written_in_place(path):

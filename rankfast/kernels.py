@@ -159,6 +159,10 @@ class NystroemMap:
         with np.errstate(over="ignore", invalid="ignore"):
             K = self.kernel(rows, self._Z)
         if not np.isfinite(K).all():
+            values = [M.data if sp.issparse(M) else M for M in (rows, self._Z)]
+            if any(np.isinf(v.astype(np.float32)).any() for v in values):     # not the parameters
+                raise ValueError("feature values beyond the float range of svm_rank's model "
+                                 "files (3.4e38) make the kernel infinite: rescale the features")
             k = self.kernel
             flags = {1: f"-t 1 -d {k.degree} -s {k.coef_lin:g} -r {k.coef_const:g}",
                      2: f"-t 2 -g {k.gamma:g}",

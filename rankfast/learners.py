@@ -5,7 +5,9 @@ the start-up time of what it uses.
 """
 import difflib
 
-from .errors import UsageError
+import numpy as np
+
+from .errors import InputError, UsageError
 
 # Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored
 # (-k is also greedy's number of features, and used as that with -a greedy).
@@ -42,10 +44,18 @@ def _rankncg(options):
                    erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"))
 
 
-LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy": _greedy}
+def _svmrank(options):
+    from .svmrank import RankSVML1
+    return RankSVML1(C=_single_c(options, "svmrank"), loss=options.get("loss", 1),
+                     tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100000))
+
+
+LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy": _greedy,
+            "svmrank": _svmrank}
 
 # Options that only some learners use (-k is handled with the QP solver's flags).
-LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls"), "-#": ("prsvm", "rankncg", "rankrls"),
+LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
+                   "-#": ("prsvm", "rankncg", "rankrls", "svmrank"),
                    "--erfc": ("rankncg",), "--erfc-eps": ("rankncg",)}
 
 
@@ -66,11 +76,15 @@ def make_learner(options, given):
     """
     notes = []
     algorithm = _learner_name(options.get("algorithm", "prsvm"), notes)
+    if options.get("slack_norm") == 1 and "-a" not in given:
+        algorithm = "svmrank"
+        notes.append("-p 1: training svm_rank's own objective, the L1 hinge (-a svmrank)")
     if options.get("rescaling") == 1:
         raise UsageError("-o 1 (slack rescaling) is not available for ranking "
                          "(svm_rank_learn fails on it too); use -o 2")
     for flag in ("-p", "-o"):
-        if flag in given:
+        if flag in given and not (flag == "-p" and algorithm == "svmrank"
+                                  and options.get("slack_norm") == 1):
             notes.append(f"{flag} has no effect: {algorithm} fixes its own loss")
     ignored = list(dict.fromkeys(flag for flag in given if flag in QP_ONLY_OPTIONS and
                                  not (flag == "-k" and algorithm == "greedy")))
@@ -97,6 +111,7 @@ def make_learner(options, given):
     from .model import KernelParams
     params = KernelParams(kernel, options.get("degree", 3), options.get("gamma", 1.0),
                           options.get("coef_lin", 1.0), options.get("coef_const", 1.0))
+    notes.extend(_kernel_notes(params))
     try:
         learner = KernelApproxLearner(learner, params, options.get("approx", "nystrom"),
                                       options.get("landmarks", 500), options.get("seed", 0))
@@ -124,3 +139,50 @@ def _learner_name(value, notes):
     notes.append(f"-a {value}: not a learner ({', '.join(LEARNERS)}); taken as "
                  f"svm_rank's alpha file, which rankfast does not write; using prsvm")
     return "prsvm"
+
+
+def _kernel_notes(params):
+    """Notes on kernel parameters that svm_rank accepts but that give no kernel."""
+    notes = []
+    if params.kernel == 2 and params.gamma <= 0:
+        what = ("every kernel value is 1: the model is constant" if params.gamma == 0 else
+                "exp(-g ||a-b||^2) then grows with the distance and is not a kernel")
+        notes.append(f"-g {params.gamma:g}: the RBF kernel needs g > 0; {what}")
+    if params.kernel == 1 and params.degree < 1:
+        what = ("every kernel value is 1: the model is constant" if params.degree == 0 else
+                "(s a*b + r)^d is then not a kernel and is infinite where s a*b + r = 0")
+        notes.append(f"-d {params.degree}: the polynomial kernel needs d >= 1; {what}")
+    return notes
+
+
+def check_storable_features(dataset):
+    """InputError (file and line) for a feature value beyond float32's range.
+
+    svm_rank reads feature values as floats (float32): a larger value is inf
+    there, in its model files (a kernel model's support vectors) and in
+    rank_classify's scores, so rank_learn refuses it before training.
+    """
+    data = dataset.X.data
+    with np.errstate(over="ignore"):
+        beyond = np.isinf(data.astype(np.float32))
+    if beyond.any():
+        k = int(np.argmax(beyond))
+        row = int(np.searchsorted(dataset.X.indptr, k, side="right")) - 1
+        raise InputError(dataset.path, int(dataset.line[row]),
+                         f"feature {int(dataset.X.indices[k]) + 1}:{data[k]:g} is beyond the "
+                         f"float range of svm_rank's model files and scores (3.4e38): "
+                         f"rescale the features")
+
+
+def model_notes(model, dataset, options):
+    """Notes on a trained model: an all-zero model although there are pairs to order (C too small)."""
+    from .metrics import swapped_pairs
+    values = model.alphas if hasattr(model, "alphas") else model.weights
+    if np.any(values):
+        return []
+    _, pairs = swapped_pairs(np.zeros(dataset.n_documents), dataset.y, dataset.qid)
+    if not pairs.sum():
+        return []                       # nothing to learn: zero is the right model
+    c = model.metadata.get("C") or ",".join(f"{c:g}" for c in options.get("C", [0.01]))
+    return [f"the model is all zero (every document scores 0): C = {c} is too small for "
+            f"these features; use a larger -c"]

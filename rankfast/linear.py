@@ -178,7 +178,8 @@ def storable_weights(w):
                          f"range: rescale the features")
     if np.any(w != 0) and not np.any(stored != 0):
         raise ValueError(f"every weight (at most {np.abs(w).max():.3g}) is below the model "
-                         f"file's float range: rescale the features")
+                         f"file's float range: C is too small for these features; use a "
+                         f"larger -c (or rescale the features)")
     return stored
 
 

@@ -8,6 +8,11 @@ Conventions
 * A pair is two documents of one query with different labels.  It is
   *swapped* unless the one with the higher label has the strictly higher
   score: ties in score count as swapped, as in svm_rank_classify.
+* A NaN score (a model evaluated where it overflows, 0 * inf) is one value
+  below every number, -inf included: NaN scores tie each other, sort last,
+  and a pair whose higher label scored NaN is swapped.  Every function
+  follows this one rule, so each sweep over sorted scores ends whatever the
+  scores are.
 * NDCG@k and MAP follow, by default, the LETOR 4.0 evaluation script
   (Eval-Score-4.0.pl), so figures compare with published LETOR results:
   gain 2^label − 1 (negative labels count as 0), discount 1 at positions 1
@@ -27,7 +32,7 @@ from .data import query_index
 
 
 def _sorted_by_score(scores, group, n_groups):
-    """Document order by group, then decreasing score, then file position; and group starts."""
+    """Document order by group, then decreasing score (NaN last), then file position; and group starts."""
     n = len(scores)
     order = np.lexsort((np.arange(n), -np.asarray(scores, dtype=np.float64), group))
     starts = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)

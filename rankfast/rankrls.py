@@ -295,7 +295,7 @@ class GreedyRankRLS(LinearRanker):
         chunks = query_chunks(starts)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
         g = np.einsum("ij,ij->j", U, U) / lam
-        _check_greedy_conditioning(g)
+        _check_greedy_conditioning(g, float(self.C))
         yh = centred(y[:, None], starts, alpha).ravel()
         C = U / lam
         M = (U.T @ U) / lam                           # X̂ᵀC (d × d, by syrk): t = c M_b below
@@ -559,17 +559,19 @@ class _NormalEquations:
 GREEDY_MAX_CONDITION = 1e12
 
 
-def _check_greedy_conditioning(g):
-    """ValueError when a feature's within-query spread makes greedy's updates unreliable.
+def _check_greedy_conditioning(g, C):
+    """ValueError when C and a feature's within-query spread make greedy's updates unreliable.
 
-    g holds ‖x̂_j‖²/λ for every feature (greedy's starting diagonal).
+    g holds ‖x̂_j‖²/λ for every feature (greedy's starting diagonal); it grows
+    with C (λ = Q/(2C)), so the message names the C that would pass.
     """
     largest = float(g.max(initial=0.0))
     if largest > GREEDY_MAX_CONDITION:
-        raise ValueError(f"feature values vary too much within queries for greedy RankRLS "
-                         f"(max ||x_j||^2 / lambda = {largest:.3g} > {GREEDY_MAX_CONDITION:g}: "
-                         f"its updates would lose all precision); rescale the features or "
-                         f"use -a rankrls")
+        raise ValueError(f"C = {C:g} is too large for greedy RankRLS on these features "
+                         f"(max ||x_j||^2 / lambda = {largest:.3g} > {GREEDY_MAX_CONDITION:g}, "
+                         f"lambda = Q/(2C): its updates would lose all precision); use "
+                         f"-c {C * GREEDY_MAX_CONDITION / largest:.2g} or less, rescale the "
+                         f"features, or use -a rankrls")
 
 
 def _check_regularisation(Q, Cs):

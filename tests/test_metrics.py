@@ -26,6 +26,14 @@ def metric_cases():
                 np.array([5, 2, 2, 9, 2])))
     out.append((np.array([1.0]), np.array([3.0]), np.array([4])))
     out.append((np.array([0.0, 0.0, 0.0]), np.array([2.0, 0.0, 1.0]), np.array([1, 1, 1])))
+    # NaN scores (one value, below every number, -inf included) among ties and infinities
+    for trial in range(4):
+        n = int(rng.integers(2, 40))
+        qid = rng.integers(1, 4, size=n)
+        labels = rng.integers(0, 3, size=n).astype(np.float64)
+        scores = rng.choice([np.nan, -np.inf, -1.0, 0.0, 0.5, np.inf], size=n)
+        out.append((scores, labels, qid))
+    out.append((np.full(5, np.nan), np.array([0.0, 1.0, 2.0, 1.0, 0.0]), np.ones(5)))
     return out
 
 
@@ -106,3 +114,14 @@ def test_pairwise_accuracy_and_svm_rank_loss():
     assert metrics.pairwise_accuracy(scores, labels, qid) == pytest.approx(2 / 4)
     np.testing.assert_allclose(metrics.swapped_fraction(scores, labels, qid), [1 / 3, 1.0])
     assert np.isnan(metrics.pairwise_accuracy(scores, np.zeros(5), qid))
+
+
+def test_nan_scores_rank_below_every_number():
+    """NaN ties NaN and sorts last; pairwise_accuracy([nan], [1], [1]) ends (it hung)."""
+    nan, inf = np.nan, np.inf
+    assert np.isnan(metrics.pairwise_accuracy([nan], [1], [1]))             # no pair
+    assert metrics.pairwise_accuracy([nan, nan], [1, 0], [1, 1]) == 0.0     # a tie: swapped
+    assert metrics.pairwise_accuracy([-inf, nan], [1, 0], [1, 1]) == 1.0    # -inf above NaN
+    assert metrics.pairwise_accuracy([nan, -inf], [1, 0], [1, 1]) == 0.0
+    assert metrics.ndcg([nan, 0.0], [1, 0], [1, 1], k=None, convention="standard") < 1.0
+    assert metrics.mean_average_precision([0.0, nan], [1, 0], [1, 1]) == 1.0

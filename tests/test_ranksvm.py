@@ -224,6 +224,6 @@ def test_an_overflowing_run_prints_one_line_and_no_numpy_warnings(tmp_path):
                           "sys.exit(learn_main())", "-v", "0", str(data), str(tmp_path / "m")],
                          capture_output=True, text=True)
     assert run.returncode == 1
-    assert run.stderr.strip().splitlines() == [f"rank_learn: {data}: training diverged: the "
-                                               f"weights are not finite (feature values, labels "
-                                               f"or C too large?)"]
+    assert run.stderr.strip().splitlines() == [f"rank_learn: {data}:1: feature 1:1e+150 is beyond "
+                                               f"the float range of svm_rank's model files and "
+                                               f"scores (3.4e38): rescale the features"]

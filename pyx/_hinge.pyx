@@ -1,0 +1,173 @@
+"""Kernels of the L1-hinge RankSVM (svm_rank's objective): the pairwise hinge
+loss with its subgradient in O(n log L) without forming pairs, and the small
+simplex-constrained QP of the cutting-plane dual.
+
+Conventions as in _prsvm: query q holds the documents order[starts[q]:starts[q+1]]
+listed by increasing score; rank holds label ranks 0 .. n_levels - 1 (higher is
+more relevant).  A pair (i, j) of one query with rank_i > rank_j is active iff
+scores[j] > scores[i] - 1.0 (a pair at margin exactly 1 has zero loss either way;
+svm_rank's find_most_violated_constraint draws the same line).
+"""
+from libc.stdint cimport int64_t
+from libc.stdlib cimport calloc, free
+
+
+cdef struct CountSum:
+    double n      # count of inserted documents
+    double s      # sum of their (shifted) scores
+
+
+cdef inline void tree_add(CountSum* tree, Py_ssize_t size, Py_ssize_t i,
+                          double v) noexcept nogil:
+    """Insert value v at position i (0-based) of a Fenwick tree with size - 1 positions."""
+    i += 1
+    while i < size:
+        tree[i].n += 1.0
+        tree[i].s += v
+        i += i & (-i)
+
+
+cdef inline void tree_clear(CountSum* tree, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
+    """Zero every node on position i's update path."""
+    i += 1
+    while i < size:
+        tree[i].n = 0.0
+        tree[i].s = 0.0
+        i += i & (-i)
+
+
+cdef inline CountSum tree_prefix(const CountSum* tree, Py_ssize_t i) noexcept nogil:
+    """Count and sum of the values inserted at positions 0 .. i - 1."""
+    cdef CountSum m
+    m.n = 0.0
+    m.s = 0.0
+    while i > 0:
+        m.n += tree[i].n
+        m.s += tree[i].s
+        i -= i & (-i)
+    return m
+
+
+def hinge(const double[::1] scores, const int64_t[::1] rank,
+          const int64_t[::1] starts, const int64_t[::1] order,
+          const double[::1] weight, Py_ssize_t n_levels, double[::1] grad_out):
+    """Return L = sum_q c_q sum_{active (i, j)} (1 - s_i + s_j) and write a subgradient dL/ds to grad_out."""
+    # With t = s - ref (ref: the query's median score, keeps the sums small), for
+    # document i as the preferred side: n lower-label partners j with s_j > s_i - 1,
+    # S = sum t_j:  loss += c (n (1 - t_i) + S),  g_i -= c n.  As the other side:
+    # m higher-label partners k with s_i > s_k - 1:  g_i += c m.
+    # Sweep 1 visits i by decreasing score and inserts j while s_j > s_i - 1;
+    # sweep 2 visits i by increasing score and inserts k while s_i > s_k - 1, at
+    # the reversed rank L - 1 - rank_k so that "rank > rank_i" is a prefix.
+    # Each query's scores and ranks are first copied in score order (ss, rr) so
+    # the sweeps read memory sequentially.
+    cdef Py_ssize_t size = n_levels + 1
+    cdef Py_ssize_t q, a, b, m_q, p, t, longest = 0
+    cdef double c, ref, loss = 0.0
+    cdef CountSum m
+    for q in range(starts.shape[0] - 1):
+        longest = max(longest, starts[q + 1] - starts[q])
+    cdef CountSum* tree = <CountSum*> calloc(size, sizeof(CountSum))
+    cdef double* ss = <double*> calloc(max(longest, 1), sizeof(double))
+    cdef double* gg = <double*> calloc(max(longest, 1), sizeof(double))
+    cdef int64_t* rr = <int64_t*> calloc(max(longest, 1), sizeof(int64_t))
+    if tree == NULL or ss == NULL or gg == NULL or rr == NULL:
+        free(tree)
+        free(ss)
+        free(gg)
+        free(rr)
+        raise MemoryError()
+    try:
+        with nogil:
+            for q in range(starts.shape[0] - 1):
+                a = starts[q]
+                b = starts[q + 1]
+                m_q = b - a
+                if m_q == 0:
+                    continue
+                c = weight[q]
+                ref = scores[order[a + m_q // 2]]
+                for t in range(m_q):
+                    ss[t] = scores[order[a + t]] - ref
+                    rr[t] = rank[order[a + t]]
+                p = m_q - 1
+                for t in range(m_q - 1, -1, -1):
+                    while p >= 0 and ss[p] > ss[t] - 1.0:
+                        tree_add(tree, size, rr[p], ss[p])
+                        p -= 1
+                    m = tree_prefix(tree, rr[t])
+                    loss += c * (m.n * (1.0 - ss[t]) + m.s)
+                    gg[t] = -c * m.n
+                for t in range(p + 1, m_q):
+                    tree_clear(tree, size, rr[t])
+                p = 0
+                for t in range(m_q):
+                    while p < m_q and ss[t] > ss[p] - 1.0:
+                        tree_add(tree, size, n_levels - 1 - rr[p], 0.0)
+                        p += 1
+                    m = tree_prefix(tree, n_levels - 1 - rr[t])
+                    grad_out[order[a + t]] = gg[t] + c * m.n
+                for t in range(p):
+                    tree_clear(tree, size, n_levels - 1 - rr[t])
+    finally:
+        free(tree)
+        free(ss)
+        free(gg)
+        free(rr)
+    return loss
+
+
+def simplex_qp(const double[:, ::1] H, const double[::1] f, double[::1] alpha,
+               double tol, Py_ssize_t max_steps):
+    """Minimise ½αᵀHα − fᵀα over {α ≥ 0, Σα = Σα_start} in place; return (steps, gap bound).
+
+    Greedy SMO (the most violating pair): move mass from the support's largest
+    gradient to the smallest gradient, with the exact step clipped to the
+    support.  The gap bound Σ α_k g_k − (Σα) min_k g_k ≥ objective − optimum
+    (the Frank–Wolfe gap); it stops when that is ≤ tol or after max_steps.
+    """
+    cdef Py_ssize_t k = alpha.shape[0]
+    cdef Py_ssize_t r, c, i, j, steps = 0
+    cdef double total = 0.0, gap = 0.0, gi, gj, eta, delta
+    cdef double* g = <double*> calloc(max(k, 1), sizeof(double))
+    if g == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for r in range(k):
+                total += alpha[r]
+                g[r] = -f[r]
+                for c in range(k):
+                    g[r] += H[r, c] * alpha[c]
+            while True:
+                # g = H α − f;  i = argmin g,  j = argmax g over the support
+                i = 0
+                j = -1
+                gap = 0.0
+                for r in range(k):
+                    gap += alpha[r] * g[r]
+                    if g[r] < g[i]:
+                        i = r
+                    if alpha[r] > 0.0 and (j < 0 or g[r] > g[j]):
+                        j = r
+                gap -= total * g[i]
+                if gap <= tol or steps >= max_steps or j < 0 or i == j:
+                    break
+                gi = g[i]
+                gj = g[j]
+                eta = H[i, i] + H[j, j] - 2.0 * H[i, j]
+                delta = alpha[j]
+                if eta > 0.0 and (gj - gi) / eta < delta:
+                    delta = (gj - gi) / eta
+                if delta <= 0.0:
+                    break
+                alpha[i] += delta
+                alpha[j] -= delta
+                if alpha[j] < 1e-300:
+                    alpha[j] = 0.0
+                for r in range(k):
+                    g[r] += delta * (H[r, i] - H[r, j])
+                steps += 1
+    finally:
+        free(g)
+    return steps, max(gap, 0.0)

@@ -1,0 +1,259 @@
+"""svm_rank's L1-hinge RankSVM (-a svmrank, -p 1): the pair-counting oracle against a
+pair-enumerating twin, the OCAS optimum against a generic QP solver on the pair
+formulation, and agreement with svm_rank's own models on the reference sets."""
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+import rankfast
+from rankfast import _hinge
+from rankfast.cli import learn_main
+from rankfast.learners import make_learner
+from rankfast.ranksvm import query_weights
+from rankfast.svmrank import HingeLoss, RankSVML1
+from shared_paths import REFERENCE, require
+
+
+# --- slow twins --------------------------------------------------------------------------
+
+def pairs_of(y, starts, weight):
+    """Every pair (i, j, c_q) of a query with y_i > y_j, enumerated."""
+    out = []
+    for q in range(len(starts) - 1):
+        docs = range(starts[q], starts[q + 1])
+        out += [(i, j, weight[q]) for i in docs for j in docs if y[i] > y[j]]
+    return out
+
+
+def hinge_twin(scores, y, starts, weight):
+    """L = Σ c_q max(0, 1 − s_i + s_j) over enumerated pairs, and the subgradient whose
+    active pairs are those with s_j > s_i − 1 (the kernel's stated convention)."""
+    loss, grad = 0.0, np.zeros(len(scores))
+    for i, j, c in pairs_of(y, starts, weight):
+        if scores[j] > scores[i] - 1.0:
+            loss += c * (1.0 - scores[i] + scores[j])
+            grad[i] -= c
+            grad[j] += c
+    return loss, grad
+
+
+def random_queries(rng, n_queries, levels, max_size=9):
+    """Query sizes 1..max_size (single-document queries included), labels from `levels`."""
+    sizes = rng.integers(1, max_size + 1, size=n_queries)
+    sizes[0] = 1
+    starts = np.r_[0, np.cumsum(sizes)]
+    y = rng.choice(levels, size=starts[-1]).astype(float)
+    y[starts[1]:starts[2]] = levels[0]                    # a query with one label level
+    return y, starts
+
+
+# --- the oracle --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("loss", [1, 2])
+def test_hinge_kernel_matches_pair_twin(seed, loss):
+    rng = np.random.default_rng(seed)
+    levels = [0.0, 1.0, 2.0, 3.0] if seed % 2 else [-0.7, 0.25, 0.3, 4.5, 9.0]
+    y, starts = random_queries(rng, 40, np.array(levels))
+    # scores on a grid of halves: ties in score and pairs at margin exactly 1
+    scores = rng.integers(-4, 5, size=len(y)) * 0.5 if seed < 3 else rng.normal(size=len(y)) * 2
+    weight = query_weights(y, starts, 0.7 + seed, loss)
+    value, grad = HingeLoss(y, starts, weight)(scores)
+    value_twin, grad_twin = hinge_twin(scores, y, starts, weight)
+    assert value == pytest.approx(value_twin, rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(grad, grad_twin, rtol=0, atol=1e-12)
+
+
+def test_hinge_subgradient_is_a_subgradient():
+    """L(s + d) ≥ L(s) + gᵀd for random d: the kernel's g is a subgradient."""
+    rng = np.random.default_rng(7)
+    y, starts = random_queries(rng, 30, np.array([0.0, 1.0, 2.0]))
+    loss = HingeLoss(y, starts, query_weights(y, starts, 2.0, 1))
+    scores = rng.integers(-3, 4, size=len(y)) * 0.5
+    value, grad = loss(scores)
+    for _ in range(50):
+        d = rng.normal(size=len(y)) * rng.choice([1e-3, 1.0])
+        assert loss(scores + d)[0] >= value + grad @ d - 1e-9
+
+
+def test_simplex_qp_reaches_the_scipy_optimum():
+    rng = np.random.default_rng(3)
+    for k in (1, 2, 7, 20):
+        A = rng.normal(size=(k, 5))
+        H, f = A @ A.T, rng.normal(size=k)
+        alpha = np.zeros(k)
+        alpha[0] = 1.0
+        steps, gap = _hinge.simplex_qp(H, f, alpha, 1e-12, 100000)
+        assert alpha.min() >= 0 and alpha.sum() == pytest.approx(1.0, abs=1e-12)
+
+        def phi(a):
+            return 0.5 * a @ H @ a - f @ a
+        ref = minimize(phi, np.full(k, 1.0 / k), jac=lambda a: H @ a - f, method="SLSQP",
+                       bounds=[(0, None)] * k, options={"ftol": 1e-15, "maxiter": 1000},
+                       constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1.0}])
+        assert gap <= 1e-12
+        assert phi(alpha) <= phi(ref.x) + 1e-9
+        assert phi(alpha) - gap <= phi(ref.x) + 1e-9
+
+
+# --- the optimum -------------------------------------------------------------------------
+
+def qp_on_pairs(X, y, qid, C, loss):
+    """The pair formulation min ½‖w‖² + Σ_p c_p max(0, 1 − wᵀ(x_i − x_j)) through its dual,
+    max Σ β_p − ½‖Σ β_p (x_i − x_j)‖², 0 ≤ β_p ≤ c_p, by scipy's SLSQP.
+
+    Returns (w, primal value at w, dual value): F* lies between the two values.
+    """
+    _, starts = np.unique(qid, return_index=True)
+    starts = np.r_[starts, len(qid)]
+    pairs = pairs_of(y, starts, query_weights(y, starts, C, loss))
+    D = np.array([X[i] - X[j] for i, j, _ in pairs])
+    c = np.array([cq for _, _, cq in pairs])
+
+    def negative_dual(beta):
+        v = D.T @ beta
+        return 0.5 * v @ v - beta.sum(), D @ v - 1.0
+    res = minimize(negative_dual, c / 2, jac=True, method="SLSQP",
+                   bounds=[(0, cq) for cq in c], options={"ftol": 1e-15, "maxiter": 10000})
+    w = D.T @ res.x
+    primal = 0.5 * w @ w + c @ np.maximum(0.0, 1.0 - D @ w)
+    return w, primal, -res.fun
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("loss", [1, 2])
+@pytest.mark.parametrize("C", [0.1, 3.0, 100.0])
+def test_optimum_matches_generic_qp(seed, loss, C):
+    rng = np.random.default_rng(seed)
+    qid = np.repeat([3, 5, 8], [4, 5, 3])
+    X = rng.normal(size=(len(qid), 3))
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    w_ref, upper, lower = qp_on_pairs(X, y, qid, C, loss)
+    assert upper - lower <= 1e-7 * max(1.0, upper)         # the generic solver converged
+    est = RankSVML1(C=C, loss=loss, tol=1e-9).fit(X, y, qid)
+    r = est.result_
+    assert r.converged and r.gap <= r.target
+    assert r.lower_bound <= upper + 1e-9                   # the certificate is a lower bound
+    assert lower - 1e-9 <= r.f <= upper + r.gap + 1e-9
+    # ½‖w − w*‖² ≤ F(w) − F* for this 1-strongly convex objective
+    assert np.linalg.norm(est.weights_ - w_ref) <= np.sqrt(2 * r.gap) + np.sqrt(
+        2 * max(upper - lower, 0.0)) + 1e-9
+
+
+def test_sparse_and_dense_input_give_the_same_model():
+    rng = np.random.default_rng(11)
+    qid = np.repeat(np.arange(20), 6)
+    X = rng.normal(size=(len(qid), 8)) * (rng.random((len(qid), 8)) < 0.3)
+    y = rng.integers(0, 3, size=len(qid)).astype(float)
+    a = RankSVML1(C=1.0, tol=1e-8).fit(X, y, qid)
+    b = RankSVML1(C=1.0, tol=1e-8).fit(sp.csr_matrix(X), y, qid)
+    assert a.result_.f == pytest.approx(b.result_.f, rel=1e-8)
+
+
+def test_no_pairs_gives_zero_weights():
+    X = np.eye(4)
+    est = RankSVML1(C=1.0).fit(X, np.ones(4), np.array([1, 1, 2, 2]))
+    assert not np.any(est.weights_) and est.result_.gap == 0.0
+
+
+def test_objective_p2_is_the_squared_hinge():
+    rng = np.random.default_rng(5)
+    qid = np.repeat([1, 2, 3], 5)
+    X = sp.csr_matrix(rng.normal(size=(15, 4)))
+    y = rng.integers(0, 3, size=15).astype(float)
+    model = rankfast.LinearModel(np.arange(1, 5), rng.normal(size=4))
+    data = rankfast.Dataset(X, y, qid, np.arange(1, 16))
+    starts = np.array([0, 5, 10, 15])
+    s = X @ model.weights
+    for loss in (1, 2):
+        for p in (1, 2):
+            twin = sum(c * max(0.0, 1 - s[i] + s[j]) ** p
+                       for i, j, c in pairs_of(y, starts, query_weights(y, starts, 2.0, loss)))
+            assert rankfast.objective(model, data, 2.0, loss, p) == pytest.approx(
+                0.5 * model.weights @ model.weights + twin, rel=1e-12)
+
+
+# --- the command line --------------------------------------------------------------------
+
+def test_p1_selects_svmrank_with_a_note():
+    learner, notes = make_learner({"slack_norm": 1}, ["-p"])
+    assert learner.name == "svmrank" and any("svmrank" in note for note in notes)
+    learner, notes = make_learner({"slack_norm": 1, "algorithm": "prsvm"}, ["-a", "-p"])
+    assert learner.name == "prsvm" and any("-p has no effect" in note for note in notes)
+    learner, notes = make_learner({"algorithm": "svmrank", "epsilon": 0.01, "max_iter": 7},
+                                  ["-a", "-e", "-#"])
+    assert (learner.tol, learner.max_iter) == (0.01, 7) and not notes
+
+
+# --- svm_rank's reference models ---------------------------------------------------------
+
+def svm_rank_pval(stdout):
+    return float(re.search(r"pval=([0-9.]+)", stdout.read_text()).group(1))
+
+
+EXAMPLE3 = [("c0.01", 0.01, 1), ("c1", 1.0, 1), ("c3", 3.0, 1), ("c20", 20.0, 1),
+            ("c3_l2", 3.0, 2)]
+
+
+@pytest.mark.parametrize("run,C,loss", EXAMPLE3)
+def test_example3_agrees_with_svm_rank(run, C, loss, tmp_path):
+    folder = require(REFERENCE / "example3")
+    train = rankfast.load_svmlight(folder / "train.dat")
+    theirs = rankfast.read_model(folder / f"model_{run}.dat")
+    f_theirs = rankfast.objective(theirs, train, C, loss)
+    assert f_theirs == pytest.approx(svm_rank_pval(folder / f"learn_{run}.stdout"), abs=1e-5)
+    argv = ["-c", str(C), "-l", str(loss), "-a", "svmrank", str(folder / "train.dat"),
+            str(tmp_path / "model.dat")]
+    assert learn_main(argv) == 0
+    ours = rankfast.read_model(tmp_path / "model.dat")
+    est = RankSVML1(C=C, loss=loss).fit(train.X, train.y, train.qid)
+    assert rankfast.objective(ours, train, C, loss) <= f_theirs + est.result_.target + 1e-6
+    _check_weights(est, theirs, f_theirs)
+    test = rankfast.load_svmlight(folder / "test.dat")
+    assert np.array_equal(np.argsort(-ours.predict(test.X)), np.argsort(-theirs.predict(test.X)))
+
+
+def _check_weights(est, theirs, f_theirs):
+    """‖w − w'‖ ≤ √(2 gap) + √(2 (F(w') − lower bound)): both within their gaps of w*."""
+    r = est.result_
+    w = np.zeros(max(est.feature_ids_.max(), theirs.feature_ids.max()) + 1)
+    v = w.copy()
+    w[est.feature_ids_] = est.weights_
+    v[theirs.feature_ids] = theirs.weights
+    assert np.linalg.norm(w - v) <= (np.sqrt(2 * r.gap) + np.sqrt(2 * max(f_theirs - r.lower_bound, 0))
+                                     + 1e-6)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_synthetic_sets_agree_with_svm_rank(kind):
+    folder = require(REFERENCE / "synthetic")
+    train = rankfast.load_svmlight(folder / f"{kind}_train.dat.gz")
+    test = rankfast.load_svmlight(folder / f"{kind}_test.dat.gz")
+    for C in (0.01, 1, 20):
+        theirs = rankfast.read_model(folder / f"{kind}_c{C}.model")
+        f_theirs = rankfast.objective(theirs, train, C)
+        assert f_theirs == pytest.approx(svm_rank_pval(folder / f"{kind}_learn_c{C}.stdout"),
+                                         abs=1e-4, rel=1e-6)
+        est = RankSVML1(C=C).fit(train.X, train.y, train.qid)
+        assert est.result_.converged
+        assert est.result_.f <= f_theirs + est.result_.target
+        _check_weights(est, theirs, f_theirs)
+        recorded = float(re.search(r"Average loss on test set: ([0-9.]+)", (
+            folder / f"{kind}_classify_c{C}.stdout").read_text()).group(1))
+        ours = rankfast.metrics.swapped_fraction(est.predict(test.X), test.y, test.qid).mean()
+        assert abs(ours - recorded) <= 0.005
+
+
+def test_rank_learn_p1_trains_svm_ranks_objective(tmp_path, capsys):
+    folder = require(REFERENCE / "example3")
+    assert learn_main(["-c", "3", "-p", "1", str(folder / "train.dat"),
+                       str(tmp_path / "model.dat")]) == 0
+    out, err = capsys.readouterr()
+    assert "-a svmrank" in err and "certified duality gap" in out
+    model = rankfast.read_model(tmp_path / "model.dat")
+    assert model.metadata["algorithm"] == "svmrank"
+    train = rankfast.load_svmlight(folder / "train.dat")
+    assert rankfast.objective(model, train, 3.0) <= svm_rank_pval(folder / "learn_c3.stdout")
