@@ -409,7 +409,8 @@ class RankNCG(LinearRanker):
         """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
         X, y, starts, used = training_arrays(X, y, qid)
         objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C, self.loss),
-                                      self.erfc_eps, self.erfc == "fast", resolve_n_jobs(self.n_jobs))
+                                      self.erfc_eps, self.erfc == "fast",
+                                      resolve_n_jobs(self.n_jobs))
         self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
                                     max_iter=self.max_iter, log=log)
         if log is not None:
