@@ -23,7 +23,6 @@ and compare CPU seconds (also printed) where the load was high.
 """
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -97,14 +96,17 @@ def phases(path, threads, learners):
 
 
 def peak_rss(path, threads):
-    """Peak RSS (MB) of a whole rank_learn process, measured inside the child."""
-    code = ("import resource, sys; from rankfast.cli import learn_main; "
+    """Peak RSS (MB) of a whole rank_learn process: its VmHWM, read inside the child.
+
+    (getrusage's ru_maxrss would not do: a child starts from the parent's peak.)
+    """
+    code = ("from rankfast.cli import learn_main; "
             f"learn_main(['-v', '0', '-j', '{threads}', {str(path)!r}, '/dev/null']); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+            "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
                          capture_output=True, text=True).stdout
-    return int(out.split()[-1]) / 1024
+    return int(out.split()[-2]) / 1024
 
 
 def one_thread_prsvm(path_220k):

@@ -167,6 +167,8 @@ def check_storable_features(dataset):
     rank_classify's scores, so rank_learn refuses it before training.
     """
     data = dataset.X.data
+    if len(data) == 0 or max(-data.min(), data.max()) <= np.finfo(np.float32).max:
+        return                                    # no value can round to inf (and no copy made)
     with np.errstate(over="ignore"):
         beyond = np.isinf(data.astype(np.float32))
     if beyond.any():

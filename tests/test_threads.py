@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _erfc, _products, _prsvm, _rankrls, _threads
+from rankfast import _erfc, _prsvm, _rankrls, _threads
 from rankfast.cli import learn_main
 from rankfast.data import dump_svmlight
 from rankfast.erfc import erfc_parameters
