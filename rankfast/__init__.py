@@ -12,8 +12,15 @@ learners                       ranksvm.RankSVM, rankncg.RankNCG, rankrls.RankRLS
                                fit(X, y, qid), predict(X), to_model()
 """
 import importlib
+import os
 
 __version__ = "0.1.0"
+
+# The kernels' OpenMP threads sleep between parallel regions instead of spinning
+# (GNU OpenMP spins by default): spinning threads take cores from the Python
+# code between kernel calls, and on a busy machine made -j 2 slower than -j 1.
+# An explicit OMP_WAIT_POLICY wins; it is read when libgomp loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:
     from . import _svmlight  # noqa: F401  (compiled kernels present?)
