@@ -86,6 +86,11 @@ Kernel options (non-linear ranking by kernel approximation):
                         0..4294967295 (default 0)
 svm_rank's QP solver options -w [0..4,9] -f -b -n -q -m -h int, and -k with
 a learner other than greedy, are accepted, checked and ignored.
+Distributed training (prsvm, rankncg, rankrls; needs rankfast[dask]):
+         --scheduler ADDRESS -> train on the Dask cluster at ADDRESS
+         --workers N -> train on a new local cluster of N worker processes
+                        With either, example_file may be a quoted glob
+                        ('train-*.dat'): each worker reads its own files.
 """
 
 CLASSIFY_HELP = f"""rank_classify {__version__}: a drop-in for svm_rank_classify
@@ -108,6 +113,10 @@ Options:
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
          -j, --threads int -> threads (default 0: every core this process may
                         use); reading and scoring are still sequential
+         --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
+                        existing one, or N local worker processes);
+                        example_file may then be a quoted glob, scored in
+                        sorted file order (needs rankfast[dask])
 """
 
 NOTE_BLOCK = ("NOTE: The loss reported above is the fraction of swapped pairs averaged over\n"
@@ -191,12 +200,14 @@ LEARN_OPTIONS = {
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
+    "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
 }
 
 CLASSIFY_OPTIONS = {
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
     "--ndcg-at": ("ndcg_at", lambda t, f: [_at_least(1)(part, f) for part in t.split(",")]),
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
+    "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
 }
 CLASSIFY_SWITCHES = {"--metrics": "metrics"}
 
@@ -475,6 +486,9 @@ def _learn(argv):
         if verbosity >= 1:
             _note("rank_learn", note)
     check_output(model_path)                      # before the work, not after it
+    if _distributed(options):
+        return _learn_distributed(learner, train_path, model_path, options)
+    _refuse_pattern(train_path)
 
     _progress("Reading training examples...", verbosity, end="")
     dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity)
@@ -522,6 +536,49 @@ def _linear_algebra_reason(exc):
     return text
 
 
+def _distributed(options):
+    """Whether --scheduler or --workers asks for a Dask cluster (not both)."""
+    if "scheduler" in options and "workers" in options:
+        raise UsageError("give --scheduler ADDRESS or --workers N, not both")
+    return "scheduler" in options or "workers" in options
+
+
+def _refuse_pattern(path):
+    """A glob pattern naming no file is an error without a cluster (a literal name is read as is)."""
+    import glob
+    if glob.has_magic(path) and not os.path.exists(path):
+        raise UsageError(f"{path!r}: a pattern of files needs --workers N or --scheduler ADDRESS")
+
+
+def _learn_distributed(learner, train_path, model_path, options):
+    """rank_learn --scheduler/--workers: train on a Dask cluster (rankfast.dask.fit)."""
+    from . import dask as cluster
+    verbosity = options.get("verbosity", 1)
+    cluster.check_learner(learner)
+
+    def log(text, level=1):
+        _progress(text, verbosity, level)
+
+    with cluster.cluster_client(options.get("scheduler"), options.get("workers")) as client:
+        _progress(f"Training on a Dask cluster ({len(client.scheduler_info()['workers'])} workers)",
+                  verbosity)
+        try:
+            cluster.fit(learner, train_path, client, log=log)
+            summary = learner.summary_
+            model = learner.to_model(n_features=summary.n_features, n_documents=summary.n_documents)
+            text = format_model(model)
+        except ValueError as exc:                 # as in _learn
+            raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
+    _progress(f"Training set properties: {summary.n_features} features, {summary.n_queries} "
+              f"rankings, {summary.n_documents} examples", verbosity, level=0)
+    _progress(f"Runtime in seconds (wall clock, cluster): {learner.fit_seconds_:.2f}", verbosity)
+    _progress("Writing learned model...", verbosity, end="")
+    with atomic_output(model_path) as out:
+        out.write(text)
+    _progress("done", verbosity)
+    return 0
+
+
 # ------------------------------------------------------------- rank_classify
 
 def classify_main(argv=None):
@@ -546,6 +603,9 @@ def _classify(argv):
     model = read_model(model_path)
     _progress(_svmlight_read_model(model), svmlight_verbosity, end="")
     _progress("done.", verbosity)
+    if _distributed(options):
+        return _classify_distributed(model, test_path, output_path, options)
+    _refuse_pattern(test_path)
     _progress("Reading test examples...", verbosity, end="")
     dataset = _load(test_path, verbosity, "rank_classify", svmlight_verbosity)
     _progress("done.", verbosity)
@@ -560,6 +620,22 @@ def _classify(argv):
     _write(classify_summary(scores, dataset.y, dataset.qid, verbosity))
     if options.get("metrics"):
         _write(metrics_report(scores, dataset.y, dataset.qid, options.get("ndcg_at", [10])))
+    return 0
+
+
+def _classify_distributed(model, test_path, output_path, options):
+    """rank_classify --scheduler/--workers: files scored on a Dask cluster, in sorted file order."""
+    from . import dask as cluster
+    verbosity = options.get("verbosity", 2)
+    _progress("Classifying test examples on the cluster...", verbosity, end="")
+    with cluster.cluster_client(options.get("scheduler"), options.get("workers")) as client:
+        scores, labels, qid = cluster.predict(model, test_path, client)
+    with atomic_output(output_path) as out:
+        write_predictions(scores, out)
+    _progress("done", verbosity)
+    _write(classify_summary(scores, labels, qid, verbosity))
+    if options.get("metrics"):
+        _write(metrics_report(scores, labels, qid, options.get("ndcg_at", [10])))
     return 0
 
 

@@ -88,12 +88,15 @@ class SquaredHingeObjective:
         return phi
 
 
-def query_weights(y, starts, C, loss):
-    """c_q: C / Q (loss 1) or C / (Q · pairs of q) (loss 2); Q counts every query."""
-    n_queries = len(starts) - 1
-    if n_queries == 0:
+def query_weights(y, starts, C, loss, n_queries=None):
+    """c_q: C / Q (loss 1) or C / (Q · pairs of q) (loss 2).
+
+    Q counts every query of ``starts``, or is ``n_queries`` (the queries of
+    every shard, when these are one shard's; rankfast.dask).
+    """
+    if len(starts) == 1:
         return np.zeros(0)
-    weight = np.full(n_queries, C / n_queries)
+    weight = np.full(len(starts) - 1, C / (len(starts) - 1 if n_queries is None else n_queries))
     if loss == 2:
         weight /= np.maximum(pair_counts(y, starts), 1)
     return weight

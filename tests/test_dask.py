@@ -1,0 +1,275 @@
+"""Distributed training (rankfast.dask) equals one-process training, on a local cluster of processes.
+
+The objective is checked by a brute-force pair sum over the concatenated files,
+independent of both code paths.
+"""
+import os
+import signal
+
+import numpy as np
+import pytest
+import scipy.special
+
+pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+
+import rankfast  # noqa: E402
+from rankfast import cli  # noqa: E402
+from rankfast import dask as rdask  # noqa: E402
+from rankfast.errors import InputError, UsageError  # noqa: E402
+from rankfast.rankncg import KAPPA, RankNCG  # noqa: E402
+from rankfast.rankrls import RankRLS  # noqa: E402
+from rankfast.ranksvm import RankSVM  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two one-thread worker processes on the loopback, stopped after the module (or after 5 min)."""
+    def hung(signum, frame):
+        raise TimeoutError("tests/test_dask.py ran for over 5 minutes")
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(300)
+    running = rdask.local_client(2)
+    try:
+        with running as client:
+            yield running.cluster, client
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def client(cluster):
+    return cluster[1]
+
+
+def _lines(rng, n_queries, n_features=15, first_qid=1):
+    lines = []
+    for q in range(n_queries):
+        for _ in range(int(rng.integers(1, 9))):
+            features = " ".join(f"{j + 1}:{rng.normal():.6g}" for j in range(n_features)
+                                if rng.random() < 0.5)
+            lines.append(f"{int(rng.integers(0, 4))} qid:{first_qid + q} {features}\n")
+    return lines
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    """Files with queries split across them, a file of one query, an empty file, a query in two
+    non-adjacent files; and the concatenation of them all, in sorted order."""
+    rng = np.random.default_rng(16)
+    lines = _lines(rng, 45)
+    qid_of = [int(line.split()[1][4:]) for line in lines]
+    cut = [i for i in range(1, len(lines)) if qid_of[i] == qid_of[i - 1]]   # inside a query
+    a, b = cut[10], cut[len(cut) // 2]
+    one_query = _lines(rng, 1, first_qid=1000)
+    late = [lines[0]]                               # qid 1 again, in the last file
+    files = [lines[:a], lines[a:b], [], one_query, lines[b:] + late]
+    directory = tmp_path_factory.mktemp("shards")
+    for i, content in enumerate(files):
+        (directory / f"train-{i}.dat").write_text("".join(content))
+    (directory / "all.dat").write_text("".join(sum(files, [])))
+    return directory, rankfast.load_svmlight(str(directory / "all.dat"))
+
+
+def _pairs(data):
+    """(i, j, weight of query) for every pair with y_i > y_j of a query (and its query index)."""
+    out = []
+    qids = np.unique(data.qid)
+    for k, q in enumerate(qids):
+        rows = np.flatnonzero(data.qid == q)
+        for i in rows:
+            for j in rows:
+                if data.y[i] > data.y[j]:
+                    out.append((i, j, k))
+    return np.array(out).reshape(-1, 3), len(qids)
+
+
+def objective(kind, w_full, data, C, loss=1):
+    """Brute force: ½‖w‖² + Σ_q c_q Σ_pairs loss, w given on every feature."""
+    s = data.X @ w_full
+    pairs, Q = _pairs(data)
+    count = np.bincount(pairs[:, 2], minlength=Q)
+    c = C / Q / (np.maximum(count[pairs[:, 2]], 1) if loss == 2 else 1)
+    t = s[pairs[:, 0]] - s[pairs[:, 1]]
+    if kind == "prsvm":
+        terms = np.maximum(0.0, 1.0 - t) ** 2
+    elif kind == "rankncg":
+        x = KAPPA * t
+        terms = (np.exp(-x * x) / np.sqrt(np.pi) - x * scipy.special.erfc(x)) / (2 * KAPPA)
+    else:                                   # rankrls: every pair, ties included, both orders /2
+        return _rankrls_objective(w_full, data, C, s, Q)
+    return 0.5 * w_full @ w_full + float(np.sum(c * terms))
+
+
+def _rankrls_objective(w, data, C, s, Q):
+    total = 0.0
+    for q in np.unique(data.qid):
+        rows = np.flatnonzero(data.qid == q)
+        r = data.y[rows] - s[rows]
+        total += 0.5 * float(((r[:, None] - r[None, :]) ** 2).sum())
+    return 0.5 * w @ w + C / Q * total
+
+
+def _full(learner, width):
+    w = np.zeros(width)
+    w[learner.feature_ids_ - 1] = learner.weights_
+    return w
+
+
+@pytest.mark.parametrize("kind, make", [
+    ("prsvm", lambda: RankSVM(C=3.0, tol=1e-9)),
+    ("prsvm", lambda: RankSVM(C=3.0, loss=2, tol=1e-9)),
+    ("rankncg", lambda: RankNCG(C=3.0, tol=1e-8, erfc="direct")),
+    ("rankrls", lambda: RankRLS(C=3.0, solver="dense")),
+    ("rankrls", lambda: RankRLS(C=3.0, solver="cg", tol=1e-10)),
+])
+def test_same_objective_and_weights_as_one_process(client, shards, kind, make):
+    directory, data = shards
+    spread = rdask.fit(make(), str(directory / "train-*.dat"), client)
+    single = make().fit(data.X, data.y, data.qid)
+    assert spread.summary_ == rdask.Summary(data.n_documents, data.n_features,
+                                            len(np.unique(data.qid)), 5)
+    np.testing.assert_array_equal(spread.feature_ids_, single.feature_ids_)
+    loss = getattr(single, "loss", 1)
+    f_spread = objective(kind, _full(spread, data.n_features), data, 3.0, loss)
+    f_single = objective(kind, _full(single, data.n_features), data, 3.0, loss)
+    assert abs(f_spread - f_single) <= 1e-9 * abs(f_single)
+    if kind == "prsvm":
+        assert abs(spread.result_.f - f_single) <= 1e-9 * f_single
+    np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-7,
+                               atol=1e-9 * np.abs(single.weights_).max())
+    assert spread.traffic_.rounds >= 1
+
+
+def test_straddling_queries_are_assembled_whole(client, shards):
+    directory, data = shards
+    parts = rdask.ShardedData(client, str(directory / "train-*.dat"))
+    assert parts.n_straddling >= 3          # the two cuts and qid 1 in the first and last files
+    qids = [np.unique(p.qid) for p in client.gather(parts.parts)]
+    everything = np.concatenate(qids)
+    assert len(everything) == len(np.unique(everything)) == len(np.unique(data.qid))
+    assert sum(parts.shard_sizes) == data.n_documents == parts.summary.n_documents
+
+
+def test_dask_arrays_give_the_same_model(client, shards):
+    import dask.array as da
+    _, data = shards
+    X = data.X.toarray()
+    cuts = (40, 31, 50, X.shape[0] - 121)   # chunk edges inside queries
+    source = (da.from_array(X, chunks=(cuts, X.shape[1])), da.from_array(data.y, chunks=(cuts,)),
+              da.from_array(data.qid, chunks=(cuts,)))
+    spread = rdask.fit(RankRLS(C=3.0), source, client)
+    single = RankRLS(C=3.0).fit(data.X, data.y, data.qid)
+    np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-9, atol=1e-12)
+
+
+def test_dask_dataframe_gives_the_same_model(client, shards):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    _, data = shards
+    X = data.X.toarray()
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame.insert(0, "qid", data.qid)
+    frame["label"] = data.y                 # any position: the other columns are the features
+    spread = rdask.fit(RankRLS(C=3.0), dd.from_pandas(frame, npartitions=3), client)
+    single = RankRLS(C=3.0).fit(data.X, data.y, data.qid)
+    np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(UsageError):
+        rdask.fit(RankRLS(C=3.0), dd.from_pandas(frame, npartitions=3), client, qid="query")
+
+
+def test_unreadable_file_is_input_error_with_line(client, shards, tmp_path):
+    directory, _ = shards
+    bad = tmp_path / "bad.dat"
+    bad.write_text("1 qid:1 1:0.5\n2 qid:1 1:0.25\n1 qid:2 1:abc\n")
+    with pytest.raises(InputError) as caught:
+        rdask.fit(RankSVM(C=1.0), [str(directory / "train-0.dat"), str(bad)], client)
+    assert (caught.value.path, caught.value.line) == (str(bad), 3)
+    with pytest.raises(InputError):
+        rdask.fit(RankSVM(C=1.0), str(tmp_path / "missing-*.dat"), client)
+
+
+def test_learners_without_a_distributed_fit_are_refused():
+    from rankfast.rankrls import GreedyRankRLS
+    with pytest.raises(UsageError):
+        rdask.check_learner(GreedyRankRLS(C=1.0))
+    with pytest.raises(UsageError):
+        rdask.check_learner(RankSVM(C=[0.1, 1.0]))
+
+
+def test_cli_learn_and_classify_on_the_cluster(cluster, shards, tmp_path, capsys):
+    local, _ = cluster
+    directory, _ = shards
+    pattern = str(directory / "train-*.dat")
+    model_spread, model_single = tmp_path / "spread.model", tmp_path / "single.model"
+    assert cli.learn_main(["--scheduler", local.scheduler_address, "-c", "3",
+                           pattern, str(model_spread)]) == 0
+    assert cli.learn_main(["-c", "3", str(directory / "all.dat"), str(model_single)]) == 0
+    spread = rankfast.read_model(str(model_spread))
+    single = rankfast.read_model(str(model_single))
+    assert spread.highest_feature_index == single.highest_feature_index
+    np.testing.assert_allclose(spread.weights, single.weights, rtol=1e-6)
+    capsys.readouterr()
+    predictions = tmp_path / "predictions"
+    assert cli.classify_main(["--scheduler", local.scheduler_address, pattern,
+                              str(model_single), str(predictions)]) == 0
+    spread_out = capsys.readouterr().out
+    assert cli.classify_main([str(directory / "all.dat"), str(model_single),
+                              str(tmp_path / "expected")]) == 0
+    single_out = capsys.readouterr().out
+    assert predictions.read_bytes() == (tmp_path / "expected").read_bytes()
+    assert spread_out.split("Average loss")[1] == single_out.split("Average loss")[1]
+
+
+def test_cli_errors(cluster, shards, tmp_path, capsys):
+    local, _ = cluster
+    directory, _ = shards
+    bad = tmp_path / "bad-1.dat"
+    bad.write_text("1 qid:1 1:0.5\n1 qid:1 0:1\n")
+    assert cli.learn_main(["--scheduler", local.scheduler_address, str(tmp_path / "bad-*.dat"),
+                           str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{bad}:2:" in err
+    assert not (tmp_path / "m").exists()
+    assert cli.learn_main([str(directory / "train-*.dat"), str(tmp_path / "m")]) == 2
+    assert "--workers" in capsys.readouterr().err
+    assert cli.learn_main(["--scheduler", "x", "--workers", "2", "a", "b"]) == 2
+    assert cli.learn_main(["--workers", "2", "-a", "greedy", "a", "b"]) == 2
+
+
+def test_cli_workers_starts_a_local_cluster(shards, tmp_path):
+    directory, data = shards
+    model = tmp_path / "model"
+    assert cli.learn_main(["--workers", "1", "-a", "rankrls", "-c", "3", "-v", "0",
+                           str(directory / "train-*.dat"), str(model)]) == 0
+    single = RankRLS(C=3.0).fit(data.X, data.y, data.qid).to_model(n_features=data.n_features)
+    np.testing.assert_allclose(rankfast.read_model(str(model)).weights, single.weights, rtol=1e-6)
+
+
+@pytest.mark.parametrize("make, shard_class", [
+    (lambda: RankSVM(C=3.0, tol=1e-9), "_SquaredHingePart"),
+    (lambda: RankNCG(C=3.0, tol=1e-8, erfc="direct"), "_ErfcPart"),
+])
+def test_killing_a_worker_mid_fit_gives_the_same_model(cluster, shards, make, shard_class):
+    """A worker process is killed after the first iteration: its shards are re-read elsewhere
+    (the nanny restarts the process) and the step repeated; the model is the same."""
+    local, client = cluster
+    directory, data = shards
+    pattern = str(directory / "train-*.dat")
+    reference = make().fit(data.X, data.y, data.qid)
+    killed = []
+
+    def log(text, level=1):
+        if text.startswith("Iter 1:") and not killed:
+            holding = [address for address, keys in client.has_what().items()
+                       if any(key.startswith(shard_class) for key in map(str, keys))]
+            pids = client.run(os.getpid, workers=holding[:1])
+            for pid in pids.values():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+    spread = rdask.fit(make(), pattern, client, log=log)
+    assert killed and spread.traffic_.repeated_steps >= 1
+    np.testing.assert_allclose(spread.weights_, reference.weights_, rtol=1e-7,
+                               atol=1e-9 * np.abs(reference.weights_).max())
