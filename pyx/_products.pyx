@@ -9,6 +9,7 @@ For CSR with many columns Xᵀ u is better taken as the row products of Xᵀ in 
 (csr_matvec on the transpose): no partial sums at all.
 """
 from cython.parallel cimport prange
+from libc.math cimport fabs
 from libc.stdint cimport int32_t, int64_t
 
 ctypedef fused index_t:
@@ -32,6 +33,13 @@ cdef inline double dot(const double* x, const double* v, Py_ssize_t d) noexcept 
     return (s0 + s1) + (s2 + s3)
 
 
+cdef inline double entry(double x, int mode) noexcept nogil:
+    """x (mode 0), |x| (mode 1) or x² (mode 2): the matrix the product uses."""
+    if mode == 0:
+        return x
+    return fabs(x) if mode == 1 else x * x
+
+
 def dense_matvec(const double[:, ::1] X, const double[::1] v, double[::1] out, int n_threads=1):
     """out = X v (NumPy: X @ v)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i
@@ -46,8 +54,11 @@ def dense_matvec(const double[:, ::1] X, const double[::1] v, double[::1] out, i
 
 
 def dense_rmatvec(const double[:, ::1] X, const double[::1] u, double[::1] out,
-                  double[:, ::1] partial, Py_ssize_t block_rows, int n_threads=1):
-    """out = Xᵀ u (NumPy: X.T @ u), block partial sums in partial (ceil(n / block_rows) × d)."""
+                  double[:, ::1] partial, Py_ssize_t block_rows, int n_threads=1, int mode=0):
+    """out = Xᵀ u (NumPy: X.T @ u), block partial sums in partial (ceil(n / block_rows) × d).
+
+    mode 1 uses |X| (NumPy: abs(X).T @ u), mode 2 X² (NumPy: (X * X).T @ u).
+    """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], n_blocks = partial.shape[0]
     cdef Py_ssize_t b, i, j, lo, hi
     cdef double ui
@@ -66,13 +77,13 @@ def dense_rmatvec(const double[:, ::1] X, const double[::1] u, double[::1] out,
                 row = &X[i, 0]
                 ui = u[i]
                 for j in range(d):
-                    acc[j] += ui * row[j]
+                    acc[j] += ui * entry(row[j], mode)
         add_rows(partial, n_blocks, d, out)
 
 
 def csr_matvec(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
-               const double[::1] v, double[::1] out, int n_threads=1):
-    """out = X v for X in CSR (scipy: X @ v), each row summed in stored order."""
+               const double[::1] v, double[::1] out, int n_threads=1, int mode=0):
+    """out = X v for X in CSR (scipy: X @ v), each row summed in stored order; mode as dense_rmatvec."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, i, k
     cdef double acc
     if n <= 0:
@@ -81,14 +92,14 @@ def csr_matvec(const double[::1] data, const index_t[::1] indices, const index_t
         for i in prange(n, schedule="static", num_threads=n_threads):
             acc = 0.0
             for k in range(indptr[i], indptr[i + 1]):
-                acc = acc + data[k] * v[indices[k]]
+                acc = acc + entry(data[k], mode) * v[indices[k]]
             out[i] = acc
 
 
 def csr_rmatvec(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
                 const double[::1] u, double[::1] out, double[:, ::1] partial,
-                Py_ssize_t block_rows, int n_threads=1):
-    """out = Xᵀ u for X in CSR with few columns, by row blocks as dense_rmatvec."""
+                Py_ssize_t block_rows, int n_threads=1, int mode=0):
+    """out = Xᵀ u for X in CSR with few columns, by row blocks as dense_rmatvec (mode too)."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, d = out.shape[0], n_blocks = partial.shape[0]
     cdef Py_ssize_t b, i, j, k, lo, hi
     cdef double ui
@@ -105,7 +116,7 @@ def csr_rmatvec(const double[::1] data, const index_t[::1] indices, const index_
             for i in range(lo, hi):
                 ui = u[i]
                 for k in range(indptr[i], indptr[i + 1]):
-                    acc[indices[k]] += ui * data[k]
+                    acc[indices[k]] += ui * entry(data[k], mode)
         add_rows(partial, n_blocks, d, out)
 
 

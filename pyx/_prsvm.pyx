@@ -12,9 +12,9 @@ query, so a query of m documents costs O(m log L).  After each sweep of a query
 the paths it touched are zeroed again, so the tree is reset in O(m log L) and
 exactly (no floating-point residue of subtracting what was added).
 """
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport free, malloc
 
 import numpy as np
 
@@ -89,10 +89,11 @@ cdef enum:
     BATCH = 256         # chunks between two checks for signals
 
 
-cdef int loss_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
-                    const int64_t* order, const double* weight, Py_ssize_t n_levels,
-                    Py_ssize_t q0, Py_ssize_t q1, double* grad_out, double* loss_out) noexcept nogil:
-    """squared_hinge over queries q0 .. q1 - 1; returns -1 when out of memory."""
+cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
+                     const int64_t* order, const double* weight, Py_ssize_t n_levels,
+                     Py_ssize_t q0, Py_ssize_t q1, Moments* tree, double* grad_out,
+                     double* loss_out) noexcept nogil:
+    """squared_hinge over queries q0 .. q1 - 1, with a zeroed tree (left zeroed)."""
     # Per query, scores are shifted by a reference c (the median score) to keep
     # the moment sums small: t = s - c.  For document i, with u_i = 1 - t_i,
     #   lower partners  j (rank_j < rank_i, s_j > s_i - 1):  n, S1 = sum t_j, S2 = sum t_j^2
@@ -107,9 +108,6 @@ cdef int loss_chunk(const double* scores, const int64_t* rank, const int64_t* st
     cdef Py_ssize_t q, a, b, p, t, i, j
     cdef double c, ref, u, ti, loss = 0.0
     cdef Moments m
-    cdef Moments* tree = <Moments*> calloc(size, sizeof(Moments))
-    if tree == NULL:
-        return -1
     for q in range(q0, q1):
         a = starts[q]
         b = starts[q + 1]
@@ -144,15 +142,14 @@ cdef int loss_chunk(const double* scores, const int64_t* rank, const int64_t* st
             grad_out[i] += 2.0 * c * (m.n * (1.0 + ti) - m.s)
         for t in range(a, p):
             fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])
-    free(tree)
     loss_out[0] = loss
-    return 0
 
 
-cdef int hessvec_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
-                       const int64_t* order, const double* weight, Py_ssize_t n_levels,
-                       const double* d, Py_ssize_t q0, Py_ssize_t q1, double* out) noexcept nogil:
-    """squared_hinge_hessvec over queries q0 .. q1 - 1; returns -1 when out of memory."""
+cdef void hessvec_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
+                        const int64_t* order, const double* weight, Py_ssize_t n_levels,
+                        const double* d, Py_ssize_t q0, Py_ssize_t q1, Moments* tree,
+                        double* out) noexcept nogil:
+    """squared_hinge_hessvec over queries q0 .. q1 - 1, with a zeroed tree (left zeroed)."""
     # out_i = 2 c_q (a_i d_i - sum_{active partners j of i} d_j), a_i = number of
     # active partners of i, lower and higher.  Same two sweeps as loss_chunk,
     # inserting d_j instead of the shifted score (the sum of squares is unused).
@@ -160,9 +157,6 @@ cdef int hessvec_chunk(const double* scores, const int64_t* rank, const int64_t*
     cdef Py_ssize_t q, a, b, p, t, i, j
     cdef double c
     cdef Moments m
-    cdef Moments* tree = <Moments*> calloc(size, sizeof(Moments))
-    if tree == NULL:
-        return -1
     for q in range(q0, q1):
         a = starts[q]
         b = starts[q + 1]
@@ -191,8 +185,17 @@ cdef int hessvec_chunk(const double* scores, const int64_t* rank, const int64_t*
             out[i] += 2.0 * c * (m.n * d[i] - m.s)
         for t in range(a, p):
             fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])
-    free(tree)
-    return 0
+
+
+cdef Moments[:, ::1] thread_trees(int n_threads, Py_ssize_t n_levels):
+    """One zeroed Fenwick tree per thread (threadid() picks it), reused by its chunks.
+
+    Each query leaves its tree zeroed, so a tree serves any number of chunks; per
+    thread rather than per chunk, as a tree holds one node per label level (as
+    many as documents with real-valued labels).
+    """
+    return np.zeros((max(n_threads, 1), n_levels + 1),
+                    dtype=[("n", np.float64), ("s", np.float64), ("ss", np.float64)])
 
 
 def squared_hinge(const double[::1] scores, const int64_t[::1] rank,
@@ -203,21 +206,20 @@ def squared_hinge(const double[::1] scores, const int64_t[::1] rank,
     chunks = chunk_list(chunks, starts.shape[0] - 1)
     cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, lo, hi, k
     cdef double[::1] partial = np.zeros(max(n_chunks, 1))
-    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
     cdef double loss = 0.0
     if scores.shape[0] == 0:
         return 0.0
+    cdef Moments[:, ::1] trees = thread_trees(n_threads, n_levels)
     lo = 0
     while lo < n_chunks:
         hi = min(lo + BATCH, n_chunks)
         with nogil:
             for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
-                status[k] = loss_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0],
-                                       n_levels, chunks[k], chunks[k + 1], &grad_out[0],
-                                       &partial[k])
+                loss_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], n_levels,
+                           chunks[k], chunks[k + 1], &trees[threadid(), 0], &grad_out[0],
+                           &partial[k])
         PyErr_CheckSignals()
         lo = hi
-    check_chunks(status)
     for k in range(n_chunks):
         loss += partial[k]
     return loss
@@ -231,20 +233,18 @@ def squared_hinge_hessvec(const double[::1] scores, const int64_t[::1] rank,
     """Write out = H d, the generalized Hessian of squared_hinge (active set fixed at scores)."""
     chunks = chunk_list(chunks, starts.shape[0] - 1)
     cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, lo, hi, k
-    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
     if scores.shape[0] == 0:
         return
+    cdef Moments[:, ::1] trees = thread_trees(n_threads, n_levels)
     lo = 0
     while lo < n_chunks:
         hi = min(lo + BATCH, n_chunks)
         with nogil:
             for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
-                status[k] = hessvec_chunk(&scores[0], &rank[0], &starts[0], &order[0],
-                                          &weight[0], n_levels, &d[0], chunks[k], chunks[k + 1],
-                                          &out[0])
+                hessvec_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], n_levels,
+                              &d[0], chunks[k], chunks[k + 1], &trees[threadid(), 0], &out[0])
         PyErr_CheckSignals()
         lo = hi
-    check_chunks(status)
 
 
 cdef void merge_sort(int64_t* idx, int64_t* tmp, Py_ssize_t m,

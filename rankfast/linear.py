@@ -92,19 +92,21 @@ class DataMatrix:
             _products.csr_matvec(X.data, X.indices, X.indptr, v, out, self.n_threads)
         return out
 
-    def rmatvec(self, u):
-        """Xᵀ u."""
+    def rmatvec(self, u, entries="x"):
+        """Xᵀ u; with entries "abs" |X|ᵀ u, with "square" (X ∘ X)ᵀ u (no copy of X either way)."""
+        mode = {"x": 0, "abs": 1, "square": 2}[entries]
         u = np.ascontiguousarray(u, dtype=np.float64)
         out = np.zeros(self.shape[1])
         if self.dense:
-            _products.dense_rmatvec(self.X, u, out, self.partial, BLOCK_ROWS, self.n_threads)
+            _products.dense_rmatvec(self.X, u, out, self.partial, BLOCK_ROWS, self.n_threads,
+                                    mode)
         elif self.XT is None:
             X = self.X
             _products.csr_rmatvec(X.data, X.indices, X.indptr, u, out, self.partial,
-                                  BLOCK_ROWS, self.n_threads)
+                                  BLOCK_ROWS, self.n_threads, mode)
         else:
             XT = self.XT
-            _products.csr_matvec(XT.data, XT.indices, XT.indptr, u, out, self.n_threads)
+            _products.csr_matvec(XT.data, XT.indices, XT.indptr, u, out, self.n_threads, mode)
         return out
 
 

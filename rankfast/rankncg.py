@@ -126,7 +126,7 @@ class ErfcPairObjective:
         rows = np.arange(n)
         by_query = sp.csr_matrix((np.ones(n), (self.qidx, rows)), shape=(len(c_query), n)) @ X
         by_group = sp.csr_matrix((np.ones(n), (group_of, rows)), shape=(n_groups, n)) @ X
-        total = (_weighted_column_squares(X, self.c * self.n_other)
+        total = (self.products.rmatvec(self.c * self.n_other, entries="square")
                  - _weighted_column_squares(by_query, c_query)
                  + _weighted_column_squares(by_group, c_group))
         return np.maximum(total, 0.0)
@@ -151,8 +151,7 @@ class ErfcPairObjective:
 
     def gradient_error(self):
         """A bound on ‖∇F computed − ∇F‖: ‖|X|ᵀδ‖ (the erfc sums' and rounding errors)."""
-        absolute = abs(self.X)
-        return float(np.linalg.norm(absolute.T @ self.delta))
+        return float(np.linalg.norm(self.products.rmatvec(self.delta, entries="abs")))
 
     def line(self, point, d):
         return _Line(self, point, d)

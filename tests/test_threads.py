@@ -74,6 +74,11 @@ def test_products_equal_numpy_and_the_same_bits_on_any_threads(sparse):
         np.testing.assert_array_equal(XTu, results[0][1])
     np.testing.assert_allclose(results[0][0], X @ v, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(results[0][1], X.T @ u, rtol=1e-12, atol=1e-12)
+    dense = X.toarray() if sparse else X
+    M = DataMatrix(X, 2)
+    np.testing.assert_allclose(M.rmatvec(u, "abs"), abs(dense).T @ u, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(M.rmatvec(u, "square"), (dense * dense).T @ u, rtol=1e-12,
+                               atol=1e-12)
 
 
 def test_wide_sparse_products_use_the_transpose():
@@ -85,6 +90,8 @@ def test_wide_sparse_products_use_the_transpose():
     u = rng.normal(size=3000)
     np.testing.assert_allclose(M.rmatvec(u), X.T @ u, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(M.rmatvec(u), DataMatrix(X, 1).rmatvec(u))
+    np.testing.assert_allclose(M.rmatvec(u, "square"), X.multiply(X).T @ u, rtol=1e-12,
+                               atol=1e-12)
 
 
 def prsvm_inputs(seed):
