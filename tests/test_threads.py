@@ -94,9 +94,11 @@ def test_wide_sparse_products_use_the_transpose():
                                atol=1e-12)
 
 
-def prsvm_inputs(seed):
+def prsvm_inputs(seed, real_labels=False):
     X, y, qid = uneven_queries(seed)
     rng = np.random.default_rng(seed)
+    if real_labels:                                   # a label level per document, nearly
+        y = np.round(rng.normal(size=len(y)), 2)
     starts = starts_of(np.bincount(qid)[1:])
     scores = rng.normal(size=len(y)) * 2
     rank = np.unique(y, return_inverse=True)[1].ravel().astype(np.int64)
@@ -104,8 +106,9 @@ def prsvm_inputs(seed):
     return scores, rank, starts, weight, int(rank.max()) + 1
 
 
-def test_prsvm_kernels_the_same_bits_on_any_threads():
-    scores, rank, starts, weight, levels = prsvm_inputs(4)
+@pytest.mark.parametrize("real_labels", [False, True])
+def test_prsvm_kernels_the_same_bits_on_any_threads(real_labels):
+    scores, rank, starts, weight, levels = prsvm_inputs(4, real_labels)
     chunks = _threads.query_chunks(starts, documents=500)
     assert len(chunks) > 10
     d = np.random.default_rng(5).normal(size=len(scores))
