@@ -1,9 +1,17 @@
 """Scoring documents with a linear model exactly as svm_rank_classify does."""
 from libc.stdint cimport int32_t, int64_t
+from libc.math cimport isnan
 
 ctypedef fused index_t:
     int32_t
     int64_t
+
+ctypedef fused column_t:
+    int32_t
+    int64_t
+
+cdef extern from "stdio.h" nogil:
+    int snprintf(char* s, size_t n, const char* fmt, ...)
 
 
 cdef inline Py_ssize_t lower_bound(const int64_t[::1] keys, Py_ssize_t lo,
@@ -19,7 +27,28 @@ cdef inline Py_ssize_t lower_bound(const int64_t[::1] keys, Py_ssize_t lo,
     return lo
 
 
-def linear_scores(const index_t[::1] indptr, const index_t[::1] indices,
+cdef void score_rows(const index_t[::1] indptr, const column_t[::1] indices,
+                     const double[::1] data, const int64_t[::1] feature_ids,
+                     const double[::1] weights, double bias, double[::1] out) noexcept nogil:
+    """out[i] = sum_j weights[f] * float32(x_ij) - bias, summed in float64 in file order."""
+    cdef Py_ssize_t n = out.shape[0], k = feature_ids.shape[0]
+    cdef Py_ssize_t i, p, pos
+    cdef int64_t fid
+    cdef double s
+    for i in range(n):
+        s = 0.0
+        pos = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            fid = <int64_t>indices[p] + 1
+            pos = lower_bound(feature_ids, pos, k, fid)
+            if pos == k:
+                break
+            if feature_ids[pos] == fid:
+                s += weights[pos] * <double>(<float>data[p])
+        out[i] = s - bias
+
+
+def linear_scores(const index_t[::1] indptr, const column_t[::1] indices,
                   const double[::1] data, const int64_t[::1] feature_ids,
                   const double[::1] weights, double bias, double[::1] out):
     """out[i] = sum_j weights[f] * float32(x_ij) - bias, summed in float64 in file order.
@@ -27,19 +56,63 @@ def linear_scores(const index_t[::1] indptr, const index_t[::1] indices,
     Columns are 0-based (feature id = column + 1); feature_ids is sorted and
     features absent from it weigh nothing, so no array spans the index range.
     """
-    cdef Py_ssize_t n = out.shape[0], k = feature_ids.shape[0]
-    cdef Py_ssize_t i, p, pos
-    cdef int64_t fid
-    cdef double s
+    with nogil:
+        score_rows(indptr, indices, data, feature_ids, weights, bias, out)
+
+
+def linear_scores_rows(const int64_t[::1] indptr, const int32_t[::1] indices,
+                       const double[::1] data, const int64_t[::1] feature_ids,
+                       const double[::1] weights, double bias, double[::1] out):
+    """linear_scores for the reader's rows (int64 indptr, int32 indices); not a fused
+    function, whose dispatch would import numpy."""
+    with nogil:
+        score_rows(indptr, indices, data, feature_ids, weights, bias, out)
+
+
+def format_scores(const double[::1] scores):
+    """svm_rank_classify's prediction lines: '%.8f\\n' for each score ('-nan' for NaN)."""
+    cdef Py_ssize_t n = scores.shape[0], i, k = 0
+    cdef bytearray text
+    cdef char* out
+    cdef double v
+    cdef bint wide = False
+    for i in range(n):
+        if not -1e30 < scores[i] < 1e30:
+            wide = True
+    if wide:                                # huge or infinite scores: Python's own '%.8f'
+        return "".join(["%.8f\n" % v if v == v else "-nan\n" for v in scores]).encode()
+    text = bytearray(n * 48)
+    out = text
     with nogil:
         for i in range(n):
-            s = 0.0
-            pos = 0
-            for p in range(indptr[i], indptr[i + 1]):
-                fid = <int64_t>indices[p] + 1
-                pos = lower_bound(feature_ids, pos, k, fid)
-                if pos == k:
-                    break
-                if feature_ids[pos] == fid:
-                    s += weights[pos] * <double>(<float>data[p])
-            out[i] = s - bias
+            v = scores[i]
+            if isnan(v):
+                k += snprintf(out + k, 48, b"-nan\n")
+            else:
+                k += snprintf(out + k, 48, b"%.8f\n", v)
+    return bytes(text[:k])
+
+
+def single_vector_weights(double alpha, const int32_t[::1] indices, const double[::1] values,
+                          int64_t[::1] ids, double[::1] weights):
+    """A one-SV linear model's weights: ids[k] = column + 1, weights[k] = alpha * float32(v),
+    zeros left out; returns how many were written (ids, weights: room for all)."""
+    cdef Py_ssize_t i, k = 0
+    cdef double w
+    with nogil:
+        for i in range(indices.shape[0]):
+            w = alpha * <double>(<float>values[i])
+            if w != 0:
+                ids[k] = <int64_t>indices[i] + 1
+                weights[k] = w
+                k += 1
+    return k
+
+
+def first_at_least(const int32_t[::1] indices, int64_t limit):
+    """The first position whose entry is >= limit, or -1."""
+    cdef Py_ssize_t i
+    for i in range(indices.shape[0]):
+        if indices[i] >= limit:
+            return i
+    return -1

@@ -4,13 +4,16 @@ Grammar of one line (the data part ends at the first '#'):
     <target> [qid:N] [sid:N] [cost:F] idx:val ... [# comment]
 Blank lines, whitespace-only lines and comment-only lines are skipped.
 The kernel only parses; ``rankfast.data`` turns error codes into messages.
+It writes only within the capacity of the arrays it is given: a line that
+does not fit ends the parse (ERR_FULL) at that line's start, so a caller can
+score or store what was parsed and go on, or report a file that changed
+between counting and parsing.  No state outside the arguments: parse_lines
+is reentrant and works on any byte range.
 """
-import numpy as np
-
-from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport free, malloc, strtod
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, strtod, strtol
 from libc.string cimport memchr, memcpy
-from libc.math cimport isfinite
+from libc.math cimport fabsf, isfinite, signbit
 
 # Error codes (mirrored in rankfast/data.py).
 cdef enum:
@@ -27,6 +30,7 @@ cdef enum:
     ERR_QID_REPEAT = 10       # second qid on one line
     ERR_SID = 11              # sid is not an integer
     ERR_COST = 12             # cost is not a finite number
+    ERR_FULL = 13             # the next line does not fit in the arrays (not a data error)
 
 cdef int64_t MAX_INDEX = 2147483647
 cdef uint64_t MAX_EXACT = 9007199254740992  # 2**53
@@ -40,6 +44,7 @@ for _k in range(1, 23):
 cdef struct ParseResult:
     Py_ssize_t rows
     Py_ssize_t nnz
+    Py_ssize_t consumed         # bytes parsed: buf[consumed:] is left (ERR_FULL) or empty
     int error
     Py_ssize_t error_line       # 0-based line within the chunk
     Py_ssize_t error_start      # token span within the chunk
@@ -198,11 +203,19 @@ cdef inline bint span_is(const unsigned char* s, const unsigned char* end,
 
 
 cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
+                             Py_ssize_t max_rows, Py_ssize_t max_nnz,
                              double* labels, int64_t* qids, int64_t* line_of_row,
                              int64_t* indptr, int32_t* indices, double* values,
                              int64_t* comment_start, int64_t* comment_end) noexcept nogil:
-    """Parse every line of buf[0:size] (the last may lack '\\n') in one forward pass."""
+    """Parse the lines of buf[0:size] (the last may lack '\\n') in one forward pass.
+
+    At most max_rows rows (labels ... indptr[1:max_rows + 1]) and max_nnz
+    entries are written; a line that would exceed either stops the parse
+    with ERR_FULL, r.consumed at its first byte and nothing of it kept.
+    """
     cdef ParseResult r
+    cdef const unsigned char* line_start
+    cdef Py_ssize_t nnz_start
     cdef const unsigned char* end = buf + size
     cdef const unsigned char* p = buf
     cdef const unsigned char* tok
@@ -230,6 +243,11 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
             p = end if p == NULL else p + 1
             line += 1
             continue
+        line_start = p
+        nnz_start = nnz
+        if rows >= max_rows:
+            r.error = ERR_FULL
+            break
         # target
         tok = p
         stop = scan_double(p, end, &value, &ok)
@@ -264,6 +282,9 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                 if p < end and p[0] == 58 and index <= MAX_INDEX and index >= 1 and index > previous:
                     stop = scan_double(p + 1, end, &value, &ok)
                     if ok and isfinite(value):
+                        if nnz >= max_nnz:
+                            r.error = ERR_FULL
+                            break
                         indices[nnz] = <int32_t>(index - 1)
                         values[nnz] = value
                         nnz += 1
@@ -297,6 +318,9 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                 if not isfinite(value):
                     r.error = ERR_VALUE_NONFINITE
                     break
+                if nnz >= max_nnz:
+                    r.error = ERR_FULL
+                    break
                 indices[nnz] = <int32_t>(index - 1)    # '+3:1' and the like
                 values[nnz] = value
                 nnz += 1
@@ -320,6 +344,9 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
             else:
                 r.error = ERR_INDEX
                 break
+        if r.error == ERR_FULL:
+            nnz = nnz_start
+            p = line_start
         if r.error != OK:
             break
         qids[rows] = qid
@@ -342,6 +369,7 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
     r.rows = rows
     r.nnz = nnz
     r.error_line = line
+    r.consumed = (p - buf) if r.error == ERR_FULL else size
     return r
 
 
@@ -367,30 +395,49 @@ def count_bytes_of(const unsigned char[::1] buf):
 def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
                double[::1] labels, int64_t[::1] qids, int64_t[::1] lines,
                int64_t[::1] indptr, int32_t[::1] indices, double[::1] values,
-               int64_t[::1] comment_start=None, int64_t[::1] comment_end=None):
+               int64_t[::1] comment_start=None, int64_t[::1] comment_end=None,
+               int64_t first_line=0):
     """Parse the lines of buf into the arrays from row row0 and entry nnz0 on.
 
-    The arrays must have room for count_bytes_of(buf) more rows (+1) and
-    entries.  indptr[row0] must hold nnz0.  lines get 0-based line numbers
-    within buf; comment spans (if arrays are given) byte offsets into buf, -1
-    where a line has no comment.  Returns (rows, entries, error, error_line,
-    error_start, error_end); without error, error_line is buf's line count.
+    Nothing is written beyond the arrays' lengths: when the next line does
+    not fit, parsing stops before it with error ERR_FULL (13) and
+    ``consumed`` at its first byte (count_bytes_of(buf) more rows (+1) and
+    entries always fit).  indptr[row0] must hold nnz0.  lines get 0-based
+    line numbers within buf; comment spans (if arrays are given) byte offsets
+    into buf, -1 where a line has no comment; first_line is added to every
+    line number (the line of buf's start in its file).  Returns (rows, entries,
+    error, error_line, error_start, error_end, consumed); error_line is the
+    line of the error (ERR_FULL: of the line left), else buf's line count.
     """
     cdef Py_ssize_t size = buf.shape[0], i
+    cdef Py_ssize_t max_rows = min(labels.shape[0], qids.shape[0], lines.shape[0],
+                                   indptr.shape[0] - 1) - row0
+    cdef Py_ssize_t max_nnz = min(indices.shape[0], values.shape[0]) - nnz0
     cdef ParseResult r
     cdef int64_t* cs = NULL
     cdef int64_t* ce = NULL
+    if row0 < 0 or nnz0 < 0 or max_rows < 0 or max_nnz < 0:
+        raise ValueError("row0 or nnz0 beyond the arrays")
     if comment_start is not None:
-        cs = &comment_start[row0]
-        ce = &comment_end[row0]
+        max_rows = min(max_rows, comment_start.shape[0] - row0, comment_end.shape[0] - row0)
+        if max_rows < 0:
+            raise ValueError("row0 beyond the comment arrays")
+        if max_rows > 0:
+            cs = &comment_start[row0]
+            ce = &comment_end[row0]
     if size == 0:
-        return 0, 0, 0, 0, 0, 0
+        return 0, 0, 0, 0, 0, 0, 0
     with nogil:
-        r = parse_lines(&buf[0], size, &labels[row0], &qids[row0], &lines[row0],
-                        &indptr[row0], &indices[nnz0], &values[nnz0], cs, ce)
+        r = parse_lines(&buf[0], size, max_rows, max_nnz,
+                        &labels[0] + row0, &qids[0] + row0, &lines[0] + row0,
+                        &indptr[0] + row0, &indices[0] + nnz0 if max_nnz else NULL,
+                        &values[0] + nnz0 if max_nnz else NULL, cs, ce)
         for i in range(row0 + 1, row0 + r.rows + 1):
             indptr[i] += nnz0
-    return r.rows, r.nnz, r.error, r.error_line, r.error_start, r.error_end
+        if first_line:
+            for i in range(row0, row0 + r.rows):
+                lines[i] += first_line
+    return r.rows, r.nnz, r.error, r.error_line, r.error_start, r.error_end, r.consumed
 
 
 def parse_chunk(const unsigned char[::1] buf, bint comments):
@@ -400,6 +447,7 @@ def parse_chunk(const unsigned char[::1] buf, bint comments):
     error, error_line, error_start, error_end); comments is None or a pair
     (start, end) of byte offsets of each row's comment text (-1: none).
     """
+    import numpy as np
     newlines, colons = count_bytes_of(buf)
     rows = newlines + 1
     labels = np.empty(rows)
@@ -410,8 +458,316 @@ def parse_chunk(const unsigned char[::1] buf, bint comments):
     values = np.empty(max(colons, 1))
     starts = np.empty(rows, dtype=np.int64) if comments else None
     ends = np.empty(rows, dtype=np.int64) if comments else None
-    n, nnz, error, error_line, error_start, error_end = parse_into(
+    n, nnz, error, error_line, error_start, error_end, _ = parse_into(
         buf, 0, 0, labels, qids, lines, indptr, indices, values, starts, ends)
     return (labels[:n], qids[:n], lines[:n], indptr[:n + 1], indices[:nnz], values[:nnz],
             (starts[:n], ends[:n]) if comments else None,
             error, error_line, error_start, error_end)
+
+
+def number_of(const unsigned char[::1] token):
+    """The value of a whole token read with the data files' number grammar, or None.
+
+    C-locale decimal, hexadecimal, inf and nan as strtod reads them; no
+    blanks, underscores or non-ASCII digits (Python's float() takes '1_0'
+    and '\u0663').  The caller decides whether non-finite values are allowed.
+    """
+    cdef double value = 0.0
+    cdef Py_ssize_t n = token.shape[0]
+    if n == 0:
+        return None
+    if not parse_double(&token[0], &token[0] + n, &value):
+        return None
+    return value
+
+
+def integer_of(const unsigned char[::1] token):
+    """The value of a whole token [+-]digits within ±(2**63 - 1), or None."""
+    cdef int64_t value = 0
+    cdef Py_ssize_t n = token.shape[0]
+    cdef bint negative
+    if n == 0:
+        return None
+    negative = token[0] == 45
+    if negative:
+        if n == 1 or not parse_uint(&token[0] + 1, &token[0] + n, 9223372036854775807, &value):
+            return None
+        return -value
+    if not parse_uint(&token[0], &token[0] + n, 9223372036854775807, &value):
+        return None
+    return value
+
+
+# ------------------------------------------------------------------ writing
+
+cdef extern from "stdio.h" nogil:
+    int snprintf(char* s, size_t n, const char* fmt, ...)
+
+cdef extern from "stdlib.h" nogil:
+    float strtof(const char* s, char** end)
+
+
+cdef inline bint needs_fallback(float x) noexcept nogil:
+    """Values the digit search below may get wrong: powers of two (whose rounding
+    interval is narrower below than above), or not finite."""
+    cdef uint32_t bits
+    memcpy(&bits, &x, 4)
+    return (bits & 0x7FFFFF) == 0 and ((bits >> 23) & 0xFF) > 1 or ((bits >> 23) & 0xFF) == 0xFF
+
+
+cdef extern from "Python.h":
+    char* PyOS_double_to_string(double val, char format_code, int precision,
+                                int flags, int* type) except NULL
+    void PyMem_Free(void* p)
+
+
+cdef inline bint reads_back(const char* digits, int n, int e, float x) noexcept nogil:
+    """Whether d1.d2...dn x 10^e, read by strtof, is x."""
+    cdef char buf[40]
+    cdef char* stop
+    cdef int i, k = 0
+    buf[k] = digits[0]
+    k += 1
+    buf[k] = 46
+    k += 1
+    for i in range(1, n):
+        buf[k] = digits[i]
+        k += 1
+    buf[k] = 101
+    k += 1
+    k += write_int(buf + k, e)
+    buf[k] = 0
+    return fabsf(strtof(buf, &stop)) == fabsf(x)
+
+
+cdef inline int write_int(char* out, long long v) noexcept nogil:
+    """Decimal text of v at out (no terminator); returns its length."""
+    cdef char tmp[24]
+    cdef int n = 0, k = 0
+    cdef unsigned long long u
+    if v < 0:
+        out[k] = 45
+        k += 1
+        u = <unsigned long long>(-(v + 1)) + 1
+    else:
+        u = <unsigned long long>v
+    while True:
+        tmp[n] = <char>(48 + u % 10)
+        n += 1
+        u //= 10
+        if u == 0:
+            break
+    while n:
+        n -= 1
+        out[k] = tmp[n]
+        k += 1
+    return k
+
+
+cdef int digits_by_printf(float x, char* digits, int* e) noexcept nogil:
+    """The shortest digits of x that read back (and their exponent), by printf.
+
+    The least n for which x's correctly rounded n-digit form reads back as
+    x: if the nearest n-digit decimal does, so does the nearest (n+1)-digit
+    one (it is at least as near), so n is found by bisection.  Exact
+    wherever x's rounding interval is symmetric (needs_fallback).
+    """
+    cdef char buf[40]
+    cdef char* stop
+    cdef int n, lo = 1, hi = 9, nd = 0, i
+    while lo < hi:                           # 9 digits always read back
+        n = (lo + hi) >> 1
+        snprintf(buf, 40, b"%.*e", n - 1, <double>fabsf(x))
+        if strtof(buf, &stop) == fabsf(x):
+            hi = n
+        else:
+            lo = n + 1
+    snprintf(buf, 40, b"%.*e", lo - 1, <double>fabsf(x))
+    digits[nd] = buf[0]
+    nd += 1
+    i = 1
+    if buf[i] == 46:
+        i += 1
+        while buf[i] != 101:
+            digits[nd] = buf[i]
+            nd += 1
+            i += 1
+    e[0] = <int>strtol(buf + i + 1, NULL, 10)
+    return nd
+
+
+cdef int digits_by_repr(float x, char* digits, int* e):
+    """As digits_by_printf, rounding the digits of repr(float(x)) instead of printing
+    each candidate; -1 when that rounding could be wrong (the repr ends in a 5
+    right after the digits kept) or repr cannot be had."""
+    cdef char* r
+    cdef char d[24]
+    cdef char cand[12]
+    cdef int nd = 0, exp10 = 0, i = 0, point = -1, first = -1, lo = 1, hi = 9, n, k, ce
+    cdef int cn
+    try:
+        r = PyOS_double_to_string(<double>fabsf(x), b"r", 0, 0, NULL)
+    except MemoryError:
+        return -1
+    while r[i] != 0 and r[i] != 101:
+        if r[i] == 46:
+            point = nd
+        else:
+            if first < 0 and r[i] != 48:
+                first = nd
+            if nd < 24:
+                d[nd] = r[i]
+            nd += 1
+        i += 1
+    if r[i] == 101:
+        exp10 = <int>strtol(r + i + 1, NULL, 10)
+    PyMem_Free(r)
+    if point < 0:
+        point = nd
+    if first < 0 or nd > 24:
+        return -1
+    # value = 0.d[first:] ... : scientific exponent of the first significant digit
+    exp10 += point - first - 1
+    for i in range(first, nd):
+        d[i - first] = d[i]
+    nd -= first
+    while nd > 1 and d[nd - 1] == 48:
+        nd -= 1
+    while lo < hi:
+        n = (lo + hi) >> 1
+        cn = round_digits(d, nd, n, exp10, cand, &ce)
+        if cn < 0:
+            return -1
+        if reads_back(cand, cn, ce, x):
+            hi = n
+        else:
+            lo = n + 1
+    cn = round_digits(d, nd, lo, exp10, cand, &ce)
+    if cn < 0:
+        return -1
+    for i in range(cn):
+        digits[i] = cand[i]
+    e[0] = ce
+    return cn
+
+
+cdef inline int round_digits(const char* d, int nd, int n, int exp10, char* out,
+                             int* out_exp) noexcept nogil:
+    """d (nd digits, value d1.d2... x 10^exp10) rounded to n digits; -1 on a possible tie."""
+    cdef int i, k
+    cdef bint up
+    if nd <= n:
+        for i in range(nd):
+            out[i] = d[i]
+        out_exp[0] = exp10
+        return nd
+    if d[n] == 53 and nd == n + 1:
+        return -1
+    up = d[n] >= 53
+    for i in range(n):
+        out[i] = d[i]
+    out_exp[0] = exp10
+    k = n
+    if up:
+        i = n - 1
+        while i >= 0 and out[i] == 57:
+            out[i] = 48
+            i -= 1
+        if i < 0:
+            out[0] = 49
+            for i in range(1, n):
+                out[i] = 48
+            out_exp[0] = exp10 + 1
+        else:
+            out[i] += 1
+    while k > 1 and out[k - 1] == 48:
+        k -= 1
+    return k
+
+
+cdef int float32_text(float x, char* out):
+    """numpy's str(np.float32(x)) without a trailing '.0'; -1 when it must be asked.
+
+    Digits from digits_by_repr (digits_by_printf where that cannot decide),
+    laid out as numpy does for float32: positional for 1e-4 <= |x| < 1e6,
+    else d.ddde±XX.  -1 also when strtod-then-float (SVM-light's reader)
+    would not give x back: the caller writes the exact double then.
+    """
+    cdef char digits[12]
+    cdef int nd, e, i, k = 0
+    cdef double ax = fabsf(x)
+    cdef char* stop
+    if needs_fallback(x):
+        return -1
+    if x == 0:
+        if signbit(x):
+            memcpy(out, b"-0", 3)
+            return 2
+        memcpy(out, b"0", 2)
+        return 1
+    nd = digits_by_repr(x, digits, &e)
+    if nd < 0:
+        nd = digits_by_printf(x, digits, &e)
+    while nd > 1 and digits[nd - 1] == 48:
+        nd -= 1
+    if x < 0:
+        out[k] = 45
+        k += 1
+    if 1e-4 <= ax < 1e6:
+        if e >= 0:
+            for i in range(e + 1):
+                out[k] = digits[i] if i < nd else 48
+                k += 1
+            if nd > e + 1:
+                out[k] = 46
+                k += 1
+                for i in range(e + 1, nd):
+                    out[k] = digits[i]
+                    k += 1
+        else:
+            out[k] = 48
+            out[k + 1] = 46
+            k += 2
+            for i in range(-e - 1):
+                out[k] = 48
+                k += 1
+            for i in range(nd):
+                out[k] = digits[i]
+                k += 1
+    else:
+        out[k] = digits[0]
+        k += 1
+        if nd > 1:
+            out[k] = 46
+            k += 1
+            for i in range(1, nd):
+                out[k] = digits[i]
+                k += 1
+        k += snprintf(out + k, 8, b"e%c%02d", <int>(45 if e < 0 else 43), <int>(e if e >= 0 else -e))
+    out[k] = 0
+    if <float>strtod(out, &stop) != x:
+        return -1
+    return k
+
+
+def format_pairs(const int64_t[::1] ids, const double[::1] values, fallback):
+    """'id:v id:v ...' with each v as model files write it (``fallback(v)``
+    gives the text where float32_text cannot).  values must be finite as float32."""
+    cdef Py_ssize_t n = ids.shape[0], i, k = 0
+    cdef int m
+    cdef bytearray text = bytearray(n * 48)
+    cdef char* out = text
+    for i in range(n):
+        if i:
+            out[k] = 32
+            k += 1
+        k += write_int(out + k, ids[i])
+        out[k] = 58
+        k += 1
+        m = float32_text(<float>values[i], out + k)
+        if m < 0:
+            word = fallback(values[i]).encode()
+            memcpy(out + k, <char*>word, len(word))
+            m = len(word)
+        k += m
+    return text[:k].decode("ascii")

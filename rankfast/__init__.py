@@ -10,8 +10,12 @@ erfc_sum                       Σ_i q_i erfc(y_j − z_i) at many targets, ε-ac
 learners                       ranksvm.RankSVM, rankncg.RankNCG, rankrls.RankRLS,
                                rankrls.GreedyRankRLS, kernels.KernelApproxLearner:
                                fit(X, y, qid), predict(X), to_model()
+
+Every name is imported on first use, so a program imports only what its run
+needs (classifying with a linear model needs neither scipy nor the learners).
 """
 import importlib
+import importlib.machinery
 import os
 
 __version__ = "0.1.0"
@@ -23,34 +27,42 @@ __version__ = "0.1.0"
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:
-    from . import _svmlight  # noqa: F401  (compiled kernels present?)
-except ImportError as exc:  # pragma: no cover - only without a build
-    raise ImportError(
-        "rankfast's compiled kernels are missing; build them with "
-        "'pip install -e .' (or 'python setup.py build_ext --inplace')") from exc
+    from . import _svmlight  # noqa: F401  (compiled kernels present and loadable?)
+except ImportError as exc:  # pragma: no cover - only without a build or without memory
+    _here = os.path.dirname(os.path.abspath(__file__))
+    if not any(os.path.exists(os.path.join(_here, "_svmlight" + suffix))
+               for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+        raise ImportError(
+            "rankfast's compiled kernels are missing; build them with "
+            "'pip install -e .' (or 'python setup.py build_ext --inplace')") from exc
+    raise ImportError(f"rankfast's compiled kernels are built but could not be loaded "
+                      f"(out of memory or address space? ulimit -v): {exc}") from exc
 
-from .data import Dataset, dump_svmlight, load_svmlight  # noqa: E402
-from .errors import InputError, RankfastError, UsageError  # noqa: E402
-from .model import KernelModel, LinearModel, read_model, write_model  # noqa: E402
-
-
-
-_SUBMODULES = ("metrics", "ranksvm", "rankncg", "rankrls", "kernels", "erfc", "learners")
+_ATTRIBUTES = {
+    "Dataset": "data", "dump_svmlight": "data", "load_svmlight": "data",
+    "InputError": "errors", "RankfastError": "errors", "UsageError": "errors",
+    "KernelModel": "model", "LinearModel": "model", "read_model": "model", "write_model": "model",
+    "erfc_sum": "erfc",
+}
+_SUBMODULES = ("metrics", "ranksvm", "rankncg", "rankrls", "kernels", "erfc", "learners",
+               "data", "model", "errors", "files", "cli")
 
 
 def __getattr__(name):
-    """rankfast.erfc_sum and the submodules above, imported on first use.
-
-    The programs import only what a run needs (erfc_sum needs scipy.special).
-    """
-    if name == "erfc_sum":
-        from .erfc import erfc_sum
-        return erfc_sum
+    """The API names above and the submodules, imported on first use."""
+    if name in _ATTRIBUTES:
+        value = getattr(importlib.import_module(f".{_ATTRIBUTES[name]}", __name__), name)
+        globals()[name] = value
+        return value
     if name == "objective":
         return importlib.import_module(".objectives", __name__).objective
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'rankfast' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ATTRIBUTES) | set(_SUBMODULES))
 
 
 __all__ = ["Dataset", "InputError", "KernelModel", "LinearModel", "RankfastError",

@@ -3,6 +3,7 @@
 This is the only module that prints or exits.  Data and model errors print
 one line on stderr and exit 1; usage errors exit 2 (svm_rank exits 0).
 """
+import array
 import contextlib
 import errno
 import math
@@ -11,15 +12,20 @@ import re
 import signal
 import sys
 import time
+import struct
 import warnings
 
-import numpy as np
-
-from . import __version__, metrics
-from .data import load_svmlight
+from . import __version__
+from ._predict import format_scores, linear_scores_rows
 from .errors import InputError, RankfastError, UsageError
 from .files import atomic_output, check_output
-from .model import KernelModel, LinearModel, format_model, read_model
+from .modelfile import read_model_file, single_vector_weights
+
+# numpy, scipy and the learners are imported where a run needs them: classifying
+# with a linear model needs none of them (start-up in milliseconds).
+# numpy's floating-point warnings, silenced for every run (as np.errstate(all="ignore")
+# would, without importing numpy for runs that do not use it).
+_FLOATING_POINT_WARNING = r"(overflow|invalid value|divide by zero|underflow) encountered"
 
 LEARN_HELP = """rank_learn {version}: learning to rank, a drop-in for svm_rank_learn
 
@@ -282,8 +288,8 @@ def _run(program, body, argv, help_text):
     with _terminate_as_interrupt(), warnings.catch_warnings():
         warnings.showwarning = lambda message, *_, **__: _note(program, _warning_note(message))
         try:
-            with np.errstate(all="ignore"):
-                status = body(argv)
+            warnings.filterwarnings("ignore", _FLOATING_POINT_WARNING, RuntimeWarning)
+            status = body(argv)
         except _HelpRequested:
             _write(help_text() if callable(help_text) else help_text)
             status = 0
@@ -440,21 +446,49 @@ def _svmlight_read_documents(n_documents):
             f"Reading examples into memory...{counts}OK. ({n_documents} examples read)\n")
 
 
-def _svmlight_read_model(model):
-    """read_model's line, or "" for rankfast's random Fourier models (no SVM-light file).
+def _svmlight_read_model(file):
+    """read_model's line for a modelfile.ModelFile, or "" for rankfast's random Fourier models.
 
     A linear model has one support vector: the compacted "1 idx:w ..." line
     svm_rank_learn and rank_learn write.
     """
-    if isinstance(model, KernelModel):
-        return f"Reading model...OK. ({len(model.alphas)} support vectors read)\n"
-    if isinstance(model, LinearModel):
-        return "Reading model...OK. (1 support vectors read)\n"
-    return ""
+    if file.rff is not None:
+        return ""
+    return f"Reading model...OK. ({1 if file.kernel == 0 else len(file.alphas)} support vectors read)\n"
+
+
+class _ReadProgress:
+    """load_svmlight's progress callback: '<program>: reading <path>: N MB' on stderr.
+
+    At verbosity >= 1, at most one line per ``interval`` seconds, the first
+    one ``interval`` seconds after reading began: a small file prints nothing
+    (svm_rank prints dots while it reads).
+    """
+
+    def __init__(self, program, path, verbosity, interval=1.0, clock=time.monotonic):
+        self.program, self.path, self.verbosity = program, path, verbosity
+        self.interval, self.clock = interval, clock
+        self.last = clock()
+
+    def __call__(self, bytes_read):
+        now = self.clock()
+        if self.verbosity >= 1 and now - self.last >= self.interval:
+            self.last = now
+            print(f"{self.program}: reading {self.path}: {bytes_read / 1e6:.0f} MB",
+                  file=sys.stderr, flush=True)
+
+
+def _no_documents(path):
+    """An empty data file is an error: there is nothing to learn from or to evaluate."""
+    return InputError(path, None, "no documents (the file is empty or holds only blank "
+                                  "and comment lines)")
 
 
 def _load(path, verbosity, program, svmlight_verbosity=0):
-    dataset = load_svmlight(path)
+    from .data import load_svmlight
+    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity))
+    if dataset.n_documents == 0:
+        raise _no_documents(path)
     _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
     qid = dataset.noncontiguous_qid()
     if qid is not None:
@@ -493,6 +527,7 @@ def _learn(argv):
     _progress("Reading training examples...", verbosity, end="")
     dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity)
     _progress("done", verbosity)
+    import numpy as np
     n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
               f"{dataset.n_documents} examples", verbosity, level=0)
@@ -501,6 +536,7 @@ def _learn(argv):
     def log(text, level=1):
         _progress(text, verbosity, level)
 
+    from .model import format_model
     start = time.process_time()
     try:
         learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
@@ -528,6 +564,7 @@ def _learn(argv):
 
 def _linear_algebra_reason(exc):
     """A learner's ValueError as the user should read it: numpy's and scipy's own words explained."""
+    import numpy as np
     text = str(exc)
     if isinstance(exc, np.linalg.LinAlgError) or "must not contain infs or NaNs" in text:
         return (f"the linear algebra failed ({text.rstrip('.')}): the feature values or the "
@@ -553,6 +590,7 @@ def _refuse_pattern(path):
 def _learn_distributed(learner, train_path, model_path, options):
     """rank_learn --scheduler/--workers: train on a Dask cluster (rankfast.dask.fit)."""
     from . import dask as cluster
+    from .model import format_model
     verbosity = options.get("verbosity", 1)
     cluster.check_learner(learner)
 
@@ -598,29 +636,237 @@ def _classify(argv):
     check_output(output_path)                     # before the work, not after it
     verbosity = options.get("verbosity", 2)
     svmlight_verbosity = options.get("svmlight_verbosity", 0)
+    cutoffs = options.get("ndcg_at", [10]) if options.get("metrics") else None
 
     _progress("Reading model...", verbosity, end="")
-    model = read_model(model_path)
-    _progress(_svmlight_read_model(model), svmlight_verbosity, end="")
+    file = read_model_file(model_path)
+    _progress(_svmlight_read_model(file), svmlight_verbosity, end="")
     _progress("done.", verbosity)
     if _distributed(options):
-        return _classify_distributed(model, test_path, output_path, options)
+        from .model import model_of
+        return _classify_distributed(model_of(file), test_path, output_path, options)
     _refuse_pattern(test_path)
     _progress("Reading test examples...", verbosity, end="")
-    dataset = _load(test_path, verbosity, "rank_classify", svmlight_verbosity)
+    if file.kernel == 0 and file.rff is None:
+        n_documents, runtime, queries = _classify_stream(file, test_path, output_path,
+                                                         verbosity, cutoffs)
+    else:
+        n_documents, runtime, queries = _classify_batch(file, test_path, output_path,
+                                                        verbosity, cutoffs)
+    _progress(_svmlight_read_documents(n_documents), svmlight_verbosity, end="")
+    if queries.split_qid is not None:
+        _end_open_line()
+        print(f"rank_classify: note: {test_path}: the lines of qid {queries.split_qid} are not "
+              f"contiguous; grouping each query's lines (svm_rank would stop here)",
+              file=sys.stderr)
     _progress("done.", verbosity)
     _progress("Classifying test examples...", verbosity, end="")
+    _progress("done", verbosity)
+    _progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
+    _write(_summary_lines(queries.swapped, queries.pairs, verbosity))
+    if cutoffs is not None:
+        _write(_metrics_lines(queries.ndcg, queries.average_precision, queries.swapped,
+                              queries.pairs, cutoffs))
+    return 0
+
+
+def _linear_weights(file):
+    """(feature ids, weights) of a linear model file, as rank_classify scores with them.
+
+    One support vector (what svm_rank and rank_learn write): in compiled
+    code, without numpy; several (SVM-light's own linear models): through
+    rankfast.model's accumulation.
+    """
+    if len(file.alphas) == 1:
+        return single_vector_weights(file.alphas[0], file.indices, file.values)
+    from .model import model_of
+    model = model_of(file)
+    return model.feature_ids, model.weights
+
+
+def _classify_stream(file, test_path, output_path, verbosity, cutoffs):
+    """Score the test file block by block, writing each block's predictions as it goes.
+
+    Memory: one block of documents, the current query's scores and labels,
+    and per-query figures (see _QueryFigures).
+    """
+    from .reader import iter_svmlight
+    ids, weights = _linear_weights(file)
+    queries = _QueryFigures(cutoffs, keep_documents=not _rereadable(test_path))
+    runtime = 0.0
+    n_documents = 0
+    scores = array.array("d")
+    with atomic_output(output_path, "wb") as out:
+        for block in iter_svmlight(test_path, progress=_ReadProgress("rank_classify", test_path,
+                                                                     verbosity)):
+            n = len(block)
+            if len(scores) < n:
+                scores = array.array("d", bytes(8 * n))
+            start = time.process_time()
+            linear_scores_rows(block.indptr, block.indices, block.values, ids, weights,
+                               file.bias, memoryview(scores)[:n])
+            runtime += time.process_time() - start
+            out.write(format_scores(memoryview(scores)[:n]))
+            queries.add(memoryview(scores)[:n], block.y, block.qid)
+            n_documents += n
+        if n_documents == 0:
+            raise _no_documents(test_path)
+        queries.finish(lambda: _rescored(file, test_path))
+    return n_documents, runtime, queries
+
+
+def _classify_batch(file, test_path, output_path, verbosity, cutoffs):
+    """Kernel and random Fourier models: read the whole test file, then score it."""
+    from .data import load_svmlight
+    from .model import model_of
+    model = model_of(file)
+    dataset = load_svmlight(test_path, progress=_ReadProgress("rank_classify", test_path,
+                                                              verbosity))
+    if dataset.n_documents == 0:
+        raise _no_documents(test_path)
     start = time.process_time()
     scores = model.predict(dataset.X)
     runtime = time.process_time() - start
     with atomic_output(output_path) as out:
         write_predictions(scores, out)
-    _progress("done", verbosity)
-    _progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
-    _write(classify_summary(scores, dataset.y, dataset.qid, verbosity))
-    if options.get("metrics"):
-        _write(metrics_report(scores, dataset.y, dataset.qid, options.get("ndcg_at", [10])))
-    return 0
+    queries = _QueryFigures(cutoffs, keep_documents=True)
+    queries.add(scores, dataset.y, dataset.qid)
+    queries.finish(None)
+    return dataset.n_documents, runtime, queries
+
+
+def _rereadable(path):
+    return path != "-" and os.path.isfile(path)
+
+
+def _rescored(file, path):
+    """(scores, labels, qid) of a whole test file, read again (non-contiguous queries)."""
+    from .data import load_svmlight
+    from .model import model_of
+    dataset = load_svmlight(path)
+    return model_of(file).predict(dataset.X), dataset.y, dataset.qid
+
+
+class _QueryFigures:
+    """Per-query figures of a stream of scored documents: swapped pairs (and NDCG@k, AP).
+
+    Runs of documents with equal qid are gathered (a run may span blocks);
+    finished runs are evaluated in batches and only their per-query figures
+    are kept, so memory grows with the number of queries, not of documents.
+    Swapped pairs are counted by _swapped.count_swapped_runs (no numpy);
+    --metrics evaluates each batch with rankfast.metrics.  A qid whose lines
+    come back after another query's (not contiguous) needs its documents
+    together: at finish(), the figures are computed again by rankfast.metrics
+    from ``rescore()`` (the file read a second time) or, for an input that
+    cannot be read twice (a pipe), from the documents kept on the way
+    (``keep_documents``: 24 bytes a document).
+    """
+
+    BATCH = 1 << 16
+
+    def __init__(self, cutoffs, keep_documents):
+        self.cutoffs = cutoffs
+        self.kept = (array.array("d"), array.array("d"), array.array("q")) if keep_documents else None
+        self.seen = set()
+        self.split_qid = None
+        self.current = None                         # qid of the run being gathered
+        self.batch = (array.array("d"), array.array("d"), array.array("q"))
+        self.starts = array.array("q", [0])          # run starts within the batch
+        self.swapped, self.pairs = array.array("q"), array.array("q")
+        self.ndcg = [[] for _ in cutoffs or ()]
+        self.average_precision = []
+
+    def add(self, scores, labels, qid):
+        """Documents in file order (any buffers of float64, float64, int64)."""
+        scores, labels, qid = (memoryview(_contiguous(a)) for a in (scores, labels, qid))
+        if self.kept is not None:
+            for kept, new in zip(self.kept, (scores, labels, qid)):
+                kept.frombytes(new.cast("B"))
+        if self.split_qid is not None:
+            return
+        qids = qid.tolist()
+        begin = 0
+        for i, q in enumerate(qids):
+            if q != self.current:
+                self._append(scores, labels, qid, begin, i)
+                begin = i
+                self._close_run()
+                if q in self.seen:
+                    self.split_qid = q
+                    return
+                self.seen.add(q)
+                self.current = q
+        self._append(scores, labels, qid, begin, len(qids))
+
+    def _append(self, scores, labels, qid, begin, end):
+        for batch, new in zip(self.batch, (scores, labels, qid)):
+            batch.frombytes(new[begin:end].cast("B"))
+
+    def _close_run(self):
+        if len(self.batch[0]) > self.starts[-1]:
+            self.starts.append(len(self.batch[0]))
+            if len(self.batch[0]) >= self.BATCH:
+                self._evaluate()
+
+    def _evaluate(self):
+        """Figures of the finished runs in the batch; the batch is emptied."""
+        runs = len(self.starts) - 1
+        if runs == 0:
+            return
+        scores, labels, qid = self.batch
+        if self.cutoffs is None:
+            from ._swapped import count_swapped_runs
+            swapped = array.array("q", bytes(8 * runs))
+            pairs = array.array("q", bytes(8 * runs))
+            count_swapped_runs(scores, labels, self.starts, swapped, pairs)
+            self._keep(swapped, pairs)
+        else:
+            self._keep(*_figures(scores, labels, qid, self.cutoffs))
+        self.batch = (array.array("d"), array.array("d"), array.array("q"))
+        self.starts = array.array("q", [0])
+
+    def _keep(self, swapped, pairs, ndcg=(), average_precision=()):
+        self.swapped.extend(int(v) for v in swapped)
+        self.pairs.extend(int(v) for v in pairs)
+        for values, new in zip(self.ndcg, ndcg):
+            values.extend(float(v) for v in new)
+        self.average_precision.extend(float(v) for v in average_precision)
+
+    def finish(self, rescore):
+        """Evaluate what is left; recompute everything if a query was not contiguous."""
+        if self.split_qid is None:
+            self._close_run()
+            self._evaluate()
+            return
+        if self.kept is not None:
+            scores, labels, qid = self.kept
+        else:
+            scores, labels, qid = rescore()
+        self.swapped, self.pairs = array.array("q"), array.array("q")
+        self.ndcg = [[] for _ in self.cutoffs or ()]
+        self.average_precision = []
+        self._keep(*_figures(scores, labels, qid, self.cutoffs))
+
+
+def _contiguous(values):
+    """values as a C-contiguous buffer of its own type (numpy arrays may be strided)."""
+    if isinstance(values, (array.array, memoryview)):
+        return values
+    import numpy as np
+    return np.ascontiguousarray(values)
+
+
+def _figures(scores, labels, qid, cutoffs):
+    """(swapped, pairs, [NDCG@k per query for each k], AP per query), queries in first-seen order."""
+    import numpy as np
+
+    from . import metrics
+    scores, labels, qid = np.asarray(scores), np.asarray(labels), np.asarray(qid)
+    swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+    if cutoffs is None:
+        return swapped, pairs
+    return (swapped, pairs, [metrics.ndcg(scores, labels, qid, k=k, per_query=True) for k in cutoffs],
+            metrics.mean_average_precision(scores, labels, qid, per_query=True))
 
 
 def _classify_distributed(model, test_path, output_path, options):
@@ -641,12 +887,10 @@ def _classify_distributed(model, test_path, output_path, options):
 
 def write_predictions(scores, out, chunk=1 << 16):
     """One score per line in svm_rank's '%.8f' format."""
+    import numpy as np
     for start in range(0, len(scores), chunk):
-        out.write("".join(map(_fixed8, scores[start:start + chunk].tolist())))
-
-
-def _fixed8(value):
-    return "%.8f\n" % value if value == value else "-nan\n"
+        out.write(format_scores(np.ascontiguousarray(scores[start:start + chunk],
+                                                     dtype=np.float64)).decode("ascii"))
 
 
 def _c_float(value, spec):
@@ -657,30 +901,53 @@ def _c_float(value, spec):
     return ("%" + spec + "f") % value
 
 
+def _float32(value):
+    """value rounded to float32 (svm_rank keeps these figures in floats)."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
 def classify_summary(scores, labels, qid, verbosity=2):
     """svm_rank_classify's summary lines for these scores."""
-    swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
-    fraction = np.divide(swapped, pairs, out=np.zeros(len(pairs)), where=pairs > 0)
-    n = len(pairs)
-    incorrect = int(np.count_nonzero(fraction > 0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        avgloss = float(np.float32(fraction.sum() / n)) if n else float("nan")
-        zero_one = float(np.float32(100.0 * incorrect / n)) if n else float("nan")
-        percent = float(100.0 * fraction.sum() / n) if n else float("nan")
+    return _summary_lines(*_figures(scores, labels, qid, None), verbosity)
+
+
+def _summary_lines(swapped, pairs, verbosity=2):
+    """svm_rank_classify's summary lines from per-query swapped and total pair counts."""
+    fractions = [s / p if p > 0 else 0.0 for s, p in zip(swapped, pairs)]
+    n = len(fractions)
+    total = 0.0
+    for fraction in fractions:                # in query order, as svm_rank_classify sums
+        total += fraction
+    incorrect = sum(1 for fraction in fractions if fraction > 0)
+    avgloss = _float32(total / n) if n else float("nan")
+    zero_one = _float32(100.0 * incorrect / n) if n else float("nan")
+    percent = 100.0 * total / n if n else float("nan")
     lines = []
     if verbosity >= 1:
         lines.append(f"Average loss on test set: {_c_float(avgloss, '.4')}\n")
         lines.append(f"Zero/one-error on test set: {_c_float(zero_one, '.2')}% "
                      f"({n - incorrect} correct, {incorrect} incorrect, {n} total)\n")
     lines.append(NOTE_BLOCK)
-    lines.append(f"Total Num Swappedpairs  : {_c_float(float(swapped.sum()), '6.0')}\n")
+    lines.append(f"Total Num Swappedpairs  : {_c_float(float(sum(swapped)), '6.0')}\n")
     lines.append(f"Avg Swappedpairs Percent: {_c_float(percent, '6.2')}\n")
     return "".join(lines)
 
 
 def metrics_report(scores, labels, qid, cutoffs=(10,)):
     """rankfast's extra evaluation lines (--metrics)."""
-    lines = [f"NDCG@{k}: {metrics.ndcg(scores, labels, qid, k=k):.4f}\n" for k in cutoffs]
-    lines.append(f"MAP: {metrics.mean_average_precision(scores, labels, qid):.4f}\n")
-    lines.append(f"Pairwise accuracy: {metrics.pairwise_accuracy(scores, labels, qid):.4f}\n")
+    swapped, pairs, ndcgs, average_precision = _figures(scores, labels, qid, cutoffs)
+    return _metrics_lines(ndcgs, average_precision, swapped, pairs, cutoffs)
+
+
+def _metrics_lines(ndcgs, average_precision, swapped, pairs, cutoffs):
+    import numpy as np
+
+    def mean(values):
+        values = np.asarray(values, dtype=np.float64)
+        return float(values.mean()) if len(values) else float("nan")
+    total = int(sum(int(p) for p in pairs))
+    accuracy = 1.0 - int(sum(int(s) for s in swapped)) / total if total else float("nan")
+    lines = [f"NDCG@{k}: {mean(values):.4f}\n" for k, values in zip(cutoffs, ndcgs)]
+    lines.append(f"MAP: {mean(average_precision):.4f}\n")
+    lines.append(f"Pairwise accuracy: {accuracy:.4f}\n")
     return "".join(lines)

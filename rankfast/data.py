@@ -19,31 +19,14 @@ import dataclasses
 import io
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _svmlight
 from ._products import mark_columns
 from .errors import InputError
 from .files import open_binary
+from .reader import ERR_FULL, _blocks, _changed, reason
 
 CHUNK_BYTES = 32 << 20
-
-_REASONS = {
-    1: "target {token!r} is not a number (a line starts with its target value)",
-    2: "target {token!r} is not finite",
-    3: "token {token!r} is not of the form index:value",
-    4: "feature index in {token!r} is not an integer",
-    5: "feature index in {token!r} is outside 1 .. 2147483647",
-    6: "feature index in {token!r} is not above the previous index on the line "
-       "(indices must increase)",
-    7: "feature value in {token!r} is not a number",
-    8: "feature value in {token!r} is not finite",
-    9: "{token!r}: qid must be an integer in 0 .. 9223372036854775807",
-    10: "{token!r}: a second qid on one line",
-    11: "{token!r}: sid must be a non-negative integer",
-    12: "{token!r}: cost must be a finite number",
-}
-
 
 @dataclasses.dataclass
 class Dataset:
@@ -65,7 +48,7 @@ class Dataset:
         Where the documents came from.
     """
 
-    X: sp.csr_matrix
+    X: "scipy.sparse.csr_matrix"
     y: np.ndarray
     qid: np.ndarray
     line: np.ndarray
@@ -161,6 +144,7 @@ def mostly_dense(X):
 
 def with_width(X, width):
     """X as float64 CSR with exactly ``width`` columns (features above it dropped)."""
+    import scipy.sparse as sp
     X = sp.csr_matrix(X, dtype=np.float64)
     if X.shape[1] > width:
         X = X[:, :width]
@@ -175,6 +159,7 @@ def compact_columns(X):
     Lets learners work in the space of features that occur, so a huge
     feature index never allocates anything per possible index.
     """
+    import scipy.sparse as sp
     X = sp.csr_matrix(X)
     if X.shape[1] <= 4 * X.nnz + 1024:
         mask = np.zeros(X.shape[1], dtype=np.int8)        # bincount would copy indices to int64
@@ -188,14 +173,14 @@ def compact_columns(X):
     return sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], len(used))), used
 
 
-def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES):
+def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES, progress=None):
     """Read an SVMlight / svm_rank file.
 
     Parameters
     ----------
     path : str
         File name; '-' reads standard input; gzip, bzip2 and xz files are
-        decompressed transparently.
+        decompressed transparently.  A UTF-8 byte order mark is skipped.
     comments : bool
         Also return the text after '#' of every document line.
     n_features : int, optional
@@ -205,22 +190,31 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
         straight into arrays of the right size (peak memory: the result plus
         one chunk); a stream (standard input, a compressed file) is parsed
         block by block and joined at the end (peak: about twice the result).
+    progress : callable, optional
+        Called as ``progress(bytes_read)`` after each block is read (bytes
+        of decompressed data, increasing); the library prints nothing.
 
     Returns
     -------
     Dataset
+        Possibly with no documents (an empty file, or one with only comments).
 
     Raises
     ------
     InputError
-        The file cannot be opened or a line is malformed (file, line, token).
+        The file cannot be opened or read (also: corrupt compressed data, or
+        a file that changed between the counting and the parsing pass), or a
+        line is malformed (file, line, token).
     """
     parts = []
     line_offset = 0
     buffer = bytearray(chunk_bytes)             # one read buffer for both passes
     with open_binary(path) as stream:
-        whole = _Arrays(*_count(stream, path, buffer), comments) if _rewindable(stream) else None
-        for block in _blocks(stream, path, buffer):
+        whole, size = None, None
+        if _rewindable(stream):
+            newlines, colons, size = _count(stream, path, buffer)
+            whole = _Arrays(newlines, colons, comments)
+        for block in _blocks(stream, path, buffer, progress=progress, size=size):
             part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments)
             line_offset = part.parse(block, path, line_offset)
             if whole is None:
@@ -233,42 +227,13 @@ def _rewindable(stream):
 
 
 def _count(stream, path, buffer):
-    """(newlines, colons) of a whole plain file, which is then rewound."""
-    newlines = colons = 0
+    """(newlines, colons, bytes) of a whole plain file, which is then rewound."""
+    newlines = colons = size = 0
     for block in _blocks(stream, path, buffer, whole_lines=False):
         n, c = _svmlight.count_bytes_of(block)
-        newlines, colons = newlines + n, colons + c
+        newlines, colons, size = newlines + n, colons + c, size + len(block)
     stream.seek(0)
-    return newlines, colons
-
-
-def _blocks(stream, path, buffer, whole_lines=True):
-    """Successive blocks of the stream read into buffer, each ending at a line end (but the last).
-
-    A line longer than the buffer makes a bigger one (the caller's stays as it is).
-    """
-    view = memoryview(buffer)
-    filled = 0
-    while True:
-        try:
-            got = stream.readinto(view[filled:])
-        except (OSError, EOFError, ValueError) as exc:
-            raise InputError(path, None, f"cannot read: {exc}") from None
-        if not got:
-            if filled:
-                yield view[:filled]
-            return
-        filled += got
-        cut = buffer.rfind(b"\n", 0, filled) + 1 if whole_lines else filled
-        if cut == 0:
-            if filled == len(buffer):                  # one line longer than the buffer
-                bigger = bytearray(2 * len(buffer))
-                bigger[:filled] = buffer
-                buffer, view = bigger, memoryview(bigger)
-            continue
-        yield view[:cut]
-        buffer[:filled - cut] = buffer[cut:filled]
-        filled -= cut
+    return newlines, colons, size
 
 
 class _Arrays:
@@ -289,12 +254,13 @@ class _Arrays:
     def parse(self, block, path, line_offset):
         """Parse one block into the arrays; returns the line offset of the next block."""
         spans = self.spans if self.spans is not None else (None, None)
-        rows, entries, error, error_line, start, end = _svmlight.parse_into(
+        rows, entries, error, error_line, start, end, _ = _svmlight.parse_into(
             block, self.rows, self.nnz, self.y, self.qid, self.line, self.indptr,
             self.indices, self.values, *spans)
+        if error == ERR_FULL:            # more lines than the counting pass saw
+            raise _changed(path)
         if error:
-            token = bytes(block[start:end]).decode("utf-8", "replace")
-            raise InputError(path, line_offset + error_line + 1, _REASONS[error].format(token=token))
+            raise InputError(path, line_offset + error_line + 1, reason(error, block[start:end]))
         self.line[self.rows:self.rows + rows] += line_offset + 1
         if self.comments is not None:
             text = bytes(block)
@@ -329,6 +295,7 @@ def _dataset(parts, path, n_features, comments):
     width = int(indices.max()) + 1 if total else 0
     if n_features is not None:
         width = max(width, int(n_features))
+    import scipy.sparse as sp
     if total < np.iinfo(np.int32).max:
         indptr = indptr.astype(np.int32)
     else:
@@ -354,6 +321,8 @@ def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stre
     comments : list of str, optional
         Text written after '#' on each line.
     """
+    import scipy.sparse as sp
+
     from .files import atomic_output
     if isinstance(dataset_or_X, Dataset):
         ds = dataset_or_X

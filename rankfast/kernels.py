@@ -54,9 +54,8 @@ import scipy.sparse as sp
 from .data import mostly_dense, with_width
 from .errors import InputError
 from .linear import check_training_input
-from .model import KernelModel, _format_metadata, _num, _parse_metadata
+from .model import RFF_VERSION_LINE, KernelModel, format_rff_model, parse_rff_model  # noqa: F401
 
-RFF_VERSION_LINE = "rankfast RFF model V1"
 # Ω is dense, one value per random feature and feature index, held in memory and
 # written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).
 RFF_MAX_VALUES = 1 << 28
@@ -322,108 +321,6 @@ class RFFModel:
                                     self.offset, features[:block.shape[0]])
             out[start:start + block_rows] = phi @ self.weights - self.bias
         return out
-
-
-_RFF_HEADER = (
-    "2 # kernel type\n"
-    "{gamma} # kernel parameter -g\n"
-    "{highest} # highest feature index\n"
-    "{documents} # number of training documents\n"
-    "{components} # number of random features m\n"
-    "{bias} # threshold b, each following line is a random feature: w_i b_i omega_i1 ... "
-    "omega_id #\n"
-)
-_RFF_HEADER_LINES = 7          # the version line and the six above
-
-
-def format_rff_model(model):
-    """The text of an RFFModel's file (``rankfast RFF model V1``).
-
-    Layout: the version line; kernel type (2), γ, highest feature index
-    (d + 1), training documents, m and the threshold, one per line with a
-    '# name' comment as in SVM-light's header; then m lines
-    ``w_i b_i ω_i1 … ω_id #``, the first of which carries rankfast's
-    metadata after its '#'.  Every number is written in its shortest exact
-    form (``repr``), so reading gives back the same float64 values.
-    """
-    lines = [RFF_VERSION_LINE + "\n" + _RFF_HEADER.format(
-        gamma=_num(model.gamma), highest=int(model.highest_feature_index),
-        documents=int(model.n_documents), components=len(model.offset), bias=_num(model.bias))]
-    for i in range(len(model.offset)):
-        numbers = " ".join(map(_num, (model.weights[i], model.offset[i], *model.omega[i])))
-        note = _format_metadata(model.metadata) if i == 0 else ""
-        lines.append(f"{numbers} #{note}\n")
-    return "".join(lines)
-
-
-def parse_rff_model(text, path):
-    """An RFFModel from the text of its file (see format_rff_model).
-
-    Raises
-    ------
-    InputError
-        Wrong version line, malformed or non-finite number, or a feature
-        line with the wrong count of numbers (file and 1-based line named).
-    """
-    lines = text.split("\n")
-    if lines[0].strip() != RFF_VERSION_LINE:
-        raise InputError(path, 1, f"not a rankfast RFF model file (first line "
-                                  f"{lines[0].strip()[:60]!r}, expected {RFF_VERSION_LINE!r})")
-    if len(lines) < _RFF_HEADER_LINES:
-        raise InputError(path, len(lines), f"model file ends inside its header "
-                                           f"({_RFF_HEADER_LINES} header lines expected)")
-
-    def header(number, kind, what):
-        words = lines[number - 1].split("#", 1)[0].split()
-        try:
-            value = kind(words[0])
-        except (IndexError, ValueError):
-            raise InputError(path, number, f"{what}: expected a number, found "
-                                           f"{lines[number - 1].strip()[:60]!r}") from None
-        if not math.isfinite(value):
-            raise InputError(path, number, f"{what} is not finite")
-        return value
-
-    if header(2, int, "kernel type") != 2:
-        raise InputError(path, 2, "kernel type must be 2 (RBF) in an RFF model")
-    gamma = header(3, float, "kernel parameter -g")
-    highest = header(4, int, "highest feature index")
-    documents = header(5, int, "number of training documents")
-    m = header(6, int, "number of random features")
-    bias = header(7, float, "threshold b")
-    if highest < 1:
-        raise InputError(path, 4, f"highest feature index is {highest}")
-    if m < 0:
-        raise InputError(path, 6, f"number of random features is {m}")
-    body = lines[_RFF_HEADER_LINES:]
-    if body and body[-1] == "":
-        body = body[:-1]
-    if len(body) != m:
-        raise InputError(path, _RFF_HEADER_LINES + len(body),
-                         f"{len(body)} random feature lines, but the header (line 6) "
-                         f"announces {m}")
-    table = np.empty((m, highest + 1))
-    metadata = {}
-    for i, line in enumerate(body):
-        number = _RFF_HEADER_LINES + 1 + i
-        values, hash_, note = line.partition("#")
-        if not hash_:
-            raise InputError(path, number, "random feature line does not end with '#'")
-        words = values.split()
-        if len(words) != highest + 1:
-            raise InputError(path, number, f"{len(words)} numbers, expected {highest + 1} "
-                                           f"(w_i, b_i and {highest - 1} omega values)")
-        try:
-            row = np.array([float(word) for word in words])
-        except ValueError as exc:
-            raise InputError(path, number, f"not a number: {exc}") from None
-        if not np.isfinite(row).all():
-            raise InputError(path, number, "number is not finite")
-        table[i] = row
-        if i == 0:
-            metadata = _parse_metadata(note)
-    return RFFModel(gamma, table[:, 2:], table[:, 1], table[:, 0], bias, highest, documents,
-                    metadata)
 
 
 class KernelApproxLearner:

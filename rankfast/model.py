@@ -18,8 +18,12 @@ The file, as svm_rank writes it::
 svm_rank_classify reads only the leading value of each header line and the
 SV lines before their '#'; rankfast writes its own metadata after the '#' of
 the first SV line (``#rankfast key=value ...``), where that reader ignores it.
-Random Fourier feature models have a format of their own (rankfast.kernels),
+Random Fourier feature models have a format of their own (format_rff_model),
 whose first line svm_rank's reader rejects as a version mismatch.
+
+Every number in a model file is read with the data files' strict C-locale
+grammar (rankfast._svmlight): '1_0' or non-ASCII digits are errors, where
+Python's int() and float() would take them.
 
 Scores follow svm_rank_classify's arithmetic so that predictions agree to
 the last printed digit: weights and feature values are rounded to float32
@@ -29,15 +33,15 @@ order of the features on the line, and the threshold b is subtracted.
 import dataclasses
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _predict, _svmlight
 from .data import with_width
 from .errors import InputError
-from .files import atomic_output, open_binary
+from .files import atomic_output
+from .modelfile import (KERNEL_NAMES, RFF_VERSION_LINE, VERSION_LINE,  # noqa: F401
+                        _highest, _leading, _parse_metadata, _shown, read_model_file,
+                        single_vector_weights)
 
-VERSION_LINE = "SVM-light Version V6.20"
-KERNEL_NAMES = {0: "linear", 1: "polynomial", 2: "rbf", 3: "sigmoid", 4: "custom"}
 _HEADER = (
     "{kernel} # kernel type\n"
     "{degree} # kernel parameter -d \n"
@@ -74,6 +78,7 @@ class KernelParams:
         sparse, nothing proportional to their width is allocated (see
         _sparse_dot): a feature index of 2**31 - 1 costs what index 3 would.
         """
+        import scipy.sparse as sp
         if sp.issparse(A) and sp.issparse(B):
             dot = _sparse_dot(A, B)
         else:
@@ -104,6 +109,7 @@ def _sparse_dot(A, B):
     only zeros of B, are dropped; the products left are summed in the same
     order, so the result is the same to the last bit.  O(nnz(A) log u).
     """
+    import scipy.sparse as sp
     A, B = sp.csr_matrix(A), sp.csr_matrix(B)
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"dimension mismatch: {A.shape[1]} and {B.shape[1]} columns")
@@ -119,6 +125,7 @@ def _sparse_dot(A, B):
 
 
 def _row_norms_sq(M):
+    import scipy.sparse as sp
     if sp.issparse(M):
         if not M.has_canonical_format:   # else multiply allocates a row as wide as M
             M = M.copy()
@@ -179,8 +186,15 @@ class LinearModel:
     def predict(self, X):
         """Scores of the rows of X, computed as svm_rank_classify does."""
         X = _as_csr(X)
-        out = np.empty(X.shape[0])
-        _predict.linear_scores(X.indptr, X.indices, X.data, self.feature_ids,
+        return self.predict_rows(X.indptr, X.indices, X.data)
+
+    def predict_rows(self, indptr, indices, values):
+        """Scores of documents given as CSR arrays (e.g. a reader.RowBlock's), as predict.
+
+        Needs no scipy: this is how rank_classify scores a file as it streams.
+        """
+        out = np.empty(len(indptr) - 1)
+        _predict.linear_scores(indptr, indices, values, self.feature_ids,
                                self.weights, self.bias, out)
         return out
 
@@ -202,7 +216,7 @@ class KernelModel:
 
     kernel: KernelParams
     alphas: np.ndarray
-    support_vectors: sp.csr_matrix
+    support_vectors: "scipy.sparse.csr_matrix"
     bias: float = 0.0
     highest_feature_index: int = 1
     n_documents: int = 0
@@ -257,66 +271,28 @@ def read_model(path):
     Raises
     ------
     InputError
-        Not a V6.20 model file, or a malformed line (file and line named).
+        Not a V6.20 model file, unreadable or corrupt (compressed) data, or a
+        malformed line (file and line named).
     """
-    with open_binary(path) as stream:
-        try:
-            raw = stream.read()
-        except (OSError, EOFError, ValueError) as exc:
-            raise InputError(path, None, f"cannot read: {exc}") from None
-    first = raw.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-    from .kernels import RFF_VERSION_LINE, parse_rff_model
-    if first == RFF_VERSION_LINE:
-        return parse_rff_model(raw.decode("utf-8", "replace"), path)
-    if first != VERSION_LINE:
-        raise InputError(path, 1, f"not an SVM-light V6.20 model file "
-                                  f"(first line {first[:60]!r}, expected {VERSION_LINE!r})")
-    header, body_start = _split_header(raw, path)
-    kernel = KernelParams(
-        kernel=_leading(header, 2, path, int, "kernel type"),
-        degree=_leading(header, 3, path, int, "kernel parameter -d"),
-        gamma=_leading(header, 4, path, float, "kernel parameter -g"),
-        coef_lin=_leading(header, 5, path, float, "kernel parameter -s"),
-        coef_const=_leading(header, 6, path, float, "kernel parameter -r"),
-        custom=header[6].split("#", 1)[0],
-    )
-    if kernel.kernel not in KERNEL_NAMES:
-        raise InputError(path, 2, f"unknown kernel type {kernel.kernel}")
-    highest = _leading(header, 8, path, int, "highest feature index")
-    documents = _leading(header, 9, path, int, "number of training documents")
-    sv_plus_one = _leading(header, 10, path, int, "number of support vectors plus 1")
-    bias = _leading(header, 11, path, float, "threshold b")
-    if sv_plus_one < 1:
-        raise InputError(path, 10, f"number of support vectors plus 1 is {sv_plus_one}")
-    (alphas, _, lines, indptr, indices, values, comments,
-     error, error_line, start, end) = _svmlight.parse_chunk(raw[body_start:], True)
-    if error:
-        token = raw[body_start + start:body_start + end].decode("utf-8", "replace")
-        raise InputError(path, 12 + error_line, "support vector: " +
-                         _svmlight_reason(error, token))
-    if len(alphas) != sv_plus_one - 1:
-        raise InputError(path, 12 + (lines[-1] + 1 if len(lines) else 0),
-                         f"{len(alphas)} support vector lines, but the header "
-                         f"(line 10) announces {sv_plus_one - 1}")
-    if len(indices) and indices.max() + 1 > highest and kernel.kernel == 0:
-        row = np.searchsorted(indptr, np.argmax(indices + 1 > highest), side="right") - 1
-        raise InputError(path, 12 + int(lines[row]),
-                         f"feature {int(indices.max()) + 1} is above the highest "
-                         f"feature index {highest} (line 8)")
-    metadata = {}
-    if len(alphas):
-        s, e = int(comments[0][0]), int(comments[1][0])
-        if s >= 0:
-            metadata = _parse_metadata(raw[body_start + s:body_start + e].decode("utf-8", "replace"))
-    width = max(highest, int(indices.max()) + 1 if len(indices) else 0)
-    sv = sp.csr_matrix((values.astype(np.float32).astype(np.float64), indices, indptr),
-                       shape=(len(alphas), width))
-    if kernel.kernel == 4:
-        raise InputError(path, 2, "user-defined kernels (kernel type 4) cannot be evaluated")
-    if kernel.kernel == 0:
-        ids, w = _compact_linear(alphas, sv)
-        return LinearModel(ids, w, bias, highest, documents, metadata)
-    return KernelModel(kernel, alphas, sv, bias, highest, documents, metadata)
+    return model_of(read_model_file(path))
+
+
+def model_of(file):
+    """The model object of a read model file (see modelfile.read_model_file)."""
+    if file.rff is not None:
+        return parse_rff_model(file.rff, file.path)
+    alphas = np.asarray(file.alphas)
+    indptr, indices = np.asarray(file.indptr), np.asarray(file.indices)
+    values = np.asarray(file.values).astype(np.float32).astype(np.float64)  # SVM-light's floats
+    if file.kernel == 0:
+        ids, w = _compact_linear(alphas, indptr, indices, values)
+        return LinearModel(ids, w, file.bias, file.highest, file.documents, file.metadata)
+    import scipy.sparse as sp
+    kernel = KernelParams(file.kernel, file.degree, file.gamma, file.coef_lin,
+                          file.coef_const, file.custom)
+    sv = sp.csr_matrix((values, indices, indptr), shape=(len(alphas), file.highest))
+    return KernelModel(kernel, alphas, sv, file.bias, file.highest, file.documents,
+                       file.metadata)
 
 
 def write_model(model, path):
@@ -331,24 +307,22 @@ def write_model(model, path):
 
 def format_model(model):
     """The text of ``model``'s file."""
-    from .kernels import RFFModel, format_rff_model
-    if isinstance(model, RFFModel):
-        return format_rff_model(model)
     if isinstance(model, LinearModel):
         kernel = KernelParams()
-        pairs = " ".join(f"{int(i)}:{_num32(v)}" for i, v in
-                         zip(model.feature_ids, model.weights))
+        pairs = _pairs(model.feature_ids, model.weights)
         sv_lines = ["1 " + pairs + (" " if pairs else "") + "#" + _format_metadata(model.metadata)]
-    else:
+    elif isinstance(model, KernelModel):
+        import scipy.sparse as sp
         kernel = model.kernel
         sv = sp.csr_matrix(model.support_vectors)
         sv_lines = []
         for i in range(sv.shape[0]):
             lo, hi = sv.indptr[i], sv.indptr[i + 1]
-            pairs = " ".join(f"{int(j) + 1}:{_num32(v)}" for j, v in
-                             zip(sv.indices[lo:hi], sv.data[lo:hi]))
+            pairs = _pairs(sv.indices[lo:hi].astype(np.int64) + 1, sv.data[lo:hi])
             note = _format_metadata(model.metadata) if i == 0 else ""
             sv_lines.append(f"{_num(model.alphas[i])} {pairs} #{note}")
+    else:
+        return format_rff_model(model)
     text = VERSION_LINE + "\n" + _HEADER.format(
         kernel=kernel.kernel, degree=kernel.degree, gamma=_num(kernel.gamma),
         coef_lin=_num(kernel.coef_lin), coef_const=_num(kernel.coef_const),
@@ -358,44 +332,124 @@ def format_model(model):
     return text + "".join(line + "\n" for line in sv_lines)
 
 
-def _split_header(raw, path):
-    """The 11 header lines (text) and the byte offset where the SV lines start."""
-    header, pos = [], 0
-    for number in range(1, 12):
-        end = raw.find(b"\n", pos)
-        if end < 0:
-            if pos < len(raw) and number == 11:
-                end = len(raw)
-            else:
-                raise InputError(path, number, "model file ends inside its header "
-                                               "(11 header lines expected)")
-        header.append(raw[pos:end].decode("utf-8", "replace"))
-        pos = end + 1
-    return header, min(pos, len(raw))
+def _pairs(ids, values, chunk=1 << 16):
+    """'id:v id:v ...', each v as _num32 writes it, formatted in compiled code."""
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        bad = np.flatnonzero(~np.isfinite(values.astype(np.float32)))
+    if len(bad):
+        _num32(values[bad[0]])                       # raises, naming the value
+    return " ".join(_svmlight.format_pairs(ids[i:i + chunk], values[i:i + chunk], _num32)
+                    for i in range(0, len(ids), chunk))
 
 
-def _leading(header, number, path, kind, what):
-    text = header[number - 1].split("#", 1)[0].split()
-    try:
-        value = kind(text[0])
-    except (IndexError, ValueError):
-        raise InputError(path, number, f"{what}: expected a number, found "
-                                       f"{header[number - 1].strip()[:60]!r}") from None
-    if kind is float and not np.isfinite(value):
-        raise InputError(path, number, f"{what} is not finite")
-    return value
+_RFF_HEADER = (
+    "2 # kernel type\n"
+    "{gamma} # kernel parameter -g\n"
+    "{highest} # highest feature index\n"
+    "{documents} # number of training documents\n"
+    "{components} # number of random features m\n"
+    "{bias} # threshold b, each following line is a random feature: w_i b_i omega_i1 ... "
+    "omega_id #\n"
+)
+_RFF_HEADER_LINES = 7          # the version line and the six above
 
 
-def _svmlight_reason(error, token):
-    from .data import _REASONS
-    return _REASONS[error].format(token=token).replace("target", "alpha")
+def format_rff_model(model):
+    """The text of an RFFModel's file (``rankfast RFF model V1``).
+
+    Layout: the version line; kernel type (2), γ, highest feature index
+    (d + 1), training documents, m and the threshold, one per line with a
+    '# name' comment as in SVM-light's header; then m lines
+    ``w_i b_i ω_i1 … ω_id #``, the first of which carries rankfast's
+    metadata after its '#'.  Every number is written in its shortest exact
+    form (``repr``), so reading gives back the same float64 values.
+    """
+    lines = [RFF_VERSION_LINE + "\n" + _RFF_HEADER.format(
+        gamma=_num(model.gamma), highest=int(model.highest_feature_index),
+        documents=int(model.n_documents), components=len(model.offset), bias=_num(model.bias))]
+    for i in range(len(model.offset)):
+        numbers = " ".join(map(_num, (model.weights[i], model.offset[i], *model.omega[i])))
+        note = _format_metadata(model.metadata) if i == 0 else ""
+        lines.append(f"{numbers} #{note}\n")
+    return "".join(lines)
 
 
-def _compact_linear(alphas, sv):
-    """Σ_i α_i s_i as (feature ids, weights), accumulated in SV order in float64."""
-    coo = sv.tocoo()
-    order = np.lexsort((coo.row, coo.col))
-    cols, rows, vals = coo.col[order], coo.row[order], coo.data[order]
+def parse_rff_model(raw, path):
+    """An RFFModel from the content (bytes or text) of its file (see format_rff_model).
+
+    Raises
+    ------
+    InputError
+        Wrong version line, a number that is malformed (the data files'
+        grammar) or not finite, or a feature line with the wrong count of
+        numbers (file and 1-based line named).  Nothing is allocated before
+        a line's count of numbers has been checked against the header.
+    """
+    from .kernels import RFFModel
+    text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
+    lines = text.split("\n")
+    if lines[0].strip() != RFF_VERSION_LINE:
+        raise InputError(path, 1, f"not a rankfast RFF model file (first line "
+                                  f"{lines[0].strip()[:60]!r}, expected {RFF_VERSION_LINE!r})")
+    if len(lines) < _RFF_HEADER_LINES:
+        raise InputError(path, len(lines), f"model file ends inside its header "
+                                           f"({_RFF_HEADER_LINES} header lines expected)")
+    if _leading(lines, 2, path, int, "kernel type") != 2:
+        raise InputError(path, 2, "kernel type must be 2 (RBF) in an RFF model")
+    gamma = _leading(lines, 3, path, float, "kernel parameter -g")
+    highest = _highest(lines, 4, path)
+    documents = _leading(lines, 5, path, int, "number of training documents")
+    m = _leading(lines, 6, path, int, "number of random features")
+    bias = _leading(lines, 7, path, float, "threshold b")
+    if m < 0:
+        raise InputError(path, 6, f"number of random features is {m}")
+    body = lines[_RFF_HEADER_LINES:]
+    if body and body[-1] == "":
+        body = body[:-1]
+    if len(body) != m:
+        raise InputError(path, _RFF_HEADER_LINES + len(body),
+                         f"{len(body)} random feature lines, but the header (line 6) "
+                         f"announces {m}")
+    rows = []
+    metadata = {}
+    for i, line in enumerate(body):
+        number = _RFF_HEADER_LINES + 1 + i
+        values, hash_, note = line.partition("#")
+        if not hash_:
+            raise InputError(path, number, "random feature line does not end with '#'")
+        words = values.split()
+        if len(words) != highest + 1:
+            raise InputError(path, number, f"{len(words)} numbers, expected {highest + 1} "
+                                           f"(w_i, b_i and {highest - 1} omega values)")
+        row = [_svmlight.number_of(word.encode("utf-8", "replace")) for word in words]
+        if None in row:
+            bad = words[row.index(None)]
+            raise InputError(path, number, f"not a number: {_shown(bad)!r}")
+        rows.append(row)
+        if i == 0:
+            metadata = _parse_metadata(note)
+    table = np.array(rows, dtype=np.float64).reshape(m, highest + 1)
+    if not np.isfinite(table).all():
+        bad = int(np.flatnonzero(~np.isfinite(table).all(axis=1))[0])
+        raise InputError(path, _RFF_HEADER_LINES + 1 + bad, "number is not finite")
+    return RFFModel(gamma, table[:, 2:], table[:, 1], table[:, 0], bias, highest, documents,
+                    metadata)
+
+
+def _compact_linear(alphas, indptr, indices, values):
+    """Σ_i α_i s_i as (feature ids, weights), accumulated in SV order in float64.
+
+    O(nnz) for svm_rank's single compacted support vector (its indices
+    increase); several support vectors are sorted by feature first.
+    """
+    if len(alphas) == 1:
+        ids, weights = single_vector_weights(alphas[0], indices, values)
+        return np.asarray(ids), np.asarray(weights)
+    rows = np.repeat(np.arange(len(alphas)), np.diff(indptr))
+    order = np.lexsort((rows, indices))
+    cols, rows, vals = indices[order], rows[order], values[order]
     ids = np.unique(cols)
     weights = np.zeros(len(ids))
     np.add.at(weights, np.searchsorted(ids, cols), alphas[rows] * vals)
@@ -406,13 +460,6 @@ def _format_metadata(metadata):
     if not metadata:
         return ""
     return "rankfast " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in metadata.items())
-
-
-def _parse_metadata(comment):
-    words = comment.split()
-    if not words or words[0] != "rankfast":
-        return {}
-    return dict(word.split("=", 1) for word in words[1:] if "=" in word)
 
 
 def _num(v):
@@ -434,6 +481,7 @@ def _num32(v):
 
 
 def _as_csr(X):
+    import scipy.sparse as sp
     X = sp.csr_matrix(X)
     if X.indices.dtype != X.indptr.dtype:
         X.indices = X.indices.astype(X.indptr.dtype)

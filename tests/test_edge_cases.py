@@ -119,8 +119,8 @@ EXPECTED = {
                           "between queries; an empty line holds no document"),
     "comment_lines": (0, Trained(), "copy: whole-line and trailing '#' comments are skipped"),
     "crlf_endings": (0, Trained(), "copy: CRLF line ends are read as svm_rank reads them"),
-    "empty_file": (0, Trained(), "copy: svm_rank trains an empty model from an empty file "
-                   "(0 features, 0 rankings); so does rankfast"),
+    "empty_file": (1, FileError("train.dat"), "stricter: svm_rank trains an all-zero model "
+                   "from an empty file; rankfast says the file has no documents"),
     "feat_decreasing": (1, DataError("train.dat", 1, "1:2"), "copy: svm_rank stops too "
                         "(indices must increase); rankfast's one line names file, line, token"),
     "feat_duplicate": (1, DataError("train.dat", 1, "1:2"), "copy: a repeated index stops "
@@ -162,8 +162,8 @@ EXPECTED = {
                             "('qid not increasing, line 4'); rankfast reads the line"),
     "no_trailing_newline_short": (0, Trained(), "copy: a short last line without newline"),
     "ok_baseline": (0, Trained(), "copy: plain, well-formed data"),
-    "only_comments": (0, Trained(), "copy: a file of comments is an empty data set; svm_rank "
-                      "trains an empty model, so does rankfast"),
+    "only_comments": (1, FileError("train.dat"), "stricter: a file of comments has no "
+                      "documents; svm_rank trains an all-zero model, rankfast refuses"),
     "qid_after_features": (0, Trained(), "copy: a qid token after the features is still the "
                            "line's qid"),
     "qid_float": (1, DataError("train.dat", 1, "qid:1.5"), "copy: a fractional qid stops "
@@ -283,8 +283,8 @@ EXPECTED = {
                        "message, rc 0)"),
     "cls_default_outname": (0, Classified("svm_predictions"), "copy: predictions go to "
                             "svm_predictions by default"),
-    "cls_empty_file": (0, Classified(), "copy: an empty test file gives an empty prediction "
-                       "file and svm_rank's '-nan' summary"),
+    "cls_empty_file": (1, FileError("test.dat"), "stricter: an empty test file is refused "
+                       "(svm_rank writes an empty prediction file and a '-nan' summary)"),
     "cls_extra_features": (0, Classified(), "copy: test features above the model's highest "
                            "index are ignored"),
     "cls_missing_model": (1, FileError("model.dat"), "copy: a missing model file; one line "

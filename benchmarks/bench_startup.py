@@ -1,0 +1,152 @@
+"""Whole-process time and peak memory of rank_classify / rank_learn on small and large files.
+
+Issue 12's targets, side by side with svm_rank's figures as the issue quotes
+them (svm_rank is not installed here, so they are quoted, not measured) and
+with baselines measured in the same run: the bare interpreter, the imports
+alone (numpy, scipy.sparse), and optionally another checkout's launchers
+(``--compare /work/main``: rankfast before this change).
+
+Files (generated, seeded, in a temporary directory; nothing is committed):
+60 lines (6 queries of 10), 2,000 documents, 500k documents (``--large``),
+each with 46 dense features like LETOR's, 10 documents a query; the linear
+model is trained by rank_learn on the 2,000-document file.
+
+Every run is a fresh process started by this script; seconds are wall time
+and CPU time (user + system, which a busy machine inflates less), best of
+``--repeat`` by wall time; peak RSS is /usr/bin/time's "Maximum resident
+set size".  The loop runs
+``--loop`` rank_classify calls on the 60-line file one after the other and
+prints the total, scaled to 1,000 calls.
+
+Usage::
+
+    python benchmarks/bench_startup.py                      # quick: no 500k file
+    python benchmarks/bench_startup.py --large 500000 --compare /work/main
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# svm_rank's figures as issue 12 quotes them (same files, whole process).
+SVM_RANK = {
+    "classify 60 lines": ("0.002 s", "11 MB"),
+    "classify 2,000 docs": ("0.030 s", ""),
+    "classify 20,000 docs": ("0.276 s", "14 MB"),
+    "learn 60 lines": ("0.005 s", ""),
+    "classify 500k docs": ("11.0 s", "301 MB"),
+    "1,000 x classify 60 lines": ("~2 s (1,000 x 0.002 s)", ""),
+}
+TARGETS = {
+    "classify 60 lines": "<= 0.030 s",
+    "classify 2,000 docs": "<= svm_rank (0.030 s)",
+    "classify 500k docs": ">= 6x faster than svm_rank (<= 1.8 s)",
+    "learn 60 lines": "<= 0.120 s",
+}
+
+
+def write_data(path, n_docs, seed, features=46, per_query=10):
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(features)
+    with open(path, "w") as out:
+        for start in range(0, n_docs, 50_000):
+            n = min(50_000, n_docs - start)
+            X = np.round(rng.random((n, features)), 6)
+            y = np.clip(np.floor((X - 0.5) @ w / 2 + 2 + rng.standard_normal(n)), 0, 4).astype(int)
+            qid = (start + np.arange(n)) // per_query + 1
+            cells = np.char.add(np.char.add(np.arange(1, features + 1).astype(str), ":"),
+                                X.astype(str))
+            body = [" ".join(row) for row in cells.tolist()]
+            out.writelines(f"{label} qid:{q} {feats}\n"
+                           for label, q, feats in zip(y.tolist(), qid.tolist(), body))
+
+
+def measure(argv, repeat, env):
+    """(best wall seconds, its CPU seconds, its peak RSS MB) of a fresh process."""
+    best = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", *argv], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        seconds = time.perf_counter() - start
+        if result.returncode != 0:
+            raise SystemExit(f"failed: {' '.join(argv)}\n{result.stderr}")
+        user, system, rss = result.stderr.strip().splitlines()[-1].split()
+        if best is None or seconds < best[0]:
+            best = (seconds, float(user) + float(system), int(rss) / 1000.0)
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--large", type=int, default=0,
+                        help="documents of the large file (issue: 500000; 0 skips it)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--loop", type=int, default=100)
+    parser.add_argument("--compare", help="another checkout whose launchers run beside these")
+    args = parser.parse_args()
+    checkouts = [("this checkout", HERE)] + ([("compare: " + args.compare, args.compare)]
+                                            if args.compare else [])
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {"60": os.path.join(tmp, "small.dat"), "2000": os.path.join(tmp, "mid.dat")}
+        write_data(files["60"], 60, 1)
+        write_data(files["2000"], 2000, 2)
+        if args.large:
+            files["large"] = os.path.join(tmp, "large.dat")
+            write_data(files["large"], args.large, 3)
+        model = os.path.join(tmp, "model.dat")
+        env = dict(os.environ, PYTHONPATH=HERE, OPENBLAS_NUM_THREADS="1")
+        subprocess.run([sys.executable, os.path.join(HERE, "rank_learn"), "-c", "1", "-v", "0",
+                        files["2000"], model], env=env, check=True, stdout=subprocess.DEVNULL)
+        pred = os.path.join(tmp, "pred")
+        rows = [("python -c pass", measure([sys.executable, "-c", "pass"], args.repeat, env), ""),
+                ("python -c 'import numpy'",
+                 measure([sys.executable, "-c", "import numpy"], args.repeat, env), ""),
+                ("python -c 'import scipy.sparse'",
+                 measure([sys.executable, "-c", "import scipy.sparse"], args.repeat, env), "")]
+        for label, root in checkouts:
+            run_env = dict(env, PYTHONPATH=root)
+            classify = [sys.executable, os.path.join(root, "rank_classify"), "-v", "0"]
+            learn = [sys.executable, os.path.join(root, "rank_learn"), "-v", "0", "-c", "1"]
+            cases = [("classify 60 lines", classify + [files["60"], model, pred]),
+                     ("classify 2,000 docs", classify + [files["2000"], model, pred]),
+                     ("learn 60 lines", learn + [files["60"], os.path.join(tmp, "m60")])]
+            if args.large:
+                cases.append((f"classify {args.large // 1000}k docs",
+                              classify + [files["large"], model, pred]))
+            for name, argv in cases:
+                repeat = 1 if "k docs" in name else args.repeat
+                rows.append((f"{name} [{label}]", measure(argv, repeat, run_env),
+                             name if name in SVM_RANK else
+                             "classify 500k docs" if "k docs" in name else ""))
+            start, cpu = time.perf_counter(), os.times()
+            for _ in range(args.loop):
+                subprocess.run(classify + [files["60"], model, pred], env=run_env, check=True,
+                               stdout=subprocess.DEVNULL)
+            total, after = time.perf_counter() - start, os.times()
+            children = (after.children_user - cpu.children_user
+                        + after.children_system - cpu.children_system)
+            rows.append((f"{args.loop} x classify 60 lines [{label}]",
+                         (total, children, float("nan")), "1,000 x classify 60 lines"))
+        load = os.getloadavg()
+        print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
+              f"seconds: best of {args.repeat} (the loop and the large file: one run)\n")
+        print(f"{'run':52s} {'wall s':>8s} {'cpu s':>7s} {'peak MB':>8s}   "
+              f"{'svm_rank (issue 12)':24s} target")
+        for name, (seconds, cpu_seconds, rss), key in rows:
+            theirs = " ".join(x for x in SVM_RANK.get(key, ("", "")) if x)
+            extra = ""
+            if name.startswith(f"{args.loop} x"):
+                extra = f"  = {seconds * 1000 / args.loop:.1f} s per 1,000 calls"
+            print(f"{name:52s} {seconds:8.3f} {cpu_seconds:7.3f} {rss:8.1f}   {theirs:24s} "
+                  f"{TARGETS.get(key, '')}{extra}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""The SVMlight reader's streaming layer: bytes of a file in, parsed rows out, no numpy.
+
+Opening (rankfast.files), reading blocks that end at line ends, skipping a
+byte order mark, reporting progress and read errors, and turning the Cython
+parser's error codes into messages.  rankfast.data builds Datasets (numpy,
+scipy) on top of it; rank_classify streams a linear model's scores over
+iter_svmlight without importing either.
+"""
+import array
+import lzma
+import typing
+import zlib
+
+from . import _svmlight
+from .errors import InputError
+from .files import open_binary
+
+BOM = b"\xef\xbb\xbf"
+SHOWN_CHARS = 60            # how much of a bad token an error message quotes
+# What reading a (possibly compressed) stream can raise: a bad deflate block is
+# zlib.error, a corrupt xz stream LZMAError, truncated gzip EOFError, bz2 OSError.
+READ_ERRORS = (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError)
+ERR_FULL = 13               # _svmlight: the next line does not fit in the arrays
+
+_REASONS = {
+    1: "target {token!r} is not a number (a line starts with its target value)",
+    2: "target {token!r} is not finite",
+    3: "token {token!r} is not of the form index:value",
+    4: "feature index in {token!r} is not an integer",
+    5: "feature index in {token!r} is outside 1 .. 2147483647",
+    6: "feature index in {token!r} is not above the previous index on the line "
+       "(indices must increase)",
+    7: "feature value in {token!r} is not a number",
+    8: "feature value in {token!r} is not finite",
+    9: "{token!r}: qid must be an integer in 0 .. 9223372036854775807",
+    10: "{token!r}: a second qid on one line",
+    11: "{token!r}: sid must be a non-negative integer",
+    12: "{token!r}: cost must be a finite number",
+}
+
+
+def reason(error, token, what="target"):
+    """The message for parser error code ``error`` at ``token`` (bytes).
+
+    A long token is quoted in part: its first SHOWN_CHARS characters, an
+    ellipsis and its length.  ``what`` names the leading number of a line
+    ("alpha" in a model file's support vectors).
+    """
+    text = bytes(token[:SHOWN_CHARS + 1]).decode("utf-8", "replace")
+    if len(token) > SHOWN_CHARS:
+        text = text[:SHOWN_CHARS] + f"... ({len(token)} bytes)"
+    return _REASONS[error].replace("target", what).format(token=text)
+
+
+
+class Rows:
+    """Arrays for ``rows`` documents and ``entries`` features (array.array, reused)."""
+
+    def __init__(self, rows, entries):
+        self.y = array.array("d", bytes(8 * rows))
+        self.qid = array.array("q", bytes(8 * rows))
+        self.line = array.array("q", bytes(8 * rows))
+        self.indptr = array.array("q", bytes(8 * (rows + 1)))
+        self.indices = array.array("i", bytes(4 * max(entries, 1)))
+        self.values = array.array("d", bytes(8 * max(entries, 1)))
+
+    def block(self, n, nnz):
+        """The first n documents (nnz entries) as a RowBlock of views."""
+        return RowBlock(memoryview(self.y)[:n], memoryview(self.qid)[:n],
+                        memoryview(self.line)[:n], memoryview(self.indptr)[:n + 1],
+                        memoryview(self.indices)[:nnz], memoryview(self.values)[:nnz])
+
+
+class RowBlock(typing.NamedTuple):
+    """Consecutive documents of a file, parsed into CSR arrays that the reader reuses.
+
+    ``indptr`` (int64, n + 1 entries from 0), ``indices`` (int32, 0-based
+    columns), ``values``, ``y``, ``qid`` and ``line`` (1-based) describe the
+    documents, as memoryviews of arrays (``numpy.asarray`` takes them without
+    a copy); they are overwritten by the next block, so copy what you keep.
+    """
+
+    y: memoryview
+    qid: memoryview
+    line: memoryview
+    indptr: memoryview
+    indices: memoryview
+    values: memoryview
+
+    def __len__(self):
+        return len(self.y)
+
+
+def iter_svmlight(path, rows=8192, entries=1 << 18, chunk_bytes=1 << 20, progress=None):
+    """The documents of an SVMlight file as a stream of RowBlocks of at most ``rows`` documents.
+
+    The same parser, grammar and errors as load_svmlight, in one pass over
+    the file (pipes and compressed files too) with memory independent of
+    its size: a block of bytes and arrays for ``rows`` documents and
+    ``entries`` features (grown only for a line with more features).
+
+    Raises
+    ------
+    InputError
+        As load_svmlight.
+    """
+    arrays = Rows(rows, entries)
+    line_offset = 0
+    with open_binary(path) as stream:
+        for block in _blocks(stream, path, bytearray(chunk_bytes), progress=progress):
+            while len(block):
+                n, nnz, error, error_line, start, end, consumed = _svmlight.parse_into(
+                    block, 0, 0, arrays.y, arrays.qid, arrays.line, arrays.indptr,
+                    arrays.indices, arrays.values, None, None, line_offset + 1)
+                if error and error != ERR_FULL:
+                    raise InputError(path, line_offset + error_line + 1,
+                                     reason(error, block[start:end]))
+                if error == ERR_FULL and n == 0:       # one line with more features than room
+                    arrays = Rows(rows, 2 * len(arrays.values))
+                    continue
+                yield arrays.block(n, nnz)
+                line_offset += error_line
+                block = block[consumed:]
+
+
+def _changed(path):
+    return InputError(path, None, "the file changed while being read (it grew between the "
+                                  "pass that sized the arrays and the pass that parsed it); "
+                                  "read a copy that is no longer being written")
+
+
+def _blocks(stream, path, buffer, whole_lines=True, progress=None, size=None):
+    """Successive blocks of the stream read into buffer, each ending at a line end (but the last).
+
+    A line longer than the buffer makes a bigger one (the caller's stays as it is).
+    A UTF-8 byte order mark at the start is skipped (whole_lines only: the
+    counting pass keeps it, which only over-counts).  ``progress(bytes)``
+    is called after each read; more than ``size`` bytes (what the counting
+    pass saw) means the file changed under the reader.
+    """
+    view = memoryview(buffer)
+    filled = total = 0
+    bom_checked = not whole_lines
+    while True:
+        try:
+            got = stream.readinto(view[filled:])
+        except READ_ERRORS as exc:
+            raise InputError(path, None, f"cannot read: {exc}") from None
+        if got:
+            total += got
+            if size is not None and total > size:
+                raise _changed(path)
+            if progress is not None:
+                progress(total)
+            filled += got
+        if not bom_checked and (filled >= len(BOM) or not got):
+            bom_checked = True
+            if buffer[:len(BOM)] == BOM:
+                buffer[:filled - len(BOM)] = buffer[len(BOM):filled]
+                filled -= len(BOM)
+        if not got:
+            if filled:
+                yield view[:filled]
+            return
+        cut = buffer.rfind(b"\n", 0, filled) + 1 if whole_lines else filled
+        if cut == 0:
+            if filled == len(buffer):                  # one line longer than the buffer
+                bigger = bytearray(2 * len(buffer))
+                bigger[:filled] = buffer
+                buffer, view = bigger, memoryview(bigger)
+            continue
+        yield view[:cut]
+        buffer[:filled - cut] = buffer[cut:filled]
+        filled -= cut
+
+

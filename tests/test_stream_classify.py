@@ -1,0 +1,167 @@
+"""rank_classify streams linear models: same predictions and summary as the whole-file
+path and as svm_rank, for any block size, non-contiguous queries, pipes; no scipy."""
+import functools
+import gzip
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rankfast import cli, load_svmlight, read_model, reader
+from shared_paths import REFERENCE, require
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE3 = REFERENCE / "example3"
+SYNTHETIC = REFERENCE / "synthetic"
+
+
+def read_text(path):
+    return gzip.open(path, "rt").read() if str(path).endswith(".gz") else open(path).read()
+
+
+def without_runtime(text):
+    return "".join(line for line in text.splitlines(True) if not line.startswith("Runtime"))
+
+
+@pytest.fixture(params=[8192, 7], ids=["blocks_8192", "blocks_7"])
+def block_rows(request, monkeypatch):
+    """Run each test with the default block size and with tiny blocks (runs span blocks)."""
+    monkeypatch.setattr(reader, "iter_svmlight",
+                        functools.partial(reader.iter_svmlight, rows=request.param, entries=16))
+    monkeypatch.setattr(cli._QueryFigures, "BATCH", 5 if request.param < 100 else 1 << 16)
+    return request.param
+
+
+@pytest.mark.parametrize("test_name, model_name, pred_name, stdout_name", [
+    ("example3/test.dat", "example3/model_c3.dat", "example3/pred_test_c3.txt",
+     "example3/classify_test_c3.stdout"),
+    ("example3/train.dat", "example3/model_c1.dat", "example3/pred_train_c1.txt",
+     "example3/classify_train_c1.stdout"),
+    ("synthetic/sparse_test.dat.gz", "synthetic/sparse_c1.model", "synthetic/sparse_c1.test.pred.gz",
+     "synthetic/sparse_classify_c1.stdout"),
+])
+def test_streamed_predictions_and_summary_are_svm_rank_s(tmp_path, capsys, block_rows, test_name,
+                                                         model_name, pred_name, stdout_name):
+    require(REFERENCE / model_name)
+    out = tmp_path / "pred"
+    rc = cli.classify_main([str(REFERENCE / test_name), str(REFERENCE / model_name), str(out)])
+    assert rc == 0
+    assert out.read_text() == read_text(REFERENCE / pred_name)
+    assert without_runtime(capsys.readouterr().out) == \
+        without_runtime(read_text(REFERENCE / stdout_name))
+
+
+def shuffled_queries(tmp_path):
+    """example3's training file with its queries interleaved (qid 1, 2, 1, 3, 2, ...)."""
+    lines = require(EXAMPLE3 / "train.dat").read_text().splitlines(True)
+    docs = [line for line in lines if not line.startswith("#")]
+    order = [0, 4, 1, 8, 5, 2, 9, 6, 3, 10, 7, 11]
+    path = tmp_path / "interleaved.dat"
+    path.write_text("# interleaved\n" + "".join(docs[i] for i in order))
+    return path
+
+
+def expected_output(path, model_path, cutoffs=(1, 3, 10)):
+    ds = load_svmlight(str(path))
+    scores = read_model(str(model_path)).predict(ds.X)
+    return (cli.classify_summary(scores, ds.y, ds.qid) +
+            cli.metrics_report(scores, ds.y, ds.qid, cutoffs),
+            "".join("%.8f\n" % s for s in scores))
+
+
+def test_non_contiguous_queries_from_a_file(tmp_path, capsys, block_rows):
+    path = shuffled_queries(tmp_path)
+    model_path = EXAMPLE3 / "model_c3.dat"
+    summary, predictions = expected_output(path, model_path)
+    rc = cli.classify_main(["--metrics", "--ndcg-at", "1,3,10", str(path), str(model_path),
+                            str(tmp_path / "pred")])
+    out, err = capsys.readouterr()
+    assert rc == 0 and out.endswith(summary) and (tmp_path / "pred").read_text() == predictions
+    assert "qid 1 are not contiguous" in err
+
+
+@pytest.mark.parametrize("interleave", [False, True])
+def test_standard_input_and_compressed_pipes(tmp_path, interleave):
+    require(EXAMPLE3)
+    path = shuffled_queries(tmp_path) if interleave else EXAMPLE3 / "train.dat"
+    model_path = EXAMPLE3 / "model_c3.dat"
+    summary, predictions = expected_output(path, model_path)
+    packed = gzip.compress(path.read_bytes())
+    result = subprocess.run(
+        [sys.executable, "-c", "import sys; from rankfast.cli import classify_main; "
+         "sys.exit(classify_main(sys.argv[1:]))", "--metrics", "--ndcg-at", "1,3,10", "-",
+         str(model_path), str(tmp_path / "pred")],
+        input=packed, capture_output=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().endswith(summary)
+    assert (tmp_path / "pred").read_text() == predictions
+
+
+def test_an_error_mid_stream_names_the_line_and_leaves_no_output(tmp_path, capsys, block_rows):
+    require(EXAMPLE3)
+    lines = (EXAMPLE3 / "train.dat").read_text().splitlines(True)
+    lines[9] = "1 qid:3 1:1 1:2\n"
+    path = tmp_path / "bad.dat"
+    path.write_text("".join(lines))
+    (tmp_path / "pred").write_text("previous")
+    rc = cli.classify_main([str(path), str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "pred")])
+    err = capsys.readouterr().err
+    assert rc == 1 and f"{path}:10: feature index in '1:2'" in err
+    assert (tmp_path / "pred").read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.dat", "pred"]
+
+
+def test_a_linear_rank_classify_run_imports_no_scipy_no_learner_and_without_metrics_no_numpy(
+        tmp_path):
+    require(EXAMPLE3)
+    code = ("import sys\nfrom rankfast.cli import classify_main\n"
+            "rc = classify_main(sys.argv[1:])\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)\nsys.exit(rc)\n")
+    for extra in ([], ["--metrics"]):
+        result = subprocess.run(
+            [sys.executable, "-c", code, *extra, str(EXAMPLE3 / "test.dat"),
+             str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "pred")],
+            capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+        assert result.returncode == 0, result.stderr
+        modules = set(result.stderr.split())
+        assert "rankfast.cli" in modules and "rankfast._svmlight" in modules
+        unwanted = sorted(m for m in modules if m.split(".")[0] == "scipy" or
+                          m.startswith("numpy.f2py") or (not extra and m == "numpy") or m in (
+                              "rankfast.learners", "rankfast.kernels", "rankfast.ranksvm",
+                              "rankfast.rankrls", "rankfast.rankncg", "rankfast.erfc"))
+        assert unwanted == []
+
+
+def test_rank_learn_imports_only_the_learner_it_runs(tmp_path):
+    require(EXAMPLE3)
+    code = ("import sys\nfrom rankfast.cli import learn_main\n"
+            "rc = learn_main(sys.argv[1:])\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)\nsys.exit(rc)\n")
+    result = subprocess.run(
+        [sys.executable, "-c", code, "-v", "0", "-c", "1", str(EXAMPLE3 / "train.dat"),
+         str(tmp_path / "model")], capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
+    assert result.returncode == 0, result.stderr
+    modules = set(result.stderr.split())
+    assert "rankfast.ranksvm" in modules
+    assert not modules & {"rankfast.kernels", "rankfast.rankrls", "rankfast.rankncg",
+                          "rankfast.erfc", "rankfast.svmrank", "scipy.linalg", "scipy.special"}
+
+
+def test_the_stream_counts_swapped_pairs_as_rankfast_metrics_does():
+    """count_swapped_runs (no numpy: each query sorted in C) against metrics.swapped_pairs."""
+    from rankfast import _swapped, metrics
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        sizes = rng.integers(1, 40, rng.integers(1, 6))
+        n = int(sizes.sum())
+        scores = np.round(rng.standard_normal(n), 1)
+        scores[rng.random(n) < 0.1] = np.nan
+        labels = rng.integers(0, 4, n).astype(float)
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        swapped, pairs = np.zeros(len(sizes), np.int64), np.zeros(len(sizes), np.int64)
+        _swapped.count_swapped_runs(scores, labels, starts, swapped, pairs)
+        expected = metrics.swapped_pairs(scores, labels, np.repeat(np.arange(len(sizes)), sizes))
+        assert swapped.tolist() == expected[0].tolist() and pairs.tolist() == expected[1].tolist()
