@@ -24,9 +24,8 @@ Three jobs, all about threads:
   be set from here; set them before starting Python.
 """
 import contextlib
+import numbers
 import os
-
-import numpy as np
 
 CHUNK_DOCUMENTS = 4096      # documents per chunk of queries (a whole query is never split)
 BLOCK_ROWS = 2048           # rows per block of the dense and narrow sparse products Xᵀu
@@ -42,11 +41,10 @@ def available_cores():
 
 def resolve_n_jobs(n_jobs):
     """Number of threads for ``n_jobs``: None or 0 → all cores, −k → cores + 1 − k (≥ 1)."""
-    if n_jobs is None or (isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool)
-                          and n_jobs == 0):
-        return available_cores()
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)):
+    if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, numbers.Integral)):
         raise ValueError(f"n_jobs must be an integer or None (got {n_jobs!r})")
+    if n_jobs is None or n_jobs == 0:
+        return available_cores()
     if n_jobs < 0:
         return max(available_cores() + 1 + int(n_jobs), 1)
     return int(n_jobs)
@@ -59,6 +57,7 @@ def query_chunks(starts, documents=CHUNK_DOCUMENTS):
     A chunk closes at the first query boundary at or past a multiple of ``documents``
     rows, so it depends on the data alone.
     """
+    import numpy as np                         # here: rank_classify imports this module lean
     starts = np.asarray(starts, dtype=np.int64)
     n_queries = len(starts) - 1
     if n_queries <= 0:

@@ -17,6 +17,7 @@ import warnings
 
 from . import __version__
 from ._predict import format_scores, linear_scores_rows
+from ._threads import resolve_n_jobs
 from .errors import InputError, RankfastError, UsageError
 from .files import atomic_output, check_output
 from .modelfile import read_model_file, single_vector_weights
@@ -118,7 +119,7 @@ Options:
                         scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
          -j, --threads int -> threads (default 0: every core this process may
-                        use); reading and scoring are still sequential
+                        use); linear scoring uses them, reading is sequential
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
                         existing one, or N local worker processes);
                         example_file may then be a quoted glob, scored in
@@ -649,7 +650,8 @@ def _classify(argv):
     _progress("Reading test examples...", verbosity, end="")
     if file.kernel == 0 and file.rff is None:
         n_documents, runtime, queries = _classify_stream(file, test_path, output_path,
-                                                         verbosity, cutoffs)
+                                                         verbosity, cutoffs,
+                                                         resolve_n_jobs(options.get("n_jobs")))
     else:
         n_documents, runtime, queries = _classify_batch(file, test_path, output_path,
                                                         verbosity, cutoffs)
@@ -684,8 +686,10 @@ def _linear_weights(file):
     return model.feature_ids, model.weights
 
 
-def _classify_stream(file, test_path, output_path, verbosity, cutoffs):
+def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_threads=1):
     """Score the test file block by block, writing each block's predictions as it goes.
+
+    Each block's rows are scored on n_threads threads (the same scores for any number).
 
     Memory: one block of documents, the current query's scores and labels,
     and per-query figures (see _QueryFigures).
@@ -704,7 +708,7 @@ def _classify_stream(file, test_path, output_path, verbosity, cutoffs):
                 scores = array.array("d", bytes(8 * n))
             start = time.process_time()
             linear_scores_rows(block.indptr, block.indices, block.values, ids, weights,
-                               file.bias, memoryview(scores)[:n])
+                               file.bias, memoryview(scores)[:n], n_threads)
             runtime += time.process_time() - start
             out.write(format_scores(memoryview(scores)[:n]))
             queries.add(memoryview(scores)[:n], block.y, block.qid)

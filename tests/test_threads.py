@@ -9,7 +9,8 @@ import pytest
 import scipy.sparse as sp
 
 from rankfast import _erfc, _prsvm, _rankrls, _threads
-from rankfast.cli import learn_main
+import rankfast
+from rankfast.cli import classify_main, learn_main
 from rankfast.data import dump_svmlight
 from rankfast.erfc import erfc_parameters
 from rankfast.linear import DataMatrix
@@ -292,3 +293,21 @@ def test_serial_build_gives_the_same_bits(tmp_path):
     grad = np.empty(len(scores))
     loss = _prsvm.squared_hinge(scores, rank, starts, order, weight, levels, grad, chunks, 2)
     np.testing.assert_array_equal(serial, np.r_[loss, grad])
+
+
+def test_rank_classify_predictions_byte_identical_across_threads(training_files, tmp_path,
+                                                                 capsys):
+    data = training_files["sparse"]
+    model = tmp_path / "model"
+    assert learn_main(["-c", "1", "-v", "0", str(data), str(model)]) == 0
+    outputs = []
+    for n_threads in THREADS:
+        out = tmp_path / f"pred{n_threads}"
+        assert classify_main(["-j", str(n_threads), "-v", "0", str(data), str(model),
+                              str(out)]) == 0
+        outputs.append(out.read_bytes())
+    capsys.readouterr()
+    assert outputs[0] == outputs[1] == outputs[2]
+    scores = np.array(outputs[0].split(), dtype=float)
+    expected = rankfast.read_model(str(model)).predict(rankfast.load_svmlight(str(data)).X)
+    np.testing.assert_allclose(scores, expected, atol=5e-9)
