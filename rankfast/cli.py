@@ -119,7 +119,7 @@ Options:
                         scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
          -j, --threads int -> threads (default 0: every core this process may
-                        use); linear scoring uses them, reading is sequential
+                        use) scoring a linear model; reading is sequential
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
                         existing one, or N local worker processes);
                         example_file may then be a quoted glob, scored in
@@ -485,9 +485,9 @@ def _no_documents(path):
                                   "and comment lines)")
 
 
-def _load(path, verbosity, program, svmlight_verbosity=0):
+def _load(path, verbosity, program, svmlight_verbosity=0, n_jobs=None):
     from .data import load_svmlight
-    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity))
+    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity), n_jobs=n_jobs)
     if dataset.n_documents == 0:
         raise _no_documents(path)
     _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
@@ -526,7 +526,7 @@ def _learn(argv):
     _refuse_pattern(train_path)
 
     _progress("Reading training examples...", verbosity, end="")
-    dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity)
+    dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity, options.get("n_jobs"))
     _progress("done", verbosity)
     import numpy as np
     n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows

@@ -311,3 +311,42 @@ def test_rank_classify_predictions_byte_identical_across_threads(training_files,
     scores = np.array(outputs[0].split(), dtype=float)
     expected = rankfast.read_model(str(model)).predict(rankfast.load_svmlight(str(data)).X)
     np.testing.assert_allclose(scores, expected, atol=5e-9)
+
+
+# ------------------------------------------------------------------- reading
+
+def test_parallel_reading_gives_the_same_dataset(training_files):
+    for name in ("dense", "sparse"):
+        path = str(training_files[name])
+        one = rankfast.load_svmlight(path, n_jobs=1)
+        for n_jobs in (2, 3):
+            many = rankfast.load_svmlight(path, n_jobs=n_jobs, chunk_bytes=50_000)
+            for attribute in ("y", "qid", "line"):
+                np.testing.assert_array_equal(getattr(many, attribute), getattr(one, attribute))
+            for attribute in ("data", "indices", "indptr"):
+                np.testing.assert_array_equal(getattr(many.X, attribute), getattr(one.X, attribute))
+            assert many.X.shape == one.X.shape
+
+
+def test_parallel_reading_reports_the_first_error_in_file_order(tmp_path):
+    lines = [f"{i % 3} qid:{i // 7 + 1} 1:{i} 2:0.5 # c{i}\n" for i in range(3000)]
+    lines.insert(100, "\n")                                      # blank and comment lines
+    lines.insert(200, "# a comment\n")
+    lines[2500] = "1 qid:5 3:x\n"                                 # a late error
+    lines[1700] = "1 qid:5 0:1\n"                                 # the first one
+    path = tmp_path / "bad.dat"
+    path.write_text("".join(lines[:-1]) + lines[-1].rstrip("\n"))   # no final newline
+    messages = []
+    for n_jobs in (1, 2, 3):
+        with pytest.raises(rankfast.InputError) as caught:
+            rankfast.load_svmlight(str(path), n_jobs=n_jobs, chunk_bytes=4096)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] == messages[2]
+    assert ":1701:" in messages[0]
+    del lines[1700], lines[2499]
+    path.write_text("".join(lines))
+    one = rankfast.load_svmlight(str(path), n_jobs=1)
+    many = rankfast.load_svmlight(str(path), n_jobs=3, chunk_bytes=4096)
+    np.testing.assert_array_equal(many.line, one.line)
+    np.testing.assert_array_equal(many.X.toarray(), one.X.toarray())
+    assert len(one.y) == 2998
