@@ -38,6 +38,7 @@ sys.path.insert(0, str(HERE))
 
 import rankfast                                             # noqa: E402
 from bench_prsvm import make_file                           # noqa: E402
+from rankfast._predict import linear_scores                 # noqa: E402
 from rankfast.learners import LEARNERS                      # noqa: E402
 from rankfast.model import write_model                      # noqa: E402
 
@@ -69,9 +70,17 @@ def model_bytes(model):
 
 def phases(path, threads, learners, repeat):
     """Print read / train / classify wall seconds per thread count and the speed-ups."""
-    rows = []
-    data, wall, cpu = timed(lambda: rankfast.load_svmlight(path))
-    rows.append(("read", [wall] * len(threads), [cpu] * len(threads), "sequential (left)"))
+    rows, walls, cpus, datasets = [], [], [], []
+    for j in threads:
+        data, wall, cpu = timed(lambda: rankfast.load_svmlight(str(path), n_jobs=j), repeat)
+        walls.append(wall)
+        cpus.append(cpu)
+        datasets.append((data.X.data.tobytes(), data.y.tobytes(), data.line.tobytes()))
+        del data
+    same = "same arrays" if all(d == datasets[0] for d in datasets) else "ARRAYS DIFFER"
+    del datasets
+    rows.append(("read", walls, cpus, same))
+    data = rankfast.load_svmlight(str(path), n_jobs=1)
     for name in learners:
         walls, cpus, files = [], [], []
         for j in threads:
@@ -86,12 +95,17 @@ def phases(path, threads, learners, repeat):
     learner = LEARNERS["prsvm"]({"n_jobs": 1})
     learner.fit(data.X, data.y, data.qid)
     model = learner.to_model(n_features=data.n_features)
-    walls, cpus = [], []
+    walls, cpus, outputs = [], [], []
+    X = data.X
     for j in threads:
-        _, wall, cpu = timed(lambda: model.predict(data.X), repeat)
+        out = np.empty(X.shape[0])
+        _, wall, cpu = timed(lambda: linear_scores(X.indptr, X.indices, X.data, model.feature_ids,
+                                                   model.weights, model.bias, out, j), repeat)
         walls.append(wall)
         cpus.append(cpu)
-    rows.append(("classify", walls, cpus, "sequential (left)"))
+        outputs.append(out.tobytes())
+    same = "same scores" if all(o == outputs[0] for o in outputs) else "SCORES DIFFER"
+    rows.append(("classify (scoring)", walls, cpus, same))
     head = "".join(f"  -j {j:<2} wall   cpu" for j in threads)
     print(f"{'phase':18s}{head}   speed-up -j {threads[-1]} / -j {threads[0]}")
     for name, walls, cpus, note in rows:

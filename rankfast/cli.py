@@ -119,7 +119,7 @@ Options:
                         scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
          -j, --threads int -> threads (default 0: every core this process may
-                        use) scoring a linear model; reading is sequential
+                        use) scoring a linear model (same predictions)
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
                         existing one, or N local worker processes);
                         example_file may then be a quoted glob, scored in
