@@ -21,6 +21,11 @@ from setuptools import Extension, setup
 DEBUG = os.environ.get("RANKFAST_DEBUG", "") not in ("", "0")
 ONLY = [name for name in os.environ.get("RANKFAST_ONLY", "").split(",") if name]
 
+if not glob.glob(os.path.join("pyx", "*.pyx")):
+    # Without its kernels the package imports nothing useful: never build it empty.
+    raise SystemExit(f"setup.py: no Cython kernel sources (pyx/*.pyx) under {os.getcwd()}; "
+                     f"build rankfast from a full checkout or an sdist that contains pyx/")
+
 DIRECTIVES = {
     "language_level": 3,
     "boundscheck": DEBUG,

@@ -28,6 +28,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if another is installed
+sys.path.insert(0, str(ROOT / "tests"))  # the test oracles (reference_impl)
 WORK = HERE / "_work"
 SCALING = ROOT.parent / "shared" / "reference" / "svm_rank" / "scaling" / "results.txt"
 SIZES = {"10k": 10_000, "20k": 20_000, "100k": 100_000, "220k": 220_000, "500k": 500_000,
@@ -93,7 +94,7 @@ def in_process(path, C):
 def kernel_vs_twin():
     """One loss+gradient on queries of 1,000+ documents: Fenwick kernel vs explicit pairs."""
     from rankfast import _prsvm
-    from rankfast._reference import squared_hinge_pairs
+    from reference_impl import squared_hinge_pairs
     rng = np.random.default_rng(0)
     print("\nOne gradient, Fenwick kernel vs pair-enumerating twin (5 levels)")
     print(f"{'docs/query':>10} {'queries':>8} {'pairs':>12} {'kernel s':>10} {'twin s':>10} {'ratio':>8}")

@@ -18,7 +18,7 @@ import importlib
 import importlib.machinery
 import os
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # The kernels' OpenMP threads sleep between parallel regions instead of spinning
 # (GNU OpenMP spins by default): spinning threads take cores from the Python

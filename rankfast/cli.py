@@ -5,6 +5,7 @@ one line on stderr and exit 1; usage errors exit 2 (svm_rank exits 0).
 """
 import array
 import contextlib
+import dataclasses
 import errno
 import math
 import os
@@ -39,6 +40,7 @@ Arguments:
 General options:
          -?, --help  -> this help (so is -h without a value: -h int is
                         svm_rank's QP option, see the end)
+         --version   -> print the version and exit
          -v [0..3]   -> verbosity level (default 1; 0 still prints the
                         training set properties, as svm_rank does)
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
@@ -91,6 +93,10 @@ Kernel options (non-linear ranking by kernel approximation):
                      -> number of landmarks or random features (default 500)
          --seed int  -> seed of the landmark sample or the random features,
                         0..4294967295 (default 0)
+Queries of a file without qids:
+         --group FILE -> query sizes, one a line (LightGBM / XGBoost); by default
+                        example_file.query or example_file.group if one exists;
+                        with neither, the whole file is one ranking
 svm_rank's QP solver options -w [0..4,9] -f -b -n -q -m -h int, and -k with
 a learner other than greedy, are accepted, checked and ignored.
 Distributed training (prsvm, rankncg, rankrls; needs rankfast[dask]):
@@ -110,6 +116,7 @@ Arguments:
          output_file -> one score per line (default svm_predictions)
 Options:
          -?, --help  -> this help (and -h: svm_rank_classify has no -h option)
+         --version   -> print the version and exit
          -v [0..3]   -> verbosity level (default 2)
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
                         the lines svm_rank's svm_light prints while reading
@@ -207,6 +214,7 @@ LEARN_OPTIONS = {
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
+    "--group": ("group", _text),
     "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
 }
 
@@ -236,6 +244,8 @@ def parse_args(argv, table, switches, max_positional, program):
         word = argv[i]
         if word in ("-?", "--help") or (word == "-h" and ("-h" not in table or i + 1 == len(argv))):
             raise _HelpRequested()
+        if word == "--version":
+            raise _VersionRequested()
         if word == "--":
             positional.extend(argv[i + 1:])
             break
@@ -270,6 +280,10 @@ class _HelpRequested(Exception):
     pass
 
 
+class _VersionRequested(Exception):
+    pass
+
+
 def _learn_help():
     from .learners import LEARNERS
     return LEARN_HELP.format(version=__version__, learners=", ".join(LEARNERS))
@@ -293,6 +307,9 @@ def _run(program, body, argv, help_text):
             status = body(argv)
         except _HelpRequested:
             _write(help_text() if callable(help_text) else help_text)
+            status = 0
+        except _VersionRequested:
+            _write(f"{program} (rankfast) {__version__}\n")
             status = 0
         except UsageError as exc:
             _write("")
@@ -485,7 +502,7 @@ def _no_documents(path):
                                   "and comment lines)")
 
 
-def _load(path, verbosity, program, svmlight_verbosity=0, n_jobs=None):
+def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None, n_jobs=None):
     from .data import load_svmlight
     dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity), n_jobs=n_jobs)
     if dataset.n_documents == 0:
@@ -496,7 +513,44 @@ def _load(path, verbosity, program, svmlight_verbosity=0, n_jobs=None):
         _end_open_line()
         print(f"{program}: note: {path}: the lines of qid {qid} are not contiguous; "
               f"grouping each query's lines (svm_rank would stop here)", file=sys.stderr)
-    return dataset
+    return _with_groups(dataset, path, group_path, verbosity, program)
+
+
+def _with_groups(dataset, path, group_path, verbosity, program):
+    """Queries of a file without qids from its group file (LightGBM's / XGBoost's convention).
+
+    ``group_path`` (--group) or ``path.query`` / ``path.group`` beside the data
+    file holds one query size a line.  A file with qids keeps them (--group must
+    agree with them); a file with neither is one ranking, as for svm_rank.
+    """
+    def note(text):
+        if verbosity >= 1:
+            _note(program, text)
+
+    import numpy as np
+    from .data import group_sidecar, group_to_qid, read_group_file
+    has_qids = bool(np.any(dataset.qid != 0))
+    explicit = group_path is not None
+    group_path = group_path if explicit else group_sidecar(path)
+    if group_path is None:
+        if not has_qids and dataset.n_documents > 1:
+            note(f"{path} has no qids and no {path}.query or {path}.group file: its "
+                 f"{dataset.n_documents} documents are one ranking")
+        return dataset
+    if has_qids and not explicit:
+        note(f"{path} has qids: {group_path} is not used")
+        return dataset
+    sizes = read_group_file(group_path)
+    if int(sizes.sum()) != dataset.n_documents:
+        raise InputError(group_path, None, f"the group sizes add up to {int(sizes.sum())} "
+                                           f"documents, but {path} has {dataset.n_documents}")
+    qid = group_to_qid(sizes, dataset.n_documents)
+    if has_qids:
+        if not np.array_equal(np.diff(dataset.query_starts()), sizes):
+            raise InputError(group_path, None, f"the group sizes do not match the qids of {path}")
+        return dataset
+    note(f"{path}: {len(sizes)} queries from {group_path}")
+    return dataclasses.replace(dataset, qid=qid)
 
 
 # ---------------------------------------------------------------- rank_learn
@@ -526,7 +580,8 @@ def _learn(argv):
     _refuse_pattern(train_path)
 
     _progress("Reading training examples...", verbosity, end="")
-    dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity, options.get("n_jobs"))
+    dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity,
+                    options.get("group"), options.get("n_jobs"))
     _progress("done", verbosity)
     import numpy as np
     n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows

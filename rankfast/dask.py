@@ -845,6 +845,8 @@ def fit(learner, source, client, log=None, label="label", qid="qid"):
         kernels, a list of C).
     """
     run = check_learner(learner)
+    if hasattr(learner, "check_parameters"):          # RankNCG checks its options in fit
+        learner.check_parameters()
     started = time.perf_counter()
     data = ShardedData(client, source, label, qid)
     assembled = time.perf_counter()
@@ -857,6 +859,7 @@ def fit(learner, source, client, log=None, label="label", qid="qid"):
     w, learner.traffic_ = run(learner, data, client, log)
     learner.feature_ids_ = data.used + 1
     learner.weights_ = w
+    learner.n_features_in_ = data.summary.n_features     # predict checks dense X against it
     learner.summary_ = data.summary
     learner.fit_seconds_ = time.perf_counter() - started
     learner.data_seconds_ = assembled - started

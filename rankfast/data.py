@@ -215,6 +215,21 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
         The file cannot be opened or read (also: corrupt compressed data, or
         a file that changed between the counting and the parsing pass), or a
         line is malformed (file, line, token).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rankfast import load_svmlight
+    >>> path = os.path.join(tempfile.mkdtemp(), "train.dat")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("2 qid:1 1:0.5 3:1 # doc a\\n0 qid:1 2:1\\n1 qid:2 1:0.25\\n")
+    >>> data = load_svmlight(path)
+    >>> data.X.toarray()
+    array([[0.5 , 0.  , 1.  ],
+           [0.  , 1.  , 0.  ],
+           [0.25, 0.  , 0.  ]])
+    >>> data.y, data.qid
+    (array([2., 0., 1.]), array([1, 1, 2]))
     """
     parts = []
     line_offset = 0
@@ -389,6 +404,21 @@ def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stre
         File to write (atomically); or give an open text ``stream``.
     comments : list of str, optional
         Text written after '#' on each line.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import io
+    >>> import numpy as np
+    >>> from rankfast import dump_svmlight
+    >>> out = io.StringIO()
+    >>> dump_svmlight(np.array([[0.5, 0.0], [0.0, 2.0]]), [1, 0], [3, 3], stream=out)
+    >>> print(out.getvalue(), end="")
+    1 qid:3 1:0.5
+    0 qid:3 2:2
     """
     import scipy.sparse as sp
 
@@ -430,3 +460,117 @@ def _num(v):
     """Shortest text that reads back as exactly v ('3' for 3.0)."""
     text = repr(v)
     return text[:-2] if text.endswith(".0") else text
+
+
+# ------------------------------------------------- query group sizes (LightGBM / XGBoost)
+
+GROUP_SIDECARS = (".query", ".group")
+
+
+def group_to_qid(sizes, n_documents):
+    """Query number of each row from the sizes of consecutive groups of rows.
+
+    Parameters
+    ----------
+    sizes : array-like of int
+        Group sizes, each at least 1, in row order (LightGBM's ``group``).
+    n_documents : int
+        Number of rows; the sizes must add up to it.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_documents,)
+        0 for the rows of the first group, 1 for the next, ...
+
+    Raises
+    ------
+    ValueError
+        A size that is not a positive integer, or sizes not adding up.
+
+    Examples
+    --------
+    >>> from rankfast.data import group_to_qid
+    >>> group_to_qid([2, 1, 3], 6)
+    array([0, 0, 1, 2, 2, 2])
+    """
+    sizes = np.asarray(sizes)
+    if sizes.ndim != 1 or sizes.dtype.kind not in "iuf" or (
+            sizes.dtype.kind == "f" and not np.all(np.isfinite(sizes) & (sizes == np.round(sizes)))):
+        raise ValueError("group sizes must be a 1-D sequence of integers")
+    if len(sizes) and sizes.min() < 1:
+        raise ValueError(f"group sizes must be at least 1 (got {sizes.min():g})")
+    total = int(sizes.sum()) if len(sizes) else 0
+    if total != n_documents:
+        raise ValueError(f"the group sizes add up to {total} documents, not {n_documents}")
+    return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes.astype(np.int64))
+
+
+def read_group_file(path):
+    """Group sizes from a LightGBM / XGBoost ``.query`` / ``.group`` file, one size a line.
+
+    Blank lines are skipped.
+
+    Parameters
+    ----------
+    path : str
+        The group file (gzip, bzip2 and xz are read transparently).
+
+    Returns
+    -------
+    ndarray of int64
+        The sizes, in file order.
+
+    Raises
+    ------
+    InputError
+        A line that is not a positive integer (file and line named).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rankfast.data import read_group_file
+    >>> path = os.path.join(tempfile.mkdtemp(), "train.txt.query")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("3\\n2\\n")
+    >>> read_group_file(path)
+    array([3, 2])
+    """
+    sizes = []
+    with open_binary(path) as stream:
+        for number, raw in enumerate(io.TextIOWrapper(stream, encoding="ascii",
+                                                      errors="replace"), start=1):
+            token = raw.strip()
+            if not token:
+                continue
+            if not (token.isascii() and token.isdigit() and int(token) >= 1):
+                raise InputError(path, number, f"group size {token[:40]!r} is not a "
+                                               f"positive integer")
+            sizes.append(int(token))
+    return np.array(sizes, dtype=np.int64)
+
+
+def group_sidecar(path):
+    """``path + '.query'`` or ``path + '.group'`` if one exists beside a data file, else None.
+
+    Parameters
+    ----------
+    path : str
+        The data file ('-', standard input, has none).
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> from rankfast.data import group_sidecar
+    >>> group_sidecar("-") is None
+    True
+    """
+    from pathlib import Path
+    if path == "-":
+        return None
+    for suffix in GROUP_SIDECARS:
+        if Path(path + suffix).is_file():
+            return path + suffix
+    return None

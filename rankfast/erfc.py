@@ -115,6 +115,17 @@ def erfc_sum(sources, weights, targets, eps=1e-6, method="fast"):
     ValueError
         Arrays not 1-D, of different lengths (sources and weights), not finite; eps
         not in (0, 1); unknown method.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.special import erfc
+    >>> from rankfast import erfc_sum
+    >>> z, q, y = np.array([0.0, 1.0, 2.5]), np.array([1.0, -2.0, 0.5]), np.linspace(-3, 3, 7)
+    >>> fast = erfc_sum(z, q, y, eps=1e-8)
+    >>> exact = (q * erfc(y[:, None] - z)).sum(axis=1)
+    >>> bool(np.abs(fast - exact).max() <= 1e-8 * np.abs(q).sum())
+    True
     """
     z = _vector(sources, "sources")
     q = _vector(weights, "weights")

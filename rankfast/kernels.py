@@ -43,6 +43,7 @@ training matrix itself is n × k.  Inputs are CSR matrices (column j is
 feature j + 1) or dense arrays; features above the training width are
 ignored, as svm_rank ignores features above a model's highest index.
 """
+import copy
 import dataclasses
 import math
 import time
@@ -51,10 +52,13 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .base import Ranker, check_features, sparse_input_tags
+from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .data import mostly_dense, with_width
 from .errors import InputError
 from .linear import check_training_input
-from .model import RFF_VERSION_LINE, KernelModel, format_rff_model, parse_rff_model  # noqa: F401
+from .model import (RFF_VERSION_LINE, KernelModel, KernelParams,  # noqa: F401
+                    format_rff_model, parse_rff_model)
 
 # Ω is dense, one value per random feature and feature index, held in memory and
 # written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).
@@ -62,15 +66,17 @@ RFF_MAX_VALUES = 1 << 28
 APPROXIMATIONS = ("nystrom", "rff")
 
 
-class NystroemMap:
+class NystroemMap(TransformerMixin, BaseEstimator):
     """Nyström feature map φ(x) = Λ_k^{-1/2} U_kᵀ k(Z, x) for an SVM-light kernel.
 
     See the module docstring for the math, the eigenvalue threshold and the cost.
+    A scikit-learn transformer: ``fit(X)``, ``transform(X)``, ``fit_transform(X)``.
 
     Parameters
     ----------
-    kernel : rankfast.model.KernelParams
-        Polynomial (1), RBF (2) or sigmoid (3).
+    kernel : rankfast.model.KernelParams, optional
+        Polynomial (1), RBF (2) or sigmoid (3); default RBF with gamma 1
+        (svm_rank's ``-t 2``).
     landmarks : int
         m, the number of landmarks (all documents when there are fewer).
     seed : int
@@ -90,32 +96,48 @@ class NystroemMap:
         All eigenvalues of K(Z, Z), increasing.
     projection_ : ndarray, shape (m, k)
         U_k Λ_k^{-1/2}: φ(x) = projection_ᵀ k(Z, x).
-    n_features_ : int
+    n_features_, n_features_in_ : int
         Training width d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast.kernels import NystroemMap
+    >>> from rankfast.model import KernelParams
+    >>> X = np.random.default_rng(0).normal(size=(30, 4))
+    >>> phi = NystroemMap(KernelParams(kernel=2, gamma=0.5), landmarks=30).fit(X)
+    >>> features = phi.transform(X)
+    >>> features.shape[0], bool(np.allclose(features @ features.T, np.exp(
+    ...     -0.5 * ((X[:, None] - X[None]) ** 2).sum(-1)), atol=1e-6))
+    (30, True)
     """
 
-    def __init__(self, kernel, landmarks=500, seed=0, rtol=1e-10, block_rows=4096):
-        if kernel.kernel not in (1, 2, 3):
-            raise ValueError(f"Nyström needs a polynomial, RBF or sigmoid kernel "
-                             f"(kernel type 1, 2 or 3), not type {kernel.kernel}")
-        if landmarks < 1:
-            raise ValueError(f"the number of landmarks must be at least 1 (got {landmarks})")
-        self.kernel, self.landmarks, self.seed = kernel, int(landmarks), seed
-        self.rtol, self.block_rows = rtol, int(block_rows)
+    def __init__(self, kernel=None, landmarks=500, seed=0, rtol=1e-10, block_rows=4096):
+        self.kernel, self.landmarks, self.seed = kernel, landmarks, seed
+        self.rtol, self.block_rows = rtol, block_rows
 
-    def fit(self, X):
+    def fit(self, X, y=None):
         """Sample the landmarks among the rows of X and factor their kernel matrix.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
 
         Raises
         ------
         ValueError
-            X has no row, or K(Z, Z) has no eigenvalue above the threshold.
+            Bad parameters, X has no row, or K(Z, Z) has no eigenvalue above the threshold.
         """
-        X = sp.csr_matrix(X, dtype=np.float64)
+        self.kernel_ = self.check_parameters()
+        X = sp.csr_matrix(check_features(X)[0])
         n, self.n_features_ = X.shape
-        if n == 0:
-            raise ValueError("no training documents to draw Nyström landmarks from")
-        m = min(self.landmarks, n)
+        self.n_features_in_ = self.n_features_
+        m = min(int(self.landmarks), n)
         rng = np.random.default_rng(self.seed)
         self.landmark_rows_ = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
         Z = X[self.landmark_rows_]
@@ -136,33 +158,58 @@ class NystroemMap:
         self.projection_ = U[:, keep] / np.sqrt(lam[keep])
         return self
 
+    def __sklearn_tags__(self):
+        return sparse_input_tags(super().__sklearn_tags__())
+
+    def check_parameters(self):
+        """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
+        kernel = _kernel_or_default(self.kernel)
+        if kernel.kernel not in (1, 2, 3):
+            raise ValueError(f"Nyström needs a polynomial, RBF or sigmoid kernel "
+                             f"(kernel type 1, 2 or 3), not type {kernel.kernel}")
+        if self.landmarks < 1:
+            raise ValueError(f"the number of landmarks must be at least 1 (got {self.landmarks})")
+        return kernel
+
     @property
     def rank_(self):
         """k, the dimension of φ."""
         return self.projection_.shape[1]
 
     def transform(self, X):
-        """φ of the rows of X, shape (n, k), computed block_rows rows at a time."""
-        X = with_width(X, self.n_features_)
+        """φ of the rows of X, shape (n, k), computed block_rows rows at a time.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+            Dense input must have the training width; sparse input may differ
+            (features above the training width are ignored).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents, rank_)
+        """
+        X = with_width(_transform_input(self, X), self.n_features_)
         out = np.empty((X.shape[0], self.rank_))
-        for start in range(0, X.shape[0], self.block_rows):
-            block = X[start:start + self.block_rows]
+        rows = int(self.block_rows)
+        for start in range(0, X.shape[0], rows):
+            block = X[start:start + rows]
             block = block.toarray() if self._dense else block
             # out_block = K(block, Z) @ U_k Λ_k^{-1/2}
             np.matmul(self._finite_kernel(block), self.projection_,
-                      out=out[start:start + self.block_rows])
+                      out=out[start:start + rows])
         return out
 
     def _finite_kernel(self, rows):
         """K(rows, Z); a ValueError, not inf or NaN features, when the kernel overflows."""
         with np.errstate(over="ignore", invalid="ignore"):
-            K = self.kernel(rows, self._Z)
+            K = self.kernel_(rows, self._Z)
         if not np.isfinite(K).all():
             values = [M.data if sp.issparse(M) else M for M in (rows, self._Z)]
             if any(np.isinf(v.astype(np.float32)).any() for v in values):     # not the parameters
                 raise ValueError("feature values beyond the float range of svm_rank's model "
                                  "files (3.4e38) make the kernel infinite: rescale the features")
-            k = self.kernel
+            k = self.kernel_
             flags = {1: f"-t 1 -d {k.degree} -s {k.coef_lin:g} -r {k.coef_const:g}",
                      2: f"-t 2 -g {k.gamma:g}",
                      3: f"-t 3 -s {k.coef_lin:g} -r {k.coef_const:g}"}[k.kernel]
@@ -196,13 +243,15 @@ def _fourier_features(X, omega, offset, out):
     return out
 
 
-class RandomFourierMap:
+class RandomFourierMap(TransformerMixin, BaseEstimator):
     """Random Fourier features φ(x) = √(2/m) cos(Ωx + b) for the RBF exp(−γ‖a − b‖²).
+
+    A scikit-learn transformer: ``fit(X)``, ``transform(X)``, ``fit_transform(X)``.
 
     Parameters
     ----------
-    kernel : rankfast.model.KernelParams
-        Must be the RBF kernel (type 2); its ``gamma`` is γ.
+    kernel : rankfast.model.KernelParams, optional
+        Must be the RBF kernel (type 2); its ``gamma`` is γ.  Default: RBF, gamma 1.
     components : int
         m, the number of random features.
     seed : int
@@ -216,53 +265,113 @@ class RandomFourierMap:
         Rows ω_i ~ N(0, 2γ I).
     offset_ : ndarray, shape (m,)
         b_i ~ U[0, 2π].
-    n_features_ : int
+    n_features_, n_features_in_ : int
         Training width d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast.kernels import RandomFourierMap
+    >>> from rankfast.model import KernelParams
+    >>> X = np.random.default_rng(0).normal(size=(5, 3))
+    >>> phi = RandomFourierMap(KernelParams(kernel=2, gamma=0.1), components=20000)
+    >>> features = phi.fit_transform(X)
+    >>> features.shape
+    (5, 20000)
+    >>> exact = np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    >>> bool(np.abs(features @ features.T - exact).max() < 0.05)
+    True
     """
 
-    def __init__(self, kernel, components=500, seed=0, block_rows=4096):
+    def __init__(self, kernel=None, components=500, seed=0, block_rows=4096):
+        self.kernel, self.components, self.seed = kernel, components, seed
+        self.block_rows = block_rows
+
+    def fit(self, X, y=None):
+        """Draw Ω and b for the width of X (the only thing the map takes from the data).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            Bad parameters, or Ω would hold more than RFF_MAX_VALUES numbers (m × width).
+        """
+        self.kernel_ = self.check_parameters()
+        self.n_features_ = check_features(X)[0].shape[1]
+        self.n_features_in_ = self.n_features_
+        _check_rff_size(int(self.components), self.n_features_)
+        rng = np.random.default_rng(self.seed)
+        self.omega_ = rng.normal(0.0, math.sqrt(2.0 * self.kernel_.gamma),
+                                 size=(int(self.components), self.n_features_))
+        self.offset_ = rng.uniform(0.0, 2.0 * math.pi, size=int(self.components))
+        return self
+
+    def __sklearn_tags__(self):
+        return sparse_input_tags(super().__sklearn_tags__())
+
+    def check_parameters(self):
+        """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
+        kernel = _kernel_or_default(self.kernel)
         if kernel.kernel != 2:
             raise ValueError(f"random Fourier features need the RBF kernel (kernel type 2), "
                              f"not type {kernel.kernel}")
         if not kernel.gamma > 0:
             raise ValueError(f"random Fourier features need gamma > 0 (got {kernel.gamma})")
-        if components < 1:
+        if self.components < 1:
             raise ValueError(f"the number of random features must be at least 1 "
-                             f"(got {components})")
-        self.kernel, self.components, self.seed = kernel, int(components), seed
-        self.block_rows = int(block_rows)
-
-    def fit(self, X):
-        """Draw Ω and b for the width of X (the only thing the map takes from the data).
-
-        Raises
-        ------
-        ValueError
-            Ω would hold more than RFF_MAX_VALUES numbers (m × width).
-        """
-        self.n_features_ = X.shape[1]
-        _check_rff_size(self.components, self.n_features_)
-        rng = np.random.default_rng(self.seed)
-        self.omega_ = rng.normal(0.0, math.sqrt(2.0 * self.kernel.gamma),
-                                 size=(self.components, self.n_features_))
-        self.offset_ = rng.uniform(0.0, 2.0 * math.pi, size=self.components)
-        return self
+                             f"(got {self.components})")
+        return kernel
 
     @property
     def rank_(self):
         """m, the dimension of φ."""
-        return self.components
+        return len(self.offset_)
 
     def transform(self, X):
-        """φ of the rows of X, shape (n, m), computed block_rows rows at a time."""
-        X = with_width(X, self.n_features_)
+        """φ of the rows of X, shape (n, m), computed block_rows rows at a time.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+            Dense input must have the training width; sparse input may differ
+            (features above the training width are ignored).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents, rank_)
+        """
+        X = with_width(_transform_input(self, X), self.n_features_)
         dense = mostly_dense(X)
-        out = np.empty((X.shape[0], self.components))
-        for start in range(0, X.shape[0], self.block_rows):
-            block = X[start:start + self.block_rows]
+        out = np.empty((X.shape[0], self.rank_))
+        rows = int(self.block_rows)
+        for start in range(0, X.shape[0], rows):
+            block = X[start:start + rows]
             _fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
-                              out[start:start + self.block_rows])
+                              out[start:start + rows])
         return out
+
+
+def _kernel_or_default(kernel):
+    """The kernel a map uses: ``kernel``, or svm_rank's ``-t 2`` (RBF, gamma 1) for None."""
+    return KernelParams(kernel=2) if kernel is None else kernel
+
+
+def _transform_input(transformer, X):
+    """X checked for a fitted map: dense input must have the training width."""
+    check_is_fitted(transformer)
+    X, _ = check_features(X)
+    if not sp.issparse(X) and X.shape[1] != transformer.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(transformer).__name__} is "
+                         f"expecting {transformer.n_features_in_} features as input")
+    return X
 
 
 @dataclasses.dataclass
@@ -323,7 +432,7 @@ class RFFModel:
         return out
 
 
-class KernelApproxLearner:
+class KernelApproxLearner(Ranker):
     """A linear ranker trained on an explicit kernel feature map (Chen et al. 2017).
 
     ``fit`` maps the training documents (Nyström or random Fourier features,
@@ -335,9 +444,10 @@ class KernelApproxLearner:
 
     Parameters
     ----------
-    base_learner : object
-        The linear ranker (e.g. rankfast.ranksvm.RankSVM).
-    kernel : rankfast.model.KernelParams
+    base_learner : object, optional
+        The linear ranker (default rankfast.ranksvm.RankSVM()); fit trains a clone.
+    kernel : rankfast.model.KernelParams, optional
+        Default: RBF with gamma 1 (svm_rank's ``-t 2``).
     approx : {"nystrom", "rff"}
     landmarks : int
         m: landmarks (Nyström) or random features (RFF).
@@ -347,28 +457,75 @@ class KernelApproxLearner:
     Attributes
     ----------
     map_ : NystroemMap or RandomFourierMap
+    learner_ : object
+        The fitted base learner (a copy of ``base_learner``).
     weights_ : ndarray, shape (map_.rank_,)
         w over the mapped features.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast.kernels import KernelApproxLearner
+    >>> from rankfast.model import KernelParams
+    >>> from rankfast.ranksvm import RankSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(60, 2))
+    >>> y = (X ** 2).sum(axis=1)          # relevance grows away from the origin: not linear
+    >>> qid = np.repeat([1, 2, 3], 20)
+    >>> ranker = KernelApproxLearner(RankSVM(C=10.0), KernelParams(kernel=2, gamma=1.0),
+    ...                              landmarks=30).fit(X, y, qid)
+    >>> bool(ranker.score(X, y, qid) > 0.9)
+    True
     """
 
-    def __init__(self, base_learner, kernel, approx="nystrom", landmarks=500, seed=0):
-        if approx not in APPROXIMATIONS:
-            raise ValueError(f"approximation must be one of {', '.join(APPROXIMATIONS)} "
-                             f"(got {approx!r})")
+    def __init__(self, base_learner=None, kernel=None, approx="nystrom", landmarks=500, seed=0):
         self.base_learner, self.kernel, self.approx = base_learner, kernel, approx
         self.landmarks, self.seed = landmarks, seed
-        self._new_map()                                   # parameters checked now
 
     def _new_map(self):
+        if self.approx not in APPROXIMATIONS:
+            raise ValueError(f"approximation must be one of {', '.join(APPROXIMATIONS)} "
+                             f"(got {self.approx!r})")
         kind = NystroemMap if self.approx == "nystrom" else RandomFourierMap
         return kind(self.kernel, self.landmarks, self.seed)
 
+    def check_parameters(self):
+        """ValueError for an unknown approximation or kernel settings it cannot use (fit calls it)."""
+        self._new_map().check_parameters()
+
+    def _base(self):
+        if self.base_learner is None:
+            from .ranksvm import RankSVM
+            return RankSVM()
+        return copy.deepcopy(self.base_learner)
+
     @property
     def name(self):
-        return self.base_learner.name
+        return (self.base_learner or self._base()).name
 
-    def fit(self, X, y, qid, log=None):
-        """Map the documents X (n × d), then train the base learner on φ(X), y, qid."""
+    def fit(self, X, y, qid=None, group=None, log=None):
+        """Map the documents X (n × d), then train the base learner on φ(X), y and the queries.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+        y : array-like, shape (n_documents,)
+            Relevance labels.
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document.
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows, instead of ``qid``; with
+            neither, all documents form one ranking.
+        log : callable, optional
+            ``log(text, level)`` receives progress lines.
+
+        Returns
+        -------
+        self
+        """
+        self.check_parameters()
+        X, y, qid = self._fit_input(X, y, qid, group)
         check_training_input(X, y, qid)
         start = time.perf_counter()
         self.map_ = self._new_map().fit(X)
@@ -379,18 +536,37 @@ class KernelApproxLearner:
                     else f"random Fourier features: m = {self.map_.rank_}")
             log(f"{what}, mapped {features.shape[0]} documents in "
                 f"{time.perf_counter() - start:.2f} s", 1)
-        self.base_learner.fit(features, y, qid, log=log)
-        ids = np.asarray(self.base_learner.feature_ids_, dtype=np.int64)
+        self.learner_ = self._base().fit(features, y, qid, log=log)
+        ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
         self.weights_ = np.zeros(self.map_.rank_)
-        self.weights_[ids - 1] = self.base_learner.weights_
+        self.weights_[ids - 1] = self.learner_.weights_
         return self
 
     def decision_function(self, X):
-        """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does)."""
+        """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        X = self._predict_input(X)
         return self.map_.transform(X) @ self.weights_
 
     def predict(self, X):
-        """The documents' scores (higher ranks first): the same as decision_function."""
+        """The documents' scores (higher ranks first): the same as decision_function.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
         return self.decision_function(X)
 
     def to_model(self, n_features=None, n_documents=0):
@@ -400,18 +576,19 @@ class KernelApproxLearner:
         feature index − 1); it defaults to the width the map was fitted on.
         """
         from . import __version__
+        check_is_fitted(self)
         width = self.map_.n_features_ if n_features is None else int(n_features)
         metadata = {"version": __version__, "algorithm": self.name}
-        if hasattr(self.base_learner, "to_model"):
-            metadata.update(self.base_learner.to_model(n_features=self.map_.rank_).metadata)
+        if hasattr(self.learner_, "to_model"):
+            metadata.update(self.learner_.to_model(n_features=self.map_.rank_).metadata)
         metadata.update({"approx": self.approx, "landmarks": self.landmarks, "seed": self.seed})
         if self.approx == "rff":
             omega = np.zeros((self.map_.rank_, width))          # recorded width: pad or cut
             shared = min(width, self.map_.n_features_)
             omega[:, :shared] = self.map_.omega_[:, :shared]
-            return RFFModel(self.kernel.gamma, omega, self.map_.offset_.copy(),
+            return RFFModel(self.map_.kernel_.gamma, omega, self.map_.offset_.copy(),
                             self.weights_.copy(), 0.0, width + 1, n_documents, metadata)
         metadata["rank"] = self.map_.rank_
         support = with_width(self.map_.landmarks_, width)
-        return KernelModel(dataclasses.replace(self.kernel), self.map_.coefficients(self.weights_),
+        return KernelModel(dataclasses.replace(self.map_.kernel_), self.map_.coefficients(self.weights_),
                            support, 0.0, width + 1, n_documents, metadata)

@@ -41,10 +41,12 @@ def _greedy(options):
 
 def _rankncg(options):
     from .rankncg import RankNCG
-    return RankNCG(C=_single_c(options, "rankncg"), loss=options.get("loss", 1),
-                   tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
-                   erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"),
-                   n_jobs=options.get("n_jobs"))
+    learner = RankNCG(C=_single_c(options, "rankncg"), loss=options.get("loss", 1),
+                      tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
+                      erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"),
+                      n_jobs=options.get("n_jobs"))
+    learner.check_parameters()                   # before the data is read
+    return learner
 
 
 def _svmrank(options):
@@ -119,6 +121,7 @@ def make_learner(options, given):
     try:
         learner = KernelApproxLearner(learner, params, options.get("approx", "nystrom"),
                                       options.get("landmarks", 500), options.get("seed", 0))
+        learner.check_parameters()
     except ValueError as exc:
         raise UsageError(f"-t {kernel}: {exc}") from None
     return learner, notes

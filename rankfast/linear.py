@@ -4,6 +4,8 @@ import scipy.sparse as sp
 
 from . import _products
 from ._threads import BLOCK_ROWS
+from .base import Ranker
+from .compat import check_is_fitted
 from .data import compact_columns, group_rows
 from .errors import UsageError
 from .model import LinearModel, file_weights
@@ -138,11 +140,31 @@ def check_loss(loss):
         raise UsageError(f"loss (-l) must be 1 or 2 (got {loss!r})")
 
 
-class LinearRanker:
+class LinearRanker(Ranker):
     """Base of the linear learners: after ``fit``, ``feature_ids_`` (1-based) and ``weights_``."""
 
+    @property
+    def coef_(self):
+        """The weight of every feature, dense, shape (n_features_in_,): coef_[j] weighs column j."""
+        check_is_fitted(self, "weights_")
+        w = np.zeros(self.n_features_in_)
+        w[self.feature_ids_ - 1] = self.weights_
+        return w
+
     def decision_function(self, X):
-        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not)."""
+        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+            Dense input must have the training width; sparse input may be
+            narrower or wider (columns beyond the training width weigh nothing).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        X = self._predict_input(X)
         return linear_scores(X, self.feature_ids_, self.weights_)
 
     def predict(self, X):
@@ -150,6 +172,14 @@ class LinearRanker:
 
         The model file stores the weights as float32, so ``to_model().predict``
         (rank_classify's scores) can differ from these in the 8th digit.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
         """
         return self.decision_function(X)
 

@@ -42,9 +42,23 @@ def _sorted_by_score(scores, group, n_groups):
 def swapped_pairs(scores, labels, qid):
     """Per-query counts of swapped pairs and of all pairs, in O(n log n).
 
+    Parameters
+    ----------
+    scores, labels, qid : array_like, shape (n_documents,)
+        Predicted scores, relevance labels and query ids.
+
     Returns
     -------
     swapped, pairs : ndarray of int64, one entry per query (order of first appearance)
+
+    Examples
+    --------
+    >>> from rankfast.metrics import swapped_pairs
+    >>> scores = [0.9, 0.1, 0.5, 0.3, 0.8]
+    >>> labels = [2, 0, 1, 1, 0]
+    >>> qid = [1, 1, 1, 2, 2]
+    >>> swapped_pairs(scores, labels, qid)
+    (array([0, 1]), array([3, 1]))
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.float64)
@@ -60,13 +74,49 @@ def swapped_pairs(scores, labels, qid):
 
 
 def swapped_fraction(scores, labels, qid):
-    """svm_rank_classify's per-query loss: swapped pairs / pairs (0 for a query without pairs)."""
+    """svm_rank_classify's per-query loss: swapped pairs / pairs (0 for a query without pairs).
+
+    Parameters
+    ----------
+    scores, labels, qid : array_like, shape (n_documents,)
+
+    Returns
+    -------
+    ndarray of float64, one entry per query (order of first appearance)
+
+    Examples
+    --------
+    >>> from rankfast.metrics import swapped_fraction
+    >>> scores = [0.9, 0.1, 0.5, 0.3, 0.8]
+    >>> labels = [2, 0, 1, 1, 0]
+    >>> qid = [1, 1, 1, 2, 2]
+    >>> swapped_fraction(scores, labels, qid)
+    array([0., 1.])
+    """
     swapped, pairs = swapped_pairs(scores, labels, qid)
     return np.divide(swapped, pairs, out=np.zeros(len(pairs)), where=pairs > 0)
 
 
 def pairwise_accuracy(scores, labels, qid):
-    """Fraction of all pairs (pooled over queries) ranked strictly right; nan without pairs."""
+    """Fraction of all pairs (pooled over queries) ranked strictly right; nan without pairs.
+
+    Parameters
+    ----------
+    scores, labels, qid : array_like, shape (n_documents,)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from rankfast.metrics import pairwise_accuracy
+    >>> scores = [0.9, 0.1, 0.5, 0.3, 0.8]
+    >>> labels = [2, 0, 1, 1, 0]
+    >>> qid = [1, 1, 1, 2, 2]
+    >>> pairwise_accuracy(scores, labels, qid)
+    0.75
+    """
     swapped, pairs = swapped_pairs(scores, labels, qid)
     total = pairs.sum()
     return float(1.0 - swapped.sum() / total) if total else float("nan")
@@ -86,6 +136,18 @@ def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False,
         Leave queries without a relevant document out (instead of scoring 0).
     convention : {"letor", "standard"}
         "letor": LETOR 4.0's script; "standard": discount 1/log2(1 + p).
+
+    Returns
+    -------
+    float, or ndarray of float64 with ``per_query``
+
+    Examples
+    --------
+    >>> from rankfast.metrics import ndcg
+    >>> ndcg([0.9, 0.1, 0.5], [2, 0, 1], [1, 1, 1], k=None)   # ideal order: 1 by any convention
+    1.0
+    >>> ndcg([0.9, 0.1, 0.5, 0.3], [2, 0, 1, 0], [1, 1, 1, 2], k=None, per_query=True)
+    array([1., 0.])
     """
     if convention not in ("letor", "standard"):
         raise ValueError(f"unknown NDCG convention {convention!r}")
@@ -114,7 +176,29 @@ def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
 
 
 def mean_average_precision(scores, labels, qid, per_query=False, skip_no_relevant=False):
-    """MAP with label > 0 relevant (LETOR 4.0 convention; see the module docstring)."""
+    """MAP with label > 0 relevant (LETOR 4.0 convention; see the module docstring).
+
+    Parameters
+    ----------
+    scores, labels, qid : array_like, shape (n_documents,)
+    per_query : bool
+        Return the array of per-query values instead of the mean.
+    skip_no_relevant : bool
+        Leave queries without a relevant document out (instead of scoring 0).
+
+    Returns
+    -------
+    float, or ndarray of float64 with ``per_query``
+
+    Examples
+    --------
+    >>> from rankfast.metrics import mean_average_precision
+    >>> scores = [0.9, 0.1, 0.5, 0.3, 0.8]
+    >>> labels = [2, 0, 1, 1, 0]
+    >>> qid = [1, 1, 1, 2, 2]
+    >>> mean_average_precision(scores, labels, qid, per_query=True)
+    array([1. , 0.5])
+    """
     labels = np.asarray(labels, dtype=np.float64)
     group, n_groups = query_index(qid)
     order, starts = _sorted_by_score(scores, group, n_groups)
@@ -140,3 +224,97 @@ def _reduce(values, has_relevant, per_query, skip_no_relevant):
     if per_query:
         return values
     return float(values.mean()) if len(values) else float("nan")
+
+
+# ------------------------------------------------------ scorers for scikit-learn's searches
+
+def ndcg_scorer(k=10):
+    """A scorer ``scorer(estimator, X, y, qid=None, group=None)``: mean NDCG@k of predict(X).
+
+    Usable as ``scoring=`` in scikit-learn's GridSearchCV, cross_validate, ...
+    It asks scikit-learn's metadata routing for ``qid`` and ``group`` at
+    ``score``, so with ``sklearn.set_config(enable_metadata_routing=True)``
+    each test fold is scored by its own queries.  Without routing (or without
+    qid and group) the fold is scored as one ranking, as ``fit`` reads no qid.
+
+    Parameters
+    ----------
+    k : int or None
+        Cut-off (None: the whole list); the convention is ndcg's default.
+
+    Returns
+    -------
+    callable
+        Picklable; ``scorer(estimator, X, y, qid=None, group=None) -> float``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast.metrics import ndcg_scorer
+    >>> from rankfast.ranksvm import RankSVM
+    >>> X = np.array([[3.0], [2.0], [1.0], [1.0], [2.0], [3.0]])
+    >>> y, qid = [2, 1, 0, 0, 1, 2], [1, 1, 1, 2, 2, 2]
+    >>> ranker = RankSVM(C=1.0).fit(X, y, qid)
+    >>> ndcg_scorer(k=3)(ranker, X, y, qid=qid)
+    1.0
+    """
+    return RankingScorer("ndcg", k)
+
+
+def map_scorer():
+    """A scorer ``scorer(estimator, X, y, qid=None, group=None)``: MAP of predict(X).
+
+    See ndcg_scorer for how it receives each fold's queries.
+
+    Returns
+    -------
+    callable
+        Picklable; ``scorer(estimator, X, y, qid=None, group=None) -> float``.
+
+    Examples
+    --------
+    >>> from rankfast.metrics import map_scorer
+    >>> from rankfast.ranksvm import RankSVM
+    >>> X, y = [[0.0], [1.0], [2.0], [3.0]], [0, 1, 0, 1]
+    >>> ranker = RankSVM(C=1.0).fit(X, y, group=[2, 2])
+    >>> map_scorer()(ranker, X, y, group=[2, 2])
+    1.0
+    """
+    return RankingScorer("map")
+
+
+class RankingScorer:
+    """Scores ``estimator.predict(X)`` against y by NDCG@k or MAP, query by query.
+
+    Made by ndcg_scorer and map_scorer; ``get_metadata_routing`` requests
+    ``qid`` and ``group`` at ``score`` from scikit-learn's metadata routing.
+
+    Parameters
+    ----------
+    metric : {"ndcg", "map"}
+    k : int or None
+        NDCG's cut-off (ignored by MAP).
+    """
+
+    def __init__(self, metric, k=None):
+        if metric not in ("ndcg", "map"):
+            raise ValueError(f"unknown ranking metric {metric!r} (ndcg or map)")
+        self.metric, self.k = metric, k
+
+    def __call__(self, estimator, X, y, qid=None, group=None):
+        """The metric of estimator.predict(X) for labels y and the queries (one ranking without)."""
+        from .base import check_labels, query_ids
+        scores = estimator.predict(X)
+        y = check_labels(y, len(scores))
+        qid = query_ids(len(scores), qid, group)
+        if self.metric == "ndcg":
+            return ndcg(scores, y, qid, k=self.k)
+        return mean_average_precision(scores, y, qid)
+
+    def get_metadata_routing(self):
+        """scikit-learn's metadata request: qid and group, at score."""
+        from .compat import score_request
+        return score_request(type(self).__name__, ("qid", "group"))
+
+    def __repr__(self):
+        return f"ndcg_scorer(k={self.k!r})" if self.metric == "ndcg" else "map_scorer()"

@@ -169,7 +169,30 @@ class LinearModel:
 
     @classmethod
     def from_dense(cls, w, bias=0.0, n_features=None, n_documents=0, metadata=None):
-        """Model from a dense weight vector (w[j] weighs feature j + 1)."""
+        """Model from a dense weight vector (w[j] weighs feature j + 1).
+
+        Parameters
+        ----------
+        w : array_like of float
+        bias : float
+        n_features : int, optional
+            Training width (default len(w)); the file records it plus one.
+        n_documents : int
+        metadata : dict, optional
+
+        Returns
+        -------
+        LinearModel
+
+        Examples
+        --------
+        >>> from rankfast import LinearModel
+        >>> model = LinearModel.from_dense([0.5, 0.0, -2.0])
+        >>> model.feature_ids, model.highest_feature_index
+        (array([1, 3]), 4)
+        >>> model.predict([[2.0, 7.0, 0.25]])
+        array([0.5])
+        """
         w = file_weights(w)
         nz = np.flatnonzero(w)
         n_features = len(w) if n_features is None else n_features
@@ -260,6 +283,11 @@ def file_weights(w):
 def read_model(path):
     """Read an svm_rank / SVM-light model file.
 
+    Parameters
+    ----------
+    path : str
+        The model file ('-' reads standard input; compressed files are read transparently).
+
     Returns
     -------
     LinearModel, KernelModel or rankfast.kernels.RFFModel
@@ -273,6 +301,18 @@ def read_model(path):
     InputError
         Not a V6.20 model file, unreadable or corrupt (compressed) data, or a
         malformed line (file and line named).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rankfast import LinearModel, read_model, write_model
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.dat")
+    >>> write_model(LinearModel.from_dense([0.5, 0.0, -2.0]), path)
+    >>> model = read_model(path)
+    >>> model.feature_ids, model.weights
+    (array([1, 3]), array([ 0.5, -2. ]))
+    >>> model.predict([[1.0, 5.0, 1.0]])
+    array([-1.5])
     """
     return model_of(read_model_file(path))
 
@@ -300,6 +340,25 @@ def write_model(model, path):
 
     Numbers are written in their shortest exact form, zero weights are left
     out, and ``model.metadata`` goes after the '#' of the first SV line.
+
+    Parameters
+    ----------
+    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    path : str
+        Where to write ('-' or a device such as /dev/stdout is written in place).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rankfast import LinearModel, write_model
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.dat")
+    >>> write_model(LinearModel.from_dense([0.5, 0.0, -2.0]), path)
+    >>> open(path).read().splitlines()[-1]
+    '1 1:0.5 3:-2 #'
     """
     with atomic_output(path) as out:
         out.write(format_model(model))

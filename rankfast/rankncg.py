@@ -65,6 +65,7 @@ import scipy.sparse as sp
 
 from . import _erfc
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
+from .compat import check_is_fitted
 from .erfc import erfc_parameters
 from .errors import UsageError
 from .linear import DataMatrix, LinearRanker, linear_model, training_arrays
@@ -385,27 +386,61 @@ class RankNCG(LinearRanker):
     weights_ : ndarray of float64
         Their weights.
     result_ : NCGResult
+
+    Examples
+    --------
+    >>> from rankfast.rankncg import RankNCG
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y = [2, 1, 0, 0, 1]                     # relevance: higher is better
+    >>> qid = [7, 7, 7, 8, 8]                   # or group=[3, 2]
+    >>> scores = RankNCG(C=1.0).fit(X, y, qid).predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
     """
 
     name = "rankncg"
 
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
                  n_jobs=None):
-        if erfc not in ("fast", "direct"):
-            raise UsageError(f"--erfc must be 'fast' or 'direct', not {erfc!r}")
-        if isinstance(erfc_eps, bool) or not 0.0 < erfc_eps < 1.0:
-            raise UsageError(f"--erfc-eps must lie in (0, 1), not {erfc_eps!r}")
-        if loss not in (1, 2):
-            raise UsageError(f"-l must be 1 or 2, not {loss!r}")
-        if not C > 0.0:
-            raise UsageError(f"-c must be positive, not {C!r}")
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.erfc_eps, self.erfc = erfc_eps, erfc
         self.n_jobs = n_jobs
 
+    def check_parameters(self):
+        """UsageError naming the rank_learn flag of a parameter out of range (fit calls it)."""
+        if self.erfc not in ("fast", "direct"):
+            raise UsageError(f"--erfc must be 'fast' or 'direct', not {self.erfc!r}")
+        if isinstance(self.erfc_eps, bool) or not 0.0 < self.erfc_eps < 1.0:
+            raise UsageError(f"--erfc-eps must lie in (0, 1), not {self.erfc_eps!r}")
+        if self.loss not in (1, 2):
+            raise UsageError(f"-l must be 1 or 2, not {self.loss!r}")
+        if not self.C > 0.0:
+            raise UsageError(f"-c must be positive, not {self.C!r}")
+
     @blas_single_thread()
-    def fit(self, X, y, qid, log=None):
-        """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
+    def fit(self, X, y, qid=None, group=None, log=None):
+        """Train on documents X (n × d, dense or sparse), labels y and their queries.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
+        """
+        self.check_parameters()
+        X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
         objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C, self.loss),
                                       self.erfc_eps, self.erfc == "fast",
@@ -422,6 +457,7 @@ class RankNCG(LinearRanker):
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""
+        check_is_fitted(self)
         options = {"C": self.C, "l": self.loss, "e": self.tol, "erfc": self.erfc}
         if self.erfc == "fast":
             options["erfc_eps"] = self.erfc_eps

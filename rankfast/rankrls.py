@@ -68,6 +68,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from . import _rankrls, metrics
+from .compat import check_is_fitted
 from .errors import UsageError
 from .newton import conjugate_gradient, minimize
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
@@ -118,6 +119,16 @@ class RankRLS(LinearRanker):
         The solver used ("dense" or "cg").
     cg_iterations_, residual_ : int, float
         cg only: iterations and final relative residual.
+
+    Examples
+    --------
+    >>> from rankfast.rankrls import RankRLS
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y = [2, 1, 0, 0, 1]                     # relevance: higher is better
+    >>> qid = [7, 7, 7, 8, 8]                   # or group=[3, 2]
+    >>> scores = RankRLS(C=1.0).fit(X, y, qid).predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
     """
 
     name = "rankrls"
@@ -128,12 +139,32 @@ class RankRLS(LinearRanker):
         self.n_jobs = n_jobs
 
     @blas_single_thread()
-    def fit(self, X, y, qid, log=None):
-        """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
+    def fit(self, X, y, qid=None, group=None, log=None):
+        """Train on documents X (n × d, dense or sparse), labels y and their queries.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
+        """
         grid = c_grid(self.C)
         check_loss(self.loss)
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
+        X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs)
         n, d = X.shape
@@ -208,6 +239,7 @@ class RankRLS(LinearRanker):
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata (C grid included)."""
+        check_is_fitted(self)
         grid = c_grid(self.C)
         options = {"C": self.C_, "l": self.loss}
         if grid is not None:
@@ -265,6 +297,17 @@ class GreedyRankRLS(LinearRanker):
         in selection order).
     feature_ids_, weights_ : ndarray
         The selected features (increasing ids) and their final weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast.rankrls import GreedyRankRLS
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 5))
+    >>> y = 3 * X[:, 2] - X[:, 4] + 0.1 * rng.normal(size=60)    # only features 3 and 5 matter
+    >>> ranker = GreedyRankRLS(C=10.0, k=2).fit(X, y, group=[15, 15, 15, 15])
+    >>> ranker.selected_                                         # 1-based, in selection order
+    array([3, 5])
     """
 
     name = "greedy"
@@ -274,13 +317,33 @@ class GreedyRankRLS(LinearRanker):
         self.n_jobs = n_jobs
 
     @blas_single_thread()
-    def fit(self, X, y, qid, log=None):
-        """Select features and train on documents X (n × d), labels y and query ids qid."""
+    def fit(self, X, y, qid=None, group=None, log=None):
+        """Select features and train on documents X (n × d), labels y and their queries.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
+        """
         if c_grid(self.C) is not None:
             raise UsageError("greedy takes a single C value")
         check_loss(self.loss)
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
+        X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
         n, d = X.shape
         check_greedy_memory(n, d)
@@ -353,6 +416,7 @@ class GreedyRankRLS(LinearRanker):
 
     def to_model(self, n_features=None, n_documents=0):
         """LinearModel of the selected features; metadata records the selection order."""
+        check_is_fitted(self)
         return linear_model(self, n_features, n_documents,
                             {"C": self.C, "l": self.loss, "k": self.k,
                              "selected": ",".join(str(int(i)) for i in self.selected_)})

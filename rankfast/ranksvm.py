@@ -25,6 +25,7 @@ from . import _prsvm
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
 from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model,
                      training_arrays)
+from .compat import check_is_fitted
 from .newton import minimize
 
 
@@ -145,6 +146,24 @@ class RankSVM(LinearRanker):
     weights_ : ndarray of float64
         Their weights.
     result_ : rankfast.newton.NewtonResult
+    coef_ : ndarray, shape (n_features_in_,)
+        Every feature's weight, dense.
+    n_features_in_ : int
+        Width of the training X.
+    feature_names_in_ : ndarray of str
+        Column names, when X was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> from rankfast.ranksvm import RankSVM
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y = [2, 1, 0, 0, 1]                     # relevance: higher is better
+    >>> qid = [7, 7, 7, 8, 8]                   # or group=[3, 2]
+    >>> ranker = RankSVM(C=1.0).fit(X, y, qid)
+    >>> scores = ranker.predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
+    >>> model = ranker.to_model()                   # for rankfast.write_model / rank_classify
     """
 
     name = "prsvm"
@@ -154,14 +173,33 @@ class RankSVM(LinearRanker):
         self.n_jobs = n_jobs
 
     @blas_single_thread()
-    def fit(self, X, y, qid, log=None):
-        """Train on documents X (n × d, dense or sparse), labels y and query ids qid.
+    def fit(self, X, y, qid=None, group=None, log=None):
+        """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, each value is scored by 5-fold cross-validation over
         queries (warm-started along the C path, rankfast.rankrls.
         cross_validate_prsvm), the table kept in ``cv_table_``, and the best
         C (``C_``) trained on all the data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
         """
+        X, y, qid = self._fit_input(X, y, qid, group)
         grid = c_grid(self.C)
         check_loss(self.loss)
         n_threads = resolve_n_jobs(self.n_jobs)
@@ -185,6 +223,7 @@ class RankSVM(LinearRanker):
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""
+        check_is_fitted(self)
         grid = list(self.C) if np.ndim(self.C) > 0 else None
         return linear_model(self, n_features, n_documents,
                             {"C": self.C_, "l": self.loss, "e": self.tol, "grid": grid})

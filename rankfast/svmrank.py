@@ -57,6 +57,7 @@ import dataclasses
 import numpy as np
 
 from . import _hinge, _prsvm
+from .compat import check_is_fitted
 from .linear import LinearRanker, check_loss, linear_model, training_arrays
 from .ranksvm import query_weights
 
@@ -287,6 +288,15 @@ class RankSVML1(LinearRanker):
         Their weights.
     result_ : CuttingPlaneResult
         Objective, lower bound and certified gap reached.
+
+    Examples
+    --------
+    >>> from rankfast.svmrank import RankSVML1
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y, qid = [2, 1, 0, 0, 1], [7, 7, 7, 8, 8]
+    >>> scores = RankSVML1(C=1.0).fit(X, y, qid).predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
     """
 
     name = "svmrank"
@@ -294,13 +304,32 @@ class RankSVML1(LinearRanker):
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100000):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
 
-    def fit(self, X, y, qid, log=None):
-        """Train on documents X (n × d, dense or sparse), labels y and query ids qid."""
+    def fit(self, X, y, qid=None, group=None, log=None):
+        """Train on documents X (n × d, dense or sparse), labels y and their queries.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document.
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows, instead of ``qid``; with
+            neither, all documents form one ranking.
+        log : callable, optional
+            ``log(text, level)`` receives progress lines.
+
+        Returns
+        -------
+        self
+        """
         check_loss(self.loss)
         if not (np.ndim(self.C) == 0 and np.isfinite(self.C) and self.C > 0):
             raise ValueError(f"C must be one positive number (got {self.C!r})")
         if not (np.isfinite(self.tol) and self.tol > 0):
             raise ValueError(f"tol must be positive (got {self.tol!r})")
+        X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
         XT = X.T            # a view: CSR X gives CSC Xᵀ, whose products are as fast; no copy
         loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss))
@@ -317,5 +346,6 @@ class RankSVML1(LinearRanker):
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""
+        check_is_fitted(self)
         return linear_model(self, n_features, n_documents,
                             {"C": self.C, "l": self.loss, "e": self.tol})

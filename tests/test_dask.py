@@ -140,6 +140,9 @@ def test_same_objective_and_weights_as_one_process(client, shards, kind, make):
     np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-7,
                                atol=1e-9 * np.abs(single.weights_).max())
     assert spread.traffic_.rounds >= 1
+    assert spread.n_features_in_ == single.n_features_in_          # predict as after fit
+    np.testing.assert_allclose(spread.predict(data.X), single.predict(data.X), rtol=1e-6,
+                               atol=1e-8 * np.abs(single.predict(data.X)).max())
 
 
 def test_straddling_queries_are_assembled_whole(client, shards):

@@ -169,7 +169,8 @@ EXPECTED = {
     "qid_float": (1, DataError("train.dat", 1, "qid:1.5"), "copy: a fractional qid stops "
                   "svm_rank too; rankfast names file, line, token"),
     "qid_gaps": (0, Trained(), "copy: qids need not be consecutive numbers"),
-    "qid_missing_all": (0, Trained(), "copy: no qid at all means qid 0: one ranking"),
+    "qid_missing_all": (0, Trained(notes=("train.dat", "one ranking")), "copy: no qid at all "
+                        "means qid 0: one ranking (with a note, as no .query file groups it)"),
     "qid_missing_first": (0, Trained(), "copy: lines without qid (qid 0) before qid 2"),
     "qid_missing_later": (0, Trained(PROPS_2_2_4), "forgive: qid 1 then lines without qid "
                           "(qid 0): decreasing qids stop svm_rank; each query's lines are "

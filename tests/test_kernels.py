@@ -198,7 +198,7 @@ def test_sigmoid_drops_negative_eigenvalues():
 
 def test_no_documents_no_landmarks():
     """A data problem, not a usage error: rank_learn reports it against the training file."""
-    with pytest.raises(ValueError, match="no training documents"):
+    with pytest.raises(ValueError, match="no documents"):
         NystroemMap(RBF).fit(sp.csr_matrix((0, 4)))
 
 
@@ -228,8 +228,12 @@ def test_random_fourier_features_refuse_a_huge_width_before_drawing():
     lambda: KernelApproxLearner(RankSVM(), SIGMOID, approx="rff"),
 ])
 def test_impossible_settings_raise_value_error(make):
+    estimator = make()                         # scikit-learn's rule: __init__ only stores
     with pytest.raises(ValueError):
-        make()
+        estimator.check_parameters()
+    with pytest.raises(ValueError):
+        estimator.fit(*ranking_data()) if hasattr(estimator, "score") else estimator.fit(
+            ranking_data()[0])
 
 
 # ---------------------------------------------------------------- learning

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from rankfast import _reference, metrics
+from rankfast import metrics
+import reference_impl as _reference
 
 
 def metric_cases():

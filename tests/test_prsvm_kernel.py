@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _prsvm, _reference
+from rankfast import _prsvm
+import reference_impl as _reference
 
 
 # ---------------------------------------------------------------- data

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from rankfast import _erfc, metrics
-from rankfast import _reference as reference
+import reference_impl as reference
 from rankfast.errors import UsageError
 from rankfast.erfc import erfc_parameters
 from rankfast.model import LinearModel
@@ -283,8 +283,10 @@ def test_to_model_and_metadata():
     ({"erfc_eps": 1.0}, "--erfc-eps"), ({"loss": 3}, "-l"), ({"C": 0.0}, "-c"),
 ])
 def test_rejects_bad_options(options, flag):
+    learner = RankNCG(**options)                 # scikit-learn's rule: __init__ only stores
+    assert learner.get_params()[next(iter(options))] == next(iter(options.values()))
     with pytest.raises(UsageError, match=flag):
-        RankNCG(**options)
+        learner.fit([[1.0], [2.0]], [1, 0], [1, 1])
 
 
 def test_log_lines():

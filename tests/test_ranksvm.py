@@ -7,7 +7,7 @@ import pytest
 import scipy.optimize
 import scipy.sparse as sp
 
-from rankfast._reference import prsvm_objective_pairs, squared_hinge_pairs
+from reference_impl import prsvm_objective_pairs, squared_hinge_pairs
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import query_starts
 from rankfast.ranksvm import RankSVM, pair_counts, query_weights

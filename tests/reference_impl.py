@@ -229,7 +229,7 @@ def greedy_rankrls_naive(X, y, qid, C, loss=1, k=1):
 # Slow twins of the erfc kernels and of RankNCG's objective, used as test oracles.
 # 
 # Plain NumPy / SciPy, written for obviousness: the erfc sum is the O(NM) double sum,
-# pairs are enumerated explicitly.  (To be merged into rankfast._reference.)
+# pairs are enumerated explicitly.  (To be merged with the twins above.)
 # 
 # Conventions as in rankfast.rankncg: query q holds documents ``starts[q]:starts[q+1]``
 # and has weight ``weight[q]``; a pair (l, k) of one query has ``labels[l] > labels[k]``

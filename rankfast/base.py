@@ -1,0 +1,229 @@
+"""What every estimator shares: parameters, input checks at the Python boundary, ``score``.
+
+The learners' ``fit(X, y, qid=None, group=None)`` and ``predict(X)`` check
+their input here once, then hand C-contiguous float64 arrays (or float64 CSR
+matrices) to the numerics.  Queries are given per row (``qid``, any integer
+ids, rows of a query need not be contiguous) or as LightGBM-style ``group``
+sizes (consecutive rows); with neither, all rows are one ranking (svm_rank's
+reading of a file without qids).
+"""
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .compat import BaseEstimator, check_is_fitted
+from .data import group_to_qid, query_starts
+
+
+def check_features(X, what="X"):
+    """X as a float64 CSR matrix (sparse input) or a 2-D float64 ndarray, checked.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix, shape (n_documents, n_features)
+        Lists of lists, NumPy arrays, pandas DataFrames or any scipy sparse format.
+    what : str
+        Name used in error messages.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix or ndarray of float64
+    names : ndarray of str or None
+        The column names of a DataFrame whose columns are all strings.
+
+    Raises
+    ------
+    ValueError
+        Complex values, not 2-D, no row or no column, NaN or infinity.
+    TypeError
+        Values that are not numbers (e.g. dicts).
+
+    Examples
+    --------
+    >>> from rankfast.base import check_features
+    >>> X, names = check_features([[1, 2], [3, 4]])
+    >>> X.dtype, X.shape, names
+    (dtype('float64'), (2, 2), None)
+    >>> check_features([1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: Expected a 2-D X, got a 1-D array of shape (2,): Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one document
+    """
+    names = _feature_names(X)
+    if sp.issparse(X):
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported ({what} is complex)")
+        X = sp.csr_matrix(X).astype(np.float64, copy=False)
+        values = X.data
+    else:
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported ({what} is complex)")
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2-D {what}, got a {X.ndim}-D array of shape {X.shape}: "
+                             f"Reshape your data with X.reshape(-1, 1) for one feature or "
+                             f"X.reshape(1, -1) for one document")
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        values = X
+    n, d = X.shape
+    if n == 0:
+        raise ValueError(f"no documents: {what} has 0 rows (shape={X.shape})")
+    if d == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of "
+                         f"1 is required.")
+    if not np.isfinite(values).all():
+        raise ValueError(f"Input {what} contains NaN or infinity: feature values must be finite")
+    return X, names
+
+
+def _feature_names(X):
+    columns = getattr(X, "columns", None)
+    if columns is None or sp.issparse(X) or isinstance(X, np.ndarray):
+        return None
+    names = np.asarray(columns, dtype=object)
+    return names if len(names) and all(isinstance(c, str) for c in names) else None
+
+
+def check_labels(y, n, name="the estimator"):
+    """y as a 1-D float64 array of n finite numbers (a column vector is flattened)."""
+    if y is None:
+        raise ValueError(f"{name} requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.dtype.kind == "c":
+        raise ValueError("Complex data not supported (y is complex)")
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array of relevance labels, got shape {y.shape}")
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    if len(y) != n:
+        raise ValueError(f"X has {n} rows but y has {len(y)} labels")
+    if not np.isfinite(y).all():
+        raise ValueError("labels must be finite (y contains NaN or infinity)")
+    return y
+
+
+def query_ids(n, qid=None, group=None):
+    """Per-row query ids from ``qid``, LightGBM-style ``group`` sizes, or neither.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    qid : array-like, shape (n,), optional
+        Query id of each row (integers, or any values np.unique can sort);
+        rows of one query need not be contiguous.
+    group : array-like of int, optional
+        Sizes of consecutive groups of rows, adding up to n.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``qid`` itself; group numbers 0, 1, ... from ``group``; zeros (one
+        ranking) with neither.  With both, they must describe the same queries.
+
+    Examples
+    --------
+    >>> from rankfast.base import query_ids
+    >>> query_ids(5, group=[2, 3])
+    array([0, 0, 1, 1, 1])
+    >>> query_ids(3)
+    array([0, 0, 0])
+    """
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.ndim != 1 or len(qid) != n:
+            raise ValueError(f"qid must hold one query id per row: X has {n} rows, "
+                             f"qid has shape {qid.shape}")
+        if qid.dtype.kind == "c" or (qid.dtype.kind == "f" and not np.isfinite(qid).all()):
+            raise ValueError("query ids must be finite real numbers, integers or strings")
+    if group is None:
+        return np.zeros(n, dtype=np.int64) if qid is None else qid
+    from_group = group_to_qid(group, n)
+    if qid is not None:
+        if not np.array_equal(np.diff(query_starts(qid)), np.diff(query_starts(from_group))):
+            raise ValueError("qid and group describe different queries: give one of them")
+        return qid
+    return from_group
+
+
+class Ranker(BaseEstimator):
+    """Base of rankfast's estimators: input checks, ``n_features_in_``, ``score``.
+
+    Subclasses call ``_fit_input`` first thing in ``fit`` and
+    ``_predict_input`` in ``predict``.  Constructors only store their
+    arguments (scikit-learn's convention, so that ``clone`` and
+    ``set_params`` work); parameters are checked by ``fit``.
+    """
+
+    def _fit_input(self, X, y, qid, group):
+        """(X, y, qid) checked and converted; records n_features_in_ and feature_names_in_."""
+        X, names = check_features(X)
+        y = check_labels(y, X.shape[0], type(self).__name__)
+        qid = query_ids(X.shape[0], qid, group)
+        self.n_features_in_ = X.shape[1]
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return X, y, qid
+
+    def _predict_input(self, X):
+        """X checked against what fit saw: dense input must have n_features_in_ columns.
+
+        Sparse input may be narrower or wider (features above the training
+        width are ignored, as svm_rank ignores features above a model's
+        highest index): SVMlight test files often end below the training
+        file's highest index.
+        """
+        check_is_fitted(self)
+        X, names = check_features(X)
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if fitted_names is not None and names is not None:
+            if not np.array_equal(names, fitted_names):
+                raise ValueError("The feature names should match those that were passed "
+                                 "during fit (same names in the same order)")
+        elif fitted_names is not None:
+            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} "
+                          f"was fitted with feature names", UserWarning, stacklevel=3)
+        elif names is not None:
+            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted "
+                          f"without feature names", UserWarning, stacklevel=3)
+        if not sp.issparse(X) and X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
+        return X
+
+    def score(self, X, y, qid=None, group=None):
+        """Mean NDCG@10 of the predictions, as ``rank_classify --metrics`` reports it.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+        y : array-like, shape (n_documents,)
+            Relevance labels.
+        qid, group : array-like, optional
+            The queries, as for ``fit``; with neither, one ranking.
+
+        Returns
+        -------
+        float
+            rankfast.metrics.ndcg(predict(X), y, qid, k=10) with its default
+            (LETOR 4.0) convention.
+        """
+        from .metrics import ndcg
+        scores = self.predict(X)
+        y = check_labels(y, len(scores), type(self).__name__)
+        return ndcg(scores, y, query_ids(len(scores), qid, group), k=10)
+
+    def __sklearn_tags__(self):
+        tags = sparse_input_tags(super().__sklearn_tags__())
+        tags.target_tags.required = True
+        return tags
+
+
+def sparse_input_tags(tags):
+    """scikit-learn's tags of an estimator that takes sparse X (only scikit-learn asks for tags)."""
+    tags.input_tags.sparse = True
+    return tags

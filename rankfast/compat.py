@@ -1,0 +1,252 @@
+"""scikit-learn's estimator protocol, without importing scikit-learn until it asks.
+
+rankfast depends on numpy and scipy only; ``pip install rankfast[sklearn]``
+makes the estimators work in scikit-learn (``clone``, ``GridSearchCV``,
+``Pipeline``, metadata routing, ``check_estimator``).  LightGBM's and XGBoost's
+``compat`` modules import scikit-learn when it is installed; that costs rank_learn
+a second of start-up, so here the protocol is implemented directly and
+scikit-learn's own classes (tags, metadata requests, NotFittedError) are
+imported only inside the methods scikit-learn calls, or when an error is raised:
+
+* parameters: ``get_params`` / ``set_params`` from the constructor's signature
+  (constructors only store their arguments), ``__repr__``;
+* ``__sklearn_tags__`` (scikit-learn >= 1.6 asks for it);
+* metadata routing: ``set_fit_request`` / ``set_score_request`` record which of
+  fit's and score's parameters (``qid``, ``group``) the caller routes, and
+  ``get_metadata_routing`` turns that into scikit-learn's MetadataRequest;
+* ``NotFittedError``: scikit-learn's class when it is installed (so that
+  ``except sklearn.exceptions.NotFittedError`` catches it), else a local one
+  that is also a ValueError and an AttributeError.
+"""
+import importlib.util
+import inspect
+
+
+
+def _installed(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):           # a finder that refuses it, a broken install
+        return False
+
+
+SKLEARN_INSTALLED = _installed("sklearn")
+
+
+class _LocalNotFittedError(ValueError, AttributeError):
+    """Raised when an estimator is used before ``fit`` (without scikit-learn)."""
+
+
+def not_fitted_error():
+    """The NotFittedError class: scikit-learn's if it is installed, else rankfast's own."""
+    if SKLEARN_INSTALLED:
+        from sklearn.exceptions import NotFittedError
+        return NotFittedError
+    return _LocalNotFittedError
+
+
+def __getattr__(name):
+    if name == "NotFittedError":                # rankfast.compat.NotFittedError, on first use
+        return not_fitted_error()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def check_is_fitted(estimator, attributes=None):
+    """NotFittedError unless ``estimator`` has fitted attributes (names ending in '_').
+
+    Parameters
+    ----------
+    estimator : object
+    attributes : str or list of str, optional
+        Attributes that must exist; by default any attribute ending in '_'
+        (scikit-learn's rule).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> from rankfast.compat import check_is_fitted
+    >>> from rankfast.ranksvm import RankSVM
+    >>> try:
+    ...     check_is_fitted(RankSVM())
+    ... except ValueError as error:
+    ...     print(error)
+    This RankSVM instance is not fitted yet. Call 'fit' with appropriate arguments before using this estimator.
+    """
+    names = [attributes] if isinstance(attributes, str) else attributes
+    if names is None:
+        fitted = any(v.endswith("_") and not v.startswith("__") for v in vars(estimator))
+    else:
+        fitted = all(hasattr(estimator, name) for name in names)
+    if not fitted:
+        raise not_fitted_error()(f"This {type(estimator).__name__} instance is not fitted yet. "
+                                 f"Call 'fit' with appropriate arguments before using this "
+                                 f"estimator.")
+
+
+class BaseEstimator:
+    """Parameters, tags and metadata requests as scikit-learn's BaseEstimator has them."""
+
+    @classmethod
+    def _get_param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return sorted(name for name, p in signature.parameters.items()
+                      if name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+
+    def get_params(self, deep=True):
+        """The constructor's parameters.
+
+        Parameters
+        ----------
+        deep : bool
+            Also those of nested estimators, as ``name__parameter``.
+
+        Returns
+        -------
+        dict
+        """
+        params = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            params[name] = value
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                params.update((f"{name}__{key}", v) for key, v in value.get_params().items())
+        return params
+
+    def set_params(self, **params):
+        """Set parameters (``name`` or ``nested__name``).
+
+        Parameters
+        ----------
+        **params
+            New values.
+
+        Returns
+        -------
+        self
+        """
+        valid = self._get_param_names()
+        nested = {}
+        for key, value in params.items():
+            name, _, rest = key.partition("__")
+            if name not in valid:
+                raise ValueError(f"Invalid parameter {name!r} for estimator "
+                                 f"{type(self).__name__}; valid parameters: {', '.join(valid)}")
+            if rest:
+                nested.setdefault(name, {})[rest] = value
+            else:
+                setattr(self, name, value)
+        for name, values in nested.items():
+            getattr(self, name).set_params(**values)
+        return self
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
+        return f"{type(self).__name__}({args})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    transformer_tags=None, regressor_tags=None, classifier_tags=None,
+                    input_tags=InputTags())
+
+    # ---- metadata routing: which of fit's / score's parameters the caller routes
+
+    def _request(self, method, params):
+        known = inspect.signature(getattr(self, method)).parameters
+        for name in params:
+            if name not in known:
+                raise TypeError(f"{type(self).__name__}.{method} has no parameter {name!r}")
+        requests = _Requests(getattr(self, "_metadata_request", None) or {})
+        requests[method] = {**requests.get(method, {}), **params}
+        self._metadata_request = requests               # the name sklearn.base.clone copies
+        return self
+
+    def set_fit_request(self, **params):
+        """Which of fit's parameters scikit-learn's metadata routing passes (e.g. ``qid=True``).
+
+        Parameters
+        ----------
+        **params : bool, None or str
+            True: route it; False: do not; a string: route the metadata of that name.
+
+        Returns
+        -------
+        self
+        """
+        return self._request("fit", params)
+
+    def set_score_request(self, **params):
+        """Which of score's parameters scikit-learn's metadata routing passes (e.g. ``qid=True``).
+
+        Parameters
+        ----------
+        **params : bool, None or str
+
+        Returns
+        -------
+        self
+        """
+        return self._request("score", params)
+
+    def get_metadata_routing(self):
+        """scikit-learn's MetadataRequest for the requests set above (scikit-learn calls it).
+
+        Returns
+        -------
+        sklearn.utils.metadata_routing.MetadataRequest
+        """
+        return metadata_request(type(self).__name__,
+                                getattr(self, "_metadata_request", None) or {})
+
+
+class _Requests(dict):
+    """``{method: {param: request}}``; sklearn.base.clone copies it with the estimator."""
+
+    def __sklearn_clone__(self):
+        return _Requests({method: dict(params) for method, params in self.items()})
+
+
+class TransformerMixin:
+    """``fit_transform`` from ``fit`` and ``transform``, and the transformer tags."""
+
+    def fit_transform(self, X, y=None):
+        """``fit(X, y)`` then ``transform(X)``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix
+        y : ignored
+
+        Returns
+        -------
+        ndarray
+        """
+        return self.fit(X, y).transform(X)
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags()
+        return tags
+
+
+def metadata_request(owner, requests):
+    """scikit-learn's MetadataRequest from ``{method: {param: True/False/None/alias}}``."""
+    from sklearn.utils.metadata_routing import MetadataRequest
+    request = MetadataRequest(owner=owner)
+    for method, params in requests.items():
+        for param, alias in params.items():
+            getattr(request, method).add_request(param=param, alias=alias)
+    return request
+
+
+def score_request(owner, params):
+    """A metadata request for ``params`` at ``score`` (for a scorer object)."""
+    return metadata_request(owner, {"score": dict.fromkeys(params, True)})
+
+
+__all__ = ["BaseEstimator", "NotFittedError", "SKLEARN_INSTALLED", "TransformerMixin",
+           "check_is_fitted", "not_fitted_error", "score_request"]

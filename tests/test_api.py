@@ -1,0 +1,276 @@
+"""The Python API's contract, with or without scikit-learn: parameters, queries, input checks.
+
+Issue 11 item 13 and issue 13 item 2: predict / to_model before fit, 1-D X, NaN,
+complex input, lists of lists, 0 rows, mismatched lengths, a dense X of another
+width at predict, qid or LightGBM-style group sizes.
+"""
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankfast.compat import NotFittedError
+from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap
+from rankfast.model import KernelParams
+from rankfast.rankncg import RankNCG
+from rankfast.rankrls import GreedyRankRLS, RankRLS
+from rankfast.ranksvm import RankSVM
+from rankfast.svmrank import RankSVML1
+
+RBF = KernelParams(kernel=2, gamma=0.5)
+ESTIMATORS = {
+    "RankSVM": lambda: RankSVM(C=1.0),
+    "RankSVML1": lambda: RankSVML1(C=1.0),
+    "RankNCG": lambda: RankNCG(C=1.0),
+    "RankRLS": lambda: RankRLS(C=1.0),
+    "GreedyRankRLS": lambda: GreedyRankRLS(C=1.0, k=2),
+    "Nystroem": lambda: KernelApproxLearner(RankSVM(C=1.0), RBF, landmarks=20),
+    "RFF": lambda: KernelApproxLearner(RankSVM(C=1.0), RBF, approx="rff", landmarks=50),
+}
+MAPS = {"NystroemMap": lambda: NystroemMap(RBF, landmarks=10),
+        "RandomFourierMap": lambda: RandomFourierMap(RBF, components=10)}
+
+
+def data(n_queries=4, size=8, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_queries * size, d))
+    y = (X @ np.arange(1.0, d + 1) + 0.3 * rng.normal(size=len(X)) > 0).astype(float)
+    y[::size] = 2.0
+    qid = np.repeat(np.arange(10, 10 + n_queries), size)
+    return X, y, qid
+
+
+@pytest.fixture(params=sorted(ESTIMATORS))
+def make(request):
+    return ESTIMATORS[request.param]
+
+
+# ---------------------------------------------------------------- before fit
+
+@pytest.mark.parametrize("method", ["predict", "decision_function", "to_model", "score"])
+def test_use_before_fit_is_a_not_fitted_error(make, method):
+    X, y, qid = data()
+    args = {"predict": (X,), "decision_function": (X,), "to_model": (), "score": (X, y)}[method]
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        getattr(make(), method)(*args)
+    assert issubclass(NotFittedError, (ValueError)) and issubclass(NotFittedError, AttributeError)
+
+
+# ---------------------------------------------------------------- parameters
+
+def test_constructor_stores_parameters_unchanged(make):
+    estimator = make()
+    params = estimator.get_params(deep=False)
+    again = type(estimator)(**params)
+    assert all(again.get_params(deep=False)[k] is v for k, v in params.items())
+    estimator.set_params(seed=3) if "seed" in params else estimator.set_params(C=2.5)
+    changed = estimator.get_params(deep=False)
+    assert changed.get("seed", changed.get("C")) in (3, 2.5)
+
+
+def test_nested_parameters_of_the_kernel_learner():
+    learner = KernelApproxLearner(RankSVM(C=1.0), RBF)
+    assert learner.get_params()["base_learner__C"] == 1.0
+    learner.set_params(base_learner__C=4.0)
+    assert learner.base_learner.C == 4.0
+    X, y, qid = data()
+    learner.fit(X, y, qid)
+    assert learner.learner_ is not learner.base_learner      # fit trains a copy
+    assert not hasattr(learner.base_learner, "weights_")
+
+
+def test_pickle_round_trip_predicts_the_same(make):
+    X, y, qid = data()
+    fitted = make().fit(X, y, qid)
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(again.predict(X), fitted.predict(X))
+
+
+# ---------------------------------------------------------------- queries
+
+def test_group_sizes_are_queries_of_consecutive_rows(make):
+    X, y, qid = data()
+    by_qid = make().fit(X, y, qid).predict(X)
+    by_group = make().fit(X, y, group=[8, 8, 8, 8]).predict(X)
+    both = make().fit(X, y, qid=qid, group=[8, 8, 8, 8]).predict(X)
+    np.testing.assert_allclose(by_group, by_qid, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(both, by_qid, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("group, message", [
+    ([8, 8, 8], "add up to 24 documents, not 32"),
+    ([8, 8, 8, 9], "add up to 33 documents, not 32"),
+    ([16, 0, 16], "at least 1"),
+    ([16, 8.5, 7.5], "integers"),
+    ([16, 16], "qid and group describe different queries"),
+])
+def test_bad_or_inconsistent_group_sizes(group, message):
+    X, y, qid = data()
+    with pytest.raises(ValueError, match=message):
+        RankSVM().fit(X, y, qid=qid if "qid" in message else None, group=group)
+
+
+def test_without_queries_all_rows_are_one_ranking():
+    X, y, _ = data()
+    np.testing.assert_array_equal(RankSVM(C=1.0).fit(X, y).predict(X),
+                                  RankSVM(C=1.0).fit(X, y, np.zeros(len(y))).predict(X))
+
+
+def test_score_is_mean_ndcg_at_10_as_rank_classify_reports_it():
+    from rankfast import metrics
+    X, y, qid = data(size=12)
+    ranker = RankSVM(C=1.0).fit(X, y, qid)
+    assert ranker.score(X, y, qid) == metrics.ndcg(ranker.predict(X), y, qid, k=10)
+    assert ranker.score(X, y, group=[12] * 4) == ranker.score(X, y, qid)
+
+
+# ---------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda X: X[:, 0], "Reshape your data"),                        # 1-D
+    (lambda X: X[:0], "no documents"),                               # 0 rows
+    (lambda X: X[:, :0], r"0 feature\(s\)"),                         # 0 columns
+    (lambda X: np.where(X > 1.5, np.nan, X), "NaN or infinity"),
+    (lambda X: np.where(X > 1.5, np.inf, X), "NaN or infinity"),
+    (lambda X: X + 1j, "Complex data not supported"),
+    (lambda X: sp.csr_matrix(X + 1j), "Complex data not supported"),
+    (lambda X: sp.csr_matrix(np.where(X > 1.5, np.nan, X)), "NaN or infinity"),
+])
+def test_fit_refuses_bad_features(make, bad, message):
+    X, y, qid = data()
+    Xb = bad(X)
+    n = Xb.shape[0] if Xb.ndim == 2 else len(Xb)
+    with pytest.raises(ValueError, match=message):
+        make().fit(Xb, y[:n], qid[:n])
+
+
+@pytest.mark.parametrize("bad, message", [
+    (lambda X: X[:, 0], "Reshape your data"),
+    (lambda X: X[:, :2], "X has 2 features, but .* is expecting 3 features as input"),
+    (lambda X: np.hstack([X, X]), "X has 6 features, but .* is expecting 3 features"),
+    (lambda X: np.where(X > 1.5, np.nan, X), "NaN or infinity"),
+    (lambda X: X + 1j, "Complex data not supported"),
+])
+def test_predict_refuses_bad_features(make, bad, message):
+    X, y, qid = data()
+    fitted = make().fit(X, y, qid)
+    with pytest.raises(ValueError, match=message):
+        fitted.predict(bad(X))
+
+
+def test_sparse_input_may_be_narrower_or_wider_as_svmlight_files_are(make):
+    X, y, qid = data()
+    fitted = make().fit(sp.csr_matrix(X), y, qid)
+    wider = sp.hstack([sp.csr_matrix(X), sp.csr_matrix(np.ones((len(X), 2)))]).tocsr()
+    np.testing.assert_allclose(fitted.predict(wider), fitted.predict(X), rtol=1e-12)
+    narrower = sp.csr_matrix(X[:, :2])
+    np.testing.assert_allclose(fitted.predict(narrower),
+                               fitted.predict(np.hstack([X[:, :2], np.zeros((len(X), 1))])),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("labels, qids, message", [
+    (lambda y: y[:-1], lambda q: q, "X has 32 rows but y has 31 labels"),
+    (lambda y: None, lambda q: q, "requires y to be passed"),
+    (lambda y: np.where(y > 1, np.nan, y), lambda q: q, "labels must be finite"),
+    (lambda y: y + 1j, lambda q: q, "Complex data not supported"),
+    (lambda y: y, lambda q: q[:-1], "one query id per row"),
+    (lambda y: y, lambda q: np.where(q > 11, np.nan, q), "query ids must be finite"),
+])
+def test_fit_refuses_bad_labels_and_queries(make, labels, qids, message):
+    X, y, qid = data()
+    with pytest.raises(ValueError, match=message):
+        make().fit(X, labels(y), qids(qid))
+
+
+def test_every_learner_takes_lists_of_lists(make):
+    """The RFF learner used to fail on X.shape of a list (issue 11, item 13)."""
+    X, y, qid = data()
+    fitted = make().fit(X.tolist(), y.tolist(), qid.tolist())
+    np.testing.assert_allclose(fitted.predict(X.tolist()), make().fit(X, y, qid).predict(X),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_coef_and_n_features_in():
+    X, y, qid = data()
+    wide = np.hstack([X, np.zeros((len(X), 2))])          # two features that never occur
+    ranker = RankSVM(C=1.0).fit(sp.csr_matrix(wide), y, qid)
+    assert ranker.n_features_in_ == 5
+    assert ranker.coef_.shape == (5,) and np.all(ranker.coef_[3:] == 0)
+    np.testing.assert_allclose(wide @ ranker.coef_, ranker.predict(wide), rtol=1e-12)
+    assert not hasattr(RankSVM(), "coef_")
+
+
+# ---------------------------------------------------------------- kernel maps alone
+
+@pytest.mark.parametrize("name", sorted(MAPS))
+def test_kernel_maps_are_transformers(name):
+    X, y, qid = data()
+    phi = MAPS[name]()
+    features = phi.fit_transform(X)
+    np.testing.assert_array_equal(features, phi.transform(X))
+    with pytest.raises(NotFittedError):
+        MAPS[name]().transform(X)
+    with pytest.raises(ValueError, match="X has 2 features"):
+        phi.transform(X[:, :2])
+    # the learner on the map is exactly a linear ranker on the transformer's output
+    approx = "nystrom" if name == "NystroemMap" else "rff"
+    learner = KernelApproxLearner(RankSVM(C=1.0), RBF, approx=approx, landmarks=10).fit(X, y, qid)
+    on_features = RankSVM(C=1.0).fit(features, y, qid)
+    np.testing.assert_allclose(learner.predict(X), on_features.predict(features), rtol=1e-10)
+
+
+# ---------------------------------------------------------------- without scikit-learn
+
+def test_works_without_scikit_learn():
+    """A subprocess in which importing sklearn fails: fit, predict, params, errors all work."""
+    code = textwrap.dedent("""
+        import sys, pickle
+        import importlib.abc
+
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "sklearn" or name.startswith("sklearn."):
+                    raise ImportError("scikit-learn is blocked for this test")
+                return None
+
+        sys.meta_path.insert(0, Block())
+        import numpy as np
+        import rankfast
+        from rankfast import compat, metrics
+        from rankfast.ranksvm import RankSVM
+        from rankfast.kernels import KernelApproxLearner, NystroemMap
+        from rankfast.model import KernelParams
+        assert not compat.SKLEARN_INSTALLED and "sklearn" not in sys.modules
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(40, 3)); y = (X[:, 0] > 0).astype(float); qid = np.repeat([1, 2], 20)
+        ranker = RankSVM(C=1.0)
+        try:
+            ranker.predict(X)
+        except compat.NotFittedError as exc:
+            assert isinstance(exc, ValueError) and isinstance(exc, AttributeError)
+        else:
+            raise AssertionError("no NotFittedError")
+        ranker.set_params(C=2.0)
+        assert ranker.get_params() == {"C": 2.0, "loss": 1, "tol": 1e-3, "max_iter": 100,
+                                      "n_jobs": None}
+        scores = ranker.fit(X, y, qid).predict(X)
+        assert ranker.score(X, y, qid) == metrics.ndcg(scores, y, qid, k=10)
+        assert metrics.ndcg_scorer(5)(ranker, X, y, qid=qid) == metrics.ndcg(scores, y, qid, k=5)
+        learner = KernelApproxLearner(RankSVM(), KernelParams(kernel=2), landmarks=10)
+        assert learner.get_params()["base_learner__C"] == 0.01
+        learner.set_params(base_learner__C=1.0).fit(X, y, qid)
+        assert repr(RankSVM(C=3.0)).startswith("RankSVM(C=3.0")
+        assert NystroemMap(landmarks=5).fit_transform(X).shape[0] == 40
+        pickle.loads(pickle.dumps(ranker)).predict(X)
+        assert "sklearn" not in sys.modules
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

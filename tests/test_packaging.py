@@ -1,0 +1,116 @@
+"""The release: sdist and wheel hold what they must, install into a fresh venv and run.
+
+The slow test (marked ``packaging``; ``-m 'not packaging'`` deselects it) builds
+with ``python -m build`` (the wheel is built from the sdist, so a file missing
+from the sdist breaks it), installs the wheel into a new venv with that venv's
+own pip (numpy and scipy come from the package index, as for a user), and trains
+and classifies the examples with the installed programs from another directory.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import rankfast
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_version_is_single_sourced():
+    tomllib = pytest.importorskip("tomllib")              # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "rankfast.__version__"}
+
+
+@pytest.mark.parametrize("program", ["rank_learn", "rank_classify"])
+def test_both_programs_print_their_version(program, capsys):
+    from rankfast import cli
+    main = cli.learn_main if program == "rank_learn" else cli.classify_main
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"{program} (rankfast) {rankfast.__version__}\n"
+
+
+def test_test_oracles_are_not_in_the_package():
+    assert not (Path(rankfast.__file__).parent / "_reference.py").exists()
+    for module in Path(rankfast.__file__).parent.glob("*.py"):
+        assert "_reference" not in module.read_text() and "reference_impl" not in module.read_text()
+
+
+def _run(args, cwd, timeout=900, env=None):
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    assert done.returncode == 0, f"{args} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def test_setup_refuses_to_build_without_kernel_sources(tmp_path):
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "no Cython kernel sources (pyx/*.pyx)" in done.stderr
+    assert not list(tmp_path.rglob("*.so"))
+
+
+@pytest.mark.packaging
+def test_sdist_and_wheel_install_into_a_fresh_venv_and_run(tmp_path):
+    pytest.importorskip("build")
+    dist = tmp_path / "dist"
+    _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)], cwd=tmp_path)
+    version = rankfast.__version__
+    sdist = dist / f"rankfast-{version}.tar.gz"
+    wheels = list(dist.glob(f"rankfast-{version}-*.whl"))
+    assert sdist.exists() and len(wheels) == 1, sorted(p.name for p in dist.iterdir())
+
+    with tarfile.open(sdist) as tar:
+        names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
+    kernels = sorted(p.name for p in (ROOT / "pyx").glob("*.pyx"))
+    assert {f"pyx/{k}" for k in kernels} <= names
+    assert {"LICENSE", "README.md", "setup.py", "pyproject.toml", "examples/make_examples.py",
+            "examples/train.dat", "examples/test.dat", "tests/reference_impl.py",
+            "tests/shared_paths.py", "tests/conftest.py", "benchmarks/README.md"} <= names
+    assert not [n for n in names if n.endswith((".so", ".c"))]
+
+    with zipfile.ZipFile(wheels[0]) as whl:
+        members = whl.namelist()
+    for k in kernels:
+        assert any(m.startswith(f"rankfast/{k[:-4]}.") and m.endswith(".so") for m in members), k
+    assert not [m for m in members if "_reference" in m or m.startswith("tests/")]
+    assert any(m.endswith(".dist-info/licenses/LICENSE") or m.endswith("LICENSE")
+               for m in members)
+
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    _run([str(python), "-m", "pip", "install", "-q", str(wheels[0])], cwd=tmp_path, env=clean)
+
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    for name in ("train.dat", "test.dat"):
+        shutil.copy(ROOT / "examples" / name, work / name)
+    bin_dir = env_dir / "bin"
+    learned = _run([str(bin_dir / "rank_learn"), "-c", "0.01", "train.dat", "model.dat"],
+                   cwd=work, env=clean)
+    assert "Writing learned model" in learned.stdout
+    classified = _run([str(bin_dir / "rank_classify"), "--metrics", "test.dat", "model.dat",
+                       "predictions"], cwd=work, env=clean)
+    assert "NDCG@10" in classified.stdout
+    assert len((work / "predictions").read_text().splitlines()) == 987
+    shown = _run([str(bin_dir / "rank_learn"), "--version"], cwd=work, env=clean)
+    assert shown.stdout.strip() == f"rank_learn (rankfast) {version}"
+
+    code = ("import rankfast, importlib.util as u; print(rankfast.__version__, rankfast.__file__); "
+            "print(u.find_spec('rankfast._reference'))")
+    shown = _run([str(python), "-c", code], cwd=work, env=clean)
+    installed_version, location = shown.stdout.split("\n")[0].split()
+    assert installed_version == version
+    assert str(env_dir) in location and str(ROOT) not in location
+    assert shown.stdout.split("\n")[1] == "None"

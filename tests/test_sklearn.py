@@ -1,0 +1,194 @@
+"""rankfast's estimators inside scikit-learn: clone, searches, pipelines, routing, its checks.
+
+Skipped as a whole without scikit-learn (``pip install rankfast[sklearn]``).
+"""
+import pickle
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+
+from sklearn.base import clone  # noqa: E402
+from sklearn.model_selection import GridSearchCV, GroupKFold  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from rankfast import metrics  # noqa: E402
+from rankfast.compat import NotFittedError  # noqa: E402
+from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap  # noqa: E402
+from rankfast.model import KernelParams  # noqa: E402
+from rankfast.rankncg import RankNCG  # noqa: E402
+from rankfast.rankrls import GreedyRankRLS, RankRLS  # noqa: E402
+from rankfast.ranksvm import RankSVM  # noqa: E402
+from rankfast.svmrank import RankSVML1  # noqa: E402
+
+RBF = KernelParams(kernel=2, gamma=0.5)
+
+
+def letor_like(n_queries=30, seed=0):
+    """Queries of 12-20 documents, graded labels 0-2 from a noisy linear utility."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(12, 21, size=n_queries)
+    qid = np.repeat(np.arange(100, 100 + n_queries), sizes)
+    X = rng.normal(size=(len(qid), 5))
+    utility = X @ np.array([2.0, -1.0, 0.5, 0.0, 0.0]) + rng.normal(size=len(qid))
+    y = np.digitize(utility, [0.5, 1.5]).astype(float)
+    return X, y, qid
+
+
+def test_not_fitted_error_is_scikit_learns():
+    assert NotFittedError is sklearn.exceptions.NotFittedError
+    with pytest.raises(sklearn.exceptions.NotFittedError):
+        RankSVM().predict(np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("estimator", [
+    RankSVM(C=0.5), RankSVML1(C=0.5), RankNCG(C=0.5), RankRLS(C=[0.1, 1.0]), GreedyRankRLS(k=2),
+    KernelApproxLearner(RankRLS(C=2.0), RBF, landmarks=20), NystroemMap(RBF, landmarks=5),
+    RandomFourierMap(RBF, components=7)], ids=lambda e: type(e).__name__)
+def test_clone_keeps_parameters(estimator):
+    copy = clone(estimator)
+    assert copy is not estimator
+    assert copy.get_params(deep=False).keys() == estimator.get_params(deep=False).keys()
+    for key, value in estimator.get_params().items():
+        assert repr(copy.get_params()[key]) == repr(value), key
+
+
+def _manual_grid(X, y, qid, Cs, folds):
+    """Mean test NDCG@10 of each C over the folds, each fold scored by its own queries."""
+    means = []
+    for C in Cs:
+        fold_scores = []
+        for train, test in folds:
+            ranker = RankSVM(C=C).fit(X[train], y[train], qid[train])
+            fold_scores.append(metrics.ndcg(ranker.predict(X[test]), y[test], qid[test], k=10))
+        means.append(np.mean(fold_scores))
+    return np.array(means)
+
+
+def test_grid_search_picks_c_by_ndcg_with_each_folds_queries():
+    X, y, qid = letor_like()
+    Cs = [1e-4, 1e-2, 1.0, 100.0]
+    folds = list(GroupKFold(n_splits=5).split(X, y, groups=qid))
+    expected = _manual_grid(X, y, qid, Cs, folds)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(RankSVM().set_fit_request(qid=True), {"C": Cs},
+                              cv=GroupKFold(n_splits=5), scoring=metrics.ndcg_scorer(10))
+        search.fit(X, y, groups=qid, qid=qid)
+        by_own_score = GridSearchCV(RankSVM().set_fit_request(qid=True).set_score_request(qid=True),
+                                    {"C": Cs}, cv=GroupKFold(n_splits=5))
+        by_own_score.fit(X, y, groups=qid, qid=qid)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected, rtol=1e-12)
+    np.testing.assert_allclose(by_own_score.cv_results_["mean_test_score"], expected, rtol=1e-12)
+    assert search.best_params_ == {"C": Cs[int(np.argmax(expected))]}
+    # Had the scorer not seen the fold's qid, each fold would be one ranking of ~100 documents:
+    one_ranking = [np.mean([metrics.ndcg(RankSVM(C=C).fit(X[tr], y[tr], qid[tr]).predict(X[te]),
+                                         y[te], np.zeros(len(te)), k=10) for tr, te in folds])
+                   for C in Cs]
+    assert not np.allclose(one_ranking, expected)
+
+
+def test_map_scorer_through_routing_in_cross_validate():
+    from sklearn.model_selection import cross_validate
+    X, y, qid = letor_like(n_queries=10)
+    with sklearn.config_context(enable_metadata_routing=True):
+        result = cross_validate(RankSVM(C=1.0).set_fit_request(qid=True), X, y,
+                                cv=GroupKFold(n_splits=2), scoring={"map": metrics.map_scorer()},
+                                params={"groups": qid, "qid": qid})
+    folds = list(GroupKFold(n_splits=2).split(X, y, groups=qid))
+    expected = [metrics.mean_average_precision(
+        RankSVM(C=1.0).fit(X[tr], y[tr], qid[tr]).predict(X[te]), y[te], qid[te])
+        for tr, te in folds]
+    np.testing.assert_allclose(result["test_map"], expected, rtol=1e-12)
+
+
+def test_pipeline_with_a_scaler():
+    X, y, qid = letor_like(n_queries=10)
+    X = X * [1.0, 1000.0, 0.001, 1.0, 1.0] + 5.0
+    pipe = Pipeline([("scale", StandardScaler()), ("rank", RankSVM(C=1.0))])
+    pipe.fit(X, y, rank__qid=qid)
+    scaled = StandardScaler().fit_transform(X)
+    alone = RankSVM(C=1.0).fit(scaled, y, qid)
+    np.testing.assert_allclose(pipe.predict(X), alone.predict(scaled), rtol=1e-10)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = Pipeline([("scale", StandardScaler()),
+                           ("rank", RankSVM(C=1.0).set_fit_request(qid=True))])
+        routed.fit(X, y, qid=qid)
+    # (Pipeline.score routes sample_weight=None, which a ranker's score does not take: a scorer)
+    assert metrics.ndcg_scorer(10)(routed, X, y, qid=qid) == alone.score(scaled, y, qid)
+
+
+def test_kernel_map_in_a_pipeline_is_the_kernel_learner():
+    X, y, qid = letor_like(n_queries=6)
+    pipe = Pipeline([("map", NystroemMap(RBF, landmarks=30)), ("rank", RankSVM(C=1.0))])
+    pipe.fit(X, y, rank__qid=qid)
+    learner = KernelApproxLearner(RankSVM(C=1.0), RBF, landmarks=30).fit(X, y, qid)
+    np.testing.assert_allclose(pipe.predict(X), learner.predict(X), rtol=1e-10)
+
+
+def test_feature_names_from_a_dataframe():
+    pd = pytest.importorskip("pandas")
+    X, y, qid = letor_like(n_queries=5)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    ranker = RankSVM(C=1.0).fit(frame, y, qid)
+    assert list(ranker.feature_names_in_) == list(frame.columns)
+    np.testing.assert_array_equal(ranker.predict(frame), RankSVM(C=1.0).fit(X, y, qid).predict(X))
+    with pytest.raises(ValueError, match="feature names should match"):
+        ranker.predict(frame[frame.columns[::-1]])
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        ranker.predict(X)
+    assert not hasattr(RankSVM(C=1.0).fit(X, y, qid), "feature_names_in_")
+
+
+def test_pickle_and_joblib_round_trips(tmp_path):
+    joblib = pytest.importorskip("joblib")
+    X, y, qid = letor_like(n_queries=5)
+    for ranker in (RankSVM(C=1.0).fit(X, y, qid),
+                   KernelApproxLearner(RankSVM(C=1.0), RBF, approx="rff", landmarks=30)
+                   .fit(X, y, qid)):
+        joblib.dump(ranker, tmp_path / "ranker.joblib")
+        for again in (joblib.load(tmp_path / "ranker.joblib"), pickle.loads(pickle.dumps(ranker))):
+            np.testing.assert_array_equal(again.predict(X), ranker.predict(X))
+            assert again.get_params()["C" if hasattr(ranker, "C") else "approx"] == \
+                ranker.get_params()["C" if hasattr(ranker, "C") else "approx"]
+
+
+# ------------------------------------------------------------------ scikit-learn's own checks
+
+# Checks that do not make sense for a ranker, with the reason (marked xfail by
+# parametrize_with_checks, so a check that starts passing shows as XPASS).
+# scikit-learn's checks pass no qid, so every X is one ranking.  Greedy RankRLS
+# selects features by leave-query-out error, which needs two queries or more: it
+# refuses one ranking with a ValueError, so every check that fits it fails.
+GREEDY_NEEDS_QUERIES = (
+    "greedy RankRLS selects features by leave-query-out error and refuses a single "
+    "ranking (the checks give no qid); test_api.py covers it with queries")
+EXPECTED_FAILED = {
+    "GreedyRankRLS": dict.fromkeys([
+        "check_fit_score_takes_y", "check_estimators_overwrite_params",
+        "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
+        "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+        "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
+        "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
+        "check_estimator_sparse_array", "check_estimator_sparse_matrix",
+        "check_estimators_pickle", "check_estimators_pickle(readonly_memmap=True)",
+        "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
+        "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
+        "check_n_features_in", "check_fit2d_predict1d"], GREEDY_NEEDS_QUERIES),
+}
+
+
+def _expected_failed(estimator):
+    return EXPECTED_FAILED.get(type(estimator).__name__, {})
+
+
+@parametrize_with_checks(
+    [RankSVM(), RankSVML1(), RankNCG(), RankRLS(), GreedyRankRLS(k=2),
+     KernelApproxLearner(landmarks=20), KernelApproxLearner(approx="rff", landmarks=20),
+     NystroemMap(landmarks=10), RandomFourierMap(components=10)],
+    expected_failed_checks=_expected_failed)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
