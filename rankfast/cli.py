@@ -18,6 +18,7 @@ import warnings
 
 from . import __version__
 from ._predict import format_scores, linear_scores_rows
+from ._threads import resolve_n_jobs
 from .errors import InputError, RankfastError, UsageError
 from .files import atomic_output, check_output
 from .modelfile import read_model_file, single_vector_weights
@@ -46,6 +47,9 @@ General options:
                         the lines svm_rank's svm_light prints while reading
                         the examples and writing the model (its QP solver's
                         lines have no counterpart here)
+         -j, --threads int
+                     -> threads (default 0: every core this process may use);
+                        the model file is the same for any number
 Learning options:
          -a algo     -> learner (default prsvm): {learners}
                         (in any case). svm_rank's -a FILE (write the alphas
@@ -121,6 +125,8 @@ Options:
                         conventions: a query with fewer than k documents
                         scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
+         -j, --threads int -> threads (default 0: every core this process may
+                        use) scoring a linear model (same predictions)
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
                         existing one, or N local worker processes);
                         example_file may then be a quoted glob, scored in
@@ -207,6 +213,7 @@ LEARN_OPTIONS = {
     "--approx": ("approx", _text), "--landmarks": ("landmarks", _at_least(1)),
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
+    "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
     "--group": ("group", _text),
     "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
 }
@@ -214,6 +221,7 @@ LEARN_OPTIONS = {
 CLASSIFY_OPTIONS = {
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
     "--ndcg-at": ("ndcg_at", lambda t, f: [_at_least(1)(part, f) for part in t.split(",")]),
+    "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
     "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
 }
 CLASSIFY_SWITCHES = {"--metrics": "metrics"}
@@ -494,9 +502,9 @@ def _no_documents(path):
                                   "and comment lines)")
 
 
-def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None):
+def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None, n_jobs=None):
     from .data import load_svmlight
-    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity))
+    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity), n_jobs=n_jobs)
     if dataset.n_documents == 0:
         raise _no_documents(path)
     _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
@@ -573,7 +581,7 @@ def _learn(argv):
 
     _progress("Reading training examples...", verbosity, end="")
     dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity,
-                    options.get("group"))
+                    options.get("group"), options.get("n_jobs"))
     _progress("done", verbosity)
     import numpy as np
     n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows
@@ -697,7 +705,8 @@ def _classify(argv):
     _progress("Reading test examples...", verbosity, end="")
     if file.kernel == 0 and file.rff is None:
         n_documents, runtime, queries = _classify_stream(file, test_path, output_path,
-                                                         verbosity, cutoffs)
+                                                         verbosity, cutoffs,
+                                                         resolve_n_jobs(options.get("n_jobs")))
     else:
         n_documents, runtime, queries = _classify_batch(file, test_path, output_path,
                                                         verbosity, cutoffs)
@@ -732,8 +741,10 @@ def _linear_weights(file):
     return model.feature_ids, model.weights
 
 
-def _classify_stream(file, test_path, output_path, verbosity, cutoffs):
+def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_threads=1):
     """Score the test file block by block, writing each block's predictions as it goes.
+
+    Each block's rows are scored on n_threads threads (the same scores for any number).
 
     Memory: one block of documents, the current query's scores and labels,
     and per-query figures (see _QueryFigures).
@@ -752,7 +763,7 @@ def _classify_stream(file, test_path, output_path, verbosity, cutoffs):
                 scores = array.array("d", bytes(8 * n))
             start = time.process_time()
             linear_scores_rows(block.indptr, block.indices, block.values, ids, weights,
-                               file.bias, memoryview(scores)[:n])
+                               file.bias, memoryview(scores)[:n], n_threads)
             runtime += time.process_time() - start
             out.write(format_scores(memoryview(scores)[:n]))
             queries.add(memoryview(scores)[:n], block.y, block.qid)

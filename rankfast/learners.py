@@ -22,26 +22,29 @@ def _c(options):
 def _prsvm(options):
     from .ranksvm import RankSVM
     return RankSVM(C=_c(options), loss=options.get("loss", 1),
-                   tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100))
+                   tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100),
+                   n_jobs=options.get("n_jobs"))
 
 
 def _rankrls(options):
     from .rankrls import RankRLS
     return RankRLS(C=_c(options), loss=options.get("loss", 1),
-                   tol=min(options.get("epsilon", 1e-6), 1e-6), max_iter=options.get("max_iter", 1000))
+                   tol=min(options.get("epsilon", 1e-6), 1e-6), max_iter=options.get("max_iter", 1000),
+                   n_jobs=options.get("n_jobs"))
 
 
 def _greedy(options):
     from .rankrls import GreedyRankRLS
     return GreedyRankRLS(k=options.get("k", "auto"), C=_single_c(options, "greedy"),
-                         loss=options.get("loss", 1))
+                         loss=options.get("loss", 1), n_jobs=options.get("n_jobs"))
 
 
 def _rankncg(options):
     from .rankncg import RankNCG
     learner = RankNCG(C=_single_c(options, "rankncg"), loss=options.get("loss", 1),
                       tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
-                      erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"))
+                      erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"),
+                      n_jobs=options.get("n_jobs"))
     learner.check_parameters()                   # before the data is read
     return learner
 
@@ -58,7 +61,9 @@ LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy":
 # Options that only some learners use (-k is handled with the QP solver's flags).
 LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
                    "-#": ("prsvm", "rankncg", "rankrls", "svmrank"),
-                   "--erfc": ("rankncg",), "--erfc-eps": ("rankncg",)}
+                   "--erfc": ("rankncg",), "--erfc-eps": ("rankncg",),
+                   "-j": ("prsvm", "rankncg", "rankrls", "greedy"),
+                   "--threads": ("prsvm", "rankncg", "rankrls", "greedy")}
 
 
 def _single_c(options, name):
@@ -165,6 +170,8 @@ def check_storable_features(dataset):
     rank_classify's scores, so rank_learn refuses it before training.
     """
     data = dataset.X.data
+    if len(data) == 0 or max(-data.min(), data.max()) <= np.finfo(np.float32).max:
+        return                                    # no value can round to inf (and no copy made)
     with np.errstate(over="ignore"):
         beyond = np.isinf(data.astype(np.float32))
     if beyond.any():
