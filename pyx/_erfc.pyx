@@ -27,9 +27,34 @@ number of cells is O(N) however far apart the points are; a target belongs to th
 nearest group (every other group is then far: at least gap / 2 > erfcinv(eps) away).
 Cell ids of successive groups are spaced so that no window spans two groups.
 """
+from cython.parallel cimport prange
 from libc.math cimport cos, erfc, fabs, floor, sin
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free, malloc, qsort
+
+import numpy as np
+
+
+cdef const int64_t[::1] chunk_list(const int64_t[::1] chunks, Py_ssize_t n_queries):
+    """chunks, or, when None, the one chunk of every query."""
+    if chunks is None:
+        return np.array([0, max(n_queries, 0)], dtype=np.int64)
+    return chunks
+
+
+cdef check_chunks(const int[::1] status):
+    """MemoryError when a chunk could not allocate its scratch space."""
+    cdef Py_ssize_t k
+    for k in range(status.shape[0]):
+        if status[k] != 0:
+            raise MemoryError()
+
+
+cdef extern from "Python.h":
+    int PyErr_CheckSignals() except -1
+
+cdef enum:
+    BATCH = 256         # chunks of queries between two checks for signals
 
 
 cdef struct Series:
@@ -451,78 +476,110 @@ def direct_sum(const double[::1] z, const double[::1] q, const double[::1] y, do
         direct_sum_core(&z[0] if N else NULL, &q[0] if N else NULL, N, &y[0], M, &out[0])
 
 
+cdef int other_level_chunk(const double* z, const int64_t* starts, const int64_t* group_order,
+                           const int64_t* group_starts, const int64_t* qgroup,
+                           const int64_t* level, bint fast, Series s, Py_ssize_t q0,
+                           Py_ssize_t q1, double* out) noexcept nogil:
+    """other_level_sums over queries q0 .. q1 - 1; -1 when out of memory."""
+    cdef Py_ssize_t qi, a, b, ga, gb, gend, j, i, k, longest = 1
+    cdef double* zbuf = NULL
+    cdef double* ebuf = NULL
+    cdef double acc
+    cdef int status = 0
+    if fast:
+        for qi in range(q0, q1):
+            longest = max(longest, starts[qi + 1] - starts[qi])
+        zbuf = <double*> malloc(longest * sizeof(double))
+        ebuf = <double*> malloc(longest * sizeof(double))
+        if zbuf == NULL or ebuf == NULL:
+            free(zbuf)
+            free(ebuf)
+            return -1
+    for qi in range(q0, q1):
+        a = starts[qi]
+        b = starts[qi + 1]
+        ga = qgroup[qi]                               # level groups of this query
+        gend = qgroup[qi + 1]
+        if b - a == 0:
+            continue
+        if gend - ga == 1:                            # one level: no pair
+            for i in range(a, b):
+                out[i] = 0.0
+            continue
+        if not fast:
+            for i in range(a, b):
+                acc = 0.0
+                for k in range(a, b):
+                    if level[k] != level[i]:
+                        acc += erfc(z[i] - z[k])
+                out[i] = acc
+            continue
+        s.dense_limit = 2 * 2 * (b - a) + 4096
+        if fast_sum_core(&z[a], NULL, b - a, &z[a], b - a, &s, &out[a]) != 0:
+            status = -1
+            break
+        for gb in range(ga, gend):
+            for j in range(group_starts[gb], group_starts[gb + 1]):
+                zbuf[j - group_starts[gb]] = z[group_order[j]]
+            k = group_starts[gb + 1] - group_starts[gb]
+            s.dense_limit = 4 * k + 4096
+            if fast_sum_core(zbuf, NULL, k, zbuf, k, &s, ebuf) != 0:
+                status = -1
+                break
+            for j in range(group_starts[gb], group_starts[gb + 1]):
+                out[group_order[j]] -= ebuf[j - group_starts[gb]]
+        if status != 0:
+            break
+    free(zbuf)
+    free(ebuf)
+    return status
+
+
 def other_level_sums(const double[::1] z, const int64_t[::1] starts,
                      const int64_t[::1] group_order, const int64_t[::1] group_starts,
                      const int64_t[::1] level, bint fast, double w, double h,
-                     const double[::1] coef, Py_ssize_t L, double gap, double[::1] out):
+                     const double[::1] coef, Py_ssize_t L, double gap, double[::1] out,
+                     const int64_t[::1] chunks=None, int n_threads=1):
     """out[i] = sum over documents k of i's query with level[k] != level[i] of erfc(z_i - z_k).
 
     Queries are starts[q]:starts[q+1]; group_order lists the documents by query, then
     level, and group_starts delimits its runs of one (query, level).  Fast: the sum over
     the whole query minus the sum over i's own level, two fast transforms, O(p m) per
     query of m documents whatever the number of levels (error <= eps (m + m_level)).
-    Direct: term by term, O(m^2) per query.
+    Direct: term by term, O(m^2) per query.  Chunks of whole queries (chunk c:
+    queries chunks[c]:chunks[c+1]; None: one chunk) run on n_threads threads; every
+    document's sum is computed by one of them, so the results do not depend on
+    n_threads.
     """
     cdef Py_ssize_t nq = starts.shape[0] - 1, n = z.shape[0]
-    cdef Py_ssize_t qi, a, b, g, ga, gb, j, i, k, longest = 0
+    cdef Py_ssize_t n_groups = group_starts.shape[0] - 1
+    cdef Py_ssize_t qi, b, g, k, lo, hi, n_chunks
     cdef Series s
-    cdef double* zbuf = NULL
-    cdef double* ebuf = NULL
-    cdef int status = 0
-    cdef double acc
     if nq <= 0 or n == 0:
         return
-    for qi in range(nq):
-        longest = max(longest, starts[qi + 1] - starts[qi])
+    chunks = chunk_list(chunks, nq)
+    n_chunks = chunks.shape[0] - 1
     if fast:
         s = make_series(w, h, coef, L, gap, 0)
-        zbuf = <double*> malloc((longest + 1) * sizeof(double))
-        ebuf = <double*> malloc((longest + 1) * sizeof(double))
-        if zbuf == NULL or ebuf == NULL:
-            free(zbuf)
-            free(ebuf)
-            raise MemoryError()
-    try:
+    else:                                             # unused by the direct sums
+        s.w, s.h, s.p, s.L, s.gap, s.dense_limit, s.coef = 1.0, 1.0, 0, 0, 0.0, 0, NULL
+    cdef int64_t[::1] qgroup = np.empty(nq + 1, dtype=np.int64)
+    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
+    g = 0
+    for qi in range(nq):                              # first level group of each query
+        qgroup[qi] = g
+        b = starts[qi + 1]
+        while g < n_groups and group_starts[g] < b:
+            g += 1
+    qgroup[nq] = g
+    lo = 0
+    while lo < n_chunks:
+        hi = min(lo + BATCH, n_chunks)
         with nogil:
-            g = 0
-            for qi in range(nq):
-                a = starts[qi]
-                b = starts[qi + 1]
-                if b - a == 0:
-                    continue
-                ga = g                                # level groups of this query
-                while g < group_starts.shape[0] - 1 and group_starts[g] < b:
-                    g += 1
-                if g - ga == 1:                       # one level: no pair
-                    for i in range(a, b):
-                        out[i] = 0.0
-                    continue
-                if not fast:
-                    for i in range(a, b):
-                        acc = 0.0
-                        for k in range(a, b):
-                            if level[k] != level[i]:
-                                acc += erfc(z[i] - z[k])
-                        out[i] = acc
-                    continue
-                s.dense_limit = 2 * 2 * (b - a) + 4096
-                if fast_sum_core(&z[a], NULL, b - a, &z[a], b - a, &s, &out[a]) != 0:
-                    status = -1
-                    break
-                for gb in range(ga, g):
-                    for j in range(group_starts[gb], group_starts[gb + 1]):
-                        zbuf[j - group_starts[gb]] = z[group_order[j]]
-                    k = group_starts[gb + 1] - group_starts[gb]
-                    s.dense_limit = 4 * k + 4096
-                    if fast_sum_core(zbuf, NULL, k, zbuf, k, &s, ebuf) != 0:
-                        status = -1
-                        break
-                    for j in range(group_starts[gb], group_starts[gb + 1]):
-                        out[group_order[j]] -= ebuf[j - group_starts[gb]]
-                if status != 0:
-                    break
-    finally:
-        free(zbuf)
-        free(ebuf)
-    if status != 0:
-        raise MemoryError()
+            for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
+                status[k] = other_level_chunk(&z[0], &starts[0], &group_order[0],
+                                              &group_starts[0], &qgroup[0], &level[0], fast, s,
+                                              chunks[k], chunks[k + 1], &out[0])
+        PyErr_CheckSignals()
+        lo = hi
+    check_chunks(status)

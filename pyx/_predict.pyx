@@ -1,4 +1,5 @@
 """Scoring documents with a linear model exactly as svm_rank_classify does."""
+from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport isnan
 
@@ -29,13 +30,18 @@ cdef inline Py_ssize_t lower_bound(const int64_t[::1] keys, Py_ssize_t lo,
 
 cdef void score_rows(const index_t[::1] indptr, const column_t[::1] indices,
                      const double[::1] data, const int64_t[::1] feature_ids,
-                     const double[::1] weights, double bias, double[::1] out) noexcept nogil:
-    """out[i] = sum_j weights[f] * float32(x_ij) - bias, summed in float64 in file order."""
+                     const double[::1] weights, double bias, double[::1] out,
+                     int n_threads) noexcept nogil:
+    """out[i] = sum_j weights[f] * float32(x_ij) - bias, summed in float64 in file order.
+
+    Rows on n_threads threads: each row is summed by one of them, so the scores do
+    not depend on n_threads.
+    """
     cdef Py_ssize_t n = out.shape[0], k = feature_ids.shape[0]
     cdef Py_ssize_t i, p, pos
     cdef int64_t fid
     cdef double s
-    for i in range(n):
+    for i in prange(n, schedule="static", num_threads=n_threads):
         s = 0.0
         pos = 0
         for p in range(indptr[i], indptr[i + 1]):
@@ -44,29 +50,31 @@ cdef void score_rows(const index_t[::1] indptr, const column_t[::1] indices,
             if pos == k:
                 break
             if feature_ids[pos] == fid:
-                s += weights[pos] * <double>(<float>data[p])
+                s = s + weights[pos] * <double>(<float>data[p])
         out[i] = s - bias
 
 
 def linear_scores(const index_t[::1] indptr, const column_t[::1] indices,
                   const double[::1] data, const int64_t[::1] feature_ids,
-                  const double[::1] weights, double bias, double[::1] out):
+                  const double[::1] weights, double bias, double[::1] out, int n_threads=1):
     """out[i] = sum_j weights[f] * float32(x_ij) - bias, summed in float64 in file order.
 
     Columns are 0-based (feature id = column + 1); feature_ids is sorted and
     features absent from it weigh nothing, so no array spans the index range.
+    Rows are scored on n_threads threads (the same scores for any number).
     """
     with nogil:
-        score_rows(indptr, indices, data, feature_ids, weights, bias, out)
+        score_rows(indptr, indices, data, feature_ids, weights, bias, out, n_threads)
 
 
 def linear_scores_rows(const int64_t[::1] indptr, const int32_t[::1] indices,
                        const double[::1] data, const int64_t[::1] feature_ids,
-                       const double[::1] weights, double bias, double[::1] out):
+                       const double[::1] weights, double bias, double[::1] out,
+                       int n_threads=1):
     """linear_scores for the reader's rows (int64 indptr, int32 indices); not a fused
     function, whose dispatch would import numpy."""
     with nogil:
-        score_rows(indptr, indices, data, feature_ids, weights, bias, out)
+        score_rows(indptr, indices, data, feature_ids, weights, bias, out, n_threads)
 
 
 def format_scores(const double[::1] scores):

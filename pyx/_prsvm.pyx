@@ -12,8 +12,26 @@ query, so a query of m documents costs O(m log L).  After each sweep of a query
 the paths it touched are zeroed again, so the tree is reset in O(m log L) and
 exactly (no floating-point residue of subtracting what was added).
 """
+from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport free, malloc
+
+import numpy as np
+
+
+cdef const int64_t[::1] chunk_list(const int64_t[::1] chunks, Py_ssize_t n_queries):
+    """chunks, or, when None, the one chunk of every query."""
+    if chunks is None:
+        return np.array([0, max(n_queries, 0)], dtype=np.int64)
+    return chunks
+
+
+cdef check_chunks(const int[::1] status):
+    """MemoryError when a chunk could not allocate its scratch space."""
+    cdef Py_ssize_t k
+    for k in range(status.shape[0]):
+        if status[k] != 0:
+            raise MemoryError()
 
 
 cdef struct Moments:
@@ -57,17 +75,25 @@ cdef inline Moments fenwick_prefix(const Moments* tree, Py_ssize_t i) noexcept n
     return m
 
 
-cdef Moments* new_tree(Py_ssize_t n_levels) except NULL:
-    cdef Moments* tree = <Moments*> calloc(n_levels + 1, sizeof(Moments))
-    if tree == NULL:
-        raise MemoryError()
-    return tree
+# Threads.  Queries are independent: the kernels take chunks of whole queries
+# (chunk c: queries chunks[c]:chunks[c+1], fixed by the data, not by the number of
+# threads), run them on n_threads OpenMP threads, each chunk with its own Fenwick
+# tree and its own partial loss, and add the partial losses in chunk order, so the
+# results are the same bits for any number of threads.  Between batches of chunks
+# the GIL is taken to let Ctrl-C through.
+
+cdef extern from "Python.h":
+    int PyErr_CheckSignals() except -1
+
+cdef enum:
+    BATCH = 256         # chunks between two checks for signals
 
 
-def squared_hinge(const double[::1] scores, const int64_t[::1] rank,
-                  const int64_t[::1] starts, const int64_t[::1] order,
-                  const double[::1] weight, Py_ssize_t n_levels, double[::1] grad_out):
-    """Return L = sum_q c_q sum_{active (i, j)} (1 - s_i + s_j)^2 and write dL/ds to grad_out."""
+cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
+                     const int64_t* order, const double* weight, Py_ssize_t n_levels,
+                     Py_ssize_t q0, Py_ssize_t q1, Moments* tree, double* grad_out,
+                     double* loss_out) noexcept nogil:
+    """squared_hinge over queries q0 .. q1 - 1, with a zeroed tree (left zeroed)."""
     # Per query, scores are shifted by a reference c (the median score) to keep
     # the moment sums small: t = s - c.  For document i, with u_i = 1 - t_i,
     #   lower partners  j (rank_j < rank_i, s_j > s_i - 1):  n, S1 = sum t_j, S2 = sum t_j^2
@@ -82,93 +108,143 @@ def squared_hinge(const double[::1] scores, const int64_t[::1] rank,
     cdef Py_ssize_t q, a, b, p, t, i, j
     cdef double c, ref, u, ti, loss = 0.0
     cdef Moments m
-    cdef Moments* tree = new_tree(n_levels)
-    try:
+    for q in range(q0, q1):
+        a = starts[q]
+        b = starts[q + 1]
+        if a == b:
+            continue
+        c = weight[q]
+        ref = scores[order[a + (b - a) // 2]]
+        # sweep 1: lower-label partners, by decreasing score
+        p = b - 1
+        for t in range(b - 1, a - 1, -1):
+            i = order[t]
+            while p >= a and scores[order[p]] > scores[i] - 1.0:
+                j = order[p]
+                fenwick_add(tree, size, rank[j], scores[j] - ref)
+                p -= 1
+            m = fenwick_prefix(tree, rank[i])
+            u = 1.0 - (scores[i] - ref)
+            loss += c * (m.n * u * u + 2.0 * u * m.s + m.ss)
+            grad_out[i] = -2.0 * c * (m.n * u + m.s)
+        for t in range(p + 1, b):
+            fenwick_clear(tree, size, rank[order[t]])
+        # sweep 2: higher-label partners, by increasing score
+        p = a
+        for t in range(a, b):
+            i = order[t]
+            while p < b and scores[i] > scores[order[p]] - 1.0:
+                j = order[p]
+                fenwick_add(tree, size, n_levels - 1 - rank[j], scores[j] - ref)
+                p += 1
+            m = fenwick_prefix(tree, n_levels - 1 - rank[i])
+            ti = scores[i] - ref
+            grad_out[i] += 2.0 * c * (m.n * (1.0 + ti) - m.s)
+        for t in range(a, p):
+            fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])
+    loss_out[0] = loss
+
+
+cdef void hessvec_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
+                        const int64_t* order, const double* weight, Py_ssize_t n_levels,
+                        const double* d, Py_ssize_t q0, Py_ssize_t q1, Moments* tree,
+                        double* out) noexcept nogil:
+    """squared_hinge_hessvec over queries q0 .. q1 - 1, with a zeroed tree (left zeroed)."""
+    # out_i = 2 c_q (a_i d_i - sum_{active partners j of i} d_j), a_i = number of
+    # active partners of i, lower and higher.  Same two sweeps as loss_chunk,
+    # inserting d_j instead of the shifted score (the sum of squares is unused).
+    cdef Py_ssize_t size = n_levels + 1
+    cdef Py_ssize_t q, a, b, p, t, i, j
+    cdef double c
+    cdef Moments m
+    for q in range(q0, q1):
+        a = starts[q]
+        b = starts[q + 1]
+        c = weight[q]
+        # sweep 1: lower-label partners, by decreasing score
+        p = b - 1
+        for t in range(b - 1, a - 1, -1):
+            i = order[t]
+            while p >= a and scores[order[p]] > scores[i] - 1.0:
+                j = order[p]
+                fenwick_add(tree, size, rank[j], d[j])
+                p -= 1
+            m = fenwick_prefix(tree, rank[i])
+            out[i] = 2.0 * c * (m.n * d[i] - m.s)
+        for t in range(p + 1, b):
+            fenwick_clear(tree, size, rank[order[t]])
+        # sweep 2: higher-label partners, by increasing score
+        p = a
+        for t in range(a, b):
+            i = order[t]
+            while p < b and scores[i] > scores[order[p]] - 1.0:
+                j = order[p]
+                fenwick_add(tree, size, n_levels - 1 - rank[j], d[j])
+                p += 1
+            m = fenwick_prefix(tree, n_levels - 1 - rank[i])
+            out[i] += 2.0 * c * (m.n * d[i] - m.s)
+        for t in range(a, p):
+            fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])
+
+
+cdef Moments[:, ::1] thread_trees(int n_threads, Py_ssize_t n_levels):
+    """One zeroed Fenwick tree per thread (threadid() picks it), reused by its chunks.
+
+    Each query leaves its tree zeroed, so a tree serves any number of chunks; per
+    thread rather than per chunk, as a tree holds one node per label level (as
+    many as documents with real-valued labels).
+    """
+    return np.zeros((max(n_threads, 1), n_levels + 1),
+                    dtype=[("n", np.float64), ("s", np.float64), ("ss", np.float64)])
+
+
+def squared_hinge(const double[::1] scores, const int64_t[::1] rank,
+                  const int64_t[::1] starts, const int64_t[::1] order,
+                  const double[::1] weight, Py_ssize_t n_levels, double[::1] grad_out,
+                  const int64_t[::1] chunks=None, int n_threads=1):
+    """Return L = sum_q c_q sum_{active (i, j)} (1 - s_i + s_j)^2 and write dL/ds to grad_out."""
+    chunks = chunk_list(chunks, starts.shape[0] - 1)
+    cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, lo, hi, k
+    cdef double[::1] partial = np.zeros(max(n_chunks, 1))
+    cdef double loss = 0.0
+    if scores.shape[0] == 0:
+        return 0.0
+    cdef Moments[:, ::1] trees = thread_trees(n_threads, n_levels)
+    lo = 0
+    while lo < n_chunks:
+        hi = min(lo + BATCH, n_chunks)
         with nogil:
-            for q in range(starts.shape[0] - 1):
-                a = starts[q]
-                b = starts[q + 1]
-                if a == b:
-                    continue
-                c = weight[q]
-                ref = scores[order[a + (b - a) // 2]]
-                # sweep 1: lower-label partners, by decreasing score
-                p = b - 1
-                for t in range(b - 1, a - 1, -1):
-                    i = order[t]
-                    while p >= a and scores[order[p]] > scores[i] - 1.0:
-                        j = order[p]
-                        fenwick_add(tree, size, rank[j], scores[j] - ref)
-                        p -= 1
-                    m = fenwick_prefix(tree, rank[i])
-                    u = 1.0 - (scores[i] - ref)
-                    loss += c * (m.n * u * u + 2.0 * u * m.s + m.ss)
-                    grad_out[i] = -2.0 * c * (m.n * u + m.s)
-                for t in range(p + 1, b):
-                    fenwick_clear(tree, size, rank[order[t]])
-                # sweep 2: higher-label partners, by increasing score
-                p = a
-                for t in range(a, b):
-                    i = order[t]
-                    while p < b and scores[i] > scores[order[p]] - 1.0:
-                        j = order[p]
-                        fenwick_add(tree, size, n_levels - 1 - rank[j], scores[j] - ref)
-                        p += 1
-                    m = fenwick_prefix(tree, n_levels - 1 - rank[i])
-                    ti = scores[i] - ref
-                    grad_out[i] += 2.0 * c * (m.n * (1.0 + ti) - m.s)
-                for t in range(a, p):
-                    fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])
-    finally:
-        free(tree)
+            for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
+                loss_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], n_levels,
+                           chunks[k], chunks[k + 1], &trees[threadid(), 0], &grad_out[0],
+                           &partial[k])
+        PyErr_CheckSignals()
+        lo = hi
+    for k in range(n_chunks):
+        loss += partial[k]
     return loss
 
 
 def squared_hinge_hessvec(const double[::1] scores, const int64_t[::1] rank,
                           const int64_t[::1] starts, const int64_t[::1] order,
                           const double[::1] weight, Py_ssize_t n_levels,
-                          const double[::1] d, double[::1] out):
+                          const double[::1] d, double[::1] out,
+                          const int64_t[::1] chunks=None, int n_threads=1):
     """Write out = H d, the generalized Hessian of squared_hinge (active set fixed at scores)."""
-    # out_i = 2 c_q (a_i d_i - sum_{active partners j of i} d_j), a_i = number of
-    # active partners of i, lower and higher.  Same two sweeps as squared_hinge,
-    # inserting d_j instead of the shifted score (the sum of squares is unused).
-    cdef Py_ssize_t size = n_levels + 1
-    cdef Py_ssize_t q, a, b, p, t, i, j
-    cdef double c
-    cdef Moments m
-    cdef Moments* tree = new_tree(n_levels)
-    try:
+    chunks = chunk_list(chunks, starts.shape[0] - 1)
+    cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, lo, hi, k
+    if scores.shape[0] == 0:
+        return
+    cdef Moments[:, ::1] trees = thread_trees(n_threads, n_levels)
+    lo = 0
+    while lo < n_chunks:
+        hi = min(lo + BATCH, n_chunks)
         with nogil:
-            for q in range(starts.shape[0] - 1):
-                a = starts[q]
-                b = starts[q + 1]
-                c = weight[q]
-                # sweep 1: lower-label partners, by decreasing score
-                p = b - 1
-                for t in range(b - 1, a - 1, -1):
-                    i = order[t]
-                    while p >= a and scores[order[p]] > scores[i] - 1.0:
-                        j = order[p]
-                        fenwick_add(tree, size, rank[j], d[j])
-                        p -= 1
-                    m = fenwick_prefix(tree, rank[i])
-                    out[i] = 2.0 * c * (m.n * d[i] - m.s)
-                for t in range(p + 1, b):
-                    fenwick_clear(tree, size, rank[order[t]])
-                # sweep 2: higher-label partners, by increasing score
-                p = a
-                for t in range(a, b):
-                    i = order[t]
-                    while p < b and scores[i] > scores[order[p]] - 1.0:
-                        j = order[p]
-                        fenwick_add(tree, size, n_levels - 1 - rank[j], d[j])
-                        p += 1
-                    m = fenwick_prefix(tree, n_levels - 1 - rank[i])
-                    out[i] += 2.0 * c * (m.n * d[i] - m.s)
-                for t in range(a, p):
-                    fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])
-    finally:
-        free(tree)
+            for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
+                hessvec_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], n_levels,
+                              &d[0], chunks[k], chunks[k + 1], &trees[threadid(), 0], &out[0])
+        PyErr_CheckSignals()
+        lo = hi
 
 
 cdef void merge_sort(int64_t* idx, int64_t* tmp, Py_ssize_t m,
@@ -223,22 +299,35 @@ cdef void merge_sort(int64_t* idx, int64_t* tmp, Py_ssize_t m,
             idx[i] = src[i]
 
 
-def sort_within_queries(const double[::1] scores, const int64_t[::1] starts,
-                        int64_t[::1] order):
-    """order[starts[q]:starts[q+1]] = that query's documents by increasing score (stable)."""
-    cdef Py_ssize_t q, i, a, b, longest = 0
-    for q in range(starts.shape[0] - 1):
+cdef int sort_chunk(const double* scores, const int64_t* starts, Py_ssize_t q0,
+                    Py_ssize_t q1, int64_t* order) noexcept nogil:
+    """order[starts[q]:starts[q+1]] for queries q0 .. q1 - 1; -1 when out of memory."""
+    cdef Py_ssize_t q, i, a, b, longest = 1
+    cdef int64_t* tmp
+    for q in range(q0, q1):
         longest = max(longest, starts[q + 1] - starts[q])
-    cdef int64_t* tmp = <int64_t*> calloc(max(longest, 1), sizeof(int64_t))
+    tmp = <int64_t*> malloc(longest * sizeof(int64_t))
     if tmp == NULL:
-        raise MemoryError()
-    try:
-        with nogil:
-            for q in range(starts.shape[0] - 1):
-                a, b = starts[q], starts[q + 1]
-                for i in range(a, b):
-                    order[i] = i
-                if b - a > 1:
-                    merge_sort(&order[a], tmp, b - a, &scores[0])
-    finally:
-        free(tmp)
+        return -1
+    for q in range(q0, q1):
+        a, b = starts[q], starts[q + 1]
+        for i in range(a, b):
+            order[i] = i
+        if b - a > 1:
+            merge_sort(&order[a], tmp, b - a, scores)
+    free(tmp)
+    return 0
+
+
+def sort_within_queries(const double[::1] scores, const int64_t[::1] starts,
+                        int64_t[::1] order, const int64_t[::1] chunks=None, int n_threads=1):
+    """order[starts[q]:starts[q+1]] = that query's documents by increasing score (stable)."""
+    chunks = chunk_list(chunks, starts.shape[0] - 1)
+    cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, k
+    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
+    if scores.shape[0] == 0:
+        return
+    with nogil:
+        for k in prange(n_chunks, schedule="dynamic", num_threads=n_threads):
+            status[k] = sort_chunk(&scores[0], &starts[0], chunks[k], chunks[k + 1], &order[0])
+    check_chunks(status)

@@ -17,103 +17,207 @@ h_j = X̂_jᵀ a.  Adding feature i (Sherman–Morrison): c = 1 / (1 + g_i),
 p_q − κ U_qi.  Rows are C-contiguous, so every inner loop runs over the
 features of one document.
 """
+from cython.parallel cimport prange
 from libc.math cimport NAN
 from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
 from scipy.linalg.cython_blas cimport dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
+import numpy as np
 
-def lqo_errors(const double[:, ::1] C, const double[:, ::1] U, const double[::1] a,
-               const double[::1] p, const double[::1] g, const double[::1] h,
-               const int64_t[::1] starts, double[::1] out, double[:, ::1] work):
-    """out[j] = Σ_q ‖p_q − κ_qj U_qj‖², the LQO squared error after adding feature j."""
-    # Two passes per query: (uc_j, ua_j) = Σ_r U_rj (C_rj, a_r) over its rows, then
-    # κ_j, then Σ_r (p_r − κ_j U_rj)² (exact, not expanded: no cancellation).  The
-    # query's block of U is read twice while it is still in cache.
-    cdef Py_ssize_t d = U.shape[1]
-    cdef Py_ssize_t q, r, j, lo, hi
-    cdef double *uc
-    cdef double *ua
-    cdef double *kappa
-    cdef const double *urow
-    cdef const double *crow
+
+cdef const int64_t[::1] chunk_list(const int64_t[::1] chunks, Py_ssize_t n_queries):
+    """chunks, or, when None, the one chunk of every query."""
+    if chunks is None:
+        return np.array([0, max(n_queries, 0)], dtype=np.int64)
+    return chunks
+
+
+cdef check_chunks(const int[::1] status):
+    """MemoryError when a chunk could not allocate its scratch space."""
+    cdef Py_ssize_t k
+    for k in range(status.shape[0]):
+        if status[k] != 0:
+            raise MemoryError()
+
+
+cdef void query_errors(const double* C, const double* U, const double* a, const double* p,
+                       const double* g, const double* h, Py_ssize_t lo, Py_ssize_t hi,
+                       Py_ssize_t d, double* work, double* out) noexcept nogil:
+    """out[j] += ‖p_q − κ_qj U_qj‖² for the query of rows lo .. hi - 1 (work: 3 d doubles)."""
+    # Two passes: (uc_j, ua_j) = Σ_r U_rj (C_rj, a_r) over its rows, then κ_j, then
+    # Σ_r (p_r − κ_j U_rj)² (exact, not expanded: no cancellation).  The query's
+    # block of U is read twice while it is still in cache.
+    cdef Py_ssize_t r, j
+    cdef double* uc = work
+    cdef double* ua = work + d
+    cdef double* kappa = work + 2 * d
+    cdef const double* urow
+    cdef const double* crow
     cdef double ar, pr, c, delta, gamma, diff
-    if d == 0:
-        return
-    uc = &work[0, 0]
-    ua = &work[1, 0]
-    kappa = &work[2, 0]
-    with nogil:
+    for j in range(d):
+        uc[j] = 0.0
+        ua[j] = 0.0
+    for r in range(lo, hi):
+        urow = U + r * d
+        crow = C + r * d
+        ar = a[r]
         for j in range(d):
-            out[j] = 0.0
-        for q in range(starts.shape[0] - 1):
-            lo = starts[q]
-            hi = starts[q + 1]
-            for j in range(d):
-                uc[j] = 0.0
-                ua[j] = 0.0
-            for r in range(lo, hi):
-                urow = &U[r, 0]
-                crow = &C[r, 0]
-                ar = a[r]
-                for j in range(d):
-                    uc[j] += urow[j] * crow[j]
-                    ua[j] += urow[j] * ar
-            for j in range(d):
-                c = 1.0 / (1.0 + g[j])
-                delta = c * h[j]
-                gamma = 1.0 / (uc[j] - 1.0 / c)
-                kappa[j] = delta + gamma * (ua[j] - delta * uc[j])
-            for r in range(lo, hi):
-                urow = &U[r, 0]
-                pr = p[r]
-                for j in range(d):
-                    diff = pr - kappa[j] * urow[j]
-                    out[j] += diff * diff
+            uc[j] += urow[j] * crow[j]
+            ua[j] += urow[j] * ar
+    for j in range(d):
+        c = 1.0 / (1.0 + g[j])
+        delta = c * h[j]
+        gamma = 1.0 / (uc[j] - 1.0 / c)
+        kappa[j] = delta + gamma * (ua[j] - delta * uc[j])
+    for r in range(lo, hi):
+        urow = U + r * d
+        pr = p[r]
+        for j in range(d):
+            diff = pr - kappa[j] * urow[j]
+            out[j] += diff * diff
 
 
-def add_feature(double[:, ::1] C, double[:, ::1] U, double[::1] a, double[::1] p,
-                const double[::1] cb, const double[::1] ub, const double[::1] t,
-                double c, double delta, const int64_t[::1] starts, double[::1] v):
-    """Update C, U, a, p in place for the added feature b (cb, ub: its old C and U columns)."""
+cdef void query_update(double* C, double* U, double* a, double* p, const double* cb,
+                       const double* ub, const double* t, double c, double delta,
+                       Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t d, double* v) noexcept nogil:
+    """Add feature b to the caches of the query of rows lo .. hi - 1 (v: d doubles of work)."""
     # t = c X̂_bᵀ C (old C), δ = c h_b.  Per query q:
     #   γ = 1 / (ub·cb − 1/c),  κ = δ + γ (ub·a − δ ub·cb)   (old a)
     #   p_q ← p_q − κ ub,  a_q ← a_q − δ cb,  C_q ← C_q − cb tᵀ
     #   v = C_qᵀ ub (new C),  U_q ← U_q − ub (t + γ v)ᵀ
-    cdef Py_ssize_t d = C.shape[1]
-    cdef Py_ssize_t q, r, j, lo, hi
-    cdef double ucb, uab, gamma, kappa, br, wr
-    cdef double *crow
-    cdef double *urow
-    if d == 0:
-        return
+    cdef Py_ssize_t r, j
+    cdef double ucb = 0.0, uab = 0.0, gamma, kappa, br, wr
+    cdef double* crow
+    cdef double* urow
+    for r in range(lo, hi):
+        ucb += ub[r] * cb[r]
+        uab += ub[r] * a[r]
+    gamma = 1.0 / (ucb - 1.0 / c)
+    kappa = delta + gamma * (uab - delta * ucb)
+    for j in range(d):
+        v[j] = 0.0
+    for r in range(lo, hi):
+        p[r] -= kappa * ub[r]
+        a[r] -= delta * cb[r]
+        crow = C + r * d
+        br = cb[r]
+        wr = ub[r]
+        for j in range(d):
+            crow[j] -= br * t[j]
+            v[j] += crow[j] * wr
+    for r in range(lo, hi):
+        urow = U + r * d
+        wr = ub[r]
+        for j in range(d):
+            urow[j] -= wr * (t[j] + gamma * v[j])
+
+
+cdef struct Greedy:
+    # the caches (n × d row-major C and U, n-vectors a and p) and, for an update,
+    # feature b's old columns cb, ub, t, c, δ; for scoring, g and h (after the update)
+    double* C
+    double* U
+    double* a
+    double* p
+    const double* cb
+    const double* ub
+    const double* t
+    double c
+    double delta
+    const double* g
+    const double* h
+    const int64_t* starts
+    Py_ssize_t d
+
+
+cdef int greedy_chunk(const Greedy* G, bint update, double* errors, Py_ssize_t q0,
+                      Py_ssize_t q1) noexcept nogil:
+    """Update (if update) and/or score (if errors) queries q0 .. q1 - 1; -1 when out of memory."""
+    cdef Py_ssize_t q, j, d = G.d
+    cdef double* work = <double*> malloc(3 * d * sizeof(double))
+    if work == NULL:
+        return -1
+    if errors != NULL:
+        for j in range(d):
+            errors[j] = 0.0
+    for q in range(q0, q1):
+        if update:
+            query_update(G.C, G.U, G.a, G.p, G.cb, G.ub, G.t, G.c, G.delta, G.starts[q],
+                         G.starts[q + 1], d, work)
+        if errors != NULL:                  # the query's new caches, still in cache
+            query_errors(G.C, G.U, G.a, G.p, G.g, G.h, G.starts[q], G.starts[q + 1], d,
+                         work, errors)
+    free(work)
+    return 0
+
+
+cdef run_greedy(Greedy* G, bint update, double[::1] out, const int64_t[::1] chunks,
+                int n_threads):
+    """greedy_chunk over every chunk on n_threads threads; errors (if out is not None) into out."""
+    # Each chunk scores into its own row of partial, rows added in chunk order: the
+    # same bits for any n_threads.
+    cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, k
+    cdef bint score = out is not None
+    cdef double[:, ::1] partial = np.zeros((max(n_chunks, 1), G.d if score else 1))
+    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
     with nogil:
-        for q in range(starts.shape[0] - 1):
-            lo = starts[q]
-            hi = starts[q + 1]
-            ucb = 0.0
-            uab = 0.0
-            for r in range(lo, hi):
-                ucb += ub[r] * cb[r]
-                uab += ub[r] * a[r]
-            gamma = 1.0 / (ucb - 1.0 / c)
-            kappa = delta + gamma * (uab - delta * ucb)
-            for j in range(d):
-                v[j] = 0.0
-            for r in range(lo, hi):
-                p[r] -= kappa * ub[r]
-                a[r] -= delta * cb[r]
-                crow = &C[r, 0]
-                br = cb[r]
-                wr = ub[r]
-                for j in range(d):
-                    crow[j] -= br * t[j]
-                    v[j] += crow[j] * wr
-            for r in range(lo, hi):
-                urow = &U[r, 0]
-                wr = ub[r]
-                for j in range(d):
-                    urow[j] -= wr * (t[j] + gamma * v[j])
+        for k in prange(n_chunks, schedule="dynamic", num_threads=n_threads):
+            status[k] = greedy_chunk(G, update, &partial[k, 0] if score else NULL,
+                                     chunks[k], chunks[k + 1])
+    check_chunks(status)
+    if score:
+        add_rows(partial, n_chunks, out)
+
+
+cdef void add_rows(const double[:, ::1] partial, Py_ssize_t n_rows, double[::1] out) noexcept:
+    """out = Σ_k partial[k] (NumPy: partial[:n_rows].sum(axis=0), in row order)."""
+    cdef Py_ssize_t k, j
+    for j in range(out.shape[0]):
+        out[j] = 0.0
+    for k in range(n_rows):
+        for j in range(out.shape[0]):
+            out[j] += partial[k, j]
+
+
+def lqo_errors(const double[:, ::1] C, const double[:, ::1] U, const double[::1] a,
+               const double[::1] p, const double[::1] g, const double[::1] h,
+               const int64_t[::1] starts, double[::1] out, const int64_t[::1] chunks=None,
+               int n_threads=1):
+    """out[j] = Σ_q ‖p_q − κ_qj U_qj‖², the LQO squared error after adding feature j.
+
+    Chunks of queries (chunks[c]:chunks[c+1]; None: one chunk) on n_threads threads.
+    """
+    cdef Greedy G
+    if U.shape[1] == 0:
+        return
+    G.C, G.U = <double*> &C[0, 0], <double*> &U[0, 0]
+    G.a, G.p, G.g, G.h = <double*> &a[0], <double*> &p[0], &g[0], &h[0]
+    G.starts, G.d = &starts[0], U.shape[1]
+    run_greedy(&G, False, out, chunk_list(chunks, starts.shape[0] - 1), n_threads)
+
+
+def add_feature(double[:, ::1] C, double[:, ::1] U, double[::1] a, double[::1] p,
+                const double[::1] cb, const double[::1] ub, const double[::1] t,
+                double c, double delta, const int64_t[::1] starts,
+                const int64_t[::1] chunks=None, int n_threads=1, const double[::1] g=None,
+                const double[::1] h=None, double[::1] out=None):
+    """Update C, U, a, p in place for the added feature b (cb, ub: its old C and U columns).
+
+    With g, h (the vectors after the update) and out: also lqo_errors of the
+    updated caches into out, in the same pass over the data.  Queries only touch
+    their own rows: chunks (None: one) run on n_threads threads.
+    """
+    cdef Greedy G
+    if C.shape[1] == 0:
+        return
+    G.C, G.U, G.a, G.p = &C[0, 0], &U[0, 0], &a[0], &p[0]
+    G.cb, G.ub, G.t, G.c, G.delta = &cb[0], &ub[0], &t[0], c, delta
+    G.g = &g[0] if out is not None else NULL
+    G.h = &h[0] if out is not None else NULL
+    G.starts, G.d = &starts[0], C.shape[1]
+    run_greedy(&G, True, out, chunk_list(chunks, starts.shape[0] - 1), n_threads)
 
 
 def lqo_blocks(const double[:, ::1] Z, const double[::1] sroot, const double[::1] e,
@@ -167,34 +271,58 @@ def lqo_blocks(const double[:, ::1] Z, const double[::1] sroot, const double[::1
     return failed
 
 
-def centre(const double[:, ::1] X, const int64_t[::1] starts, const double[::1] scale,
-           double[:, ::1] out, double[::1] mean):
-    """out_q = scale_q (X_q − 1 mean(X_q)ᵀ) for each query q (rows starts[q]:starts[q+1])."""
+cdef int centre_chunk(const double[:, ::1] X, const int64_t[::1] starts,
+                      const double[::1] scale, double[:, ::1] out, Py_ssize_t q0,
+                      Py_ssize_t q1) noexcept nogil:
+    """centre over queries q0 .. q1 - 1; -1 when out of memory."""
     # Two passes per query: the column means (summed in row order, then divided by
-    # m_q), then the centred, scaled rows.  mean holds d doubles of work.
+    # m_q), then the centred, scaled rows.
     cdef Py_ssize_t d = X.shape[1]
     cdef Py_ssize_t q, r, j, lo, hi
     cdef double inv_m, sq
     cdef const double *xrow
     cdef double *orow
+    cdef double* mean = <double*> malloc((d + 1) * sizeof(double))
+    if mean == NULL:
+        return -1
+    for q in range(q0, q1):
+        lo = starts[q]
+        hi = starts[q + 1]
+        if hi == lo:
+            continue
+        for j in range(d):
+            mean[j] = 0.0
+        for r in range(lo, hi):
+            xrow = &X[r, 0]
+            for j in range(d):
+                mean[j] += xrow[j]
+        inv_m = 1.0 / <double> (hi - lo)
+        for j in range(d):
+            mean[j] = mean[j] * inv_m
+        sq = scale[q]
+        for r in range(lo, hi):
+            xrow = &X[r, 0]
+            orow = &out[r, 0]
+            for j in range(d):
+                orow[j] = (xrow[j] - mean[j]) * sq
+    free(mean)
+    return 0
+
+
+def centre(const double[:, ::1] X, const int64_t[::1] starts, const double[::1] scale,
+           double[:, ::1] out, const int64_t[::1] chunks=None, int n_threads=1):
+    """out_q = scale_q (X_q − 1 mean(X_q)ᵀ) for each query q (rows starts[q]:starts[q+1]).
+
+    X may have one column (a vector).  Chunks of queries (None: one) run on
+    n_threads threads, each query computed by one of them.
+    """
+    cdef Py_ssize_t n_chunks, k
+    if X.shape[0] == 0:
+        return
+    chunks = chunk_list(chunks, starts.shape[0] - 1)
+    n_chunks = chunks.shape[0] - 1
+    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
     with nogil:
-        for q in range(starts.shape[0] - 1):
-            lo = starts[q]
-            hi = starts[q + 1]
-            if hi == lo:
-                continue
-            for j in range(d):
-                mean[j] = 0.0
-            for r in range(lo, hi):
-                xrow = &X[r, 0]
-                for j in range(d):
-                    mean[j] += xrow[j]
-            inv_m = 1.0 / <double> (hi - lo)
-            for j in range(d):
-                mean[j] = mean[j] * inv_m
-            sq = scale[q]
-            for r in range(lo, hi):
-                xrow = &X[r, 0]
-                orow = &out[r, 0]
-                for j in range(d):
-                    orow[j] = (xrow[j] - mean[j]) * sq
+        for k in prange(n_chunks, schedule="dynamic", num_threads=n_threads):
+            status[k] = centre_chunk(X, starts, scale, out, chunks[k], chunks[k + 1])
+    check_chunks(status)

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from . import __version__
 from ._predict import format_scores, linear_scores_rows
+from ._threads import resolve_n_jobs
 from .errors import InputError, RankfastError, UsageError
 from .files import atomic_output, check_output
 from .modelfile import read_model_file, single_vector_weights
@@ -47,6 +48,9 @@ General options:
                         the lines svm_rank's svm_light prints while reading
                         the examples and writing the model (its QP solver's
                         lines have no counterpart here)
+         -j, --threads int
+                     -> threads (default 0: every core this process may use);
+                        the model file is the same for any number
 Learning options:
          -a algo     -> learner (default prsvm): {learners}
                         (in any case). svm_rank's -a FILE (write the alphas
@@ -140,6 +144,8 @@ Options:
                         than k documents scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
          --ndcg letor|standard -> NDCG convention of --metrics (default letor)
+         -j, --threads int -> threads (default 0: every core this process may
+                        use) scoring a linear model (same predictions)
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
                         existing one, or N local worker processes);
                         example_file may then be a quoted glob, scored in
@@ -255,6 +261,7 @@ LEARN_OPTIONS = {
     "--folds": ("folds", _folds), "--cv-metric": ("cv_metric", _cv_metric),
     "--cv-rule": ("cv_rule", _words("best", "1se")), "--ndcg": ("ndcg", _words("letor", "standard")),
     "--plot": ("plot", _plot_file),
+    "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
     "--group": ("group", _text),
     "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
 }
@@ -263,6 +270,7 @@ CLASSIFY_OPTIONS = {
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
     "--ndcg-at": ("ndcg_at", lambda t, f: [_at_least(1)(part, f) for part in t.split(",")]),
     "--ndcg": ("ndcg", _words("letor", "standard")),
+    "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
     "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
 }
 CLASSIFY_SWITCHES = {"--metrics": "metrics"}
@@ -543,9 +551,9 @@ def _no_documents(path):
                                   "and comment lines)")
 
 
-def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None):
+def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None, n_jobs=None):
     from .data import load_svmlight
-    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity))
+    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity), n_jobs=n_jobs)
     if dataset.n_documents == 0:
         raise _no_documents(path)
     _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
@@ -626,7 +634,7 @@ def _learn(argv):
 
     _progress("Reading training examples...", verbosity, end="")
     dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity,
-                    options.get("group"))
+                    options.get("group"), options.get("n_jobs"))
     _progress("done", verbosity)
     import numpy as np
     n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows
@@ -764,7 +772,8 @@ def _classify(argv):
     _progress("Reading test examples...", verbosity, end="")
     if file.kernel == 0 and file.rff is None:
         n_documents, runtime, queries = _classify_stream(file, test_path, output_path,
-                                                         verbosity, cutoffs)
+                                                         verbosity, cutoffs,
+                                                         resolve_n_jobs(options.get("n_jobs")))
     else:
         n_documents, runtime, queries = _classify_batch(file, test_path, output_path,
                                                         verbosity, cutoffs)
@@ -798,8 +807,10 @@ def _linear_weights(file):
     return model.feature_ids, model.weights
 
 
-def _classify_stream(file, test_path, output_path, verbosity, cutoffs):
+def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_threads=1):
     """Score the test file block by block, writing each block's predictions as it goes.
+
+    Each block's rows are scored on n_threads threads (the same scores for any number).
 
     Memory: one block of documents, the current query's scores and labels,
     and per-query figures (see _QueryFigures).
@@ -818,7 +829,7 @@ def _classify_stream(file, test_path, output_path, verbosity, cutoffs):
                 scores = array.array("d", bytes(8 * n))
             start = time.process_time()
             linear_scores_rows(block.indptr, block.indices, block.values, ids, weights,
-                               file.bias, memoryview(scores)[:n])
+                               file.bias, memoryview(scores)[:n], n_threads)
             runtime += time.process_time() - start
             out.write(format_scores(memoryview(scores)[:n]))
             queries.add(memoryview(scores)[:n], block.y, block.qid)

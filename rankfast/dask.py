@@ -572,17 +572,17 @@ def _erfc_constants(shard):
 def _erfc_point(shard, tag, w):
     """Xᵀγ at w, keeping the scores and γ as the shard's point ``tag``."""
     ob = shard.objective
-    shard.scores = np.asarray(ob.X @ w, dtype=np.float64)
+    shard.scores = ob.products.matvec(w)
     shard.gamma = ob.score_gradient(shard.scores)
     shard.tag, shard.sd, shard.gammas = tag, None, {}
-    return np.asarray(ob.XT @ shard.gamma).ravel()
+    return ob.products.rmatvec(shard.gamma)
 
 
 def _erfc_line(shard, tag, d):
     """Along d from the point: (Σ |X d| δ, Σ c n_other (Xd − query means)², slope parts at 0)."""
     _check(shard, tag)
     ob = shard.objective
-    shard.sd = np.asarray(ob.X @ d, dtype=np.float64)
+    shard.sd = ob.products.matvec(d)
     shard.gammas = {0.0: shard.gamma}
     sizes = np.maximum(np.diff(ob.starts), 1)
     mean = np.bincount(ob.qidx, weights=shard.sd, minlength=len(sizes)) / sizes
@@ -614,7 +614,7 @@ def _erfc_move(shard, tag, new_tag, t):
     if gamma is None:
         gamma = shard.objective.score_gradient(scores)
     shard.tag, shard.scores, shard.gamma, shard.sd, shard.gammas = new_tag, scores, gamma, None, {}
-    return np.asarray(shard.objective.XT @ gamma).ravel()
+    return shard.objective.products.rmatvec(gamma)
 
 
 @dataclasses.dataclass

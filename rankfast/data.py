@@ -15,12 +15,15 @@ Compared with svm_rank the reader is
   ``1:abc``, ``1 : 2``, negative or fractional qids): each raises
   :class:`~rankfast.errors.InputError` naming file, line and token.
 """
+import collections
 import dataclasses
 import io
 
 import numpy as np
 
 from . import _svmlight
+from ._products import mark_columns
+from ._threads import resolve_n_jobs
 from .errors import InputError
 from .files import open_binary
 from .reader import ERR_FULL, _blocks, _changed, reason
@@ -161,7 +164,9 @@ def compact_columns(X):
     import scipy.sparse as sp
     X = sp.csr_matrix(X)
     if X.shape[1] <= 4 * X.nnz + 1024:
-        used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
+        mask = np.zeros(X.shape[1], dtype=np.int8)        # bincount would copy indices to int64
+        mark_columns(X.indices, mask)
+        used = np.flatnonzero(mask)
     else:
         used = np.unique(X.indices)
     if len(used) == X.shape[1]:
@@ -170,7 +175,8 @@ def compact_columns(X):
     return sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], len(used))), used
 
 
-def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES, progress=None):
+def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES, progress=None,
+                  n_jobs=None):
     """Read an SVMlight / svm_rank file.
 
     Parameters
@@ -190,6 +196,13 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     progress : callable, optional
         Called as ``progress(bytes_read)`` after each block is read (bytes
         of decompressed data, increasing); the library prints nothing.
+    n_jobs : int or None
+        Threads parsing a plain file (None or 0: every core this process may
+        run on; see rankfast._threads): blocks of chunk_bytes / threads, each
+        parsed into its own part of the arrays, joined in file order; the same
+        Dataset and the same first error (in file order) as one thread.
+        Streams (standard input, compressed files) and ``comments=True`` are
+        parsed by one thread.
 
     Returns
     -------
@@ -226,6 +239,12 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
         if _rewindable(stream):
             newlines, colons, size = _count(stream, path, buffer)
             whole = _Arrays(newlines, colons, comments)
+            n_threads = resolve_n_jobs(n_jobs)
+            if n_threads > 1 and not comments:
+                del buffer[max(chunk_bytes // n_threads, 1):]       # shrunk, not a second one
+                blocks = _blocks(stream, path, buffer, progress=progress, size=size)
+                whole.parse_blocks(blocks, path, n_threads)
+                return _dataset([whole], path, n_features, comments)
         for block in _blocks(stream, path, buffer, progress=progress, size=size):
             part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments)
             line_offset = part.parse(block, path, line_offset)
@@ -263,6 +282,51 @@ class _Arrays:
         self.comments = [] if comments else None
         self.spans = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)) if comments else None
 
+    def parse_blocks(self, blocks, path, n_threads):
+        """Parse whole-line blocks on n_threads threads (no comments), in file order.
+
+        Block k gets rows and entries for its line and colon counts right after
+        block k - 1's; once parsed (and every earlier block placed), its rows
+        move down to close the gap, which never reaches a later block's part.
+        The first malformed block in file order raises.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+        pending = collections.deque()
+        row = nnz = lines = 0                 # where the next block's part starts; lines before it
+        with ThreadPoolExecutor(n_threads) as pool:
+            for block in blocks:
+                block = bytes(block)                       # the reader's buffer is reused
+                newlines, colons = _svmlight.count_bytes_of(block)
+                rows = newlines + (not block.endswith(b"\n"))
+                if row + rows > len(self.y) or nnz + colons > len(self.values):
+                    raise _changed(path)                 # more than the counting pass saw
+                part = (self.y[row:row + rows], self.qid[row:row + rows],
+                        self.line[row:row + rows], self.indices[nnz:nnz + colons],
+                        self.values[nnz:nnz + colons])
+                pending.append((pool.submit(_parse_part, block, part, lines + 1),
+                                block, row, nnz, lines))
+                row, nnz, lines = row + rows, nnz + colons, lines + newlines
+                while len(pending) > n_threads:
+                    self._place(*pending.popleft(), path)
+            while pending:
+                self._place(*pending.popleft(), path)
+
+    def _place(self, future, block, row, nnz, lines, path):
+        """Move a parsed block's rows and entries (at row, nnz) down to the end of the arrays."""
+        (rows, entries, error, error_line, start, end, _), indptr = future.result()
+        if error == ERR_FULL:
+            raise _changed(path)
+        if error:
+            raise InputError(path, lines + error_line + 1, reason(error, block[start:end]))
+        r, z = self.rows, self.nnz
+        for name in ("y", "qid", "line"):
+            array = getattr(self, name)
+            array[r:r + rows] = array[row:row + rows]
+        self.indices[z:z + entries] = self.indices[nnz:nnz + entries]
+        self.values[z:z + entries] = self.values[nnz:nnz + entries]
+        self.indptr[r + 1:r + rows + 1] = indptr[1:rows + 1] + z
+        self.rows, self.nnz = r + rows, z + entries
+
     def parse(self, block, path, line_offset):
         """Parse one block into the arrays; returns the line offset of the next block."""
         spans = self.spans if self.spans is not None else (None, None)
@@ -282,6 +346,14 @@ class _Arrays:
         self.rows += rows
         self.nnz += entries
         return line_offset + error_line
+
+
+def _parse_part(block, part, first_line):
+    """parse_into a block's own slices of the arrays, with its own indptr (1-based lines)."""
+    y, qid, line, indices, values = part
+    indptr = np.zeros(len(y) + 1, dtype=np.int64)
+    return _svmlight.parse_into(block, 0, 0, y, qid, line, indptr, indices, values,
+                                None, None, first_line), indptr
 
 
 def _dataset(parts, path, n_features, comments):

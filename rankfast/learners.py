@@ -31,20 +31,20 @@ def _prsvm(options):
     from .ranksvm import RankSVM
     return RankSVM(C=_c(options), loss=options.get("loss", 1),
                    tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100),
-                   **_cv(options))
+                   n_jobs=options.get("n_jobs"), **_cv(options))
 
 
 def _rankrls(options):
     from .rankrls import RankRLS
     return RankRLS(C=_c(options), loss=options.get("loss", 1),
                    tol=min(options.get("epsilon", 1e-6), 1e-6), max_iter=options.get("max_iter", 1000),
-                   **_cv(options))
+                   n_jobs=options.get("n_jobs"), **_cv(options))
 
 
 def _greedy(options):
     from .rankrls import GreedyRankRLS
     return GreedyRankRLS(k=options.get("k", "auto"), C=_c(options), loss=options.get("loss", 1),
-                         **_cv(options))
+                         n_jobs=options.get("n_jobs"), **_cv(options))
 
 
 def _rankncg(options):
@@ -52,7 +52,7 @@ def _rankncg(options):
     learner = RankNCG(C=_c(options), loss=options.get("loss", 1),
                       tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
                       erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"),
-                      **_cv(options))
+                      n_jobs=options.get("n_jobs"), **_cv(options))
     learner.check_parameters()                   # before the data is read
     return learner
 
@@ -69,7 +69,9 @@ LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy":
 # Options that only some learners use (-k is handled with the QP solver's flags).
 LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
                    "-#": ("prsvm", "rankncg", "rankrls", "svmrank"),
-                   "--erfc": ("rankncg",), "--erfc-eps": ("rankncg",)}
+                   "--erfc": ("rankncg",), "--erfc-eps": ("rankncg",),
+                   "-j": ("prsvm", "rankncg", "rankrls", "greedy"),
+                   "--threads": ("prsvm", "rankncg", "rankrls", "greedy")}
 
 # Options that only matter when a grid is cross-validated (a -c list, or a -g list).
 CV_OPTIONS = ("--folds", "--cv-metric", "--cv-rule")
@@ -199,6 +201,8 @@ def check_storable_features(dataset):
     rank_classify's scores, so rank_learn refuses it before training.
     """
     data = dataset.X.data
+    if len(data) == 0 or max(-data.min(), data.max()) <= np.finfo(np.float32).max:
+        return                                    # no value can round to inf (and no copy made)
     with np.errstate(over="ignore"):
         beyond = np.isinf(data.astype(np.float32))
     if beyond.any():

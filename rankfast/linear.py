@@ -2,6 +2,8 @@
 import numpy as np
 import scipy.sparse as sp
 
+from . import _products
+from ._threads import BLOCK_ROWS
 from .base import Ranker
 from .compat import check_is_fitted
 from .data import compact_columns, group_rows
@@ -49,6 +51,65 @@ def training_arrays(X, y, qid):
     if not sp.issparse(X):
         X = np.ascontiguousarray(X)
     return X, y, starts, used
+
+
+class DataMatrix:
+    """X for the solvers: X v and Xᵀ u on ``n_threads`` threads, the same bits for any number.
+
+    Dense X is used as given (C-contiguous float64, no copy); sparse X stays in
+    CSR, never densified (12 bytes a value against dense's 8 only where it is
+    full, and no second copy of the data), with its transpose in CSR only when
+    it has so many columns that per-block partial sums (rankfast._products)
+    would cost more than the product itself.
+    """
+
+    PARTIAL_MAX = 1 << 22           # doubles of per-block partial sums, above: Xᵀ in CSR
+
+    def __init__(self, X, n_threads=1):
+        self.n_threads = int(n_threads)
+        self.shape = X.shape
+        n, d = X.shape
+        n_blocks = max(-(-n // BLOCK_ROWS), 1)
+        self.dense = not sp.issparse(X)
+        if self.dense:
+            self.X = np.ascontiguousarray(X, dtype=np.float64)
+        else:
+            self.X = sp.csr_matrix(X, dtype=np.float64)
+        self.XT = None
+        partial_size = n_blocks * d         # per-block sums cost this much per Xᵀu besides nnz
+        if not self.dense and partial_size > min(self.PARTIAL_MAX, self.X.nnz):
+            self.XT = self.X.T.tocsr()
+            self.partial = None
+        else:
+            self.partial = np.empty((n_blocks, d))
+
+    def matvec(self, v):
+        """X v."""
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        out = np.empty(self.shape[0])
+        if self.dense:
+            _products.dense_matvec(self.X, v, out, self.n_threads)
+        else:
+            X = self.X
+            _products.csr_matvec(X.data, X.indices, X.indptr, v, out, self.n_threads)
+        return out
+
+    def rmatvec(self, u, entries="x"):
+        """Xᵀ u; with entries "abs" |X|ᵀ u, with "square" (X ∘ X)ᵀ u (no copy of X either way)."""
+        mode = {"x": 0, "abs": 1, "square": 2}[entries]
+        u = np.ascontiguousarray(u, dtype=np.float64)
+        out = np.zeros(self.shape[1])
+        if self.dense:
+            _products.dense_rmatvec(self.X, u, out, self.partial, BLOCK_ROWS, self.n_threads,
+                                    mode)
+        elif self.XT is None:
+            X = self.X
+            _products.csr_rmatvec(X.data, X.indices, X.indptr, u, out, self.partial,
+                                  BLOCK_ROWS, self.n_threads, mode)
+        else:
+            XT = self.XT
+            _products.csr_matvec(XT.data, XT.indices, XT.indptr, u, out, self.n_threads, mode)
+        return out
 
 
 def linear_scores(X, feature_ids, weights):

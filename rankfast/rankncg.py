@@ -64,11 +64,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _erfc
+from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
 from .compat import check_is_fitted
-from .data import mostly_dense
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import LinearRanker, c_grid, linear_model, training_arrays
+from .linear import DataMatrix, LinearRanker, c_grid, linear_model, training_arrays
 from .ranksvm import query_weights
 
 KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
@@ -82,15 +82,15 @@ class ErfcPairObjective:
     Protocol of :func:`nonlinear_cg`: ``point(w)``, ``precondition(g)``, ``line(point, d)``.
     """
 
-    def __init__(self, X, y, starts, query_weight, eps, fast):
-        if sp.issparse(X) and mostly_dense(X):          # BLAS is faster
-            X = X.toarray()
+    def __init__(self, X, y, starts, query_weight, eps, fast, n_threads=1):
         self.X = X
-        self.XT = X.T if isinstance(X, np.ndarray) else X.T.tocsr()
+        self.products = DataMatrix(X, n_threads)        # sparse X stays sparse: no dense copy
+        self.n_threads = self.products.n_threads
         self.fast = bool(fast)
         self.kernel_args = erfc_parameters(eps).kernel_args()
         n = X.shape[0]
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self.chunks = query_chunks(self.starts)
         sizes = np.diff(self.starts)
         self.qidx = np.repeat(np.arange(len(sizes)), sizes)
         _, rank = np.unique(y, return_inverse=True)
@@ -127,7 +127,7 @@ class ErfcPairObjective:
         rows = np.arange(n)
         by_query = sp.csr_matrix((np.ones(n), (self.qidx, rows)), shape=(len(c_query), n)) @ X
         by_group = sp.csr_matrix((np.ones(n), (group_of, rows)), shape=(n_groups, n)) @ X
-        total = (_weighted_column_squares(X, self.c * self.n_other)
+        total = (self.products.rmatvec(self.c * self.n_other, entries="square")
                  - _weighted_column_squares(by_query, c_query)
                  + _weighted_column_squares(by_group, c_group))
         return np.maximum(total, 0.0)
@@ -137,22 +137,22 @@ class ErfcPairObjective:
         other = np.empty(len(scores))
         w, h, coef, L, gap = self.kernel_args
         _erfc.other_level_sums(KAPPA * scores, self.starts, self.group_order, self.group_starts,
-                               self.rank, self.fast, w, h, coef, L, gap, other)
+                               self.rank, self.fast, w, h, coef, L, gap, other, self.chunks,
+                               self.n_threads)
         return self.half_c * (self.twice_higher - other)
 
     def point(self, w):
         """The iterate w with its scores, score-space and full gradients."""
-        scores = np.asarray(self.X @ w, dtype=np.float64)
+        scores = self.products.matvec(w)
         gamma = self.score_gradient(scores)
-        return _Point(w, scores, gamma, w + self.XT @ gamma)
+        return _Point(w, scores, gamma, w + self.products.rmatvec(gamma))
 
     def precondition(self, g):
         return self.inverse_diagonal * g
 
     def gradient_error(self):
         """A bound on ‖∇F computed − ∇F‖: ‖|X|ᵀδ‖ (the erfc sums' and rounding errors)."""
-        absolute = abs(self.X)
-        return float(np.linalg.norm(absolute.T @ self.delta))
+        return float(np.linalg.norm(self.products.rmatvec(self.delta, entries="abs")))
 
     def line(self, point, d):
         return _Line(self, point, d)
@@ -178,7 +178,7 @@ class _Line:
 
     def __init__(self, objective, point, d):
         self.objective, self.start, self.d = objective, point, d
-        self.sd = np.asarray(objective.X @ d, dtype=np.float64)
+        self.sd = objective.products.matvec(d)
         self.wd, self.dd = float(point.w @ d), float(d @ d)
         self.error = float(np.abs(self.sd) @ objective.delta)
         self.gammas = {0.0: point.gamma}
@@ -211,7 +211,7 @@ class _Line:
         gamma = self.gammas.get(t)
         if gamma is None:
             gamma = self.objective.score_gradient(scores)
-        return _Point(w, scores, gamma, w + self.objective.XT @ gamma)
+        return _Point(w, scores, gamma, w + self.objective.products.rmatvec(gamma))
 
 
 @dataclasses.dataclass
@@ -375,6 +375,10 @@ class RankNCG(LinearRanker):
         Accuracy of the fast erfc sums (rank_learn's --erfc-eps; paper: 1e-6).
     erfc : {"fast", "direct"}
         Fast erfc transform, O(p m) per query, or exact term-by-term sums, O(m²).
+    n_jobs : int or None
+        Threads (rank_learn's -j): None or 0 uses every core this process may
+        run on, -k all but k - 1, 1 none besides the caller.  The model is the
+        same bits for any value.
     cv, cv_metric, cv_rule, cv_convention, random_state
         With a list of C: folds, selection metric, rule, NDCG convention and
         the seed of the folds, as for rankfast.ranksvm.RankSVM.
@@ -405,10 +409,11 @@ class RankNCG(LinearRanker):
     name = "rankncg"
 
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
-                 cv=None, cv_metric="ndcg@10", cv_rule="best", cv_convention="letor",
-                 random_state=0):
+                 n_jobs=None, cv=None, cv_metric="ndcg@10", cv_rule="best",
+                 cv_convention="letor", random_state=0):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.erfc_eps, self.erfc = erfc_eps, erfc
+        self.n_jobs = n_jobs
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
@@ -425,6 +430,7 @@ class RankNCG(LinearRanker):
         except UsageError:
             raise UsageError(f"-c must be positive, not {self.C!r}") from None
 
+    @blas_single_thread()
     def fit(self, X, y, qid=None, group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
@@ -460,7 +466,8 @@ class RankNCG(LinearRanker):
             self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
         objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss),
-                                      self.erfc_eps, self.erfc == "fast")
+                                      self.erfc_eps, self.erfc == "fast",
+                                      resolve_n_jobs(self.n_jobs))
         self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
                                     max_iter=self.max_iter, log=log)
         if log is not None:
@@ -479,7 +486,8 @@ class RankNCG(LinearRanker):
         w = np.zeros(X.shape[1])
         for C in Cs:
             objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, C, self.loss),
-                                          self.erfc_eps, self.erfc == "fast")
+                                          self.erfc_eps, self.erfc == "fast",
+                                          resolve_n_jobs(self.n_jobs))
             w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
             yield fitted_linear(self, C, used, w)
 

@@ -71,7 +71,8 @@ from . import _rankrls
 from .compat import check_is_fitted
 from .errors import UsageError
 from .newton import conjugate_gradient
-from .linear import LinearRanker, c_grid, check_loss, linear_model, training_arrays
+from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
+from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, training_arrays
 
 DENSE_MAX_FEATURES = 2048
 DENSE_MAX_ENTRIES = 1 << 28
@@ -137,13 +138,16 @@ class RankRLS(LinearRanker):
 
     name = "rankrls"
 
-    def __init__(self, C=0.01, loss=1, solver="auto", tol=1e-6, max_iter=1000, cv=None,
-                 cv_metric="ndcg@10", cv_rule="best", cv_convention="letor", random_state=0):
+    def __init__(self, C=0.01, loss=1, solver="auto", tol=1e-6, max_iter=1000, n_jobs=None,
+                 cv=None, cv_metric="ndcg@10", cv_rule="best", cv_convention="letor",
+                 random_state=0):
         self.C, self.loss, self.solver = C, loss, solver
         self.tol, self.max_iter = tol, max_iter
+        self.n_jobs = n_jobs
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
+    @blas_single_thread()
     def fit(self, X, y, qid=None, group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
@@ -172,6 +176,7 @@ class RankRLS(LinearRanker):
         X, y, qid = self._fit_input(X, y, qid, group)
         original = (X, y, qid)
         X, y, starts, used = training_arrays(X, y, qid)
+        n_threads = resolve_n_jobs(self.n_jobs)
         n, d = X.shape
         Q = len(starts) - 1
         _check_regularisation(Q, [self.C] if grid is None else grid)
@@ -192,9 +197,9 @@ class RankRLS(LinearRanker):
                    f"{len(grid)} values of C"), 1)
         if solver == "cg":
             self.C_ = float(self.C)
-            w = self._fit_cg(X, y, starts, alpha, Q / (2.0 * self.C_), log)
+            w = self._fit_cg(X, y, starts, alpha, Q / (2.0 * self.C_), log, n_threads)
         else:
-            Xh = centred(X, starts, alpha)
+            Xh = centred(X, starts, alpha, n_threads=n_threads)
             yh = centred(y[:, None], starts, alpha).ravel()
             varies = np.flatnonzero(np.any(Xh != 0.0, axis=0))   # others: weight exactly 0
             if len(varies) < d:
@@ -211,8 +216,8 @@ class RankRLS(LinearRanker):
         self.weights_ = w
         return self
 
-    def _fit_cg(self, X, y, starts, alpha, lam, log):
-        op = _NormalEquations(X, starts, alpha, lam)
+    def _fit_cg(self, X, y, starts, alpha, lam, log, n_threads):
+        op = _NormalEquations(X, starts, alpha, lam, n_threads)
         b = op.rhs(y)
         w, iterations = conjugate_gradient(op.hessvec, b, self.tol, self.max_iter, op.precondition)
         norm_b = np.linalg.norm(b)
@@ -269,7 +274,7 @@ class RankRLS(LinearRanker):
         d = X.shape[1]
         Q = len(starts) - 1
         alpha = query_scale(starts, self.loss)
-        Xh = centred(X, starts, alpha)
+        Xh = centred(X, starts, alpha, n_threads=resolve_n_jobs(self.n_jobs))
         yh = centred(y[:, None], starts, alpha).ravel()
         varies = np.flatnonzero(np.any(Xh != 0.0, axis=0))
         path = EigenPath(Xh[:, varies], yh, starts)
@@ -360,12 +365,14 @@ class GreedyRankRLS(LinearRanker):
 
     name = "greedy"
 
-    def __init__(self, C=0.01, k="auto", loss=1, cv=None, cv_metric="ndcg@10", cv_rule="best",
-                 cv_convention="letor", random_state=0):    # C first, as for every learner
+    def __init__(self, C=0.01, k="auto", loss=1, n_jobs=None, cv=None, cv_metric="ndcg@10",
+                 cv_rule="best", cv_convention="letor", random_state=0):   # C first, as for every learner
         self.C, self.k, self.loss = C, k, loss
+        self.n_jobs = n_jobs
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
+    @blas_single_thread()
     def fit(self, X, y, qid=None, group=None, log=None):
         """Select features and train on documents X (n × d), labels y and their queries.
 
@@ -408,18 +415,18 @@ class GreedyRankRLS(LinearRanker):
         _check_regularisation(Q, [self.C_])
         lam = Q / (2.0 * float(self.C_))
         alpha = query_scale(starts, self.loss)
-        U = centred(X, starts, alpha)                     # U = X̂ at the start (G = I/λ)
+        n_threads = resolve_n_jobs(self.n_jobs)
+        chunks = query_chunks(starts)
+        U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
         g = np.einsum("ij,ij->j", U, U) / lam
         _check_greedy_conditioning(g, float(self.C_))
         yh = centred(y[:, None], starts, alpha).ravel()
         C = U / lam
+        M = (U.T @ U) / lam                           # X̂ᵀC (d × d, by syrk): t = c M_b below
         a = yh / lam
         p = yh.copy()
-        h = U.T @ yh / lam
-        row_scale = np.sqrt(np.repeat(alpha, np.diff(starts)))
-        work = np.empty((3, d))
+        h = DataMatrix(U, n_threads).rmatvec(yh) / lam
         errors = np.empty(d)
-        v = np.empty(d)
         current = float(p @ p) / max(Q, 1)
         self.lqo_error_start_ = current
         constant = g == 0.0                           # X̂_j = 0: no score can change
@@ -430,26 +437,29 @@ class GreedyRankRLS(LinearRanker):
         if log is not None:
             log(f"Greedy RankRLS: {d} features, {n} documents, {Q} queries, λ = {lam:.6g}; "
                 f"LQO error without features {current:.8g}", 1)
+        if k_max > 0:
+            _rankrls.lqo_errors(C, U, a, p, g, h, starts, errors, chunks, n_threads)
         while len(selected) < k_max:
-            _rankrls.lqo_errors(C, U, a, p, g, h, starts, errors, work)
-            errors /= max(Q, 1)
-            errors[selected] = np.inf
-            errors[constant] = np.inf
-            b = int(np.argmin(errors))
-            if self.k == "auto" and not errors[b] < current:
+            scores = errors / max(Q, 1)
+            scores[selected] = np.inf
+            scores[constant] = np.inf
+            b = int(np.argmin(scores))
+            if self.k == "auto" and not scores[b] < current:
                 if log is not None:
                     log(f"Greedy RankRLS: stop, the best candidate (feature {used[b] + 1}) "
-                        f"gives LQO error {errors[b]:.8g} >= {current:.8g}", 1)
+                        f"gives LQO error {scores[b]:.8g} >= {current:.8g}", 1)
                 break
             c = 1.0 / (1.0 + g[b])
-            xb = _centred_column(X, b, starts, row_scale)
-            t = c * (xb @ C)
+            t = c * M[b]                              # c X̂_bᵀC, no pass over C
+            h_next, g_next = h - h[b] * t, g - t * t / c
+            # one pass: the update, and (unless this is the last step) the next errors
+            score_next = () if len(selected) + 1 == k_max else (g_next, h_next, errors)
             _rankrls.add_feature(C, U, a, p, C[:, b].copy(), U[:, b].copy(), t, c, c * h[b],
-                                starts, v)
-            h -= h[b] * t
-            g -= t * t / c
+                                 starts, chunks, n_threads, *score_next)
+            M -= np.outer(M[:, b], t)                 # X̂ᵀC after C ← C − C_b tᵀ
+            h, g = h_next, g_next
             selected.append(b)
-            current = float(errors[b])
+            current = float(scores[b])
             lqo.append(current)
             path.append(h[selected].copy())
             if log is not None:
@@ -477,14 +487,15 @@ class GreedyRankRLS(LinearRanker):
 
 def greedy_memory_bytes(n, d):
     """Bytes greedy RankRLS allocates for n documents and d features (see check_greedy_memory)."""
-    return 8 * (2 * n * d + 16 * (n + d))
+    return 8 * (2 * n * d + 2 * d * d + 16 * (n + d))
 
 
 def check_greedy_memory(n, d):
     """Raise ValueError when greedy RankRLS's caches would not fit in available_memory().
 
     The caches C and U are two dense n × d float64 arrays (both are read and
-    updated by every step), besides O(n + d) vectors: greedy_memory_bytes(n, d).
+    updated by every step), besides X̂ᵀC (d × d, and its update) and O(n + d)
+    vectors: greedy_memory_bytes(n, d).
     No check when the memory is unknown.
     """
     needed = greedy_memory_bytes(n, d)
@@ -530,20 +541,21 @@ def query_scale(starts, loss):
     return np.divide(2.0, m - 1.0, out=np.zeros_like(m), where=m > 1)
 
 
-def centred(X, starts, alpha, block_entries=1 << 22):
+def centred(X, starts, alpha, block_entries=1 << 22, n_threads=1):
     """X̂ = blockdiag(√α_q (I − 11ᵀ/m_q)) X as a new dense C-contiguous n × d array.
 
     X is a dense array or a sparse matrix with contiguous queries.  Sparse X
     is densified a block of whole queries (about block_entries values) at a
     time, so the work beyond the result is one block; both forms are centred
-    by the same kernel (rankfast._rankrls.centre) and give the same bits.
+    by the same kernel (rankfast._rankrls.centre, on ``n_threads`` threads) and
+    give the same bits.
     """
     n, d = X.shape
     out = np.empty((n, d))
     scale = np.sqrt(alpha)
-    mean = np.empty(d)
     if not sp.issparse(X):
-        _rankrls.centre(np.ascontiguousarray(X, dtype=np.float64), starts, scale, out, mean)
+        _rankrls.centre(np.ascontiguousarray(X, dtype=np.float64), starts, scale, out,
+                        query_chunks(starts), n_threads)
         return out
     X = sp.csr_matrix(X)
     q = 0
@@ -553,7 +565,9 @@ def centred(X, starts, alpha, block_entries=1 << 22):
         last = int(np.searchsorted(starts, starts[q] + block_rows, side="right")) - 1
         last = min(max(last, q + 1), Q)
         lo, hi = starts[q], starts[last]
-        _rankrls.centre(X[lo:hi].toarray(), starts[q:last + 1] - lo, scale[q:last], out[lo:hi], mean)
+        block_starts = starts[q:last + 1] - lo
+        _rankrls.centre(X[lo:hi].toarray(), block_starts, scale[q:last], out[lo:hi],
+                        query_chunks(block_starts), n_threads)
         q = last
     return out
 
@@ -562,15 +576,6 @@ def _membership(starts):
     """Q × n CSR indicator of the contiguous queries: row q has ones at starts[q]:starts[q+1]."""
     n = int(starts[-1])
     return sp.csr_matrix((np.ones(n), np.arange(n), starts), shape=(len(starts) - 1, n))
-
-
-def _centred_column(X, j, starts, row_scale):
-    """Column j of X̂ (per-query centred, scaled), from X."""
-    x = X[:, j].toarray().ravel() if sp.issparse(X) else np.array(X[:, j], dtype=np.float64)
-    sizes = np.diff(starts)
-    if len(x):
-        x -= np.repeat(np.add.reduceat(x, starts[:-1]) / sizes, sizes)
-    return x * row_scale
 
 
 def _scatter(w, columns, d):
@@ -637,10 +642,10 @@ class EigenPath:
 class _NormalEquations:
     """v ↦ XᵀLXv + λv with L = blockdiag(α_q (I − 11ᵀ/m_q)) applied by centring, X kept as given."""
 
-    def __init__(self, X, starts, alpha, lam):
-        self.X = X
-        self.XT = X.T.tocsr() if sp.issparse(X) else X.T
-        self.starts, self.lam = starts, lam
+    def __init__(self, X, starts, alpha, lam, n_threads=1):
+        self.products = DataMatrix(X, n_threads)
+        self.starts, self.lam, self.alpha = starts, lam, alpha
+        self.chunks, self.n_threads = query_chunks(starts), n_threads
         self.sizes = np.diff(starts)
         self.alpha_rows = np.repeat(alpha, self.sizes)
         n, d = X.shape
@@ -658,18 +663,17 @@ class _NormalEquations:
         self.inverse_diag = 1.0 / (np.maximum(diag, 0.0) + lam)
 
     def laplacian(self, u):
-        """L u: per-query centring, then scaling by α_q."""
-        if len(u) == 0:
-            return u
-        means = np.add.reduceat(u, self.starts[:-1]) / self.sizes
-        return self.alpha_rows * (u - np.repeat(means, self.sizes))
+        """L u: per-query centring, then scaling by α_q (rankfast._rankrls.centre)."""
+        out = np.empty((len(u), 1))
+        _rankrls.centre(np.ascontiguousarray(u, dtype=np.float64).reshape(-1, 1), self.starts,
+                        self.alpha, out, self.chunks, self.n_threads)
+        return out.ravel()
 
     def rhs(self, y):
-        return np.asarray(self.XT @ self.laplacian(y)).ravel()
+        return self.products.rmatvec(self.laplacian(y))
 
     def hessvec(self, v):
-        Xv = np.asarray(self.X @ v).ravel()
-        return np.asarray(self.XT @ self.laplacian(Xv)).ravel() + self.lam * v
+        return self.products.rmatvec(self.laplacian(self.products.matvec(v))) + self.lam * v
 
     def precondition(self, r):
         return self.inverse_diag * r

@@ -20,24 +20,23 @@ ever formed.  Newton steps are solved by CG (rankfast.newton); the stopping
 rule is the Newton decrement relative to the objective (see there).
 """
 import numpy as np
-import scipy.sparse as sp
 
 from . import _prsvm
-from .data import mostly_dense
+from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
+from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model,
+                     training_arrays)
 from .compat import check_is_fitted
-from .linear import LinearRanker, c_grid, check_loss, linear_model, training_arrays
 from .newton import minimize
 
 
 class SquaredHingeObjective:
     """½‖w‖² + Σ_q c_q Σ_pairs max(0, 1 − (s_i − s_j))², s = Xw, over contiguous queries."""
 
-    def __init__(self, X, y, starts, query_weight):
-        if sp.issparse(X) and mostly_dense(X):          # BLAS is faster
-            X = X.toarray()
-        self.X = X
-        self.XT = X.T if isinstance(X, np.ndarray) else X.T.tocsr()
+    def __init__(self, X, y, starts, query_weight, n_threads=1):
+        self.X = DataMatrix(X, n_threads)               # sparse X stays sparse: no dense copy
+        self.n_threads = self.X.n_threads
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self.chunks = query_chunks(self.starts)
         levels, rank = np.unique(y, return_inverse=True)
         self.rank = rank.ravel().astype(np.int64)
         self.n_levels = len(levels)
@@ -49,10 +48,10 @@ class SquaredHingeObjective:
     def _score_space(self, scores):
         """(loss, its gradient in score space, per-query order by score) at scores."""
         order = np.empty(len(scores), dtype=np.int64)
-        _prsvm.sort_within_queries(scores, self.starts, order)
+        _prsvm.sort_within_queries(scores, self.starts, order, self.chunks, self.n_threads)
         grad_s = np.empty_like(scores)
         loss = _prsvm.squared_hinge(scores, self.rank, self.starts, order, self.weight,
-                                    self.n_levels, grad_s)
+                                    self.n_levels, grad_s, self.chunks, self.n_threads)
         return loss, grad_s, order
 
     def loss(self, scores):
@@ -63,22 +62,23 @@ class SquaredHingeObjective:
         if self._step is not None and np.array_equal(w, self._step[0]):
             _, scores, loss, grad_s, order = self._step     # the line search's accepted trial
         else:
-            scores = self.X @ w
+            scores = self.X.matvec(w)
             loss, grad_s, order = self._score_space(scores)
         self._step = None
         self._scores, self._order = scores, order
-        return 0.5 * (w @ w) + loss, w + self.XT @ grad_s
+        return 0.5 * (w @ w) + loss, w + self.X.rmatvec(grad_s)
 
     def hessvec(self, v):
-        d = self.X @ v
+        d = self.X.matvec(v)
         out = np.empty_like(d)
         _prsvm.squared_hinge_hessvec(self._scores, self.rank, self.starts, self._order,
-                                     self.weight, self.n_levels, d, out)
-        return v + self.XT @ out
+                                     self.weight, self.n_levels, d, out, self.chunks,
+                                     self.n_threads)
+        return v + self.X.rmatvec(out)
 
     def line(self, w, d):
-        s0 = self._scores if self._scores is not None else self.X @ w
-        sd = self.X @ d
+        s0 = self._scores if self._scores is not None else self.X.matvec(w)
+        sd = self.X.matvec(d)
         ww, wd, dd = w @ w, w @ d, d @ d
 
         def phi(t):
@@ -135,6 +135,10 @@ class RankSVM(LinearRanker):
         svm_rank's -e: relative tolerance of the Newton decrement.
     max_iter : int
         svm_rank's -#: cap on Newton iterations.
+    n_jobs : int or None
+        Threads (rank_learn's -j): None or 0 uses every core this process may
+        run on, -k all but k - 1, 1 none besides the caller.  The model is the
+        same bits for any value.
     cv, cv_metric, cv_rule, cv_convention, random_state
         With a list of C: folds (None: 5 folds of queries; an int, "loqo" or
         a splitter), selection metric, rule ("best" or "1se"), NDCG
@@ -173,12 +177,14 @@ class RankSVM(LinearRanker):
 
     name = "prsvm"
 
-    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100, cv=None, cv_metric="ndcg@10",
-                 cv_rule="best", cv_convention="letor", random_state=0):
+    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100, n_jobs=None, cv=None,
+                 cv_metric="ndcg@10", cv_rule="best", cv_convention="letor", random_state=0):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
+        self.n_jobs = n_jobs
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
+    @blas_single_thread()
     def fit(self, X, y, qid=None, group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
@@ -208,6 +214,7 @@ class RankSVM(LinearRanker):
         X, y, qid = self._fit_input(X, y, qid, group)
         grid = c_grid(self.C)
         check_loss(self.loss)
+        n_threads = resolve_n_jobs(self.n_jobs)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
@@ -215,7 +222,8 @@ class RankSVM(LinearRanker):
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
-        objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss))
+        objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss),
+                                          n_threads)
         self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
                                 max_iter=self.max_iter, log=log)
         if log is not None:
@@ -231,9 +239,11 @@ class RankSVM(LinearRanker):
         check_loss(self.loss)
         X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
         X, y, starts, used = training_arrays(X, y, qid)
+        n_threads = resolve_n_jobs(self.n_jobs)
         w = np.zeros(X.shape[1])
         for C in Cs:
-            objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, C, self.loss))
+            objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, C, self.loss),
+                                              n_threads)
             w = minimize(objective, w, tol=self.tol, max_iter=self.max_iter).w
             yield fitted_linear(self, C, used, w)
 

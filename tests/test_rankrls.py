@@ -289,7 +289,7 @@ def test_greedy_kernel_scores_against_direct_sherman_morrison():
     U, p = Qinv @ C, Qinv @ a
     g, h = np.einsum("ij,ij->j", Xh, C), Xh.T @ a
     out = np.empty(d)
-    _rankrls.lqo_errors(C, U, a, p, g, h, starts, out, np.empty((3, d)))
+    _rankrls.lqo_errors(C, U, a, p, g, h, starts, out)
     for i in range(d):
         Gi = np.linalg.inv(np.linalg.inv(G) + np.outer(Xh[:, i], Xh[:, i]))
         ai = Gi @ yh

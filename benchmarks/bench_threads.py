@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Threads: per-phase speed-ups with -j 1 against -j N, peak memory, one-thread solver ratios.
+
+    python benchmarks/bench_threads.py [--docs 500000] [--threads 1,2] [--file PATH]
+                                       [--learners prsvm,rankncg,rankrls,greedy] [--repeat 3]
+
+Data as benchmarks/bench_prsvm.py (50 dense N(0,1) features, 50 documents per
+query, relevance 0-4), written to a temporary directory unless --file names one.
+Printed, nothing asserted:
+
+* per phase (read, train per learner, classify): wall seconds at each -j and the
+  speed-up over the first, and whether the model files are byte-identical;
+* peak RSS of a whole ``rank_learn -j 1`` process (default learner) against
+  svm_rank's recorded 302 MB at 500k × 50 (issue 14);
+* one thread: PRSVM's solve at 220k documents against liblinear-ranksvm's
+  recorded 0.39 s (issue 14; not rebuilt here), and greedy RankRLS, k = 10 on
+  100k × 200 in 1000 queries, against RLScore's recorded 5.0 s.
+
+The recorded figures come from runs on this machine when it was idle; timings
+here are wall-clock seconds and the machine may be shared (other jobs make the
+multi-thread figures look worse than they are): read the ratios as indicative
+and compare CPU seconds (also printed) where the load was high.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if another is installed
+sys.path.insert(0, str(HERE))
+
+import rankfast                                             # noqa: E402
+from bench_prsvm import make_file                           # noqa: E402
+from rankfast._predict import linear_scores                 # noqa: E402
+from rankfast.learners import LEARNERS                      # noqa: E402
+from rankfast.model import write_model                      # noqa: E402
+
+SVM_RANK_PEAK_MB_500K = 302.0       # issue 14: svm_rank_learn on 500k x 50
+LIBLINEAR_SOLVE_220K = 0.39         # issue 14: liblinear-ranksvm -s 8, train() at 220k
+RLSCORE_GREEDY = 5.0                # issue 14: RLScore GreedyRLS, k = 10, 100k x 200
+LEARNER_OPTIONS = {"prsvm": {}, "rankncg": {}, "rankrls": {}, "greedy": {"k": 10}}
+
+
+def timed(function, repeat=1):
+    """(result, wall seconds, CPU seconds of this process, all threads): the fastest of repeat runs."""
+    best = None
+    for _ in range(repeat):
+        cpu, wall = time.process_time(), time.perf_counter()
+        result = function()
+        run = (result, time.perf_counter() - wall, time.process_time() - cpu)
+        best = run if best is None or run[1] < best[1] else best
+    return best
+
+
+def model_bytes(model):
+    path = Path(tempfile.mkstemp()[1])
+    try:
+        write_model(model, str(path))
+        return path.read_bytes()
+    finally:
+        path.unlink()
+
+
+def phases(path, threads, learners, repeat):
+    """Print read / train / classify wall seconds per thread count and the speed-ups."""
+    rows, walls, cpus, datasets = [], [], [], []
+    for j in threads:
+        data, wall, cpu = timed(lambda: rankfast.load_svmlight(str(path), n_jobs=j), repeat)
+        walls.append(wall)
+        cpus.append(cpu)
+        datasets.append((data.X.data.tobytes(), data.y.tobytes(), data.line.tobytes()))
+        del data
+    same = "same arrays" if all(d == datasets[0] for d in datasets) else "ARRAYS DIFFER"
+    del datasets
+    rows.append(("read", walls, cpus, same))
+    data = rankfast.load_svmlight(str(path), n_jobs=1)
+    for name in learners:
+        walls, cpus, files = [], [], []
+        for j in threads:
+            options = dict(LEARNER_OPTIONS[name], n_jobs=j, C=[0.01])
+            learner = LEARNERS[name](options)
+            _, wall, cpu = timed(lambda: learner.fit(data.X, data.y, data.qid), repeat)
+            walls.append(wall)
+            cpus.append(cpu)
+            files.append(model_bytes(learner.to_model(n_features=data.n_features)))
+        same = "model files identical" if all(f == files[0] for f in files) else "MODELS DIFFER"
+        rows.append((f"train {name}", walls, cpus, same))
+    learner = LEARNERS["prsvm"]({"n_jobs": 1})
+    learner.fit(data.X, data.y, data.qid)
+    model = learner.to_model(n_features=data.n_features)
+    walls, cpus, outputs = [], [], []
+    X = data.X
+    for j in threads:
+        out = np.empty(X.shape[0])
+        _, wall, cpu = timed(lambda: linear_scores(X.indptr, X.indices, X.data, model.feature_ids,
+                                                   model.weights, model.bias, out, j), repeat)
+        walls.append(wall)
+        cpus.append(cpu)
+        outputs.append(out.tobytes())
+    same = "same scores" if all(o == outputs[0] for o in outputs) else "SCORES DIFFER"
+    rows.append(("classify (scoring)", walls, cpus, same))
+    head = "".join(f"  -j {j:<2} wall   cpu" for j in threads)
+    print(f"{'phase':18s}{head}   speed-up -j {threads[-1]} / -j {threads[0]}")
+    for name, walls, cpus, note in rows:
+        cells = "".join(f"  {w:8.3f} {c:6.2f}" for w, c in zip(walls, cpus))
+        print(f"{name:18s}{cells}   {walls[0] / walls[-1]:5.2f}x  {note}")
+
+
+def peak_rss(path, threads):
+    """Peak RSS (MB) of a whole rank_learn process: its VmHWM, read inside the child.
+
+    (getrusage's ru_maxrss would not do: a child starts from the parent's peak.)
+    """
+    code = ("from rankfast.cli import learn_main; "
+            f"learn_main(['-v', '0', '-j', '{threads}', {str(path)!r}, '/dev/null']); "
+            "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return int(out.split()[-2]) / 1024
+
+
+def one_thread_prsvm(path_220k):
+    from rankfast.ranksvm import RankSVM
+    data = rankfast.load_svmlight(path_220k)
+    best = timed(lambda: RankSVM(C=0.01, n_jobs=1).fit(data.X, data.y, data.qid), 3)[1:]
+    print(f"PRSVM solve at {data.n_documents} docs, one thread: wall {best[0]:.3f} s, "
+          f"cpu {best[1]:.3f} s; liblinear-ranksvm {LIBLINEAR_SOLVE_220K} s (recorded): "
+          f"{LIBLINEAR_SOLVE_220K / best[0]:.2f}x by wall, {LIBLINEAR_SOLVE_220K / best[1]:.2f}x "
+          f"by cpu")
+
+
+def greedy_ratio(threads):
+    from rankfast.rankrls import GreedyRankRLS
+    rng = np.random.default_rng(0)
+    n, d, Q = 100_000, 200, 1000
+    X = rng.normal(size=(n, d))
+    qid = np.repeat(np.arange(Q), n // Q)
+    y = np.clip(np.round(X[:, :5] @ rng.normal(size=5) + rng.normal(size=n)), 0, 4)
+    for j in threads:
+        best = timed(lambda: GreedyRankRLS(C=1.0, k=10, n_jobs=j).fit(X, y, qid), 2)[1:]
+        print(f"greedy k=10, 100k x 200, -j {j}: wall {best[0]:.3f} s, cpu {best[1]:.3f} s; "
+              f"RLScore {RLSCORE_GREEDY} s (recorded): {RLSCORE_GREEDY / best[0]:.1f}x by wall")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=500_000)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--file", help="an existing data file (else one is generated)")
+    parser.add_argument("--learners", default="prsvm,rankncg,rankrls,greedy")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per phase (the fastest counts)")
+    args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    learners = [name for name in args.learners.split(",") if name]
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
+          f"(the machine may be shared: figures are indicative)")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(args.file) if args.file else Path(tmp) / "train.dat"
+        if not args.file:
+            make_file(args.docs, path)
+        phases(path, threads, learners, args.repeat)
+        rss = peak_rss(path, 1)
+        print(f"peak RSS of rank_learn -j 1: {rss:.0f} MB "
+              f"(svm_rank at 500k x 50: {SVM_RANK_PEAK_MB_500K:.0f} MB)")
+        small = Path(tmp) / "220k.dat"
+        make_file(220_000, small)
+        one_thread_prsvm(small)
+    greedy_ratio(threads)
+
+
+if __name__ == "__main__":
+    main()

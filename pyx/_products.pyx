@@ -1,0 +1,139 @@
+"""Products of the data matrix with vectors, X v and Xᵀ u, on several threads with results
+that do not depend on the number of threads.
+
+X v: each row's dot product is computed by one thread, in a fixed order.  Xᵀ u: the rows
+are cut into blocks of block_rows (fixed by the caller, not by the number of threads),
+each block sums its rows into its own row of partial (n_blocks × d), and the blocks are
+added in block order.  X is dense (C-contiguous n × d) or CSR (data, indices, indptr).
+For CSR with many columns Xᵀ u is better taken as the row products of Xᵀ in CSR
+(csr_matvec on the transpose): no partial sums at all.
+"""
+from cython.parallel cimport prange
+from libc.math cimport fabs
+from libc.stdint cimport int32_t, int64_t
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+cdef inline double dot(const double* x, const double* v, Py_ssize_t d) noexcept nogil:
+    """Σ_j x_j v_j with four running sums (lanes j mod 4), added as (s0 + s1) + (s2 + s3)."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t j = 0
+    while j + 4 <= d:
+        s0 += x[j] * v[j]
+        s1 += x[j + 1] * v[j + 1]
+        s2 += x[j + 2] * v[j + 2]
+        s3 += x[j + 3] * v[j + 3]
+        j += 4
+    while j < d:
+        s0 += x[j] * v[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline double entry(double x, int mode) noexcept nogil:
+    """x (mode 0), |x| (mode 1) or x² (mode 2): the matrix the product uses."""
+    if mode == 0:
+        return x
+    return fabs(x) if mode == 1 else x * x
+
+
+def dense_matvec(const double[:, ::1] X, const double[::1] v, double[::1] out, int n_threads=1):
+    """out = X v (NumPy: X @ v)."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i
+    if n == 0:
+        return
+    if d == 0:
+        out[:] = 0.0
+        return
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            out[i] = dot(&X[i, 0], &v[0], d)
+
+
+def dense_rmatvec(const double[:, ::1] X, const double[::1] u, double[::1] out,
+                  double[:, ::1] partial, Py_ssize_t block_rows, int n_threads=1, int mode=0):
+    """out = Xᵀ u (NumPy: X.T @ u), block partial sums in partial (ceil(n / block_rows) × d).
+
+    mode 1 uses |X| (NumPy: abs(X).T @ u), mode 2 X² (NumPy: (X * X).T @ u).
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], n_blocks = partial.shape[0]
+    cdef Py_ssize_t b, i, j, lo, hi
+    cdef double ui
+    cdef double* acc
+    cdef const double* row
+    if d == 0:
+        return
+    with nogil:
+        for b in prange(n_blocks, schedule="static", num_threads=n_threads):
+            acc = &partial[b, 0]
+            for j in range(d):
+                acc[j] = 0.0
+            lo = b * block_rows
+            hi = min(lo + block_rows, n)
+            for i in range(lo, hi):
+                row = &X[i, 0]
+                ui = u[i]
+                for j in range(d):
+                    acc[j] += ui * entry(row[j], mode)
+        add_rows(partial, n_blocks, d, out)
+
+
+def csr_matvec(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+               const double[::1] v, double[::1] out, int n_threads=1, int mode=0):
+    """out = X v for X in CSR (scipy: X @ v), each row summed in stored order; mode as dense_rmatvec."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i, k
+    cdef double acc
+    if n <= 0:
+        return
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            acc = 0.0
+            for k in range(indptr[i], indptr[i + 1]):
+                acc = acc + entry(data[k], mode) * v[indices[k]]
+            out[i] = acc
+
+
+def csr_rmatvec(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+                const double[::1] u, double[::1] out, double[:, ::1] partial,
+                Py_ssize_t block_rows, int n_threads=1, int mode=0):
+    """out = Xᵀ u for X in CSR with few columns, by row blocks as dense_rmatvec (mode too)."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, d = out.shape[0], n_blocks = partial.shape[0]
+    cdef Py_ssize_t b, i, j, k, lo, hi
+    cdef double ui
+    cdef double* acc
+    if d == 0:
+        return
+    with nogil:
+        for b in prange(n_blocks, schedule="static", num_threads=n_threads):
+            acc = &partial[b, 0]
+            for j in range(d):
+                acc[j] = 0.0
+            lo = b * block_rows
+            hi = min(lo + block_rows, n)
+            for i in range(lo, hi):
+                ui = u[i]
+                for k in range(indptr[i], indptr[i + 1]):
+                    acc[indices[k]] += ui * entry(data[k], mode)
+        add_rows(partial, n_blocks, d, out)
+
+
+cdef void add_rows(double[:, ::1] partial, Py_ssize_t n_blocks, Py_ssize_t d,
+                   double[::1] out) noexcept nogil:
+    """out = Σ_b partial[b] (NumPy: partial.sum(axis=0), summed in block order)."""
+    cdef Py_ssize_t b, j
+    for j in range(d):
+        out[j] = 0.0
+    for b in range(n_blocks):
+        for j in range(d):
+            out[j] += partial[b, j]
+
+
+def mark_columns(const index_t[::1] indices, char[::1] used):
+    """used[j] = 1 for every column j that occurs in indices (NumPy: used[indices] = 1, no copy)."""
+    cdef Py_ssize_t k
+    with nogil:
+        for k in range(indices.shape[0]):
+            used[indices[k]] = 1

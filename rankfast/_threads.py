@@ -1,0 +1,80 @@
+"""How many threads a fit or a scoring run uses, and how its work is split among them.
+
+Three jobs, all about threads:
+
+* :func:`resolve_n_jobs` turns an estimator's ``n_jobs`` (rank_learn's ``-j``)
+  into a number of threads: ``None`` or 0 → the cores this process may run on
+  (``os.sched_getaffinity``), a negative value counts back from them as joblib
+  does (−1 → all, −2 → all but one), 1 → serial.
+* :func:`query_chunks` splits contiguous queries into chunks of similar work.
+  The split depends on the data only, never on the number of threads: each
+  chunk writes its own partial sums and the kernels add them in chunk order,
+  so every result, and every model file, is the same bits for any ``n_jobs``.
+* :func:`blas_single_thread` holds the BLAS library (OpenBLAS, MKL) to one
+  thread while a fit runs.  The hot products (X v, Xᵀu) are rankfast's own
+  threaded kernels; BLAS is left the small dense algebra (d × d), and its
+  results depend on its number of threads (OpenBLAS 0.3.31: Xᵀu with 1, 2 and
+  3 threads gives three different last bits, and so does eigh at d = 300), so
+  one fixed count, one, keeps models identical for any ``n_jobs``; it also
+  keeps BLAS's threads from competing with the kernels' OpenMP threads.  It
+  needs ``threadpoolctl`` (an optional import; scikit-learn brings it).
+  Without it BLAS keeps its own setting, the same for every ``n_jobs`` (so
+  the models are still identical across ``n_jobs``): ``OPENBLAS_NUM_THREADS``
+  / ``OMP_NUM_THREADS`` are read once, when numpy loads BLAS, so they cannot
+  be set from here; set them before starting Python.
+"""
+import contextlib
+import numbers
+import os
+
+CHUNK_DOCUMENTS = 4096      # documents per chunk of queries (a whole query is never split)
+BLOCK_ROWS = 2048           # rows per block of the dense and narrow sparse products Xᵀu
+
+
+def available_cores():
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:                     # not Linux
+        return os.cpu_count() or 1
+
+
+def resolve_n_jobs(n_jobs):
+    """Number of threads for ``n_jobs``: None or 0 → all cores, −k → cores + 1 − k (≥ 1)."""
+    if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, numbers.Integral)):
+        raise ValueError(f"n_jobs must be an integer or None (got {n_jobs!r})")
+    if n_jobs is None or n_jobs == 0:
+        return available_cores()
+    if n_jobs < 0:
+        return max(available_cores() + 1 + int(n_jobs), 1)
+    return int(n_jobs)
+
+
+def query_chunks(starts, documents=CHUNK_DOCUMENTS):
+    """Indices into ``starts`` delimiting chunks of whole queries of about ``documents`` rows.
+
+    Chunk c covers queries chunks[c]:chunks[c+1] (rows starts[chunks[c]]:starts[chunks[c+1]]).
+    A chunk closes at the first query boundary at or past a multiple of ``documents``
+    rows, so it depends on the data alone.
+    """
+    import numpy as np                         # here: rank_classify imports this module lean
+    starts = np.asarray(starts, dtype=np.int64)
+    n_queries = len(starts) - 1
+    if n_queries <= 0:
+        return np.zeros(1, dtype=np.int64)
+    # query q ends a chunk when the multiple of `documents` below its end differs from its start's
+    ends = starts[1:] // documents
+    cut = np.flatnonzero(ends[:-1] != ends[1:]) + 1 if n_queries > 1 else np.zeros(0, np.int64)
+    return np.concatenate(([0], cut, [n_queries])).astype(np.int64)
+
+
+@contextlib.contextmanager
+def blas_single_thread():
+    """Hold BLAS to one thread inside the block (a no-op without threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield

@@ -1,0 +1,352 @@
+"""Threads: every kernel and every model file the same bits for any number of threads."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankfast import _erfc, _prsvm, _rankrls, _threads
+import rankfast
+from rankfast.cli import classify_main, learn_main
+from rankfast.data import dump_svmlight
+from rankfast.erfc import erfc_parameters
+from rankfast.linear import DataMatrix
+
+ROOT = Path(__file__).resolve().parents[1]
+THREADS = (1, 2, 3)
+
+
+def uneven_queries(seed, n_queries=300, d=8, levels=4, max_size=80):
+    """Random ranking data: query sizes from 1 to max_size, a few large ones, ties."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, max_size, size=n_queries)
+    sizes[rng.integers(0, n_queries, size=3)] = 5 * max_size
+    qid = np.repeat(np.arange(n_queries) + 1, sizes)
+    X = np.round(rng.normal(size=(len(qid), d)), 3)
+    y = np.clip(np.floor(X @ rng.normal(size=d) / 2 + rng.normal(size=len(qid))), 0, levels - 1)
+    return X, y, qid
+
+
+def starts_of(sizes):
+    return np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+
+
+# ------------------------------------------------------------ chunks and threads
+
+def test_resolve_n_jobs():
+    cores = _threads.available_cores()
+    assert _threads.resolve_n_jobs(None) == cores == _threads.resolve_n_jobs(0)
+    assert _threads.resolve_n_jobs(1) == 1 and _threads.resolve_n_jobs(5) == 5
+    assert _threads.resolve_n_jobs(-1) == cores
+    assert _threads.resolve_n_jobs(-cores - 5) == 1
+    for bad in (1.5, "2", True):
+        with pytest.raises(ValueError):
+            _threads.resolve_n_jobs(bad)
+
+
+def test_query_chunks_cover_every_query_once_at_query_boundaries():
+    sizes = np.random.default_rng(0).integers(1, 300, size=500)
+    sizes[7] = 20000                                  # one query longer than a chunk
+    starts = starts_of(sizes)
+    chunks = _threads.query_chunks(starts, documents=1000)
+    assert chunks[0] == 0 and chunks[-1] == len(sizes) and np.all(np.diff(chunks) > 0)
+    rows = np.diff(starts[chunks])
+    assert rows.max() >= 20000 and np.median(rows) < 2000
+    assert list(_threads.query_chunks(starts_of([]))) == [0]
+    assert list(_threads.query_chunks(starts_of([5]))) == [0, 1]
+
+
+# ------------------------------------------------------------------- kernels
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_products_equal_numpy_and_the_same_bits_on_any_threads(sparse):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(5000, 13))
+    if sparse:
+        X[rng.random(X.shape) < 0.6] = 0.0
+        X = sp.csr_matrix(X)
+    v, u = rng.normal(size=13), rng.normal(size=5000)
+    results = [(M.matvec(v), M.rmatvec(u)) for M in (DataMatrix(X, t) for t in THREADS)]
+    for Xv, XTu in results:
+        np.testing.assert_array_equal(Xv, results[0][0])
+        np.testing.assert_array_equal(XTu, results[0][1])
+    np.testing.assert_allclose(results[0][0], X @ v, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(results[0][1], X.T @ u, rtol=1e-12, atol=1e-12)
+    dense = X.toarray() if sparse else X
+    M = DataMatrix(X, 2)
+    np.testing.assert_allclose(M.rmatvec(u, "abs"), abs(dense).T @ u, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(M.rmatvec(u, "square"), (dense * dense).T @ u, rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_wide_sparse_products_use_the_transpose():
+    rng = np.random.default_rng(2)
+    rows, cols = rng.integers(0, 3000, size=6000), rng.integers(0, 200_000, size=6000)
+    X = sp.csr_matrix((rng.normal(size=6000), (rows, cols)), shape=(3000, 200_000))
+    M = DataMatrix(X, 2)
+    assert M.XT is not None
+    u = rng.normal(size=3000)
+    np.testing.assert_allclose(M.rmatvec(u), X.T @ u, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(M.rmatvec(u), DataMatrix(X, 1).rmatvec(u))
+    np.testing.assert_allclose(M.rmatvec(u, "square"), X.multiply(X).T @ u, rtol=1e-12,
+                               atol=1e-12)
+
+
+def prsvm_inputs(seed, real_labels=False):
+    X, y, qid = uneven_queries(seed)
+    rng = np.random.default_rng(seed)
+    if real_labels:                                   # a label level per document, nearly
+        y = np.round(rng.normal(size=len(y)), 2)
+    starts = starts_of(np.bincount(qid)[1:])
+    scores = rng.normal(size=len(y)) * 2
+    rank = np.unique(y, return_inverse=True)[1].ravel().astype(np.int64)
+    weight = rng.random(len(starts) - 1)
+    return scores, rank, starts, weight, int(rank.max()) + 1
+
+
+@pytest.mark.parametrize("real_labels", [False, True])
+def test_prsvm_kernels_the_same_bits_on_any_threads(real_labels):
+    scores, rank, starts, weight, levels = prsvm_inputs(4, real_labels)
+    chunks = _threads.query_chunks(starts, documents=500)
+    assert len(chunks) > 10
+    d = np.random.default_rng(5).normal(size=len(scores))
+    one = None
+    for n_threads in THREADS:
+        order = np.empty(len(scores), dtype=np.int64)
+        _prsvm.sort_within_queries(scores, starts, order, chunks, n_threads)
+        grad, hv = np.empty(len(scores)), np.empty(len(scores))
+        loss = _prsvm.squared_hinge(scores, rank, starts, order, weight, levels, grad,
+                                    chunks, n_threads)
+        _prsvm.squared_hinge_hessvec(scores, rank, starts, order, weight, levels, d, hv,
+                                     chunks, n_threads)
+        got = (order, loss, grad, hv)
+        if one is None:
+            one = got
+        for a, b in zip(got, one):
+            np.testing.assert_array_equal(a, b)
+    # one chunk (the serial order of the loss sum) agrees to rounding; per-document outputs exactly
+    order = np.empty(len(scores), dtype=np.int64)
+    _prsvm.sort_within_queries(scores, starts, order)
+    grad, hv = np.empty(len(scores)), np.empty(len(scores))
+    loss = _prsvm.squared_hinge(scores, rank, starts, order, weight, levels, grad)
+    _prsvm.squared_hinge_hessvec(scores, rank, starts, order, weight, levels, d, hv)
+    np.testing.assert_array_equal(order, one[0])
+    assert loss == pytest.approx(one[1], rel=1e-12)
+    np.testing.assert_array_equal(grad, one[2])
+    np.testing.assert_array_equal(hv, one[3])
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_erfc_sums_the_same_bits_on_any_threads(fast):
+    from rankfast.rankncg import ErfcPairObjective
+    X, y, qid = uneven_queries(6, n_queries=120)
+    starts = starts_of(np.bincount(qid)[1:])
+    ob = ErfcPairObjective(X, y, starts, np.ones(len(starts) - 1), 1e-6, fast)
+    z = np.random.default_rng(7).normal(size=len(y))
+    args = erfc_parameters(1e-6).kernel_args()
+    outs = []
+    for chunks, n_threads in [(None, 1)] + [(_threads.query_chunks(starts, 300), t) for t in THREADS]:
+        out = np.empty(len(y))
+        _erfc.other_level_sums(z, ob.starts, ob.group_order, ob.group_starts, ob.rank, fast,
+                               *args, out, chunks, n_threads)
+        outs.append(out)
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
+
+
+def greedy_caches(seed, d=7):
+    X, y, qid = uneven_queries(seed, n_queries=80, d=d, max_size=40)
+    starts = starts_of(np.bincount(qid)[1:])
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    return (rng.normal(size=(n, d)), rng.normal(size=(n, d)), rng.normal(size=n),
+            rng.normal(size=n), rng.random(d), rng.normal(size=d), starts)
+
+
+def test_greedy_kernels_the_same_bits_on_any_threads():
+    C, U, a, p, g, h, starts = greedy_caches(8)
+    chunks = _threads.query_chunks(starts, documents=200)
+    assert len(chunks) > 5
+    serial = np.empty(C.shape[1])
+    _rankrls.lqo_errors(C, U, a, p, g, h, starts, serial)
+    results = []
+    for n_threads in THREADS:
+        out = np.empty(C.shape[1])
+        _rankrls.lqo_errors(C, U, a, p, g, h, starts, out, chunks, n_threads)
+        Cn, Un, an, pn = C.copy(), U.copy(), a.copy(), p.copy()
+        t = np.random.default_rng(9).normal(size=C.shape[1])
+        _rankrls.add_feature(Cn, Un, an, pn, C[:, 2].copy(), U[:, 2].copy(), t, 0.3, 0.2,
+                             starts, chunks, n_threads)
+        results.append((out, Cn, Un, an, pn))
+    for got in results[1:]:
+        for x, y in zip(got, results[0]):
+            np.testing.assert_array_equal(x, y)
+    np.testing.assert_allclose(results[0][0], serial, rtol=1e-12)
+
+
+def test_centring_the_same_bits_on_any_threads():
+    X, y, qid = uneven_queries(10)
+    starts = starts_of(np.bincount(qid)[1:])
+    scale = np.random.default_rng(11).random(len(starts) - 1)
+    outs = []
+    for chunks, n_threads in [(None, 1)] + [(_threads.query_chunks(starts, 500), t) for t in THREADS]:
+        out = np.empty_like(X)
+        _rankrls.centre(X, starts, scale, out, chunks, n_threads)
+        outs.append(out)
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
+    q = 3
+    block = X[starts[q]:starts[q + 1]]
+    np.testing.assert_allclose(outs[0][starts[q]:starts[q + 1]],
+                               scale[q] * (block - block.mean(axis=0)), atol=1e-12)
+
+
+# -------------------------------------------------------------- model files
+
+LEARNER_FLAGS = {
+    "prsvm": ["-c", "1"],
+    "prsvm-sparse": ["-c", "1"],
+    "prsvm-grid": ["-c", "0.1,10"],
+    "rankncg": ["-a", "rankncg", "-c", "1"],
+    "rankncg-direct": ["-a", "rankncg", "-c", "1", "--erfc", "direct", "-#", "15"],
+    "rankrls": ["-a", "rankrls", "-c", "1"],
+    "rankrls-grid": ["-a", "rankrls", "-c", "0.1,1,10"],
+    "greedy": ["-a", "greedy", "-k", "4", "-c", "1"],
+    "nystrom": ["-t", "2", "-g", "0.1", "--landmarks", "20"],
+}
+
+
+@pytest.fixture(scope="module")
+def training_files(tmp_path_factory):
+    """A dense file of 12k documents in uneven queries (several chunks and row blocks), a sparse one."""
+    folder = tmp_path_factory.mktemp("threads")
+    X, y, qid = uneven_queries(12, n_queries=320, d=9)
+    dense = folder / "dense.dat"
+    dump_svmlight(X, y, qid, path=str(dense))
+    Xs = X.copy()
+    Xs[np.random.default_rng(13).random(X.shape) < 0.7] = 0.0
+    sparse = folder / "sparse.dat"
+    dump_svmlight(sp.csr_matrix(Xs), y, qid, path=str(sparse))
+    assert len(y) > 3 * _threads.CHUNK_DOCUMENTS
+    return {"dense": dense, "sparse": sparse}
+
+
+@pytest.mark.parametrize("learner", sorted(LEARNER_FLAGS))
+def test_model_files_byte_identical_across_threads(learner, training_files, tmp_path, capsys):
+    data = training_files["sparse" if learner.endswith("sparse") else "dense"]
+    models = []
+    for n_threads in THREADS:
+        model = tmp_path / f"model{n_threads}"
+        flag = ["-j", str(n_threads)] if n_threads != 3 else ["--threads", "3"]
+        assert learn_main(LEARNER_FLAGS[learner] + flag + ["-v", "0", str(data), str(model)]) == 0
+        models.append(model.read_bytes())
+    capsys.readouterr()
+    assert models[0] == models[1] == models[2]
+    assert len(models[0]) > 200
+
+
+def test_threads_flag_checked(tmp_path, capsys, training_files):
+    assert learn_main(["-j", "-1", str(training_files["dense"]), str(tmp_path / "m")]) == 2
+    assert "-j must be at least 0" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ without OpenMP
+
+def test_serial_build_gives_the_same_bits(tmp_path):
+    """Build _prsvm with RANKFAST_OPENMP=0 in a temporary copy: no OpenMP, the same results.
+
+    RANKFAST_DEBUG=1 (-O0, bounds checked) keeps the compilation short; neither changes
+    the arithmetic (no -ffast-math, no FMA contraction on the default x86-64 target).
+    """
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    (tmp_path / "pyx").mkdir()
+    (tmp_path / "pyx" / "_prsvm.pyx").write_bytes((ROOT / "pyx" / "_prsvm.pyx").read_bytes())
+    (tmp_path / "rankfast").mkdir()
+    env = dict(os.environ, RANKFAST_OPENMP="0", RANKFAST_ONLY="_prsvm", RANKFAST_DEBUG="1")
+    subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"], cwd=tmp_path,
+                   env=env, check=True, capture_output=True)
+    built = next((tmp_path / "rankfast").glob("_prsvm*.so"))
+    assert b"GOMP_parallel" not in built.read_bytes()
+    scores, rank, starts, weight, levels = prsvm_inputs(14)
+    chunks = _threads.query_chunks(starts, documents=500)
+    inputs = tmp_path / "inputs.npz"
+    np.savez(inputs, scores=scores, rank=rank, starts=starts, weight=weight, chunks=chunks)
+    script = (
+        "import sys, numpy as np\n"
+        f"sys.path.insert(0, {str(tmp_path / 'rankfast')!r})\n"
+        "import _prsvm\n"
+        f"a = np.load({str(inputs)!r})\n"
+        "order = np.empty(len(a['scores']), dtype=np.int64)\n"
+        "_prsvm.sort_within_queries(a['scores'], a['starts'], order, a['chunks'], 3)\n"
+        "grad = np.empty(len(a['scores']))\n"
+        f"loss = _prsvm.squared_hinge(a['scores'], a['rank'], a['starts'], order, a['weight'], "
+        f"{levels}, grad, a['chunks'], 3)\n"
+        f"np.save({str(tmp_path / 'grad.npy')!r}, np.r_[loss, grad])\n")
+    subprocess.run([sys.executable, "-c", script], check=True)
+    serial = np.load(tmp_path / "grad.npy")
+    order = np.empty(len(scores), dtype=np.int64)
+    _prsvm.sort_within_queries(scores, starts, order, chunks, 2)
+    grad = np.empty(len(scores))
+    loss = _prsvm.squared_hinge(scores, rank, starts, order, weight, levels, grad, chunks, 2)
+    np.testing.assert_array_equal(serial, np.r_[loss, grad])
+
+
+def test_rank_classify_predictions_byte_identical_across_threads(training_files, tmp_path,
+                                                                 capsys):
+    data = training_files["sparse"]
+    model = tmp_path / "model"
+    assert learn_main(["-c", "1", "-v", "0", str(data), str(model)]) == 0
+    outputs = []
+    for n_threads in THREADS:
+        out = tmp_path / f"pred{n_threads}"
+        assert classify_main(["-j", str(n_threads), "-v", "0", str(data), str(model),
+                              str(out)]) == 0
+        outputs.append(out.read_bytes())
+    capsys.readouterr()
+    assert outputs[0] == outputs[1] == outputs[2]
+    scores = np.array(outputs[0].split(), dtype=float)
+    expected = rankfast.read_model(str(model)).predict(rankfast.load_svmlight(str(data)).X)
+    np.testing.assert_allclose(scores, expected, atol=5e-9)
+
+
+# ------------------------------------------------------------------- reading
+
+def test_parallel_reading_gives_the_same_dataset(training_files):
+    for name in ("dense", "sparse"):
+        path = str(training_files[name])
+        one = rankfast.load_svmlight(path, n_jobs=1)
+        for n_jobs in (2, 3):
+            many = rankfast.load_svmlight(path, n_jobs=n_jobs, chunk_bytes=50_000)
+            for attribute in ("y", "qid", "line"):
+                np.testing.assert_array_equal(getattr(many, attribute), getattr(one, attribute))
+            for attribute in ("data", "indices", "indptr"):
+                np.testing.assert_array_equal(getattr(many.X, attribute), getattr(one.X, attribute))
+            assert many.X.shape == one.X.shape
+
+
+def test_parallel_reading_reports_the_first_error_in_file_order(tmp_path):
+    lines = [f"{i % 3} qid:{i // 7 + 1} 1:{i} 2:0.5 # c{i}\n" for i in range(3000)]
+    lines.insert(100, "\n")                                      # blank and comment lines
+    lines.insert(200, "# a comment\n")
+    lines[2500] = "1 qid:5 3:x\n"                                 # a late error
+    lines[1700] = "1 qid:5 0:1\n"                                 # the first one
+    path = tmp_path / "bad.dat"
+    path.write_text("".join(lines[:-1]) + lines[-1].rstrip("\n"))   # no final newline
+    messages = []
+    for n_jobs in (1, 2, 3):
+        with pytest.raises(rankfast.InputError) as caught:
+            rankfast.load_svmlight(str(path), n_jobs=n_jobs, chunk_bytes=4096)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] == messages[2]
+    assert ":1701:" in messages[0]
+    del lines[1700], lines[2499]
+    path.write_text("".join(lines))
+    one = rankfast.load_svmlight(str(path), n_jobs=1)
+    many = rankfast.load_svmlight(str(path), n_jobs=3, chunk_bytes=4096)
+    np.testing.assert_array_equal(many.line, one.line)
+    np.testing.assert_array_equal(many.X.toarray(), one.X.toarray())
+    assert len(one.y) == 2998
