@@ -241,7 +241,10 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
             whole = _Arrays(newlines, colons, comments)
             n_threads = resolve_n_jobs(n_jobs)
             if n_threads > 1 and not comments:
-                del buffer[max(chunk_bytes // n_threads, 1):]       # shrunk, not a second one
+                # A new, smaller buffer rather than resizing this one: a view of it may
+                # outlive the counting pass (a profiler sampling frames, as Dask's
+                # workers do), and a bytearray with views cannot be resized.
+                buffer = bytearray(max(chunk_bytes // n_threads, 1))
                 blocks = _blocks(stream, path, buffer, progress=progress, size=size)
                 whole.parse_blocks(blocks, path, n_threads)
                 return _dataset([whole], path, n_features, comments)
