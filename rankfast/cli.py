@@ -15,6 +15,7 @@ import sys
 import time
 import struct
 import warnings
+from typing import NamedTuple
 
 from . import __version__
 from ._predict import format_scores, linear_scores_rows
@@ -64,10 +65,8 @@ Learning options:
          -c float    -> C: trade-off between training error and margin
                         (default 0.01), scaled as in svm_rank: the loss
                         is multiplied by C / (number of queries).
-                        rankrls and prsvm accept a comma-separated list
-                        and pick the best value by cross-validation over
-                        queries (rankrls: exact leave-query-out; prsvm:
-                        5 folds, warm-started)
+                        A comma-separated list picks C by cross-validation
+                        and prints the table (see Model selection options)
          -l [1,2]    -> 1: every pair counts once (default);
                         2: each query's pairs are averaged (svm_rank's
                            fraction of swapped pairs)
@@ -89,7 +88,9 @@ Kernel options (non-linear ranking by kernel approximation):
                         2: radial basis function exp(-gamma ||a-b||^2),
                         3: sigmoid tanh(s a*b + c); 4 (user defined) is refused
          -d int -g float -s float -r float
-                     -> kernel parameters, as in svm_rank
+                     -> kernel parameters, as in svm_rank; with -t 2, a
+                        comma-separated -g list is cross-validated, crossed
+                        with the -c list
          -u string   -> accepted and ignored (parameter of svm_rank's
                         user-defined kernel)
          --approx nystrom|rff
@@ -98,7 +99,24 @@ Kernel options (non-linear ranking by kernel approximation):
          --landmarks int
                      -> number of landmarks or random features (default 500)
          --seed int  -> seed of the landmark sample or the random features,
-                        0..4294967295 (default 0)
+                        and of the cross-validation folds, 0..4294967295
+                        (default 0)
+Model selection options (with a list of -c values, or of -g values with -t 2):
+         --folds K|loqo
+                     -> K folds of queries, shuffled by --seed (default 5;
+                        rankrls: loqo, exact leave-query-out); a file with
+                        a single ranking is split by its documents
+         --cv-metric ndcg@k|map|err@k|pairs
+                     -> selection metric (default ndcg@10); pairs: pair
+                        accuracy of the held-out documents
+         --cv-rule best|1se
+                     -> best: highest mean (default); 1se: the smallest C
+                        within one standard error of the best mean
+         --ndcg letor|standard
+                     -> NDCG convention (default letor: LETOR 4.0's script)
+         --plot FILE.png|FILE.svg
+                     -> draw the CV curve, rankrls's regularisation path or
+                        greedy's selection (needs matplotlib: rankfast[plot])
 {group_help}svm_rank's QP solver options -w [0..4,9] -f -b -n -q -m -h int, and -k with
 a learner other than greedy, are accepted, checked and ignored.
 Distributed training (prsvm, rankncg, rankrls; needs rankfast[dask]):
@@ -123,10 +141,11 @@ Options:
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
                         the lines svm_rank's svm_light prints while reading
                         the model and the examples
-         --metrics   -> also print NDCG@k, MAP and pairwise accuracy (LETOR 4.0
-                        conventions: a query with fewer than k documents
-                        scores 0 at NDCG@k)
+         --metrics   -> also print NDCG@k, ERR@k, P@k, MAP, MRR and pairwise
+                        accuracy (LETOR 4.0 conventions: a query with fewer
+                        than k documents scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
+         --ndcg letor|standard -> NDCG convention of --metrics (default letor)
          -j, --threads int -> threads (default 0: every core this process may
                         use) scoring a linear model (same predictions)
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
@@ -201,6 +220,32 @@ def _text(text, flag):
     return text
 
 
+def _words(*allowed):
+    def check(text, flag):
+        if text not in allowed:
+            raise UsageError(f"{flag} must be {' or '.join(allowed)} (got {text!r})")
+        return text
+    return check
+
+
+def _folds(text, flag):
+    return "loqo" if text == "loqo" else _at_least(2)(text, flag)
+
+
+def _cv_metric(text, flag):
+    from .model_selection import Metric
+    try:
+        return Metric.parse(text).key
+    except UsageError:
+        raise UsageError(f"{flag} must be ndcg@k, map, err@k or pairs (got {text!r})") from None
+
+
+def _plot_file(text, flag):
+    from .plot import plot_format
+    plot_format(text)
+    return text
+
+
 LEARN_OPTIONS = {
     "-c": ("C", _c_list), "-e": ("epsilon", _positive_float), "-l": ("loss", _choice((1, 2))),
     "-p": ("slack_norm", _choice((1, 2))), "-o": ("rescaling", _choice((1, 2))),
@@ -209,7 +254,7 @@ LEARN_OPTIONS = {
     "-n": ("qp_new", _at_least(1)), "-q": ("qp_size", _at_least(2)),
     "-m": ("qp_memory", _at_least(1)), "-h": ("qp_shrink", _at_least(1)),
     "-#": ("max_iter", _at_least(1)), "-t": ("kernel", _choice((0, 1, 2, 3, 4))),
-    "-d": ("degree", lambda t, f: _number(t, int, f)), "-g": ("gamma", lambda t, f: _number(t, float, f)),
+    "-d": ("degree", lambda t, f: _number(t, int, f)), "-g": ("gamma", lambda t, f: [_number(part, float, f) for part in t.split(",")]),
     "-s": ("coef_lin", lambda t, f: _number(t, float, f)),
     "-r": ("coef_const", lambda t, f: _number(t, float, f)), "-u": ("custom", _text),
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
@@ -217,6 +262,9 @@ LEARN_OPTIONS = {
     "--approx": ("approx", _text), "--landmarks": ("landmarks", _at_least(1)),
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
+    "--folds": ("folds", _folds), "--cv-metric": ("cv_metric", _cv_metric),
+    "--cv-rule": ("cv_rule", _words("best", "1se")), "--ndcg": ("ndcg", _words("letor", "standard")),
+    "--plot": ("plot", _plot_file),
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
     "--group": ("group", _text),
     "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
@@ -225,6 +273,7 @@ LEARN_OPTIONS = {
 CLASSIFY_OPTIONS = {
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
     "--ndcg-at": ("ndcg_at", lambda t, f: [_at_least(1)(part, f) for part in t.split(",")]),
+    "--ndcg": ("ndcg", _words("letor", "standard")),
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
     "--group": ("group", _text),
     "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
@@ -569,6 +618,10 @@ def _learn(argv):
         if verbosity >= 1:
             _note("rank_learn", note)
     check_output(model_path)                      # before the work, not after it
+    if "plot" in options:
+        from . import plot
+        plot.require_matplotlib()
+        check_output(options["plot"])
     if _distributed(options):
         return _learn_distributed(learner, train_path, model_path, options)
     _refuse_pattern(train_path)
@@ -601,6 +654,7 @@ def _learn(argv):
         # whatever it cannot hold is reported the same way.
         raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
     _progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
+    _print_cv_table(learner, verbosity)
     for note in model_notes(model, dataset, options):
         if verbosity >= 1:
             _note("rank_learn", note)
@@ -609,7 +663,19 @@ def _learn(argv):
         out.write(text)
     _progress("Writing model file...done", svmlight_verbosity)
     _progress("done", verbosity)
+    if "plot" in options:
+        from . import plot
+        plot.save(plot.selection_figure(learner), options["plot"])
+        _progress(f"Wrote the plot to {options['plot']}", verbosity)
     return 0
+
+
+def _print_cv_table(learner, verbosity):
+    """The cross-validation table of a learner given a grid (stdout, from -v 1)."""
+    from .model_selection import cv_result_of
+    result = cv_result_of(learner)
+    if result is not None:
+        _progress(result.format(), verbosity, end="")
 
 
 def _linear_algebra_reason(exc):
@@ -691,7 +757,8 @@ def _classify(argv):
     distributed = _distributed(options)
     verbosity = options.get("verbosity", 2)
     svmlight_verbosity = options.get("svmlight_verbosity", 0)
-    cutoffs = options.get("ndcg_at", [10]) if options.get("metrics") else None
+    cutoffs = (_MetricSettings(options.get("ndcg_at", [10]), options.get("ndcg", "letor"))
+               if options.get("metrics") else None)
 
     _progress("Reading model...", verbosity, end="")
     file = read_model_file(model_path)
@@ -722,8 +789,7 @@ def _classify(argv):
     _progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
     _write(_summary_lines(queries.swapped, queries.pairs, verbosity))
     if cutoffs is not None:
-        _write(_metrics_lines(queries.ndcg, queries.average_precision, queries.swapped,
-                              queries.pairs, cutoffs))
+        _write(_metrics_lines(queries.swapped, queries.pairs, queries.figures, cutoffs))
     return 0
 
 
@@ -821,7 +887,7 @@ def _rescored(file, path):
 
 
 class _QueryFigures:
-    """Per-query figures of a stream of scored documents: swapped pairs (and NDCG@k, AP).
+    """Per-query figures of a stream of scored documents: swapped pairs (and --metrics' figures).
 
     Runs of documents with equal qid are gathered (a run may span blocks);
     finished runs are evaluated in batches and only their per-query figures
@@ -849,8 +915,7 @@ class _QueryFigures:
         self.batch = (array.array("d"), array.array("d"), array.array("q"))
         self.starts = array.array("q", [0])          # run starts within the batch
         self.swapped, self.pairs = array.array("q"), array.array("q")
-        self.ndcg = [[] for _ in cutoffs or ()]
-        self.average_precision = []
+        self.figures = {}                           # --metrics: per-query figures by name
 
     def add(self, scores, labels, qid, by=None):
         """Documents in file order (any buffers of float64, float64, int64).
@@ -905,12 +970,11 @@ class _QueryFigures:
         self.batch = (array.array("d"), array.array("d"), array.array("q"))
         self.starts = array.array("q", [0])
 
-    def _keep(self, swapped, pairs, ndcg=(), average_precision=()):
+    def _keep(self, swapped, pairs, figures=None):
         self.swapped.extend(int(v) for v in swapped)
         self.pairs.extend(int(v) for v in pairs)
-        for values, new in zip(self.ndcg, ndcg):
-            values.extend(float(v) for v in new)
-        self.average_precision.extend(float(v) for v in average_precision)
+        for name, new in (figures or {}).items():
+            self.figures.setdefault(name, []).extend(new.tolist())
 
     def regroup(self):
         """Forget the figures: finish() computes them again from the file's qids."""
@@ -930,8 +994,7 @@ class _QueryFigures:
             from .data import noncontiguous_qid
             self.split_qid = noncontiguous_qid(qid)
         self.swapped, self.pairs = array.array("q"), array.array("q")
-        self.ndcg = [[] for _ in self.cutoffs or ()]
-        self.average_precision = []
+        self.figures = {}
         self._keep(*_figures(scores, labels, qid, self.cutoffs))
 
 
@@ -943,8 +1006,22 @@ def _contiguous(values):
     return np.ascontiguousarray(values)
 
 
+class _MetricSettings(NamedTuple):
+    """rank_classify --metrics: the cut-offs (--ndcg-at) and the NDCG convention (--ndcg)."""
+
+    cutoffs: list
+    convention: str
+
+
 def _figures(scores, labels, qid, cutoffs):
-    """(swapped, pairs, [NDCG@k per query for each k], AP per query), queries in first-seen order."""
+    """(swapped, pairs[, figures]), queries in first-seen order.
+
+    With --metrics settings (``cutoffs``, a _MetricSettings), figures by name,
+    each an array: per query "ndcg@k", "p@k" (every cut-off k), "ap", "rr";
+    ERR@k needs the whole file's highest label, so "top@k" holds each query's
+    k best-scored labels in ranked order ("count@k" how many) and "grade" the
+    highest label of these documents, for _metrics_lines to finish.
+    """
     import numpy as np
 
     from . import metrics
@@ -952,8 +1029,16 @@ def _figures(scores, labels, qid, cutoffs):
     swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
     if cutoffs is None:
         return swapped, pairs
-    return (swapped, pairs, [metrics.ndcg(scores, labels, qid, k=k, per_query=True) for k in cutoffs],
-            metrics.mean_average_precision(scores, labels, qid, per_query=True))
+    figures = {"ap": metrics.mean_average_precision(scores, labels, qid, per_query=True),
+               "rr": metrics.reciprocal_rank(scores, labels, qid, per_query=True),
+               "grade": np.array([np.max(labels, initial=0.0)])}
+    for k in cutoffs.cutoffs:
+        figures[f"ndcg@{k}"] = metrics.ndcg(scores, labels, qid, k=k, per_query=True,
+                                            convention=cutoffs.convention)
+        figures[f"p@{k}"] = metrics.precision_at(scores, labels, qid, k=k, per_query=True)
+        top, starts = metrics.top_labels(scores, labels, qid, k)
+        figures[f"top@{k}"], figures[f"count@{k}"] = top, np.diff(starts)
+    return swapped, pairs, figures
 
 
 def _classify_distributed(model, test_path, output_path, options):
@@ -968,7 +1053,8 @@ def _classify_distributed(model, test_path, output_path, options):
     _progress("done", verbosity)
     _write(classify_summary(scores, labels, qid, verbosity))
     if options.get("metrics"):
-        _write(metrics_report(scores, labels, qid, options.get("ndcg_at", [10])))
+        _write(metrics_report(scores, labels, qid, options.get("ndcg_at", [10]),
+                              options.get("ndcg", "letor")))
     return 0
 
 
@@ -1020,21 +1106,33 @@ def _summary_lines(swapped, pairs, verbosity=2):
     return "".join(lines)
 
 
-def metrics_report(scores, labels, qid, cutoffs=(10,)):
-    """rankfast's extra evaluation lines (--metrics)."""
-    swapped, pairs, ndcgs, average_precision = _figures(scores, labels, qid, cutoffs)
-    return _metrics_lines(ndcgs, average_precision, swapped, pairs, cutoffs)
+def metrics_report(scores, labels, qid, cutoffs=(10,), convention="letor"):
+    """rankfast's extra evaluation lines (--metrics); NDCG labelled with its convention."""
+    settings = _MetricSettings(list(cutoffs), convention)
+    return _metrics_lines(*_figures(scores, labels, qid, settings), settings)
 
 
-def _metrics_lines(ndcgs, average_precision, swapped, pairs, cutoffs):
+def _metrics_lines(swapped, pairs, figures, settings):
+    """NDCG@k (its convention named), ERR@k, P@k, MAP, MRR, pair accuracy from per-query figures."""
     import numpy as np
+
+    from . import metrics
 
     def mean(values):
         values = np.asarray(values, dtype=np.float64)
         return float(values.mean()) if len(values) else float("nan")
     total = int(sum(int(p) for p in pairs))
     accuracy = 1.0 - int(sum(int(s) for s in swapped)) / total if total else float("nan")
-    lines = [f"NDCG@{k}: {mean(values):.4f}\n" for k, values in zip(cutoffs, ndcgs)]
-    lines.append(f"MAP: {mean(average_precision):.4f}\n")
+    name = metrics.ndcg_label(settings.convention)
+    grade = max(max(figures.get("grade", ()), default=0.0), 0.0)     # ERR's g_max: the file's
+    lines = [f"NDCG@{k} ({name}): {mean(figures.get(f'ndcg@{k}', ())):.4f}\n"
+             for k in settings.cutoffs]
+    for k in settings.cutoffs:
+        starts = np.concatenate(([0], np.cumsum(figures.get(f"count@{k}", ()), dtype=np.int64)))
+        err = metrics.err_of_ranked(figures.get(f"top@{k}", ()), starts, grade)
+        lines.append(f"ERR@{k}: {mean(err):.4f}\n")
+    lines += [f"P@{k}: {mean(figures.get(f'p@{k}', ())):.4f}\n" for k in settings.cutoffs]
+    lines.append(f"MAP: {mean(figures.get('ap', ())):.4f}\n")
+    lines.append(f"MRR: {mean(figures.get('rr', ())):.4f}\n")
     lines.append(f"Pairwise accuracy: {accuracy:.4f}\n")
     return "".join(lines)

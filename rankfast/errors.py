@@ -28,3 +28,7 @@ class InputError(RankfastError):
 
 class UsageError(RankfastError):
     """Options or arguments that do not make sense (the programs exit with 2)."""
+
+
+class MissingDependencyError(RankfastError):
+    """An optional package a feature needs is not installed (the message gives the pip command)."""

@@ -3,6 +3,7 @@
 Each learner's module is imported only when it is asked for, so a run pays
 the start-up time of what it uses.
 """
+import dataclasses
 import difflib
 
 import numpy as np
@@ -19,39 +20,46 @@ def _c(options):
     return values if len(values) > 1 else values[0]
 
 
+def _cv(options):
+    """The learners' cross-validation parameters from --folds, --cv-metric, --cv-rule, --ndcg, --seed."""
+    return {"cv": options.get("folds"), "cv_metric": options.get("cv_metric", "ndcg@10"),
+            "cv_rule": options.get("cv_rule", "best"), "cv_convention": options.get("ndcg", "letor"),
+            "random_state": options.get("seed", 0)}
+
+
 def _prsvm(options):
     from .ranksvm import RankSVM
     return RankSVM(C=_c(options), loss=options.get("loss", 1),
                    tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100),
-                   n_jobs=options.get("n_jobs"))
+                   n_jobs=options.get("n_jobs"), **_cv(options))
 
 
 def _rankrls(options):
     from .rankrls import RankRLS
     return RankRLS(C=_c(options), loss=options.get("loss", 1),
                    tol=min(options.get("epsilon", 1e-6), 1e-6), max_iter=options.get("max_iter", 1000),
-                   n_jobs=options.get("n_jobs"))
+                   n_jobs=options.get("n_jobs"), **_cv(options))
 
 
 def _greedy(options):
     from .rankrls import GreedyRankRLS
-    return GreedyRankRLS(k=options.get("k", "auto"), C=_single_c(options, "greedy"),
-                         loss=options.get("loss", 1), n_jobs=options.get("n_jobs"))
+    return GreedyRankRLS(k=options.get("k", "auto"), C=_c(options), loss=options.get("loss", 1),
+                         n_jobs=options.get("n_jobs"), **_cv(options))
 
 
 def _rankncg(options):
     from .rankncg import RankNCG
-    learner = RankNCG(C=_single_c(options, "rankncg"), loss=options.get("loss", 1),
+    learner = RankNCG(C=_c(options), loss=options.get("loss", 1),
                       tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
                       erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"),
-                      n_jobs=options.get("n_jobs"))
+                      n_jobs=options.get("n_jobs"), **_cv(options))
     learner.check_parameters()                   # before the data is read
     return learner
 
 
 def _svmrank(options):
     from .svmrank import RankSVML1
-    return RankSVML1(C=_single_c(options, "svmrank"), loss=options.get("loss", 1),
+    return RankSVML1(C=_c(options), loss=options.get("loss", 1),
                      tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100000))
 
 
@@ -65,12 +73,8 @@ LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
                    "-j": ("prsvm", "rankncg", "rankrls", "greedy"),
                    "--threads": ("prsvm", "rankncg", "rankrls", "greedy")}
 
-
-def _single_c(options, name):
-    values = options.get("C", [0.01])
-    if len(values) != 1:
-        raise UsageError(f"-a {name} takes a single -c value")
-    return values[0]
+# Options that only matter when a grid is cross-validated (a -c list, or a -g list).
+CV_OPTIONS = ("--folds", "--cv-metric", "--cv-rule")
 
 
 def make_learner(options, given):
@@ -107,23 +111,50 @@ def make_learner(options, given):
     kernel = options.get("kernel", 0)
     if kernel == 4:
         raise UsageError("-t 4 (user-defined kernel) is not supported")
+    gammas = options.get("gamma", [1.0])
+    if len(gammas) > 1 and kernel not in (2,):
+        raise UsageError("a -g list needs the RBF kernel (-t 2)")
+    grid = len(options.get("C", [])) > 1 or len(gammas) > 1
+    if not grid:
+        for flag in given:
+            if flag in CV_OPTIONS:
+                notes.append(f"{flag} has no effect without a list of -c (or -g) values")
+    if "--plot" in given and not (grid or (algorithm == "greedy" and kernel == 0)):
+        raise UsageError("--plot draws a cross-validation (a list of -c values) or greedy's "
+                         "selection (-a greedy): give one of them")
+    if grid and options.get("folds") == "loqo" and (algorithm != "rankrls" or len(gammas) > 1):
+        notes.append(f"--folds loqo: {algorithm} is refitted once per query "
+                     f"(only rankrls computes leave-query-out exactly)")
     learner = LEARNERS[algorithm](options)
+    if len(options.get("C", [])) > 1 and len(gammas) == 1 and not hasattr(learner, "cv_rule"):
+        # a learner without a C list of its own: cross-validated from outside
+        from .model_selection import GridSearch
+        learner = GridSearch(learner, {"C": options["C"]}, **_cv(options))
     if kernel == 0:
         for flag in ("--approx", "--landmarks", "--seed"):
-            if flag in given:
+            if flag in given and not (flag == "--seed" and grid):     # --seed: the folds too
                 notes.append(f"{flag} has no effect with the linear kernel (-t 0)")
         return learner, notes
     from .kernels import KernelApproxLearner
     from .model import KernelParams
-    params = KernelParams(kernel, options.get("degree", 3), options.get("gamma", 1.0),
+    params = KernelParams(kernel, options.get("degree", 3), gammas[0],
                           options.get("coef_lin", 1.0), options.get("coef_const", 1.0))
-    notes.extend(_kernel_notes(params))
-    try:
-        learner = KernelApproxLearner(learner, params, options.get("approx", "nystrom"),
-                                      options.get("landmarks", 500), options.get("seed", 0))
-        learner.check_parameters()
+    for gamma in gammas:
+        notes.extend(_kernel_notes(dataclasses.replace(params, gamma=gamma)))
+    try:                                         # every gamma's parameters checked now
+        kernel_learners = [KernelApproxLearner(learner, dataclasses.replace(params, gamma=gamma),
+                                               options.get("approx", "nystrom"),
+                                               options.get("landmarks", 500), options.get("seed", 0))
+                           for gamma in gammas]
+        for each in kernel_learners:
+            each.check_parameters()
+        learner = kernel_learners[0]
     except ValueError as exc:
         raise UsageError(f"-t {kernel}: {exc}") from None
+    if len(gammas) > 1:
+        from .model_selection import GridSearch
+        learner = GridSearch(learner, {"kernel.gamma": gammas, "base_learner.C": options.get("C", [0.01])},
+                             **_cv(options))
     return learner, notes
 
 

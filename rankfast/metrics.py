@@ -1,4 +1,4 @@
-"""Ranking metrics: svm_rank's swapped pairs, pairwise accuracy, NDCG@k, MAP.
+"""Ranking metrics: svm_rank's swapped pairs, pairwise accuracy, NDCG@k, MAP, ERR@k, MRR, P@k.
 
 Every function takes ``scores``, ``labels`` and ``qid`` (one entry per
 document); documents of one query need not be contiguous.
@@ -163,6 +163,11 @@ def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False,
     return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
 
 
+def ndcg_label(convention):
+    """How printed labels name an NDCG convention: "LETOR" or "standard"."""
+    return {"letor": "LETOR", "standard": "standard"}[convention]
+
+
 def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
     position = np.arange(len(sorted_labels)) - starts[sorted_group] + 1.0
     if convention == "letor":
@@ -224,6 +229,108 @@ def _reduce(values, has_relevant, per_query, skip_no_relevant):
     if per_query:
         return values
     return float(values.mean()) if len(values) else float("nan")
+
+
+def err(scores, labels, qid, k=10, max_grade=None, per_query=False, skip_no_relevant=False):
+    """Expected reciprocal rank at k (Chapelle, Metzler, Zhang & Grinspan 2009, graded).
+
+    ERR@k = Σ_{r ≤ k} (1/r) R_r Π_{i < r} (1 − R_i) over the documents sorted
+    by decreasing score (ties in file order), with the probability that the
+    document at rank i satisfies the user R = (2^g − 1) / 2^g_max, g its
+    label (negative labels count as 0) and g_max ``max_grade``, by default
+    the highest label of ``labels``.  A query shorter than k is taken over
+    its whole list.  A query without relevant documents scores 0.
+
+    Parameters
+    ----------
+    k : int or None
+        Cut-off; None for the whole list.
+    max_grade : float, optional
+        g_max; default max(labels) (0 when every label is ≤ 0).
+    per_query, skip_no_relevant : bool
+        As for ndcg.
+    """
+    labels = np.asarray(labels, dtype=np.float64)
+    if max_grade is None:
+        max_grade = max(float(labels.max(initial=0.0)), 0.0)
+    group, n_groups = query_index(qid)
+    values = err_of_ranked(*top_labels(scores, labels, qid, k), max_grade)
+    return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
+
+
+def top_labels(scores, labels, qid, k=None):
+    """Each query's labels by decreasing score (ties in file order), its first k only.
+
+    Returns
+    -------
+    ranked : ndarray of float64
+        The queries' ranked labels one after the other (order of first appearance).
+    starts : ndarray of int64
+        Offsets of the queries in ``ranked``, with its length appended.
+    """
+    labels = np.asarray(labels, dtype=np.float64)
+    group, n_groups = query_index(qid)
+    order, starts = _sorted_by_score(scores, group, n_groups)
+    if k is None:
+        return labels[order], starts
+    keep = np.arange(len(order)) - starts[group[order]] < k
+    counts = np.minimum(np.diff(starts), k)
+    return labels[order][keep], np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+def err_of_ranked(ranked, starts, max_grade):
+    """Per-query ERR of labels in ranked order (top_labels' form), g_max = max_grade.
+
+    ERR = Σ_r (1/r) R_r Π_{i<r} (1 − R_i), R = (2^g − 1) / 2^g_max (see err).
+    """
+    ranked = np.asarray(ranked, dtype=np.float64)
+    n_groups = len(starts) - 1
+    g = np.repeat(np.arange(n_groups), np.diff(starts))
+    R = (2.0 ** np.maximum(ranked, 0.0) - 1.0) / 2.0 ** max_grade
+    position = np.arange(len(R)) - starts[g] + 1.0
+    # Π_{i<r} (1 − R_i) within each query: exclusive cumulative product, restarted per query
+    # (by cumulative sums of logs would lose R = 1; a loop over queries keeps it exact).
+    stop = np.ones(len(R))
+    for q in range(n_groups):
+        lo, hi = starts[q], starts[q + 1]
+        if hi > lo + 1:
+            stop[lo + 1:hi] = np.cumprod(1.0 - R[lo:hi - 1])
+    return np.bincount(g, weights=R * stop / position, minlength=n_groups)
+
+
+def reciprocal_rank(scores, labels, qid, per_query=False, skip_no_relevant=False):
+    """MRR: the mean over queries of 1 / (rank of the first document with label > 0).
+
+    Ranks by decreasing score, ties in file order; a query without relevant
+    documents scores 0 (or is skipped with ``skip_no_relevant=True``).
+    """
+    labels = np.asarray(labels, dtype=np.float64)
+    group, n_groups = query_index(qid)
+    order, starts = _sorted_by_score(scores, group, n_groups)
+    g = group[order]
+    position = np.arange(len(order)) - starts[g] + 1.0
+    first = np.full(n_groups, np.inf)
+    relevant = labels[order] > 0
+    np.minimum.at(first, g[relevant], position[relevant])
+    values = 1.0 / first                                     # 1/inf = 0: no relevant document
+    return _reduce(values, np.isfinite(first), per_query, skip_no_relevant)
+
+
+def precision_at(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False):
+    """P@k: relevant documents (label > 0) among the top k, divided by k.
+
+    Ranks by decreasing score, ties in file order; a query shorter than k
+    still divides by k (trec_eval's convention: the missing places count as
+    not relevant).
+    """
+    labels = np.asarray(labels, dtype=np.float64)
+    group, n_groups = query_index(qid)
+    order, starts = _sorted_by_score(scores, group, n_groups)
+    g = group[order]
+    position = np.arange(len(order)) - starts[g] + 1.0
+    hits = (labels[order] > 0) & (position <= k)
+    values = np.bincount(g, weights=hits.astype(np.float64), minlength=n_groups) / float(k)
+    return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
 
 
 # ------------------------------------------------------ scorers for scikit-learn's searches

@@ -68,7 +68,7 @@ from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
 from .compat import check_is_fitted
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import DataMatrix, LinearRanker, linear_model, training_arrays
+from .linear import DataMatrix, LinearRanker, c_grid, linear_model, training_arrays
 from .ranksvm import query_weights
 
 KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
@@ -361,9 +361,10 @@ class RankNCG(LinearRanker):
 
     Parameters
     ----------
-    C : float
+    C : float or list of float
         svm_rank's -c: the loss is multiplied by C / (number of queries); the
-        paper's λ is Q / C.
+        paper's λ is Q / C.  A list picks its best value by cross-validation
+        (rankfast.model_selection, warm-started along the C path of each fold).
     loss : {1, 2}
         svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
     tol : float
@@ -378,6 +379,9 @@ class RankNCG(LinearRanker):
         Threads (rank_learn's -j): None or 0 uses every core this process may
         run on, -k all but k - 1, 1 none besides the caller.  The model is the
         same bits for any value.
+    cv, cv_metric, cv_rule, cv_convention, random_state
+        With a list of C: folds, selection metric, rule, NDCG convention and
+        the seed of the folds, as for rankfast.ranksvm.RankSVM.
 
     Attributes
     ----------
@@ -386,6 +390,10 @@ class RankNCG(LinearRanker):
     weights_ : ndarray of float64
         Their weights.
     result_ : NCGResult
+    C_ : float
+        The C of the model.
+    cv_result_ : rankfast.model_selection.CVResult or None
+        With a list of C: the cross-validation table.
 
     Examples
     --------
@@ -401,10 +409,13 @@ class RankNCG(LinearRanker):
     name = "rankncg"
 
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
-                 n_jobs=None):
+                 n_jobs=None, cv=None, cv_metric="ndcg@10", cv_rule="best",
+                 cv_convention="letor", random_state=0):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.erfc_eps, self.erfc = erfc_eps, erfc
         self.n_jobs = n_jobs
+        self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
+        self.cv_convention, self.random_state = cv_convention, random_state
 
     def check_parameters(self):
         """UsageError naming the rank_learn flag of a parameter out of range (fit calls it)."""
@@ -414,12 +425,17 @@ class RankNCG(LinearRanker):
             raise UsageError(f"--erfc-eps must lie in (0, 1), not {self.erfc_eps!r}")
         if self.loss not in (1, 2):
             raise UsageError(f"-l must be 1 or 2, not {self.loss!r}")
-        if not self.C > 0.0:
-            raise UsageError(f"-c must be positive, not {self.C!r}")
+        try:
+            c_grid(self.C)                           # a positive number or a list of them
+        except UsageError:
+            raise UsageError(f"-c must be positive, not {self.C!r}") from None
 
     @blas_single_thread()
     def fit(self, X, y, qid=None, group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
+
+        With a list of C, the chosen value (``C_``, by rankfast.model_selection.
+        select_c) is trained on all the data.
 
         Parameters
         ----------
@@ -441,8 +457,15 @@ class RankNCG(LinearRanker):
         """
         self.check_parameters()
         X, y, qid = self._fit_input(X, y, qid, group)
+        grid = c_grid(self.C)
+        self.C_, self.cv_result_ = self.C, None
+        if grid is not None:
+            from .model_selection import select_c
+            self.cv_result_ = select_c(self, X, y, qid, grid, log)
+            self.cv_table_ = self.cv_result_.rows()
+            self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
-        objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C, self.loss),
+        objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss),
                                       self.erfc_eps, self.erfc == "fast",
                                       resolve_n_jobs(self.n_jobs))
         self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
@@ -455,10 +478,24 @@ class RankNCG(LinearRanker):
         self.weights_ = self.result_.w
         return self
 
+    def fit_path(self, X, y, qid, Cs):
+        """Fitted copies for each C of Cs (ascending), each CG run started at the previous optimum."""
+        from .model_selection import fitted_linear
+        X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
+        X, y, starts, used = training_arrays(X, y, qid)
+        w = np.zeros(X.shape[1])
+        for C in Cs:
+            objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, C, self.loss),
+                                          self.erfc_eps, self.erfc == "fast",
+                                          resolve_n_jobs(self.n_jobs))
+            w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
+            yield fitted_linear(self, C, used, w)
+
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""
         check_is_fitted(self)
-        options = {"C": self.C, "l": self.loss, "e": self.tol, "erfc": self.erfc}
+        grid = c_grid(self.C)
+        options = {"C": self.C_, "l": self.loss, "e": self.tol, "erfc": self.erfc, "grid": grid}
         if self.erfc == "fast":
             options["erfc_eps"] = self.erfc_eps
         return linear_model(self, n_features, n_documents, options)

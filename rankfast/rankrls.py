@@ -46,14 +46,14 @@ with query q's term removed) leaves on q's documents the residual
 and ‖p_q‖² = r_qᵀ L_q r_q is the held-out query's pair loss, with the same
 pair weights β_q as training.  Per λ this costs O(Σ_q m_q² d + m_q³) (a
 query larger than d uses the d × d form (Λ + λ − Z_qᵀZ_q)⁻¹ instead).  The
-table reports, for every C, the mean over queries of that loss and the mean
-NDCG@10 of the held-out scores ŷ_q − p_q (query q's held-out scores,
-centred and scaled by √α_q > 0, which changes no ranking).  NDCG@10 is taken
-in its standard form (rankfast.metrics, convention="standard": discount
-1/log2(1 + p), a query shorter than 10 over its whole list), not the LETOR
-script's, which scores every query of fewer than 10 documents 0 and would
-ignore most short queries when choosing C.  The model kept is the best C by
-LQO NDCG@10; ties go to the lower LQO loss, then the smaller C.
+table reports, for every C, the mean over queries of that loss and of the
+metrics of the held-out scores ŷ_q − p_q (query q's held-out scores,
+centred and scaled by √α_q > 0, which changes no ranking).  Each query is a
+fold of rankfast.model_selection's table (mean ± sd over queries of the
+selection metric, NDCG@10 in the LETOR convention by default, of the other
+metrics and of the LQO pair loss), and its rule picks C.  Other folds
+(``cv=K`` or a splitter) train along the C path of each fold from one
+eigendecomposition of the fold (``fit_path``).
 
 Greedy RankRLS (Pahikkala et al. 2010, Algorithm 1): forward selection of
 features, each step adding the feature whose addition gives the least LQO
@@ -67,18 +67,15 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from . import _rankrls, metrics
+from . import _rankrls
 from .compat import check_is_fitted
 from .errors import UsageError
-from .newton import conjugate_gradient, minimize
+from .newton import conjugate_gradient
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
 from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, training_arrays
-from .ranksvm import SquaredHingeObjective, query_weights
 
 DENSE_MAX_FEATURES = 2048
 DENSE_MAX_ENTRIES = 1 << 28
-NDCG_AT = 10
-NDCG_CONVENTION = "standard"     # see the module docstring
 
 
 class RankRLS(LinearRanker):
@@ -91,8 +88,10 @@ class RankRLS(LinearRanker):
     C : float or sequence of float
         svm_rank's -c: the pair loss is multiplied by C / Q (λ = Q / (2C)).
         A sequence trains every value from one eigendecomposition and keeps
-        the best by exact leave-query-out NDCG@10 (dense solver only; fit
-        raises ValueError on fewer than two queries).
+        the one rankfast.model_selection's rule picks, by exact
+        leave-query-out cross-validation (``cv=None`` or "loqo"; a single
+        ranking: 5 folds of its documents) or the folds of ``cv`` (dense
+        solver only).
     loss : {1, 2}
         svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
     solver : {"auto", "dense", "cg"}
@@ -101,6 +100,10 @@ class RankRLS(LinearRanker):
         cg only: relative residual of the normal equations at which to stop.
     max_iter : int
         cg only: cap on CG iterations.
+    cv, cv_metric, cv_rule, cv_convention, random_state
+        With a list of C: folds (None: exact leave-query-out), selection
+        metric, rule, NDCG convention and the seed of the folds, as for
+        rankfast.ranksvm.RankSVM.
 
     Attributes
     ----------
@@ -110,9 +113,11 @@ class RankRLS(LinearRanker):
         Their weights (of the chosen C).
     C_ : float
         The C of the model.
+    cv_result_ : rankfast.model_selection.CVResult or None
+        With a list of C: the cross-validation table.  With leave-query-out
+        it has a column "loss", the LQO pair loss (mean ‖p_q‖² per query).
     cv_table_ : list of dict or None
-        With a list of C: one row per C, ascending, with keys "C", "loss"
-        (LQO pair loss, mean per query) and "ndcg@10" (LQO NDCG@10).
+        With a list of C: cv_result_.rows(), one dict per C, ascending.
     weights_by_C_ : ndarray, shape (n_C, n_features_seen) or None
         With a list of C: the weights of every C, rows as in cv_table_.
     solver_ : str
@@ -133,10 +138,14 @@ class RankRLS(LinearRanker):
 
     name = "rankrls"
 
-    def __init__(self, C=0.01, loss=1, solver="auto", tol=1e-6, max_iter=1000, n_jobs=None):
+    def __init__(self, C=0.01, loss=1, solver="auto", tol=1e-6, max_iter=1000, n_jobs=None,
+                 cv=None, cv_metric="ndcg@10", cv_rule="best", cv_convention="letor",
+                 random_state=0):
         self.C, self.loss, self.solver = C, loss, solver
         self.tol, self.max_iter = tol, max_iter
         self.n_jobs = n_jobs
+        self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
+        self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread()
     def fit(self, X, y, qid=None, group=None, log=None):
@@ -165,12 +174,11 @@ class RankRLS(LinearRanker):
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
+        original = (X, y, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs)
         n, d = X.shape
         Q = len(starts) - 1
-        if grid is not None:
-            _check_two_queries(Q)
         _check_regularisation(Q, [self.C] if grid is None else grid)
         solver = self.solver
         if solver == "auto":
@@ -180,6 +188,7 @@ class RankRLS(LinearRanker):
                              f"of the {d} × {d} matrix XᵀLX); give one C for {d} features "
                              f"and {n} documents")
         self.solver_, self.cv_table_, self.weights_by_C_ = solver, None, None
+        self.cv_result_ = None
         self.cg_iterations_, self.residual_ = 0, 0.0
         alpha = query_scale(starts, self.loss)
         if log is not None:
@@ -199,8 +208,9 @@ class RankRLS(LinearRanker):
                 self.C_ = float(self.C)
                 w_varies = _ridge(Xh, yh, Q / (2.0 * self.C_))
             else:
-                w_varies = self._fit_grid(Xh, yh, y, starts, grid, log)
+                self._fit_grid(Xh, yh, y, starts, grid, original, log)
                 self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
+                w_varies = self.weights_by_C_[grid.index(self.C_)][varies]
             w = _scatter(w_varies, varies, d)
         self.feature_ids_ = used.astype(np.int64) + 1
         self.weights_ = w
@@ -219,23 +229,57 @@ class RankRLS(LinearRanker):
                    f" (iteration limit {self.max_iter} reached before {self.tol:g})"), 1)
         return w
 
-    def _fit_grid(self, Xh, yh, y, starts, grid, log):
+    def _fit_grid(self, Xh, yh, y, starts, grid, original, log):
+        """weights_by_C_ (on the varying columns), cv_result_ and C_ for a C list."""
+        from . import model_selection
         path = EigenPath(Xh, yh, starts)
         Q = len(starts) - 1
+        self.weights_by_C_ = np.array([path.weights(Q / (2.0 * C)) for C in grid]).reshape(
+            len(grid), -1)
+        cv = self.cv
+        if cv is None:
+            cv = "loqo" if Q >= 2 else model_selection.DEFAULT_FOLDS
+        if isinstance(cv, str) and cv == "loqo":
+            if Q < 2:
+                model_selection.make_folds(original[2], cv)     # raises, saying why
+            result = self._lqo_result(path, yh, y, starts, grid, log)
+        else:
+            result = model_selection.select_c(self, *original, grid, log, cv)
+        self.cv_result_, self.cv_table_ = result, result.rows()
+        self.C_ = result.chosen_params["C"]
+
+    def _lqo_result(self, path, yh, y, starts, grid, log):
+        """The exact leave-query-out CVResult: every query a fold, its pair loss a column."""
+        from . import model_selection
+        settings = model_selection.settings(self)
+        metric = model_selection.Metric.parse(settings["metric"], settings["convention"])
+        Q = len(starts) - 1
         qid = np.repeat(np.arange(Q), np.diff(starts))
-        rows, weights = [], []
+        held_out, losses = [], []
         for C in grid:
-            lam = Q / (2.0 * C)
-            weights.append(path.weights(lam))
-            p = path.lqo_residuals(lam)
-            rows.append({"C": C, "loss": float(p @ p) / max(Q, 1),
-                         "ndcg@10": metrics.ndcg(yh - p, y, qid, k=NDCG_AT,
-                                                    convention=NDCG_CONVENTION)})
-        best = best_row(rows)
-        self.cv_table_, self.weights_by_C_ = rows, np.array(weights).reshape(len(grid), -1)
-        self.C_ = rows[best]["C"]
-        log_table(rows, best, "LQO", log)
-        return self.weights_by_C_[best].copy()
+            p = path.lqo_residuals(Q / (2.0 * C))
+            held_out.append(yh - p)
+            losses.append(np.bincount(qid, weights=p * p, minlength=Q))
+        rows = [{"C": C} for C in grid]
+        return model_selection.held_out_result(
+            rows, held_out, y, qid, metric, settings["rule"], f"exact leave-query-out, {Q} queries",
+            (model_selection.Column("loss", "LQO pair loss"), losses), log)
+
+    def fit_path(self, X, y, qid, Cs):
+        """Fitted copies for each C of Cs, from one eigendecomposition (dense solver)."""
+        from .model_selection import fitted_linear
+        check_loss(self.loss)
+        X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
+        X, y, starts, used = training_arrays(X, y, qid)
+        d = X.shape[1]
+        Q = len(starts) - 1
+        alpha = query_scale(starts, self.loss)
+        Xh = centred(X, starts, alpha, n_threads=resolve_n_jobs(self.n_jobs))
+        yh = centred(y[:, None], starts, alpha).ravel()
+        varies = np.flatnonzero(np.any(Xh != 0.0, axis=0))
+        path = EigenPath(Xh[:, varies], yh, starts)
+        for C in Cs:
+            yield fitted_linear(self, C, used, _scatter(path.weights(Q / (2.0 * C)), varies, d))
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata (C grid included)."""
@@ -273,8 +317,10 @@ class GreedyRankRLS(LinearRanker):
 
     Parameters
     ----------
-    C : float
-        svm_rank's -c, λ = Q / (2C) as for RankRLS.
+    C : float or list of float
+        svm_rank's -c, λ = Q / (2C) as for RankRLS.  A list picks its value
+        by cross-validation (rankfast.model_selection; ``cv=None``: 5 folds of
+        queries, greedy selection rerun on every training fold).
     k : int or "auto"
         Number of features to select; "auto" stops as soon as the best
         candidate does not lower the LQO error.  A feature constant within
@@ -283,6 +329,9 @@ class GreedyRankRLS(LinearRanker):
         at most the number of features that vary within some query.
     loss : {1, 2}
         svm_rank's -l, as for RankRLS.
+    cv, cv_metric, cv_rule, cv_convention, random_state
+        With a list of C: folds, selection metric, rule, NDCG convention and
+        the seed of the folds, as for rankfast.ranksvm.RankSVM.
 
     Attributes
     ----------
@@ -297,6 +346,10 @@ class GreedyRankRLS(LinearRanker):
         in selection order).
     feature_ids_, weights_ : ndarray
         The selected features (increasing ids) and their final weights.
+    C_ : float
+        The C of the model.
+    cv_result_ : rankfast.model_selection.CVResult or None
+        With a list of C: the cross-validation table.
 
     Examples
     --------
@@ -312,9 +365,12 @@ class GreedyRankRLS(LinearRanker):
 
     name = "greedy"
 
-    def __init__(self, C=0.01, k="auto", loss=1, n_jobs=None):   # C first, as for every learner
+    def __init__(self, C=0.01, k="auto", loss=1, n_jobs=None, cv=None, cv_metric="ndcg@10",
+                 cv_rule="best", cv_convention="letor", random_state=0):   # C first, as for every learner
         self.C, self.k, self.loss = C, k, loss
         self.n_jobs = n_jobs
+        self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
+        self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread()
     def fit(self, X, y, qid=None, group=None, log=None):
@@ -338,12 +394,17 @@ class GreedyRankRLS(LinearRanker):
         -------
         self
         """
-        if c_grid(self.C) is not None:
-            raise UsageError("greedy takes a single C value")
+        grid = c_grid(self.C)
         check_loss(self.loss)
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
+        self.C_, self.cv_result_ = self.C, None
+        if grid is not None:
+            from .model_selection import select_c
+            self.cv_result_ = select_c(self, X, y, qid, grid, log)
+            self.cv_table_ = self.cv_result_.rows()
+            self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
         n, d = X.shape
         check_greedy_memory(n, d)
@@ -351,14 +412,14 @@ class GreedyRankRLS(LinearRanker):
         if Q < 2:
             raise ValueError(f"greedy RankRLS selects features by leave-query-out error, "
                              f"which needs at least 2 queries (got {Q}); use -a rankrls")
-        _check_regularisation(Q, [self.C])
-        lam = Q / (2.0 * float(self.C))
+        _check_regularisation(Q, [self.C_])
+        lam = Q / (2.0 * float(self.C_))
         alpha = query_scale(starts, self.loss)
         n_threads = resolve_n_jobs(self.n_jobs)
         chunks = query_chunks(starts)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
         g = np.einsum("ij,ij->j", U, U) / lam
-        _check_greedy_conditioning(g, float(self.C))
+        _check_greedy_conditioning(g, float(self.C_))
         yh = centred(y[:, None], starts, alpha).ravel()
         C = U / lam
         M = (U.T @ U) / lam                           # X̂ᵀC (d × d, by syrk): t = c M_b below
@@ -418,7 +479,7 @@ class GreedyRankRLS(LinearRanker):
         """LinearModel of the selected features; metadata records the selection order."""
         check_is_fitted(self)
         return linear_model(self, n_features, n_documents,
-                            {"C": self.C, "l": self.loss, "k": self.k,
+                            {"C": self.C_, "l": self.loss, "k": self.k, "grid": c_grid(self.C),
                              "selected": ",".join(str(int(i)) for i in self.selected_)})
 
 
@@ -643,96 +704,3 @@ def _check_regularisation(Q, Cs):
     for C in Cs:
         if not np.isfinite(Q / (2.0 * float(C))):
             raise ValueError(f"C = {float(C):g} is too small: λ = Q / (2C) overflows")
-
-
-def _check_two_queries(Q):
-    """Cross-validation over queries (held-out folds or LQO) needs at least two."""
-    if Q < 2:
-        raise ValueError(f"cross-validation needs at least 2 queries (got {Q})")
-
-
-def best_row(rows):
-    """Index of the best row: highest "ndcg@10", then lowest "loss", then smallest "C"."""
-    return min(range(len(rows)), key=lambda i: (-rows[i]["ndcg@10"], rows[i]["loss"], rows[i]["C"]))
-
-
-def log_table(rows, best, kind, log):
-    """Send a C-grid table to log(text, 1), one line per C, the chosen one marked."""
-    if log is None:
-        return
-    log(f"{'C':>12}  {kind + ' pair loss':>16}  {kind + ' NDCG@10':>13}", 1)
-    for i, row in enumerate(rows):
-        log(f"{row['C']:>12.6g}  {row['loss']:>16.8g}  {row['ndcg@10']:>13.6f}"
-            + ("  <- chosen" if i == best else ""), 1)
-
-
-# ------------------------------------------------------ C grids for PRSVM
-
-def cross_validate_prsvm(X, y, qid, Cs, n_folds=5, loss=1, tol=1e-3, max_iter=100, log=None,
-                         n_threads=1):
-    """Choose PRSVM's C by n-fold cross-validation over queries, warm-started along the C path.
-
-    Query j (in order of first appearance) goes to fold j mod n_folds
-    (n_folds = Q when there are fewer queries).  For each fold, RankSVM's
-    objective (rankfast.ranksvm.SquaredHingeObjective with its -c/-l
-    weights) is minimised for the values of C in ascending order, each
-    started from the previous optimum (rankfast.newton.minimize, tolerance
-    tol, at most max_iter Newton steps).
-
-    Returns
-    -------
-    table : list of dict
-        One row per C, ascending: "C"; "loss", the held-out squared-hinge
-        pair loss Σ_pairs max(0, 1 − (s_i − s_j))² (averaged over each
-        query's pairs with loss=2) as a mean over all queries; "ndcg@10",
-        the mean NDCG@10 of the held-out scores (standard convention, as
-        for RankRLS).
-    best_C : float
-        Highest "ndcg@10"; ties to the lower "loss", then the smaller C.
-
-    Raises
-    ------
-    ValueError
-        Fewer than two queries.
-    """
-    grid = c_grid(list(np.atleast_1d(Cs)))
-    check_loss(loss)
-    X, y, starts, _ = training_arrays(X, y, qid)
-    Q = len(starts) - 1
-    _check_two_queries(Q)
-    n_folds = min(int(n_folds), Q)
-    if n_folds < 2:
-        raise UsageError(f"n_folds must be at least 2 (got {n_folds})")
-    sizes = np.diff(starts)
-    query = np.repeat(np.arange(Q), sizes)
-    fold_of_row = query % n_folds
-    scores = np.zeros((len(grid), X.shape[0]))
-    losses = np.zeros(len(grid))
-    for fold in range(n_folds):
-        train, test = np.flatnonzero(fold_of_row != fold), np.flatnonzero(fold_of_row == fold)
-        X_train, y_train, train_starts = X[train], y[train], _starts_of(query[train])
-        X_test, test_starts = X[test], _starts_of(query[test])
-        w = np.zeros(X.shape[1])
-        held_out = SquaredHingeObjective(X_test, y[test], test_starts,
-                                         query_weights(y[test], test_starts, 1.0, loss)
-                                         * (len(test_starts) - 1) / Q, n_threads)
-        for i, C in enumerate(grid):
-            objective = SquaredHingeObjective(X_train, y_train, train_starts,
-                                              query_weights(y_train, train_starts, C, loss),
-                                              n_threads)
-            w = minimize(objective, w, tol=tol, max_iter=max_iter).w
-            s = np.asarray(X_test @ w).ravel()
-            scores[i, test] = s
-            losses[i] += held_out.loss(s)
-    rows = [{"C": C, "loss": float(losses[i]),
-             "ndcg@10": metrics.ndcg(scores[i], y, query, k=NDCG_AT, convention=NDCG_CONVENTION)}
-            for i, C in enumerate(grid)]
-    best = best_row(rows)
-    log_table(rows, best, f"{n_folds}-fold", log)
-    return rows, rows[best]["C"]
-
-
-def _starts_of(query):
-    """Query offsets of rows whose (sorted) query numbers are given."""
-    change = np.flatnonzero(query[1:] != query[:-1]) + 1
-    return np.concatenate(([0], change, [len(query)])).astype(np.int64)

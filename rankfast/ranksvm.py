@@ -127,7 +127,8 @@ class RankSVM(LinearRanker):
     ----------
     C : float or list of float
         svm_rank's -c: the loss is multiplied by C / (number of queries).
-        A list picks its best value by cross-validation over queries.
+        A list picks its best value by cross-validation (rankfast.model_selection:
+        the folds of ``cv``, warm-started along the C path of each fold).
     loss : {1, 2}
         svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
     tol : float
@@ -138,6 +139,10 @@ class RankSVM(LinearRanker):
         Threads (rank_learn's -j): None or 0 uses every core this process may
         run on, -k all but k - 1, 1 none besides the caller.  The model is the
         same bits for any value.
+    cv, cv_metric, cv_rule, cv_convention, random_state
+        With a list of C: folds (None: 5 folds of queries; an int, "loqo" or
+        a splitter), selection metric, rule ("best" or "1se"), NDCG
+        convention and the seed of the folds; see rankfast.model_selection.
 
     Attributes
     ----------
@@ -146,6 +151,10 @@ class RankSVM(LinearRanker):
     weights_ : ndarray of float64
         Their weights.
     result_ : rankfast.newton.NewtonResult
+    C_ : float
+        The C of the model.
+    cv_result_ : rankfast.model_selection.CVResult or None
+        With a list of C: the cross-validation table (``cv_table_``: its rows).
     coef_ : ndarray, shape (n_features_in_,)
         Every feature's weight, dense.
     n_features_in_ : int
@@ -168,18 +177,21 @@ class RankSVM(LinearRanker):
 
     name = "prsvm"
 
-    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100, n_jobs=None):
+    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100, n_jobs=None, cv=None,
+                 cv_metric="ndcg@10", cv_rule="best", cv_convention="letor", random_state=0):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.n_jobs = n_jobs
+        self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
+        self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread()
     def fit(self, X, y, qid=None, group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
-        With a list of C, each value is scored by 5-fold cross-validation over
-        queries (warm-started along the C path, rankfast.rankrls.
-        cross_validate_prsvm), the table kept in ``cv_table_``, and the best
-        C (``C_``) trained on all the data.
+        With a list of C, each value is scored by cross-validation
+        (rankfast.model_selection.select_c, warm-started along the C path by
+        ``fit_path``), the result kept in ``cv_result_``, and the chosen C
+        (``C_``) trained on all the data.
 
         Parameters
         ----------
@@ -203,12 +215,12 @@ class RankSVM(LinearRanker):
         grid = c_grid(self.C)
         check_loss(self.loss)
         n_threads = resolve_n_jobs(self.n_jobs)
-        self.C_ = self.C
+        self.C_, self.cv_result_ = self.C, None
         if grid is not None:
-            from .rankrls import cross_validate_prsvm
-            self.cv_table_, self.C_ = cross_validate_prsvm(
-                X, y, qid, grid, loss=self.loss, tol=self.tol, max_iter=self.max_iter, log=log,
-                n_threads=n_threads)
+            from .model_selection import select_c
+            self.cv_result_ = select_c(self, X, y, qid, grid, log)
+            self.cv_table_ = self.cv_result_.rows()
+            self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
         objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss),
                                           n_threads)
@@ -220,6 +232,20 @@ class RankSVM(LinearRanker):
         self.feature_ids_ = used.astype(np.int64) + 1
         self.weights_ = self.result_.w
         return self
+
+    def fit_path(self, X, y, qid, Cs):
+        """Fitted copies for each C of Cs (ascending), each Newton run started at the previous optimum."""
+        from .model_selection import fitted_linear
+        check_loss(self.loss)
+        X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
+        X, y, starts, used = training_arrays(X, y, qid)
+        n_threads = resolve_n_jobs(self.n_jobs)
+        w = np.zeros(X.shape[1])
+        for C in Cs:
+            objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, C, self.loss),
+                                              n_threads)
+            w = minimize(objective, w, tol=self.tol, max_iter=self.max_iter).w
+            yield fitted_linear(self, C, used, w)
 
     def to_model(self, n_features=None, n_documents=0):
         """The trained LinearModel, with rankfast's metadata."""

@@ -1,5 +1,5 @@
-"""RankRLS, its C path with exact leave-query-out CV, greedy RankRLS and the PRSVM C grid,
-against closed forms and the slow twins of reference_impl."""
+"""RankRLS, its C path with exact leave-query-out CV and greedy RankRLS, against closed
+forms and the slow twins of reference_impl (cross-validation itself: test_model_selection)."""
 import resource
 import tracemalloc
 
@@ -9,12 +9,10 @@ import scipy.sparse as sp
 
 from rankfast import _rankrls, metrics, rankrls
 import reference_impl as _reference
-from rankfast.cli import learn_main
 from rankfast.errors import UsageError
 from rankfast.model import read_model, write_model
 from rankfast.rankrls import (GreedyRankRLS, RankRLS, available_memory, centred,
-                              cross_validate_prsvm, greedy_memory_bytes, query_scale)
-from rankfast.ranksvm import RankSVM
+                              greedy_memory_bytes, query_scale)
 
 
 # ---------------------------------------------------------------- data
@@ -141,13 +139,15 @@ def test_lqo_equals_retraining(loss, d):
     X, y, qid = make_data(7, sizes=(1, 5, 2, 12, 3, 1, 11, 4, 9), d=d, levels=4)
     grid = [0.02, 0.5, 20.0]
     lines = []
-    path = RankRLS(C=grid, loss=loss).fit(X, y, qid, log=lambda text, level: lines.append(text))
+    path = RankRLS(C=grid, loss=loss, cv_convention="standard").fit(
+        X, y, qid, log=lambda text, level: lines.append(text))
     for row in path.cv_table_:
         scores, losses = _reference.rankrls_lqo_retrain(X, y, qid, row["C"], loss)
         assert row["loss"] == pytest.approx(losses.mean(), rel=1e-8)
         assert row["ndcg@10"] == pytest.approx(
             metrics.ndcg(scores, y, qid, k=10, convention="standard"), rel=1e-12)
-    assert len(lines) == 2 + len(grid) and sum("chosen" in line for line in lines) == 1
+    assert len(lines) == 1 + len(grid)                         # a progress line per C
+    assert all(f"CV {i}/{len(grid)}: all queries" in line for i, line in enumerate(lines[1:], 1))
 
 
 def test_lqo_large_query_uses_the_d_by_d_form():
@@ -302,67 +302,12 @@ def test_greedy_kernel_scores_against_direct_sherman_morrison():
 @pytest.mark.parametrize("make", [
     lambda: RankRLS(C=0), lambda: RankRLS(C=[1.0, -2.0]), lambda: RankRLS(C=[]),
     lambda: RankRLS(loss=3), lambda: RankRLS(solver="qr"), lambda: GreedyRankRLS(k=0),
-    lambda: GreedyRankRLS(k="all"), lambda: GreedyRankRLS(C=[1.0, 2.0]),
+    lambda: GreedyRankRLS(k="all"), lambda: GreedyRankRLS(C=[1.0, -2.0]),
 ])
 def test_bad_parameters_raise_usage_errors(make):
     X, y, qid = make_data(18)
     with pytest.raises(UsageError):
         make().fit(X, y, qid)
-
-
-# ---------------------------------------------------------------- PRSVM C grid
-
-def test_cross_validate_prsvm_equals_cold_retraining():
-    X, y, qid = make_data(19, sizes=(6, 9, 4, 12, 7, 5, 10, 8, 11, 6), d=5, levels=3)
-    grid = [3.0, 0.01, 0.3]
-    table, best = cross_validate_prsvm(X, y, qid, grid, n_folds=3, tol=1e-10, max_iter=200)
-    assert [row["C"] for row in table] == sorted(grid)
-    queries = list(dict.fromkeys(qid.tolist()))                # order of first appearance
-    fold = {q: j % 3 for j, q in enumerate(queries)}
-    folds = np.array([fold[q] for q in qid.tolist()])
-    for row in table:
-        scores = np.zeros(len(y))
-        for f in range(3):
-            train, test = folds != f, folds == f
-            model = RankSVM(C=row["C"], tol=1e-10, max_iter=200).fit(X[train], y[train], qid[train])
-            scores[test] = model.decision_function(X[test])
-        assert row["ndcg@10"] == pytest.approx(
-            metrics.ndcg(scores, y, qid, k=10, convention="standard"), abs=1e-9)
-        loss = 0.0
-        for q in queries:
-            rows = np.flatnonzero(qid == q)
-            for i in rows:
-                for j in rows:
-                    if y[i] > y[j]:
-                        loss += max(0.0, 1.0 - scores[i] + scores[j]) ** 2
-        assert row["loss"] == pytest.approx(loss / len(queries), rel=1e-6)
-    key = [(-row["ndcg@10"], row["loss"], row["C"]) for row in table]
-    assert best == table[key.index(min(key))]["C"]
-
-
-@pytest.mark.parametrize("sizes", [(5,), ()])
-def test_cross_validation_needs_two_queries(sizes):
-    """A data problem (ValueError, reported against the training file), not a usage error."""
-    X, y, qid = make_data(20, sizes=sizes)
-    message = f"cross-validation needs at least 2 queries \\(got {len(sizes)}\\)"
-    with pytest.raises(ValueError, match=message):
-        cross_validate_prsvm(X, y, qid, [1.0])
-    if not sizes:                    # no document at all: refused by every fit first
-        message = "no documents: X has 0 rows"
-    with pytest.raises(ValueError, match=message):
-        RankRLS(C=[0.1, 1.0]).fit(X, y, qid)
-    with pytest.raises(ValueError, match=message):
-        RankSVM(C=[0.1, 1.0]).fit(X, y, qid)
-
-
-def test_rank_learn_reports_a_c_list_on_one_query_against_the_file(tmp_path, capsys):
-    """Leave-query-out over one query is meaningless: it used to print a C table and exit 0."""
-    data, model = tmp_path / "one.dat", tmp_path / "model"
-    data.write_text("1 qid:1 1:1\n2 qid:1 1:2 2:1\n0 qid:1 2:3\n")
-    assert learn_main(["-a", "rankrls", "-c", "0.1,1", str(data), str(model)]) == 1
-    assert capsys.readouterr().err == (f"rank_learn: {data}: cross-validation needs at least "
-                                       f"2 queries (got 1)\n")
-    assert not model.exists()
 
 
 # ---------------------------------------------------------------- greedy's memory

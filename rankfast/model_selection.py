@@ -1,0 +1,619 @@
+"""Model selection: folds over queries, cross-validation tables, the selection rule.
+
+Folds (``cv``)
+--------------
+* an int K: the queries (numbered by first appearance) are shuffled by
+  ``random_state`` (numpy's default_rng) and the query at shuffled position j
+  goes to fold j mod K (K becomes Q when there are fewer queries).  A file
+  with a single ranking is split by its documents instead, shuffled the same
+  way; each held-out fold is then scored as a ranking of its own documents.
+* ``"loqo"``: every query is a fold of its own.  RankRLS computes this
+  exactly from one eigendecomposition; any other learner is refitted Q times.
+* any object with ``split(X, y, groups)`` yielding (train, test) row indices,
+  as scikit-learn's splitters do (GroupKFold, GroupShuffleSplit, ...); it is
+  called with groups = qid.
+
+The folds depend only on the queries, K and the seed, so every value of C
+(and of any other parameter of the grid) is scored on the same folds.  A
+fold's model is trained as rank_learn would train it on a file of the
+training folds alone (svm_rank's C / Q with Q the training queries); only
+RankRLS's exact leave-query-out keeps the λ = Q / (2C) of all the queries.
+
+Table
+-----
+For every row of the grid and every fold, the model trained on the other
+folds scores the held-out documents, which are evaluated by the selection
+metric (``metric``: ``ndcg@k``, ``map``, ``err@k`` or ``pairs``) and, beside
+it, NDCG@k, MAP, ERR@k and pair accuracy (rankfast.metrics; pair accuracy
+is the fraction of the held-out part's pairs ranked strictly right, the
+Wilcoxon–Mann–Whitney statistic of a single ranking).  A fold's value is the
+mean over its queries (pair accuracy: pooled over them).  The table shows,
+per row, the mean over folds ± the standard deviation over folds (ddof 1);
+a fold where a metric is undefined (no held-out pair) is left out of it.
+
+Selection rule (``rule``)
+-------------------------
+``"best"``: the row with the highest mean of the selection metric, ties to
+the smaller C.  ``"1se"``, the one-standard-error rule (Breiman, Friedman,
+Olshen & Stone 1984; Hastie, Tibshirani & Friedman, The Elements of
+Statistical Learning, sect. 7.10): the smallest C, i.e. the most
+regularised model, whose mean is at least the best mean minus the best
+row's standard error sd / √K (K the folds on which the metric is defined);
+among rows with that C, the highest mean.
+
+Warm starts: an estimator with ``fit_path(X, y, qid, Cs)`` (yielding a
+fitted copy per C, ascending) is trained along the C path of each fold,
+each C started from the previous optimum; any other estimator with
+``fit(X, y, qid)`` and ``predict(X)`` is refitted per C.
+"""
+import copy
+import dataclasses
+import itertools
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import metrics
+from .data import query_index
+from .errors import UsageError
+
+DEFAULT_FOLDS = 5
+DEFAULT_METRIC = "ndcg@10"
+RULES = ("best", "1se")
+CONVENTIONS = ("letor", "standard")
+
+
+# ------------------------------------------------------------------ metrics
+
+@dataclasses.dataclass(frozen=True)
+class Metric:
+    """A metric of held-out scores: kind "ndcg", "map", "err" or "pairs", cut-off k, NDCG convention."""
+
+    kind: str
+    k: object = None
+    convention: str = "letor"
+    fmt: str = "{:.4f}"
+
+    @classmethod
+    def parse(cls, text, convention="letor"):
+        """``ndcg@k``, ``map``, ``err@k`` or ``pairs`` (``ndcg``/``err`` alone: the whole list)."""
+        if convention not in CONVENTIONS:
+            raise UsageError(f"NDCG convention must be letor or standard (got {convention!r})")
+        if isinstance(text, Metric):
+            return text
+        kind, _, cut = str(text).lower().partition("@")
+        if kind in ("map", "pairs") and not cut:
+            return cls(kind, None, convention)
+        if kind in ("ndcg", "err"):
+            if not cut:
+                return cls(kind, None, convention)
+            if cut.isdigit() and int(cut) >= 1:
+                return cls(kind, int(cut), convention)
+        raise UsageError(f"the CV metric must be ndcg@k, map, err@k or pairs (got {text!r})")
+
+    @property
+    def key(self):
+        return self.kind if self.k is None else f"{self.kind}@{self.k}"
+
+    @property
+    def label(self):
+        at = "" if self.k is None else f"@{self.k}"
+        if self.kind == "ndcg":
+            return f"NDCG{at} ({metrics.ndcg_label(self.convention)})"
+        return {"map": "MAP", "err": f"ERR{at}", "pairs": "pair accuracy"}[self.kind]
+
+    def evaluate(self, scores, labels, qid, per_query=False, max_grade=None):
+        """The metric of scores (mean over queries, pairs pooled), or per query (nan: no pair).
+
+        ``max_grade``: ERR's g_max (rankfast.metrics.err); cross-validation
+        passes the whole data set's, so that every fold grades alike.
+        """
+        if self.kind == "pairs":
+            swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+            if per_query:
+                return np.where(pairs > 0, 1.0 - swapped / np.maximum(pairs, 1), np.nan)
+            total = pairs.sum()
+            return float(1.0 - swapped.sum() / total) if total else float("nan")
+        if self.kind == "ndcg":
+            return metrics.ndcg(scores, labels, qid, k=self.k, per_query=per_query,
+                                convention=self.convention)
+        if self.kind == "err":
+            return metrics.err(scores, labels, qid, k=self.k, max_grade=max_grade,
+                               per_query=per_query)
+        return metrics.mean_average_precision(scores, labels, qid, per_query=per_query)
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """A table column that is not a Metric of scores (RankRLS's exact LQO pair loss)."""
+
+    key: str
+    label: str
+    fmt: str = "{:.6g}"
+
+
+def table_metrics(metric):
+    """The table's columns: the selection metric first, then NDCG@k, MAP, ERR@k, pair accuracy."""
+    k = metric.k if metric.k is not None and metric.kind in ("ndcg", "err") else 10
+    columns = [metric]
+    for kind, cut in (("ndcg", k), ("map", None), ("err", k), ("pairs", None)):
+        candidate = Metric(kind, cut, metric.convention)
+        if candidate.key != metric.key:
+            columns.append(candidate)
+    return columns
+
+
+# -------------------------------------------------------------------- folds
+
+@dataclasses.dataclass
+class Folds:
+    """(train, test) row indices of every fold, and what they are in words."""
+
+    splits: list
+    description: str
+
+
+def make_folds(qid, cv=DEFAULT_FOLDS, random_state=0, X=None, y=None):
+    """The folds ``cv`` asks for over documents with query ids qid (see the module docstring).
+
+    Raises
+    ------
+    UsageError
+        cv is neither an int ≥ 2, "loqo" nor a splitter; a splitter's indices are out of range.
+    ValueError
+        Too few queries (loqo) or documents to cross-validate.
+    """
+    qid = np.asarray(qid)
+    n = len(qid)
+    group, Q = query_index(qid)
+    if hasattr(cv, "split") and not isinstance(cv, str):
+        return _splitter_folds(cv, X, y, qid, n)
+    if isinstance(cv, str):
+        if cv != "loqo":
+            raise UsageError(f"folds must be a number of folds or loqo (got {cv!r})")
+        if Q < 2:
+            raise ValueError(f"leave-query-out cross-validation needs at least 2 queries "
+                             f"(got {Q}); use a number of folds")
+        fold = group
+        K, what = Q, f"leave-query-out ({Q} queries)"
+    else:
+        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+            raise UsageError(f"the number of folds must be an integer of at least 2 (got {cv!r})")
+        rng = np.random.default_rng(random_state)
+        seed = "" if random_state is None else f", seed {random_state}"
+        if Q >= 2:
+            K = min(int(cv), Q)
+            fold_of_query = np.empty(Q, dtype=np.int64)
+            fold_of_query[rng.permutation(Q)] = np.arange(Q) % K
+            fold = fold_of_query[group]
+            what = f"{K} folds of queries{seed}"
+        else:
+            K = min(int(cv), n // 2)
+            if K < 2:
+                raise ValueError(f"cross-validation needs at least 4 documents in a single "
+                                 f"ranking (got {n})")
+            fold = np.empty(n, dtype=np.int64)
+            fold[rng.permutation(n)] = np.arange(n) % K
+            what = f"{K} folds of the documents of the single ranking{seed}"
+    splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(K)]
+    return Folds(splits, what)
+
+
+def _splitter_folds(cv, X, y, qid, n):
+    splits = []
+    for train, test in cv.split(X, y, qid):
+        train, test = np.asarray(train), np.asarray(test)
+        for part in (train, test):
+            if part.dtype == bool:
+                raise UsageError("the splitter must yield row indices, not masks")
+            if len(part) == 0 or part.min() < 0 or part.max() >= n:
+                raise UsageError(f"the splitter yielded an empty fold or rows outside 0..{n - 1}")
+        splits.append((train.astype(np.int64), test.astype(np.int64)))
+    if not splits:
+        raise UsageError("the splitter yielded no fold")
+    return Folds(splits, f"{len(splits)} splits of {type(cv).__name__}")
+
+
+# ------------------------------------------------------------------ results
+
+@dataclasses.dataclass
+class Progress:
+    """One step of a cross-validation: a fold (None: all queries at once) and a row of the grid."""
+
+    done: int
+    total: int
+    fold: object
+    n_folds: int
+    params: dict
+    label: str
+    value: float
+    elapsed: float
+
+    @property
+    def eta(self):
+        """Seconds left, at the mean pace so far."""
+        return self.elapsed / self.done * (self.total - self.done) if self.done else float("nan")
+
+    def __str__(self):
+        where = "all queries" if self.fold is None else f"fold {self.fold + 1}/{self.n_folds}"
+        params = ", ".join(f"{name} = {value:g}" for name, value in self.params.items())
+        return (f"CV {self.done}/{self.total}: {where}, {params}: {self.label} {self.value:.4f}"
+                f" (elapsed {self.elapsed:.1f} s, ETA {self.eta:.1f} s)")
+
+
+@dataclasses.dataclass
+class CVResult:
+    """A cross-validation table: per row of the grid and per fold, every column's value.
+
+    Attributes
+    ----------
+    params : list of dict
+        The grid's rows ({"C": ...}, or {"gamma": ..., "C": ...}).
+    columns : list of Metric or Column
+        columns[0] is the selection metric (higher is better).
+    values : ndarray, shape (rows, folds, columns)
+        Held-out values (nan where undefined).
+    folds : str
+        The folds in words.
+    rule : {"best", "1se"}
+    chosen : int
+        The row the rule picks.
+    best : int
+        The row with the highest mean (the same as chosen under "best").
+    """
+
+    params: list
+    columns: list
+    values: np.ndarray
+    folds: str
+    rule: str = "best"
+    chosen: int = dataclasses.field(init=False)
+    best: int = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        if self.rule not in RULES:
+            raise UsageError(f"the selection rule must be best or 1se (got {self.rule!r})")
+        C = [row["C"] for row in self.params]
+        self.best = choose(self.mean[:, 0], self.se[:, 0], C, "best")
+        self.chosen = choose(self.mean[:, 0], self.se[:, 0], C, self.rule)
+
+    @property
+    def count(self):
+        """Folds on which each row's column is defined."""
+        return np.sum(np.isfinite(self.values), axis=1)
+
+    @property
+    def mean(self):
+        """Mean over folds, shape (rows, columns)."""
+        total = np.nansum(self.values, axis=1)
+        return np.divide(total, self.count, out=np.full(total.shape, np.nan), where=self.count > 0)
+
+    @property
+    def sd(self):
+        """Standard deviation over folds (ddof 1; nan with fewer than 2 folds)."""
+        deviation = np.where(np.isfinite(self.values), self.values - self.mean[:, None, :], 0.0)
+        squares = np.sum(deviation * deviation, axis=1)
+        return np.divide(squares, self.count - 1, out=np.full(squares.shape, np.nan),
+                         where=self.count > 1) ** 0.5
+
+    @property
+    def se(self):
+        """Standard error of the mean: sd / √(folds)."""
+        return self.sd / np.sqrt(np.maximum(self.count, 1))
+
+    @property
+    def chosen_params(self):
+        return dict(self.params[self.chosen])
+
+    def rows(self):
+        """One dict per row: its params, then per column key its mean and key + "_sd"."""
+        mean, sd = self.mean, self.sd
+        out = []
+        for i, params in enumerate(self.params):
+            row = dict(params)
+            for j, column in enumerate(self.columns):
+                row[column.key] = float(mean[i, j])
+                row[column.key + "_sd"] = float(sd[i, j])
+            out.append(row)
+        return out
+
+    def format(self):
+        """The table as text: a header naming folds, metric and rule, one line per row."""
+        metric = self.columns[0].label
+        rule = ("highest mean" if self.rule == "best" else
+                "one-standard-error rule: smallest C within one standard error of the best mean")
+        lines = [f"Cross-validation ({self.folds}): mean ± sd over folds; "
+                 f"chosen by {metric}, {rule}"]
+        names = list(self.params[0])
+        cells = [[_param_text(row[name]) for name in names] for row in self.params]
+        mean, sd = self.mean, self.sd
+        for i in range(len(self.params)):
+            for j, column in enumerate(self.columns):
+                cells[i].append(f"{column.fmt.format(mean[i, j])} ± {column.fmt.format(sd[i, j])}")
+        header = names + [column.label for column in self.columns]
+        widths = [max(len(header[j]), *(len(row[j]) for row in cells)) for j in range(len(header))]
+        lines.append("  ".join(h.rjust(w) for h, w in zip(header, widths)).rstrip())
+        for i, row in enumerate(cells):
+            mark = ""
+            if i == self.chosen:
+                mark = "  <- chosen"
+            elif i == self.best:
+                mark = "  (highest mean)"
+            lines.append("  ".join(c.rjust(w) for c, w in zip(row, widths)) + mark)
+        return "\n".join(lines) + "\n"
+
+
+def _param_text(value):
+    return f"{value:g}" if isinstance(value, (float, int, np.floating, np.integer)) else str(value)
+
+
+def choose(mean, se, C, rule="best"):
+    """Index of the row a rule picks from means and standard errors of a higher-is-better metric.
+
+    "best": highest mean, ties to the smaller C.  "1se": the smallest C whose
+    mean is ≥ best mean − best row's standard error (a nan error counts as 0),
+    ties in C to the higher mean.
+
+    Raises
+    ------
+    ValueError
+        The metric is undefined (nan) on every row.
+    """
+    mean, se, C = np.asarray(mean, float), np.asarray(se, float), np.asarray(C, float)
+    valid = np.flatnonzero(np.isfinite(mean))
+    if not len(valid):
+        raise ValueError("the cross-validation metric is undefined on every fold "
+                         "(no held-out pair or no relevant document)")
+    best = min(valid, key=lambda i: (-mean[i], C[i], i))
+    if rule == "best":
+        return int(best)
+    margin = se[best] if np.isfinite(se[best]) else 0.0
+    within = [i for i in valid if mean[i] >= mean[best] - margin]
+    return int(min(within, key=lambda i: (C[i], -mean[i], i)))
+
+
+# ----------------------------------------------------------- cross-validation
+
+def grid_rows(grid):
+    """The grid as a list of param dicts: a list of C, or a dict name → values (product, C last)."""
+    if isinstance(grid, dict):
+        names = sorted(grid, key=lambda name: name.split(".")[-1] == "C")     # C varies fastest
+        values = [sorted(set(float(v) for v in grid[name])) for name in names]
+        return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+    return [{"C": float(C)} for C in sorted(set(float(C) for C in grid))]
+
+
+def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_METRIC,
+                   rule="best", random_state=0, convention="letor", progress=None):
+    """Score every row of a grid on the same folds; the chosen row by the rule.
+
+    Parameters
+    ----------
+    estimator : object with fit(X, y, qid) and predict(X)
+        Copied (never fitted itself) and set to each row's parameters; a
+        dotted name ("kernel.gamma", "base_learner.C") sets an attribute of
+        an attribute.  With ``fit_path(X, y, qid, Cs)`` the C values of one
+        setting of the other parameters are trained along the path.
+    X : array or sparse matrix, shape (n, d)
+    y, qid : array, shape (n,)
+    grid : list of float or dict
+        A list of C, or a dict name → list of values (crossed; the name
+        ending in "C" is the one the 1se rule regularises by).
+    cv : int, "loqo" or splitter
+        See the module docstring.
+    metric : str or Metric
+        ``ndcg@k``, ``map``, ``err@k`` or ``pairs``.
+    rule : {"best", "1se"}
+    random_state : int or None
+        Seed of the fold shuffle.
+    convention : {"letor", "standard"}
+        NDCG convention (rankfast.metrics.ndcg).
+    progress : callable(Progress), optional
+        Called after every fold and row, with elapsed time and ETA.
+
+    Returns
+    -------
+    CVResult
+    """
+    metric = Metric.parse(metric, convention)
+    columns = table_metrics(metric)
+    y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
+    folds = make_folds(qid, cv, random_state, X, y)
+    rows = grid_rows(grid)
+    c_name = [name for name in rows[0] if name.split(".")[-1] == "C"]
+    if not c_name:
+        raise UsageError("the grid needs a C")
+    c_name = c_name[0]
+    values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
+    top = max_grade(y)
+    total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
+    for f, (train, test) in enumerate(folds.splits):
+        X_train, X_test = _rows(X, train), _rows(X, test)
+        for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train]):
+            scores = np.asarray(fitted.predict(X_test), dtype=np.float64).ravel()
+            values[i, f] = [column.evaluate(scores, y[test], qid[test], max_grade=top)
+                            for column in columns]
+            done += 1
+            if progress is not None:
+                progress(Progress(done, total, f, len(folds.splits), _short(rows[i]),
+                                  metric.label, values[i, f, 0], time.perf_counter() - start))
+    return CVResult([_short(row) for row in rows], columns, values, folds.description, rule)
+
+
+def max_grade(y):
+    """The highest label of a data set (0 when none is positive): ERR's g_max for every fold."""
+    return max(float(np.max(y, initial=0.0)), 0.0)
+
+
+def _short(row):
+    """Param names without their dotted path ("kernel.gamma" → "gamma")."""
+    return {name.split(".")[-1]: value for name, value in row.items()}
+
+
+def _rows(X, index):
+    return X[index] if sp.issparse(X) else np.asarray(X)[index]
+
+
+def _fitted_rows(estimator, rows, c_name, X, y, qid):
+    """(row index, fitted estimator) for every row; C paths warm-started where the estimator can."""
+    i = 0
+    while i < len(rows):
+        others = {name: v for name, v in rows[i].items() if name != c_name}
+        j = i
+        while j < len(rows) and all(rows[j][name] == v for name, v in others.items()):
+            j += 1
+        template = with_params(estimator, others)
+        if c_name == "C" and hasattr(template, "fit_path"):
+            Cs = [rows[r][c_name] for r in range(i, j)]
+            yield from zip(range(i, j), template.fit_path(X, y, qid, Cs))
+        else:
+            for r in range(i, j):
+                yield r, with_params(template, {c_name: rows[r][c_name]}).fit(X, y, qid)
+        i = j
+
+
+def with_params(estimator, params):
+    """A deep copy of estimator with attributes set; "a.b" sets attribute b of attribute a."""
+    copied = copy.deepcopy(estimator)
+    for name, value in params.items():
+        *path, last = name.split(".")
+        target = copied
+        for part in path:
+            target = getattr(target, part)
+        setattr(target, last, value)
+    return copied
+
+
+def fitted_linear(estimator, C, used, w):
+    """A shallow copy of a linear ranker fitted at C: weights w on 0-based columns ``used``."""
+    fitted = copy.copy(estimator)
+    fitted.C = fitted.C_ = C
+    fitted.feature_ids_ = np.asarray(used, dtype=np.int64) + 1
+    fitted.weights_ = w
+    return fitted
+
+
+def select_c(estimator, X, y, qid, grid, log=None, cv=None):
+    """cross_validate over a C list with the estimator's own settings, progress sent to log.
+
+    The settings are the estimator's ``cv`` (None: DEFAULT_FOLDS, or the
+    ``cv`` argument), ``cv_metric``, ``cv_rule``, ``cv_convention`` and
+    ``random_state``, with the defaults of cross_validate when it has none.
+    """
+    if cv is None:
+        cv = getattr(estimator, "cv", None)
+    return cross_validate(estimator, X, y, qid, grid, DEFAULT_FOLDS if cv is None else cv,
+                          **settings(estimator), progress=_log_progress(log))
+
+
+def settings(estimator):
+    """metric, rule, random_state and convention of an estimator's cv_* parameters."""
+    return {"metric": getattr(estimator, "cv_metric", DEFAULT_METRIC),
+            "rule": getattr(estimator, "cv_rule", "best"),
+            "random_state": getattr(estimator, "random_state", 0),
+            "convention": getattr(estimator, "cv_convention", "letor")}
+
+
+def _log_progress(log):
+    return None if log is None else (lambda step: log(str(step), 1))
+
+
+def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None, log=None):
+    """CVResult where every query is a fold, from each row's held-out scores of every document.
+
+    ``extra`` (optional): (Column, per-row per-query values) appended as a
+    last column, e.g. RankRLS's exact leave-query-out pair loss.
+    """
+    columns = table_metrics(metric)
+    per_query = []
+    start = time.perf_counter()
+    for i, scores in enumerate(scores_by_row):
+        per_query.append(np.column_stack([column.evaluate(scores, y, qid, True, max_grade(y))
+                                          for column in columns]))
+        if log is not None:
+            log(str(Progress(i + 1, len(rows), None, 1, rows[i], metric.label,
+                             float(np.nanmean(per_query[-1][:, 0])), time.perf_counter() - start)), 1)
+    values = np.array(per_query)
+    if extra is not None:
+        columns = columns + [extra[0]]
+        values = np.concatenate((values, np.asarray(extra[1], dtype=np.float64)[:, :, None]), axis=2)
+    return CVResult(list(rows), columns, values, folds, rule)
+
+
+def cv_result_of(estimator):
+    """The CVResult a fitted estimator (or the base learner of a kernel learner) holds, or None."""
+    result = getattr(estimator, "cv_result_", None)
+    if result is None and hasattr(estimator, "base_learner"):
+        result = getattr(estimator.base_learner, "cv_result_", None)
+    return result
+
+
+# ------------------------------------------------------- a grid over any learner
+
+class GridSearch:
+    """Cross-validate any learner over a grid (e.g. a kernel's gamma crossed with C), refit the chosen.
+
+    Each fold trains a fresh copy of ``estimator`` per row (kernel maps are
+    fitted on the training folds only).  The learners' own C lists are
+    cheaper where they apply (warm starts, RankRLS's exact leave-query-out).
+
+    Parameters
+    ----------
+    estimator : object with fit(X, y, qid) and predict(X)
+    grid : dict
+        Dotted attribute name → list of values, e.g. {"kernel.gamma": [0.1, 1],
+        "base_learner.C": [0.01, 0.1]}; one name must end in "C".
+    cv, cv_metric, cv_rule, cv_convention, random_state
+        As the learners' (see cross_validate).
+
+    Attributes
+    ----------
+    cv_result_ : CVResult
+    best_estimator_ : the estimator refitted on all documents with the chosen row
+    C_, feature_ids_, weights_ : the chosen C and, for a linear learner, its model
+    """
+
+    def __init__(self, estimator, grid, cv=None, cv_metric=DEFAULT_METRIC, cv_rule="best",
+                 cv_convention="letor", random_state=0):
+        self.estimator, self.grid, self.cv = estimator, grid, cv
+        self.cv_metric, self.cv_rule, self.cv_convention = cv_metric, cv_rule, cv_convention
+        self.random_state = random_state
+
+    @property
+    def name(self):
+        return self.estimator.name
+
+    def fit(self, X, y, qid, log=None):
+        """Cross-validate every row, then fit the chosen one on all documents."""
+        self.cv_result_ = cross_validate(self.estimator, X, y, qid, self.grid,
+                                         DEFAULT_FOLDS if self.cv is None else self.cv,
+                                         **settings(self), progress=_log_progress(log))
+        chosen = grid_rows(self.grid)[self.cv_result_.chosen]
+        self.best_estimator_ = with_params(self.estimator, chosen).fit(X, y, qid, log=log)
+        return self
+
+    def predict(self, X):
+        """The chosen model's scores."""
+        return self.best_estimator_.predict(X)
+
+    @property
+    def C_(self):
+        """The chosen C."""
+        return self.cv_result_.chosen_params["C"]
+
+    @property
+    def feature_ids_(self):
+        """The chosen linear model's feature ids (a kernel learner's base learner reads them)."""
+        return self.best_estimator_.feature_ids_
+
+    @property
+    def weights_(self):
+        return self.best_estimator_.weights_
+
+    def to_model(self, n_features=None, n_documents=0):
+        """The chosen model's file, its metadata naming the grid."""
+        model = self.best_estimator_.to_model(n_features=n_features, n_documents=n_documents)
+        for name, values in self.grid.items():
+            model.metadata[name.split(".")[-1] + "_grid"] = ",".join(repr(float(v)) for v in values)
+        return model

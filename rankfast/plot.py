@@ -1,0 +1,151 @@
+"""Pictures of what model selection chose: the CV curve, greedy's selection, RankRLS's path.
+
+matplotlib (the extra ``rankfast[plot]``) is imported inside the functions,
+through its object-oriented interface (matplotlib.figure.Figure, no pyplot):
+no window and no global state, so they work headless and in notebooks
+(a Figure displays itself there).  Each drawing function takes an optional
+Axes and returns the Axes it drew on.
+
+* cv_curve: the selection metric's mean ± sd over folds against C (log
+  axis), one curve per value of any other parameter (a kernel's gamma), the
+  chosen C marked (an artist with gid "chosen"; the row with the highest
+  mean, where the 1se rule chose another, with gid "best").
+* greedy_path: greedy RankRLS's leave-query-out error against the number of
+  selected features, each point labelled with the feature id it added.
+* regularisation_path: RankRLS's weights against C (``weights_by_C_``),
+  the chosen C marked.
+"""
+import os
+
+import numpy as np
+
+from .errors import MissingDependencyError, UsageError
+
+FORMATS = {".png": "png", ".svg": "svg"}
+
+
+def _figure_class():
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise MissingDependencyError("plotting needs matplotlib: pip install rankfast[plot]") from None
+    return Figure
+
+
+def require_matplotlib():
+    """MissingDependencyError (with the pip command) unless matplotlib can be imported."""
+    _figure_class()
+
+
+def plot_format(path):
+    """"png" or "svg" from the file name's suffix; UsageError for any other."""
+    suffix = os.path.splitext(str(path))[1].lower()
+    if suffix not in FORMATS:
+        raise UsageError(f"the plot file must end in .png or .svg (got {path!r})")
+    return FORMATS[suffix]
+
+
+def _axes(ax):
+    if ax is not None:
+        return ax
+    return _figure_class()(figsize=(6.4, 4.4)).add_subplot()
+
+
+def cv_curve(result, ax=None):
+    """The CV curve of a rankfast.model_selection.CVResult: metric mean ± sd against C."""
+    ax = _axes(ax)
+    mean, sd = result.mean[:, 0], result.sd[:, 0]
+    C = np.array([row["C"] for row in result.params])
+    others = [name for name in result.params[0] if name != "C"]
+    keys = [tuple(row[name] for name in others) for row in result.params]
+    for key in dict.fromkeys(keys):
+        rows = [i for i, k in enumerate(keys) if k == key]
+        label = ", ".join(f"{name} = {value:g}" for name, value in zip(others, key)) or None
+        ax.errorbar(C[rows], mean[rows], yerr=np.nan_to_num(sd[rows]), marker="o", capsize=3,
+                    label=label)
+    chosen = result.chosen
+    ax.axvline(C[chosen], color="0.4", linestyle="--", linewidth=1)
+    ax.plot([C[chosen]], [mean[chosen]], marker="*", markersize=16, color="crimson",
+            linestyle="none", gid="chosen",
+            label="chosen: " + ", ".join(f"{k} = {v:g}" for k, v in result.params[chosen].items()))
+    if result.best != chosen:
+        ax.plot([C[result.best]], [mean[result.best]], marker="s", markersize=9, color="0.2",
+                fillstyle="none", linestyle="none", gid="best", label="highest mean")
+        ax.axhline(mean[result.best] - result.se[result.best, 0], color="0.6", linestyle=":",
+                   linewidth=1, label="best − 1 standard error")
+    ax.set_xscale("log")
+    ax.set_xlabel("C")
+    ax.set_ylabel(f"{result.columns[0].label}, mean ± sd over folds")
+    ax.set_title(f"Cross-validation: {result.folds}", fontsize=9)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def greedy_path(learner, ax=None):
+    """Greedy RankRLS's LQO error (lqo_errors_) against the number of features, with their ids."""
+    ax = _axes(ax)
+    errors = np.concatenate(([learner.lqo_error_start_], learner.lqo_errors_))
+    steps = np.arange(len(errors))
+    ax.plot(steps, errors, marker="o", gid="lqo_errors")
+    for step, feature in enumerate(learner.selected_, start=1):
+        ax.annotate(str(int(feature)), (step, errors[step]), textcoords="offset points",
+                    xytext=(0, 6), ha="center", fontsize=7)
+    ax.set_xlabel("number of selected features (labels: the feature each step added)")
+    ax.set_ylabel("leave-query-out error (mean pair loss per query)")
+    ax.set_title(f"Greedy RankRLS: {len(learner.selected_)} features selected", fontsize=9)
+    return ax
+
+
+def regularisation_path(learner, ax=None, label_top=8):
+    """RankRLS's weights (weights_by_C_) against C, the chosen C marked; the largest labelled."""
+    ax = _axes(ax)
+    C = np.array([row["C"] for row in learner.cv_table_])
+    W = np.asarray(learner.weights_by_C_)
+    largest = np.argsort(-np.abs(W).max(axis=0))[:label_top]
+    for j in range(W.shape[1]):
+        ax.plot(C, W[:, j], linewidth=1,
+                label=f"feature {int(learner.feature_ids_[j])}" if j in largest else None)
+    ax.axvline(learner.C_, color="crimson", linestyle="--", linewidth=1, gid="chosen",
+               label=f"chosen: C = {learner.C_:g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("C")
+    ax.set_ylabel("weight")
+    ax.set_title("RankRLS regularisation path", fontsize=9)
+    ax.legend(fontsize=7)
+    return ax
+
+
+def selection_figure(learner):
+    """A Figure with every picture of what ``learner`` (fitted) chose, one panel each.
+
+    Panels: the CV curve (a learner with a cross-validation table), RankRLS's
+    regularisation path (weights_by_C_), greedy's selection (lqo_errors_).
+
+    Raises
+    ------
+    ValueError
+        The learner chose nothing that can be drawn (no C list, not greedy).
+    """
+    from .model_selection import cv_result_of
+    result = cv_result_of(learner)
+    panels = []
+    if result is not None:
+        panels.append(lambda ax: cv_curve(result, ax))
+    if getattr(learner, "weights_by_C_", None) is not None:
+        panels.append(lambda ax: regularisation_path(learner, ax))
+    if getattr(learner, "lqo_errors_", None) is not None:
+        panels.append(lambda ax: greedy_path(learner, ax))
+    if not panels:
+        raise ValueError("nothing to plot: no cross-validation (a list of C) and no greedy selection")
+    figure = _figure_class()(figsize=(6.4, 4.4 * len(panels)), layout="constrained")
+    for i, draw in enumerate(panels, start=1):
+        draw(figure.add_subplot(len(panels), 1, i))
+    return figure
+
+
+def save(figure, path):
+    """Write figure to path as PNG or SVG (by its suffix), atomically (rankfast.files)."""
+    from .files import atomic_output
+    kind = plot_format(path)
+    with atomic_output(path, "wb") as out:
+        figure.savefig(out, format=kind, dpi=100)

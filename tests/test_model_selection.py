@@ -1,0 +1,479 @@
+"""rankfast.model_selection: folds, seeds, splitters, the CV table, the 1se rule, single
+rankings, warm-started paths against cold refits, and the rank_learn options."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankfast import metrics
+from rankfast.cli import learn_main
+from rankfast.errors import UsageError
+from rankfast.model import read_model
+from rankfast.model_selection import (CVResult, GridSearch, Metric, Progress, choose,
+                                      cross_validate, make_folds, table_metrics)
+from rankfast.rankncg import RankNCG
+from rankfast.rankrls import GreedyRankRLS, RankRLS
+from rankfast.ranksvm import RankSVM
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def make_data(seed, sizes=(6, 9, 4, 12, 7, 5, 10, 8, 11, 6), d=5, levels=3):
+    """Queries of uneven sizes, interleaved rows, labels with some signal."""
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(len(sizes)) * 3 + 10, sizes)
+    n = len(qid)
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, levels, size=n) + (X[:, 0] > 0.3)
+    perm = rng.permutation(n)
+    return X[perm], y[perm].astype(np.float64), qid[perm]
+
+
+class Recorder:
+    """A minimal estimator (fit/predict, no fit_path) that records what each fit saw."""
+
+    seen = []
+
+    def __init__(self, C=1.0):
+        self.C = C
+
+    def fit(self, X, y, qid):
+        Recorder.seen.append((self.C, frozenset(np.asarray(qid).tolist()), len(y)))
+        self.w = np.linalg.lstsq(X, y, rcond=None)[0] * self.C
+        return self
+
+    def predict(self, X):
+        return X @ self.w
+
+
+# ---------------------------------------------------------------- folds
+
+@pytest.mark.parametrize("K", [2, 3, 5, 10, 25])
+def test_every_query_is_in_exactly_one_test_fold(K):
+    X, y, qid = make_data(1)
+    folds = make_folds(qid, K, random_state=7)
+    Q = len(np.unique(qid))
+    assert len(folds.splits) == min(K, Q)
+    held = np.zeros(len(qid), dtype=int)
+    sizes = []
+    for train, test in folds.splits:
+        held[test] += 1
+        np.testing.assert_array_equal(np.sort(np.concatenate((train, test))), np.arange(len(qid)))
+        assert not set(qid[train]) & set(qid[test])           # a query is never split
+        sizes.append(len(set(qid[test])))
+    assert np.all(held == 1)
+    assert max(sizes) - min(sizes) <= 1                       # queries spread evenly
+
+
+def test_the_seed_shuffles_the_folds_and_fixes_them():
+    _, _, qid = make_data(2, sizes=(3,) * 30)
+    test_sets = lambda seed: [frozenset(qid[test]) for _, test in make_folds(qid, 5, seed).splits]
+    assert test_sets(0) == test_sets(0)
+    assert test_sets(0) != test_sets(1)
+    unshuffled = [frozenset(np.unique(qid)[j::5]) for j in range(5)]    # the old "j mod K"
+    assert test_sets(0) != unshuffled
+
+
+def test_loqo_folds_and_single_ranking_folds():
+    _, _, qid = make_data(3)
+    loqo = make_folds(qid, "loqo")
+    assert [set(qid[test]) for _, test in loqo.splits] == [{q} for q in dict.fromkeys(qid.tolist())]
+    one = np.full(23, 4)
+    folds = make_folds(one, 5, random_state=3)
+    held = np.zeros(23, dtype=int)
+    for train, test in folds.splits:
+        held[test] += 1
+        assert len(train) + len(test) == 23
+    assert np.all(held == 1) and "documents of the single ranking" in folds.description
+    with pytest.raises(ValueError, match="leave-query-out .* at least 2 queries"):
+        make_folds(one, "loqo")
+    with pytest.raises(ValueError, match="at least 4 documents"):
+        make_folds(np.ones(3), 5)
+
+
+@pytest.mark.parametrize("cv", [1, 0, "lqo", 2.5, True])
+def test_bad_fold_counts_are_usage_errors(cv):
+    with pytest.raises(UsageError):
+        make_folds(np.arange(10) // 2, cv)
+
+
+def test_the_same_folds_serve_every_c():
+    X, y, qid = make_data(4)
+    Recorder.seen = []
+    result = cross_validate(Recorder(), X, y, qid, [10.0, 0.1, 1.0], cv=4, random_state=5)
+    folds = make_folds(qid, 4, random_state=5)
+    assert len(Recorder.seen) == 3 * 4
+    for f, (train, _) in enumerate(folds.splits):
+        fits = Recorder.seen[3 * f:3 * f + 3]
+        assert [C for C, _, _ in fits] == [0.1, 1.0, 10.0]           # ascending
+        assert {(queries, n) for _, queries, n in fits} == {(frozenset(qid[train]), len(train))}
+    assert [row["C"] for row in result.params] == [0.1, 1.0, 10.0]
+
+
+class FixedSplitter:
+    """A splitter object of scikit-learn's protocol with hand-chosen folds."""
+
+    def __init__(self, tests):
+        self.tests = tests
+
+    def split(self, X, y, groups):
+        n = len(groups)
+        for test in self.tests:
+            yield np.setdiff1d(np.arange(n), test), np.asarray(test)
+
+
+def test_splitter_objects_are_honoured():
+    X, y, qid = make_data(5)
+    queries = list(dict.fromkeys(qid.tolist()))
+    tests = [np.flatnonzero(np.isin(qid, queries[:3])), np.flatnonzero(np.isin(qid, queries[5:]))]
+    result = cross_validate(Recorder(), X, y, qid, [1.0], cv=FixedSplitter(tests))
+    assert result.values.shape[1] == 2 and "2 splits of FixedSplitter" in result.folds
+    for f, test in enumerate(tests):
+        train = np.setdiff1d(np.arange(len(y)), test)
+        scores = Recorder().fit(X[train], y[train], qid[train]).predict(X[test])
+        assert result.values[0, f, 0] == pytest.approx(metrics.ndcg(scores, y[test], qid[test]))
+    with pytest.raises(UsageError, match="outside"):
+        cross_validate(Recorder(), X, y, qid, [1.0], cv=FixedSplitter([[0, len(y)]]))
+
+
+def test_scikit_learn_group_k_fold():
+    model_selection = pytest.importorskip("sklearn.model_selection")
+    X, y, qid = make_data(6)
+    splitter = model_selection.GroupKFold(n_splits=3)
+    result = cross_validate(RankSVM(), X, y, qid, [0.1, 1.0], cv=splitter)
+    for f, (train, test) in enumerate(splitter.split(X, y, qid)):
+        scores = RankSVM(C=1.0).fit(X[train], y[train], qid[train]).predict(X[test])
+        assert result.values[1, f, 0] == pytest.approx(metrics.ndcg(scores, y[test], qid[test]),
+                                                      abs=1e-6)
+
+
+# ---------------------------------------------------------------- the table and the rule
+
+def test_one_standard_error_rule_on_a_hand_made_table():
+    C = [0.01, 0.1, 1.0, 10.0]
+    mean = [0.70, 0.78, 0.80, 0.79]
+    se = [0.01, 0.01, 0.03, 0.01]
+    assert choose(mean, se, C, "best") == 2
+    assert choose(mean, se, C, "1se") == 1                    # 0.78 ≥ 0.80 − 0.03; 0.70 is not
+    assert choose(mean, [0.0, 0.0, 0.005, 0.0], C, "1se") == 2
+    assert choose([0.5, 0.5], [0.1, 0.1], [2.0, 1.0], "best") == 1     # ties to the smaller C
+    assert choose([np.nan, 0.4], [np.nan, np.nan], [1.0, 2.0], "1se") == 1
+    # the grid crossed with gamma: the smallest C, then the higher mean
+    assert choose([0.60, 0.75, 0.61, 0.80], [0.1] * 4, [0.1, 0.1, 1.0, 1.0], "1se") == 1
+    with pytest.raises(ValueError, match="undefined"):
+        choose([np.nan], [np.nan], [1.0])
+
+
+def test_cv_result_statistics_and_marks():
+    values = np.array([[[0.70], [0.72], [0.68]],
+                       [[0.80], [0.70], [0.75]],
+                       [[0.79], [0.74], [np.nan]]])
+    params = [{"C": 0.1}, {"C": 1.0}, {"C": 10.0}]
+    result = CVResult(params, [Metric("ndcg", 10)], values, "3 folds", "1se")
+    np.testing.assert_allclose(result.mean[:, 0], [0.70, 0.75, 0.765])
+    np.testing.assert_allclose(result.sd[:, 0], [np.std([0.70, 0.72, 0.68], ddof=1),
+                                                 np.std([0.80, 0.70, 0.75], ddof=1),
+                                                 np.std([0.79, 0.74], ddof=1)])
+    np.testing.assert_allclose(result.se[:, 0], result.sd[:, 0] / np.sqrt([3, 3, 2]))
+    assert result.best == 2 and result.chosen == 1             # 0.75 ≥ 0.765 − 0.025
+    text = result.format()
+    assert "NDCG@10 (LETOR)" in text and "one-standard-error" in text
+    lines = text.splitlines()
+    assert lines[3].endswith("<- chosen") and lines[4].endswith("(highest mean)")
+    assert "0.7500 ± 0.0500" in lines[3]
+    assert result.rows()[1] == {"C": 1.0, "ndcg@10": pytest.approx(0.75),
+                                "ndcg@10_sd": pytest.approx(0.05)}
+    assert CVResult(params, [Metric("ndcg", 10)], values, "3 folds", "best").chosen == 2
+
+
+def test_metric_parsing_and_columns():
+    assert Metric.parse("NDCG@5").key == "ndcg@5"
+    assert Metric.parse("err@3").label == "ERR@3"
+    assert Metric.parse("ndcg@10", "standard").label == "NDCG@10 (standard)"
+    assert [m.key for m in table_metrics(Metric.parse("map"))] == ["map", "ndcg@10", "err@10", "pairs"]
+    assert [m.key for m in table_metrics(Metric.parse("err@5"))] == ["err@5", "ndcg@5", "map", "pairs"]
+    for bad in ("ndcg@0", "auc", "map@3", "pairs@2", "ndcg@x"):
+        with pytest.raises(UsageError):
+            Metric.parse(bad)
+    with pytest.raises(UsageError):
+        Metric.parse("map", "trec")
+
+
+def test_progress_reports_elapsed_time_and_eta():
+    steps = []
+    X, y, qid = make_data(7)
+    cross_validate(RankSVM(), X, y, qid, [0.1, 1.0, 10.0], cv=3, progress=steps.append)
+    assert [s.done for s in steps] == list(range(1, 10)) and all(s.total == 9 for s in steps)
+    assert [s.fold for s in steps] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert steps[-1].eta == 0.0 and all(s.elapsed >= 0 for s in steps)
+    step = Progress(2, 8, 1, 4, {"C": 0.5}, "MAP", 0.61234, 3.0)
+    assert step.eta == 9.0
+    assert str(step) == "CV 2/8: fold 2/4, C = 0.5: MAP 0.6123 (elapsed 3.0 s, ETA 9.0 s)"
+
+
+# ---------------------------------------------------------------- paths against refits
+
+def test_prsvm_warm_started_path_equals_cold_retraining():
+    X, y, qid = make_data(8)
+    grid = [3.0, 0.01, 0.3]
+    result = cross_validate(RankSVM(tol=1e-10, max_iter=200), X, y, qid, grid, cv=3,
+                            metric="pairs", random_state=2)
+    folds = make_folds(qid, 3, random_state=2)
+    for i, C in enumerate(sorted(grid)):
+        for f, (train, test) in enumerate(folds.splits):
+            model = RankSVM(C=C, tol=1e-10, max_iter=200).fit(X[train], y[train], qid[train])
+            s = model.predict(X[test])
+            right = sum(1 for q in set(qid[test]) for a in np.flatnonzero(qid[test] == q)
+                        for b in np.flatnonzero(qid[test] == q)
+                        if y[test][a] > y[test][b] and s[a] > s[b])
+            pairs = sum(1 for q in set(qid[test]) for a in np.flatnonzero(qid[test] == q)
+                        for b in np.flatnonzero(qid[test] == q) if y[test][a] > y[test][b])
+            assert result.values[i, f, 0] == pytest.approx(right / pairs, abs=1e-9)
+            assert result.values[i, f, 1] == pytest.approx(
+                metrics.ndcg(s, y[test], qid[test], k=10), abs=1e-6)
+
+
+def test_rankncg_path_equals_cold_fits():
+    X, y, qid = make_data(9)
+    Cs = [0.1, 1.0, 10.0]
+    path = list(RankNCG(tol=1e-9, erfc="direct").fit_path(X, y, qid, Cs))
+    for C, fitted in zip(Cs, path):
+        cold = RankNCG(C=C, tol=1e-9, erfc="direct").fit(X, y, qid)
+        assert fitted.C_ == C
+        np.testing.assert_allclose(fitted.predict(X), cold.predict(X), rtol=1e-5, atol=1e-6)
+
+
+class SameLambda:
+    """RankRLS refitted on fewer queries with the λ = Q / (2C) of all Q (as exact LQO keeps it)."""
+
+    def __init__(self, C=1.0, Q=1):
+        self.C, self.Q = C, Q
+
+    def fit(self, X, y, qid):
+        self.model = RankRLS(C=self.C * len(np.unique(qid)) / self.Q).fit(X, y, qid)
+        return self
+
+    def predict(self, X):
+        return self.model.predict(X)
+
+
+def test_rankrls_exact_loqo_equals_refitting_per_query():
+    """The eigendecomposition's exact leave-query-out table and Q honest refits agree."""
+    X, y, qid = make_data(10, levels=4)
+    grid = [0.03, 1.0, 30.0]
+    exact = RankRLS(C=grid).fit(X, y, qid).cv_result_
+    refit = cross_validate(SameLambda(Q=len(np.unique(qid))), X, y, qid, grid, cv="loqo")
+    assert "exact leave-query-out" in exact.folds and exact.columns[-1].key == "loss"
+    np.testing.assert_allclose(exact.values[:, :, :-1], refit.values, rtol=1e-8, atol=1e-10)
+    assert exact.chosen == refit.chosen
+
+
+def test_rankrls_with_k_folds_uses_its_path():
+    X, y, qid = make_data(11)
+    model = RankRLS(C=[0.1, 10.0], cv=3, random_state=4).fit(X, y, qid)
+    refit = cross_validate(Recorder(), X, y, qid, [1.0], cv=3, random_state=4)   # same folds
+    assert model.cv_result_.folds == refit.folds == "3 folds of queries, seed 4"
+    folds = make_folds(qid, 3, random_state=4)
+    train, test = folds.splits[1]
+    cold = RankRLS(C=10.0).fit(X[train], y[train], qid[train]).predict(X[test])
+    assert model.cv_result_.values[1, 1, 0] == pytest.approx(metrics.ndcg(cold, y[test], qid[test]))
+    np.testing.assert_allclose(model.weights_, RankRLS(C=model.C_).fit(X, y, qid).weights_,
+                               rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda g: RankSVM(C=g), lambda g: RankNCG(C=g),
+                                  lambda g: RankRLS(C=g), lambda g: GreedyRankRLS(C=g, k=2)],
+                         ids=["prsvm", "rankncg", "rankrls", "greedy"])
+def test_every_learner_takes_a_c_list(make):
+    X, y, qid = make_data(12)
+    model = make([0.05, 5.0]).fit(X, y, qid)
+    assert model.C_ in (0.05, 5.0) and len(model.cv_table_) == 2
+    single = make(model.C_).fit(X, y, qid)
+    np.testing.assert_allclose(model.predict(X), single.predict(X), rtol=1e-9, atol=1e-12)
+    assert read_meta(model, X)["grid"] == "0.05,5"
+
+
+def read_meta(model, X):
+    return model.to_model(n_features=X.shape[1]).metadata
+
+
+# ---------------------------------------------------------------- single rankings
+
+def test_a_single_ranking_is_cross_validated_by_its_documents():
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(60, 4))
+    y = (X @ [1.0, -0.5, 0.2, 0.0] + 0.3 * rng.normal(size=60) > 0).astype(float)
+    qid = np.ones(60)
+    result = cross_validate(RankSVM(), X, y, qid, [0.1, 10.0], cv=4, metric="pairs",
+                            random_state=1)
+    folds = make_folds(qid, 4, random_state=1)
+    assert "4 folds of the documents" in result.folds
+    for f, (train, test) in enumerate(folds.splits):
+        s = RankSVM(C=10.0).fit(X[train], y[train], qid[train]).predict(X[test])
+        pos, neg = s[y[test] == 1], s[y[test] == 0]
+        wmw = np.mean(pos[:, None] > neg[None, :])            # the held-out part's WMW
+        assert result.values[1, f, 0] == pytest.approx(wmw, abs=1e-6)
+    model = RankRLS(C=[0.1, 10.0]).fit(X, y, qid)              # default: folds of documents
+    assert "folds of the documents" in model.cv_result_.folds
+    with pytest.raises(ValueError, match="leave-query-out"):
+        RankRLS(C=[0.1, 10.0], cv="loqo").fit(X, y, qid)
+
+
+def test_rank_learn_cross_validates_a_single_ranking(tmp_path, capsys):
+    data, model = tmp_path / "one.dat", tmp_path / "model"
+    lines = (EXAMPLES / "train.dat").read_text().splitlines(keepends=True)[:200]
+    data.write_text("".join(re.sub(r" qid:\d+", "", line) for line in lines))
+    for algorithm in ("rankrls", "prsvm", "rankncg"):
+        assert learn_main(["-a", algorithm, "-c", "0.1,1", "--folds", "3", str(data), str(model)]) == 0
+        out = capsys.readouterr().out
+        assert "3 folds of the documents of the single ranking, seed 0" in out
+        assert out.count("<- chosen") == 1
+    assert learn_main(["-a", "rankrls", "-c", "0.1,1", "--folds", "loqo", str(data), str(model)]) == 1
+    assert "leave-query-out cross-validation needs at least 2 queries" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- kernels: gamma × C
+
+def test_gamma_grid_crossed_with_c():
+    from rankfast.kernels import KernelApproxLearner
+    from rankfast.model import KernelParams
+    X, y, qid = make_data(14)
+    base = KernelApproxLearner(RankSVM(), KernelParams(2, gamma=1.0), landmarks=20, seed=3)
+    search = GridSearch(base, {"kernel.gamma": [0.1, 1.0], "base_learner.C": [0.1, 10.0]},
+                        cv=3).fit(X, y, qid)
+    result = search.cv_result_
+    assert [tuple(row.values()) for row in result.params] == [(0.1, 0.1), (0.1, 10.0),
+                                                               (1.0, 0.1), (1.0, 10.0)]
+    chosen = result.chosen_params
+    assert search.best_estimator_.kernel.gamma == chosen["gamma"]
+    assert search.best_estimator_.base_learner.C == chosen["C"]
+    folds = make_folds(qid, 3, random_state=0)
+    train, test = folds.splits[0]
+    one = KernelApproxLearner(RankSVM(C=10.0), KernelParams(2, gamma=0.1), landmarks=20, seed=3)
+    s = one.fit(X[train], y[train], qid[train]).predict(X[test])
+    assert result.values[1, 0, 0] == pytest.approx(metrics.ndcg(s, y[test], qid[test]), abs=1e-9)
+    meta = search.to_model(n_features=X.shape[1]).metadata
+    assert meta["gamma_grid"] == "0.1,1.0"
+    assert base.kernel.gamma == 1.0 and base.base_learner.C == 0.01      # template untouched
+
+
+# ---------------------------------------------------------------- rank_learn options
+
+def test_rank_learn_cv_options(tmp_path, capsys):
+    model = tmp_path / "m"
+    train = str(EXAMPLES / "train.dat")
+    assert learn_main(["-c", "0.01,1", "--folds", "3", "--cv-metric", "map", "--cv-rule", "1se",
+                       "--seed", "9", train, str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "Cross-validation (3 folds of queries, seed 9)" in out
+    assert "chosen by MAP, one-standard-error rule" in out
+    assert len(re.findall(r"^CV \d/6: fold \d/3, C = \S+: MAP \d\.\d{4} \(elapsed .* s, ETA .* s\)$",
+                          out, re.M)) == 6
+    header = [line for line in out.splitlines() if line.lstrip().startswith("C ")][0]
+    assert header.split()[:2] == ["C", "MAP"] and "NDCG@10 (LETOR)" in header
+    assert learn_main(["-c", "0.01,1", "--ndcg", "standard", "-v", "0", train, str(model)]) == 0
+    assert capsys.readouterr().out.count("NDCG@10 (standard)") == 0       # -v 0: no table
+    assert learn_main(["-c", "0.01,1", "--ndcg", "standard", train, str(model)]) == 0
+    assert "chosen by NDCG@10 (standard)" in capsys.readouterr().out
+
+
+def test_rank_learn_seed_changes_the_folds(tmp_path, capsys):
+    tables = []
+    for seed in ("0", "0", "5"):
+        assert learn_main(["-c", "0.01,1", "--folds", "3", "--seed", seed,
+                           str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 0
+        out = capsys.readouterr().out
+        tables.append(re.findall(r"^CV .* (\S+) \(elapsed", out, re.M))
+    assert len(tables[0]) == 6 and tables[0] == tables[1] and tables[0] != tables[2]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--cv-metric", "auc"], "--cv-metric must be ndcg@k, map, err@k or pairs"),
+    (["--cv-rule", "2se"], "--cv-rule must be best or 1se"),
+    (["--folds", "1"], "--folds must be at least 2"),
+    (["--ndcg", "trec"], "--ndcg must be letor or standard"),
+    (["--plot", "x.pdf"], "must end in .png or .svg"),
+    (["-c", "1", "--plot", "x.png"], "--plot draws a cross-validation"),
+    (["-t", "1", "-g", "0.1,1"], "a -g list needs the RBF kernel"),
+])
+def test_rank_learn_cv_usage_errors(tmp_path, capsys, argv, message):
+    assert learn_main(argv + [str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
+
+
+def test_rank_learn_notes_cv_options_without_a_grid_and_loqo_refits(tmp_path, capsys):
+    train, model = str(EXAMPLES / "train.dat"), str(tmp_path / "m")
+    assert learn_main(["-c", "1", "--folds", "3", train, model]) == 0
+    assert "--folds has no effect without a list of -c" in capsys.readouterr().err
+    assert learn_main(["-a", "rankrls", "-c", "0.1,1", "--folds", "loqo", train, model]) == 0
+    captured = capsys.readouterr()
+    assert "exact leave-query-out, 120 queries" in captured.out and "refitted" not in captured.err
+    small = tmp_path / "small.dat"
+    small.write_text("".join((EXAMPLES / "train.dat").read_text().splitlines(keepends=True)[:150]))
+    assert learn_main(["-c", "0.1,1", "--folds", "loqo", str(small), model]) == 0
+    captured = capsys.readouterr()
+    assert "prsvm is refitted once per query" in captured.err
+    assert re.search(r"Cross-validation \(leave-query-out \((\d+) queries\)\)", captured.out)
+
+
+def test_rank_learn_gamma_list(tmp_path, capsys):
+    model = tmp_path / "m"
+    assert learn_main(["-t", "2", "-g", "0.1,1", "-c", "0.1,1", "--landmarks", "15", "--folds", "2",
+                       "-a", "rankrls", str(EXAMPLES / "test.dat"), str(model)]) == 0
+    out = capsys.readouterr().out
+    rows = re.findall(r"^\s*(\S+)\s+(\S+)\s+\d\.\d{4} ±", out, re.M)
+    assert rows == [("0.1", "0.1"), ("0.1", "1"), ("1", "0.1"), ("1", "1")]
+    chosen = re.search(r"^\s*(\S+)\s+(\S+)\s.*<- chosen", out, re.M).groups()
+    meta = read_model(str(model)).metadata
+    assert float(meta["C"]) == float(chosen[1]) and meta["gamma_grid"] == "0.1,1.0"
+
+
+class PlainRanker(Recorder):
+    """A linear learner with fit/predict/to_model and no C list of its own (as a new learner)."""
+
+    name = "plain"
+
+    def fit(self, X, y, qid, log=None):
+        super().fit(X.toarray() if hasattr(X, "toarray") else X, y, qid)
+        self.feature_ids_, self.weights_ = np.arange(1, X.shape[1] + 1), self.w
+        return self
+
+    def predict(self, X):
+        return np.asarray(X @ self.w).ravel()
+
+    def to_model(self, n_features=None, n_documents=0):
+        from rankfast.linear import linear_model
+        return linear_model(self, n_features, n_documents, {"C": self.C})
+
+
+def test_a_learner_without_c_lists_is_cross_validated_from_outside(tmp_path, capsys, monkeypatch):
+    from rankfast import learners
+    monkeypatch.setitem(learners.LEARNERS, "plain", lambda options: PlainRanker(C=learners._c(options)))
+    model = tmp_path / "m"
+    assert learn_main(["-a", "plain", "-c", "0.5,2", "--folds", "3", str(EXAMPLES / "train.dat"),
+                       str(model)]) == 0
+    out = capsys.readouterr().out
+    chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
+    meta = read_model(str(model)).metadata
+    assert "3 folds of queries, seed 0" in out and float(meta["C"]) == float(chosen)
+    assert meta["C_grid"] == "0.5,2.0"
+
+
+def test_grid_rows_put_c_last_whatever_the_order_given():
+    from rankfast.model_selection import grid_rows
+    rows = grid_rows({"base_learner.C": [1.0, 0.1], "kernel.gamma": [2.0, 0.5]})
+    assert [list(row) for row in rows] == [["kernel.gamma", "base_learner.C"]] * 4
+    assert [tuple(row.values()) for row in rows] == [(0.5, 0.1), (0.5, 1.0), (2.0, 0.1), (2.0, 1.0)]
+    assert grid_rows([3, 1, 3]) == [{"C": 1.0}, {"C": 3.0}]
+
+
+def test_svmrank_takes_a_c_list_from_the_command_line(tmp_path, capsys):
+    model = tmp_path / "m"
+    assert learn_main(["-a", "svmrank", "-c", "0.01,1", "--folds", "2", str(EXAMPLES / "train.dat"),
+                       str(model)]) == 0
+    out = capsys.readouterr().out
+    chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
+    meta = read_model(str(model)).metadata
+    assert meta["algorithm"] == "svmrank" and float(meta["C"]) == float(chosen)

@@ -1,0 +1,137 @@
+"""rankfast.plot rendered headless (matplotlib's Agg and SVG backends) to files, and --plot."""
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankfast import plot
+from rankfast.cli import learn_main
+from rankfast.errors import MissingDependencyError
+from rankfast.rankrls import GreedyRankRLS, RankRLS
+from rankfast.ranksvm import RankSVM
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def make_data(seed=0, Q=12, m=8, d=5):
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(Q), m)
+    X = rng.normal(size=(Q * m, d))
+    y = (X @ rng.normal(size=d) + rng.normal(size=Q * m) > 0).astype(float) + (X[:, 0] > 1)
+    return X, y, qid
+
+
+def check_file(path, kind):
+    data = path.read_bytes()
+    assert len(data) > 2000
+    if kind == "png":
+        assert data.startswith(PNG_SIGNATURE)
+    else:
+        assert ET.fromstring(data).tag == "{http://www.w3.org/2000/svg}svg"
+    return data
+
+
+def chosen_x(ax):
+    """x of the artist the plot marks as chosen (gid "chosen")."""
+    marks = [line for line in ax.get_lines() if line.get_gid() == "chosen"]
+    assert len(marks) == 1
+    return np.unique(marks[0].get_xdata())
+
+
+@pytest.fixture(autouse=True)
+def needs_matplotlib():
+    pytest.importorskip("matplotlib")
+
+
+@pytest.mark.parametrize("kind", ["png", "svg"])
+def test_cv_curve_marks_the_chosen_c(tmp_path, kind):
+    X, y, qid = make_data()
+    model = RankSVM(C=[0.001, 0.1, 10.0], cv=3, cv_rule="1se").fit(X, y, qid)
+    ax = plot.cv_curve(model.cv_result_)
+    assert chosen_x(ax) == [model.C_]
+    assert ax.get_xscale() == "log" and "NDCG@10 (LETOR)" in ax.get_ylabel()
+    result = model.cv_result_
+    errorbars = ax.containers[0]
+    np.testing.assert_allclose(errorbars.lines[0].get_ydata(), result.mean[:, 0])
+    path = tmp_path / f"cv.{kind}"
+    plot.save(ax.figure, path)
+    data = check_file(path, kind)
+    if kind == "svg":
+        assert b'id="chosen"' in data
+
+
+def test_greedy_path_labels_the_features(tmp_path):
+    X, y, qid = make_data(1)
+    model = GreedyRankRLS(C=1.0, k=3).fit(X, y, qid)
+    ax = plot.greedy_path(model)
+    assert [text.get_text() for text in ax.texts] == [str(i) for i in model.selected_]
+    line = [line for line in ax.get_lines() if line.get_gid() == "lqo_errors"][0]
+    np.testing.assert_allclose(line.get_ydata(), np.r_[model.lqo_error_start_, model.lqo_errors_])
+    np.testing.assert_array_equal(line.get_xdata(), np.arange(4))
+    plot.save(ax.figure, tmp_path / "greedy.png")
+    check_file(tmp_path / "greedy.png", "png")
+
+
+def test_regularisation_path_and_the_selection_figure(tmp_path):
+    X, y, qid = make_data(2)
+    model = RankRLS(C=[0.01, 1.0, 100.0]).fit(X, y, qid)
+    ax = plot.regularisation_path(model)
+    path_lines = [line for line in ax.get_lines() if line.get_gid() != "chosen"]
+    assert len(path_lines) == model.weights_by_C_.shape[1]
+    np.testing.assert_allclose(path_lines[0].get_ydata(), model.weights_by_C_[:, 0])
+    assert chosen_x(ax) == [model.C_]
+    figure = plot.selection_figure(model)
+    assert len(figure.axes) == 2                              # the CV curve and the path
+    plot.save(figure, tmp_path / "rls.svg")
+    check_file(tmp_path / "rls.svg", "svg")
+    with pytest.raises(ValueError, match="nothing to plot"):
+        plot.selection_figure(RankSVM(C=1.0).fit(X, y, qid))
+
+
+def test_rank_learn_plot(tmp_path, capsys):
+    out = tmp_path / "cv.png"
+    assert learn_main(["-c", "0.01,1", "--folds", "3", "--plot", str(out),
+                       str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 0
+    check_file(out, "png")
+    assert f"Wrote the plot to {out}" in capsys.readouterr().out
+    greedy = tmp_path / "greedy.svg"
+    assert learn_main(["-a", "greedy", "-k", "3", "--plot", str(greedy),
+                       str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 0
+    check_file(greedy, "svg")
+
+
+def test_rank_learn_says_when_matplotlib_is_missing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)       # import fails
+    with pytest.raises(MissingDependencyError, match=r"pip install rankfast\[plot\]"):
+        plot.require_matplotlib()
+    assert learn_main(["-c", "0.01,1", "--plot", str(tmp_path / "cv.png"),
+                       str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err == "rank_learn: plotting needs matplotlib: pip install rankfast[plot]\n"
+    assert not (tmp_path / "m").exists() and not (tmp_path / "cv.png").exists()
+
+
+def test_cv_curve_draws_one_curve_per_gamma_and_the_1se_marks():
+    from rankfast.model_selection import CVResult, Metric
+    params = [{"gamma": g, "C": C} for g in (0.1, 1.0) for C in (0.1, 1.0, 10.0)]
+    values = np.array([[[0.60], [0.62]], [[0.70], [0.74]], [[0.71], [0.75]],
+                       [[0.50], [0.52]], [[0.66], [0.70]], [[0.69], [0.71]]])
+    result = CVResult(params, [Metric("map")], values, "2 folds", "1se")
+    ax = plot.cv_curve(result)
+    assert len(ax.containers) == 2
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"gamma = 0.1", "gamma = 1", "chosen: gamma = 0.1, C = 1"} <= set(legend)
+    assert chosen_x(ax) == [1.0]                              # 0.72 ≥ 0.73 − se 0.02
+    best = [line for line in ax.get_lines() if line.get_gid() == "best"]
+    assert len(best) == 1 and list(best[0].get_xdata()) == [10.0]
+
+
+def test_rank_learn_checks_the_plot_path_before_training(tmp_path, capsys):
+    missing = tmp_path / "no" / "cv.png"
+    assert learn_main(["-c", "0.01,1", "--plot", str(missing), str(EXAMPLES / "train.dat"),
+                       str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"rank_learn: {missing}: cannot write") and not (tmp_path / "m").exists()
