@@ -30,6 +30,12 @@ from .modelfile import read_model_file, single_vector_weights
 # would, without importing numpy for runs that do not use it).
 _FLOATING_POINT_WARNING = r"(overflow|invalid value|divide by zero|underflow) encountered"
 
+GROUP_HELP = """Queries of a file without qids:
+         --group FILE -> query sizes, one a line (LightGBM / XGBoost); by default
+                        example_file.query or example_file.group if one exists;
+                        with neither, the whole file is one ranking
+"""
+
 LEARN_HELP = """rank_learn {version}: learning to rank, a drop-in for svm_rank_learn
 
    usage: rank_learn [options] example_file [model_file]
@@ -111,11 +117,7 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
          --plot FILE.png|FILE.svg
                      -> draw the CV curve, rankrls's regularisation path or
                         greedy's selection (needs matplotlib: rankfast[plot])
-Queries of a file without qids:
-         --group FILE -> query sizes, one a line (LightGBM / XGBoost); by default
-                        example_file.query or example_file.group if one exists;
-                        with neither, the whole file is one ranking
-svm_rank's QP solver options -w [0..4,9] -f -b -n -q -m -h int, and -k with
+{group_help}svm_rank's QP solver options -w [0..4,9] -f -b -n -q -m -h int, and -k with
 a learner other than greedy, are accepted, checked and ignored.
 Distributed training (prsvm, rankncg, rankrls; needs rankfast[dask]):
          --scheduler ADDRESS -> train on the Dask cluster at ADDRESS
@@ -150,6 +152,8 @@ Options:
                         existing one, or N local worker processes);
                         example_file may then be a quoted glob, scored in
                         sorted file order (needs rankfast[dask])
+""" + GROUP_HELP + """                        The summary and --metrics use these queries; the
+                        predictions do not depend on them
 """
 
 NOTE_BLOCK = ("NOTE: The loss reported above is the fraction of swapped pairs averaged over\n"
@@ -271,6 +275,7 @@ CLASSIFY_OPTIONS = {
     "--ndcg-at": ("ndcg_at", lambda t, f: [_at_least(1)(part, f) for part in t.split(",")]),
     "--ndcg": ("ndcg", _words("letor", "standard")),
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
+    "--group": ("group", _text),
     "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
 }
 CLASSIFY_SWITCHES = {"--metrics": "metrics"}
@@ -335,7 +340,8 @@ class _VersionRequested(Exception):
 
 def _learn_help():
     from .learners import LEARNERS
-    return LEARN_HELP.format(version=__version__, learners=", ".join(LEARNERS))
+    return LEARN_HELP.format(version=__version__, learners=", ".join(LEARNERS),
+                             group_help=GROUP_HELP)
 
 
 def _run(program, body, argv, help_text):
@@ -562,44 +568,32 @@ def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None, n_job
         _end_open_line()
         print(f"{program}: note: {path}: the lines of qid {qid} are not contiguous; "
               f"grouping each query's lines (svm_rank would stop here)", file=sys.stderr)
-    return _with_groups(dataset, path, group_path, verbosity, program)
+    dataset, note = _with_groups(dataset, path, group_path)
+    _group_note(note, verbosity, program)
+    return dataset
 
 
-def _with_groups(dataset, path, group_path, verbosity, program):
-    """Queries of a file without qids from its group file (LightGBM's / XGBoost's convention).
+def _with_groups(dataset, path, group_path):
+    """(dataset, note): the queries of a whole file, from its group file if it has no qids.
 
     ``group_path`` (--group) or ``path.query`` / ``path.group`` beside the data
-    file holds one query size a line.  A file with qids keeps them (--group must
-    agree with them); a file with neither is one ranking, as for svm_rank.
+    file holds one query size a line (LightGBM's / XGBoost's convention); the
+    rule is rankfast.groups.QueryGroups', as for rank_classify's stream.  The
+    note (or None) is for -v 1.
     """
-    def note(text):
-        if verbosity >= 1:
-            _note(program, text)
-
     import numpy as np
-    from .data import group_sidecar, group_to_qid, read_group_file
-    has_qids = bool(np.any(dataset.qid != 0))
-    explicit = group_path is not None
-    group_path = group_path if explicit else group_sidecar(path)
-    if group_path is None:
-        if not has_qids and dataset.n_documents > 1:
-            note(f"{path} has no qids and no {path}.query or {path}.group file: its "
-                 f"{dataset.n_documents} documents are one ranking")
-        return dataset
-    if has_qids and not explicit:
-        note(f"{path} has qids: {group_path} is not used")
-        return dataset
-    sizes = read_group_file(group_path)
-    if int(sizes.sum()) != dataset.n_documents:
-        raise InputError(group_path, None, f"the group sizes add up to {int(sizes.sum())} "
-                                           f"documents, but {path} has {dataset.n_documents}")
-    qid = group_to_qid(sizes, dataset.n_documents)
-    if has_qids:
-        if not np.array_equal(np.diff(dataset.query_starts()), sizes):
-            raise InputError(group_path, None, f"the group sizes do not match the qids of {path}")
-        return dataset
-    note(f"{path}: {len(sizes)} queries from {group_path}")
-    return dataclasses.replace(dataset, qid=qid)
+    from .groups import QueryGroups
+    groups = QueryGroups(path, group_path)
+    qid = groups.qid(np.ascontiguousarray(dataset.qid))
+    note = groups.finish()
+    if isinstance(qid, array.array):
+        dataset = dataclasses.replace(dataset, qid=np.frombuffer(qid, dtype=np.int64))
+    return dataset, note
+
+
+def _group_note(note, verbosity, program):
+    if note is not None and verbosity >= 1:
+        _note(program, note)
 
 
 # ---------------------------------------------------------------- rank_learn
@@ -699,7 +693,11 @@ def _distributed(options):
     """Whether --scheduler or --workers asks for a Dask cluster (not both)."""
     if "scheduler" in options and "workers" in options:
         raise UsageError("give --scheduler ADDRESS or --workers N, not both")
-    return "scheduler" in options or "workers" in options
+    distributed = "scheduler" in options or "workers" in options
+    if distributed and "group" in options:
+        raise UsageError("--group cannot be used with --scheduler or --workers (the workers "
+                         "group their files' documents by qid)")
+    return distributed
 
 
 def _refuse_pattern(path):
@@ -756,6 +754,7 @@ def _classify(argv):
     test_path, model_path = positional[:2]
     output_path = positional[2] if len(positional) > 2 else "svm_predictions"
     check_output(output_path)                     # before the work, not after it
+    distributed = _distributed(options)
     verbosity = options.get("verbosity", 2)
     svmlight_verbosity = options.get("svmlight_verbosity", 0)
     cutoffs = (_MetricSettings(options.get("ndcg_at", [10]), options.get("ndcg", "letor"))
@@ -765,18 +764,18 @@ def _classify(argv):
     file = read_model_file(model_path)
     _progress(_svmlight_read_model(file), svmlight_verbosity, end="")
     _progress("done.", verbosity)
-    if _distributed(options):
+    if distributed:
         from .model import model_of
         return _classify_distributed(model_of(file), test_path, output_path, options)
     _refuse_pattern(test_path)
     _progress("Reading test examples...", verbosity, end="")
     if file.kernel == 0 and file.rff is None:
-        n_documents, runtime, queries = _classify_stream(file, test_path, output_path,
-                                                         verbosity, cutoffs,
-                                                         resolve_n_jobs(options.get("n_jobs")))
+        n_documents, runtime, queries, note = _classify_stream(
+            file, test_path, output_path, verbosity, cutoffs,
+            resolve_n_jobs(options.get("n_jobs")), options.get("group"))
     else:
-        n_documents, runtime, queries = _classify_batch(file, test_path, output_path,
-                                                        verbosity, cutoffs)
+        n_documents, runtime, queries, note = _classify_batch(
+            file, test_path, output_path, verbosity, cutoffs, options.get("group"))
     _progress(_svmlight_read_documents(n_documents), svmlight_verbosity, end="")
     if queries.split_qid is not None:
         _end_open_line()
@@ -784,6 +783,7 @@ def _classify(argv):
               f"contiguous; grouping each query's lines (svm_rank would stop here)",
               file=sys.stderr)
     _progress("done.", verbosity)
+    _group_note(note, verbosity, "rank_classify")       # after svm_rank's line, kept whole
     _progress("Classifying test examples...", verbosity, end="")
     _progress("done", verbosity)
     _progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
@@ -807,16 +807,22 @@ def _linear_weights(file):
     return model.feature_ids, model.weights
 
 
-def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_threads=1):
+def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_threads=1,
+                     group_path=None):
     """Score the test file block by block, writing each block's predictions as it goes.
 
     Each block's rows are scored on n_threads threads (the same scores for any number).
+    A file without qids is grouped by its group file as the rows go by
+    (rankfast.groups.QueryGroups); its errors leave no output.  Returns
+    (documents, runtime, _QueryFigures, the group file's note or None).
 
     Memory: one block of documents, the current query's scores and labels,
     and per-query figures (see _QueryFigures).
     """
+    from .groups import QueryGroups
     from .reader import iter_svmlight
     ids, weights = _linear_weights(file)
+    groups = QueryGroups(test_path, group_path)
     queries = _QueryFigures(cutoffs, keep_documents=not _rereadable(test_path))
     runtime = 0.0
     n_documents = 0
@@ -832,16 +838,23 @@ def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_threads
                                file.bias, memoryview(scores)[:n], n_threads)
             runtime += time.process_time() - start
             out.write(format_scores(memoryview(scores)[:n]))
-            queries.add(memoryview(scores)[:n], block.y, block.qid)
+            by = groups.qid(block.qid)
+            if groups.regrouped:
+                queries.regroup()
+            queries.add(memoryview(scores)[:n], block.y, block.qid, by)
             n_documents += n
         if n_documents == 0:
             raise _no_documents(test_path)
+        note = groups.finish()
         queries.finish(lambda: _rescored(file, test_path))
-    return n_documents, runtime, queries
+    return n_documents, runtime, queries, note
 
 
-def _classify_batch(file, test_path, output_path, verbosity, cutoffs):
-    """Kernel and random Fourier models: read the whole test file, then score it."""
+def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path=None):
+    """Kernel and random Fourier models: read the whole test file, then score it.
+
+    Returns what _classify_stream returns.
+    """
     from .data import load_svmlight
     from .model import model_of
     model = model_of(file)
@@ -849,6 +862,7 @@ def _classify_batch(file, test_path, output_path, verbosity, cutoffs):
                                                               verbosity))
     if dataset.n_documents == 0:
         raise _no_documents(test_path)
+    dataset, note = _with_groups(dataset, test_path, group_path)
     start = time.process_time()
     scores = model.predict(dataset.X)
     runtime = time.process_time() - start
@@ -857,7 +871,7 @@ def _classify_batch(file, test_path, output_path, verbosity, cutoffs):
     queries = _QueryFigures(cutoffs, keep_documents=True)
     queries.add(scores, dataset.y, dataset.qid)
     queries.finish(None)
-    return dataset.n_documents, runtime, queries
+    return dataset.n_documents, runtime, queries, note
 
 
 def _rereadable(path):
@@ -884,7 +898,9 @@ class _QueryFigures:
     together: at finish(), the figures are computed again by rankfast.metrics
     from ``rescore()`` (the file read a second time) or, for an input that
     cannot be read twice (a pipe), from the documents kept on the way
-    (``keep_documents``: 24 bytes a document).
+    (``keep_documents``: 24 bytes a document).  The same happens after
+    regroup(): rows were gathered by group numbers that the file's qids,
+    seen later, overrule (rankfast.groups.QueryGroups.regrouped).
     """
 
     BATCH = 1 << 16
@@ -894,20 +910,25 @@ class _QueryFigures:
         self.kept = (array.array("d"), array.array("d"), array.array("q")) if keep_documents else None
         self.seen = set()
         self.split_qid = None
+        self.regrouped = False
         self.current = None                         # qid of the run being gathered
         self.batch = (array.array("d"), array.array("d"), array.array("q"))
         self.starts = array.array("q", [0])          # run starts within the batch
         self.swapped, self.pairs = array.array("q"), array.array("q")
         self.figures = {}                           # --metrics: per-query figures by name
 
-    def add(self, scores, labels, qid):
-        """Documents in file order (any buffers of float64, float64, int64)."""
+    def add(self, scores, labels, qid, by=None):
+        """Documents in file order (any buffers of float64, float64, int64).
+
+        ``by`` (int64): the query numbers to gather them by instead of ``qid``.
+        """
         scores, labels, qid = (memoryview(_contiguous(a)) for a in (scores, labels, qid))
         if self.kept is not None:
             for kept, new in zip(self.kept, (scores, labels, qid)):
                 kept.frombytes(new.cast("B"))
-        if self.split_qid is not None:
+        if self.split_qid is not None or self.regrouped:
             return
+        qid = qid if by is None else memoryview(_contiguous(by))
         qids = qid.tolist()
         begin = 0
         for i, q in enumerate(qids):
@@ -955,9 +976,13 @@ class _QueryFigures:
         for name, new in (figures or {}).items():
             self.figures.setdefault(name, []).extend(new.tolist())
 
+    def regroup(self):
+        """Forget the figures: finish() computes them again from the file's qids."""
+        self.regrouped = True
+
     def finish(self, rescore):
         """Evaluate what is left; recompute everything if a query was not contiguous."""
-        if self.split_qid is None:
+        if self.split_qid is None and not self.regrouped:
             self._close_run()
             self._evaluate()
             return
@@ -965,6 +990,9 @@ class _QueryFigures:
             scores, labels, qid = self.kept
         else:
             scores, labels, qid = rescore()
+        if self.regrouped:
+            from .data import noncontiguous_qid
+            self.split_qid = noncontiguous_qid(qid)
         self.swapped, self.pairs = array.array("q"), array.array("q")
         self.figures = {}
         self._keep(*_figures(scores, labels, qid, self.cutoffs))

@@ -26,6 +26,7 @@ from ._products import mark_columns
 from ._threads import resolve_n_jobs
 from .errors import InputError
 from .files import open_binary
+from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
 from .reader import ERR_FULL, _blocks, _changed, reason
 
 CHUNK_BYTES = 32 << 20
@@ -71,9 +72,7 @@ class Dataset:
 
     def noncontiguous_qid(self):
         """The first qid (in file order) whose lines are split in several runs, or None."""
-        run_qids = self.qid[self.query_starts()[:-1]]
-        run = _repeated_run(run_qids)
-        return None if run is None else int(run_qids[run])
+        return noncontiguous_qid(self.qid)
 
     def grouped(self):
         """This dataset with each query's lines made contiguous.
@@ -100,6 +99,14 @@ def query_starts(qid):
         return np.zeros(1, dtype=np.int64)
     change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
     return np.concatenate(([0], change, [len(qid)])).astype(np.int64)
+
+
+def noncontiguous_qid(qid):
+    """The first qid (in row order) whose rows are split in several runs, or None."""
+    qid = np.asarray(qid)
+    run_qids = qid[query_starts(qid)[:-1]]
+    run = _repeated_run(run_qids)
+    return None if run is None else int(run_qids[run])
 
 
 def group_rows(qid):
@@ -467,9 +474,6 @@ def _num(v):
 
 # ------------------------------------------------- query group sizes (LightGBM / XGBoost)
 
-GROUP_SIDECARS = (".query", ".group")
-
-
 def group_to_qid(sizes, n_documents):
     """Query number of each row from the sizes of consecutive groups of rows.
 
@@ -506,74 +510,3 @@ def group_to_qid(sizes, n_documents):
     if total != n_documents:
         raise ValueError(f"the group sizes add up to {total} documents, not {n_documents}")
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes.astype(np.int64))
-
-
-def read_group_file(path):
-    """Group sizes from a LightGBM / XGBoost ``.query`` / ``.group`` file, one size a line.
-
-    Blank lines are skipped.
-
-    Parameters
-    ----------
-    path : str
-        The group file (gzip, bzip2 and xz are read transparently).
-
-    Returns
-    -------
-    ndarray of int64
-        The sizes, in file order.
-
-    Raises
-    ------
-    InputError
-        A line that is not a positive integer (file and line named).
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from rankfast.data import read_group_file
-    >>> path = os.path.join(tempfile.mkdtemp(), "train.txt.query")
-    >>> with open(path, "w") as f:
-    ...     _ = f.write("3\\n2\\n")
-    >>> read_group_file(path)
-    array([3, 2])
-    """
-    sizes = []
-    with open_binary(path) as stream:
-        for number, raw in enumerate(io.TextIOWrapper(stream, encoding="ascii",
-                                                      errors="replace"), start=1):
-            token = raw.strip()
-            if not token:
-                continue
-            if not (token.isascii() and token.isdigit() and int(token) >= 1):
-                raise InputError(path, number, f"group size {token[:40]!r} is not a "
-                                               f"positive integer")
-            sizes.append(int(token))
-    return np.array(sizes, dtype=np.int64)
-
-
-def group_sidecar(path):
-    """``path + '.query'`` or ``path + '.group'`` if one exists beside a data file, else None.
-
-    Parameters
-    ----------
-    path : str
-        The data file ('-', standard input, has none).
-
-    Returns
-    -------
-    str or None
-
-    Examples
-    --------
-    >>> from rankfast.data import group_sidecar
-    >>> group_sidecar("-") is None
-    True
-    """
-    from pathlib import Path
-    if path == "-":
-        return None
-    for suffix in GROUP_SIDECARS:
-        if Path(path + suffix).is_file():
-            return path + suffix
-    return None

@@ -74,12 +74,13 @@ class Classified:
 
     Predictions must equal svm_rank's bytes; where svm_rank wrote none, those
     of ``twin`` (a case with the same model and documents), and stdout must
-    hold the ``summary`` lines.
+    hold the ``summary`` lines.  notes: as for Trained.
     """
 
     output: str = "predictions"
     twin: Optional[str] = None
     summary: Tuple[str, ...] = ()
+    notes: Optional[Tuple[str, ...]] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -293,7 +294,9 @@ EXPECTED = {
     "cls_missing_test": (1, FileError("test.dat"), "copy: a missing test file; one line "
                          "naming it"),
     "cls_mixed": (0, Classified(), "copy: one query ranked right, one reversed"),
-    "cls_no_qid": (0, Classified(), "copy: test lines without qid form one query"),
+    "cls_no_qid": (0, Classified(notes=("test.dat", "one ranking")),
+                   "copy: test lines without qid form one query (with a note, as no .query "
+                   "file groups them)"),
     "cls_not_enough_args": (2, Usage("not enough"), "usage: no model file given (svm_rank "
                             "prints its help, rc 0)"),
     "cls_ties": (0, Classified(), "copy: tied scores are counted as svm_rank counts them"),
@@ -404,14 +407,18 @@ def _copy_inputs(reference, names, destination):
     return copied
 
 
-def _check_trained(check, reference, tmp_path, out, err, created):
-    assert created == [check.model], f"files written: {created}"
+def _check_notes(check, program, err):
     if check.notes is None:
         assert err == ""
     else:
-        assert all(line.startswith("rank_learn: note: ") for line in err.splitlines()), err
+        assert all(line.startswith(f"{program}: note: ") for line in err.splitlines()), err
         for note in check.notes:
             assert note in err, err
+
+
+def _check_trained(check, reference, tmp_path, out, err, created):
+    assert created == [check.model], f"files written: {created}"
+    _check_notes(check, "rank_learn", err)
 
     props = ("Training set properties: " + check.props if check.props is not None
              else _reference_props(reference))
@@ -433,7 +440,7 @@ def _check_trained(check, reference, tmp_path, out, err, created):
 
 def _check_classified(check, reference, edge_cases, tmp_path, out, err, created):
     assert created == [check.output], f"files written: {created}"
-    assert err == ""
+    _check_notes(check, "rank_classify", err)
     predictions = (tmp_path / check.output).read_bytes()
     if _reference_rc(reference) == 0:
         assert predictions == (reference / check.output).read_bytes()

@@ -1,0 +1,242 @@
+"""Query group files (LightGBM / XGBoost): the sizes of a data file's consecutive queries.
+
+A data file without qids may have ``FILE.query`` or ``FILE.group`` beside it
+(or one named by ``--group``), one query size a line.  Both programs use the
+queries it gives through :class:`QueryGroups`, which takes a file's qids
+block by block in file order, so that rank_classify can apply it to a stream
+of documents without holding them (and without numpy).
+"""
+import array
+import io
+import os
+
+from .errors import InputError
+from .files import open_binary
+
+GROUP_SIDECARS = (".query", ".group")
+_WORD = 8                                   # bytes of an int64 qid
+_CHUNK = 1 << 16                            # bytes compared at a time
+
+
+def group_sidecar(path):
+    """``path + '.query'`` or ``path + '.group'`` if one exists beside a data file, else None.
+
+    Parameters
+    ----------
+    path : str
+        The data file ('-', standard input, has none).
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> from rankfast.data import group_sidecar
+    >>> group_sidecar("-") is None
+    True
+    """
+    if path == "-":
+        return None
+    for suffix in GROUP_SIDECARS:
+        if os.path.isfile(path + suffix):
+            return path + suffix
+    return None
+
+
+def read_group_file(path):
+    """Group sizes from a LightGBM / XGBoost ``.query`` / ``.group`` file, one size a line.
+
+    Blank lines are skipped.
+
+    Parameters
+    ----------
+    path : str
+        The group file (gzip, bzip2 and xz are read transparently).
+
+    Returns
+    -------
+    array.array of int64 (typecode 'q')
+        The sizes, in file order.
+
+    Raises
+    ------
+    InputError
+        A line that is not a positive integer (file and line named).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rankfast.data import read_group_file
+    >>> path = os.path.join(tempfile.mkdtemp(), "train.txt.query")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("3\\n2\\n")
+    >>> list(read_group_file(path))
+    [3, 2]
+    """
+    sizes = array.array("q")
+    with open_binary(path) as stream:
+        for number, raw in enumerate(io.TextIOWrapper(stream, encoding="ascii",
+                                                      errors="replace"), start=1):
+            token = raw.strip()
+            if not token:
+                continue
+            if not (token.isascii() and token.isdigit() and 1 <= int(token) < 2**63):
+                raise InputError(path, number, f"group size {token[:40]!r} is not a "
+                                               f"positive integer")
+            sizes.append(int(token))
+    return sizes
+
+
+class QueryGroups:
+    """The queries of a data file, from its group file when the file has no qids.
+
+    Feed the file's qids block by block, in file order, to :meth:`qid`; then
+    :meth:`finish` says what was done (or raises).  The rule, as for one
+    whole file: a file without qids (all 0) is grouped by ``group_path`` or,
+    without one, by ``path.query`` / ``path.group`` beside it; a file with
+    qids keeps them (an explicit group file must then give the same runs of
+    equal qid); a file with neither is one ranking.
+
+    Memory: the sizes and a few counters, whatever the number of documents.
+    Errors of the group file are raised by :meth:`finish`, after the data
+    file's own (as when reading a whole file first).
+
+    Parameters
+    ----------
+    path : str
+        The data file ('-': standard input, which has no sidecar).
+    group_path : str, optional
+        Group file named explicitly (``--group``).
+
+    Attributes
+    ----------
+    regrouped : bool
+        Rows that :meth:`qid` numbered by group turned out to belong to a
+        file with qids (lines without qid before the first one that has
+        one): figures made from them must be made again from the file's qids.
+    """
+
+    def __init__(self, path, group_path=None):
+        self.path = path
+        self.explicit = group_path is not None
+        self.group_path = group_path if self.explicit else group_sidecar(path)
+        self.sizes, self.error = None, None
+        if self.group_path is not None:
+            try:
+                self.sizes = read_group_file(self.group_path)
+            except InputError as exc:
+                self.error = exc
+        self.rows = 0
+        self.has_qids = False
+        self.numbered = False               # rows already returned with group numbers
+        self.regrouped = False
+        self.group = 0                      # group of the next row
+        self.group_end = self.sizes[0] if self.sizes else 0
+        self.mismatch = False               # runs of equal qid differ from the sizes
+        self.last = None                    # bytes of the previous row's qid
+
+    def qid(self, qid):
+        """The qids to group the next rows by.
+
+        Parameters
+        ----------
+        qid : buffer of int64
+            The file's qids of the next rows (C-contiguous).
+
+        Returns
+        -------
+        buffer of int64
+            ``qid`` itself, or (while the file has shown no qid and a group
+            file applies) each row's group number, 0 for the first group.
+        """
+        raw = memoryview(qid).cast("B")
+        row, stop = self.rows, self.rows + len(raw) // _WORD
+        first, self.rows = row, stop
+        if not self.has_qids and _first_nonzero(raw) is not None:
+            self.has_qids = True
+            self.regrouped = self.numbered
+        if self.sizes is None or (self.has_qids and not self.explicit):
+            return qid
+        numbers = array.array("q")
+        while row < stop:
+            while self.group < len(self.sizes) and row >= self.group_end:
+                self.group += 1
+                self.group_end += self.sizes[self.group] if self.group < len(self.sizes) else 0
+            end = stop if self.group == len(self.sizes) else min(stop, self.group_end)
+            if self.explicit:
+                self._check_run(raw[_WORD * (row - first):_WORD * (end - first)], row)
+            if not self.has_qids:
+                numbers.extend(array.array("q", [self.group]) * (end - row))
+            row = end
+        if self.has_qids:
+            return qid
+        self.numbered = True
+        return numbers
+
+    def _check_run(self, piece, row):
+        """Note whether a piece of the current group (rows from ``row``) continues one run of qid."""
+        if self.mismatch or self.group == len(self.sizes):
+            return                                  # known already, or beyond the sizes' total
+        head = bytes(piece[:_WORD])
+        if row == self.group_end - self.sizes[self.group]:      # the group begins here
+            continues = self.last is None or head != self.last
+        else:
+            continues = head == self.last
+        if not (continues and _constant(piece)):
+            self.mismatch = True
+        self.last = bytes(piece[-_WORD:])
+
+    def finish(self):
+        """After the last rows: the note to print at -v 1 (or None).
+
+        Returns
+        -------
+        str or None
+            How the file's queries were made, where the user may not expect it.
+
+        Raises
+        ------
+        InputError
+            The group file cannot be read or is malformed, its sizes do not
+            add up to the number of documents, or (named explicitly) they do
+            not match the file's qids.
+        """
+        path, group_path, n = self.path, self.group_path, self.rows
+        if group_path is None:
+            if not self.has_qids and n > 1:
+                return (f"{path} has no qids and no {path}.query or {path}.group file: its "
+                        f"{n} documents are one ranking")
+            return None
+        if self.has_qids and not self.explicit:
+            return f"{path} has qids: {group_path} is not used"
+        if self.error is not None:
+            raise self.error
+        total = sum(self.sizes)
+        if total != n:
+            raise InputError(group_path, None, f"the group sizes add up to {total} "
+                                               f"documents, but {path} has {n}")
+        if self.has_qids:
+            if self.mismatch:
+                raise InputError(group_path, None, f"the group sizes do not match the qids of {path}")
+            return None
+        return f"{path}: {len(self.sizes)} queries from {group_path}"
+
+
+def _first_nonzero(raw):
+    """Row of the first non-zero int64 in a byte view, or None."""
+    for offset in range(0, len(raw), _CHUNK):
+        chunk = bytes(raw[offset:offset + _CHUNK])
+        rest = len(chunk.lstrip(b"\0"))
+        if rest:
+            return (offset + len(chunk) - rest) // _WORD
+    return None
+
+
+def _constant(raw):
+    """Whether the int64 words of a byte view are all equal (the view equals itself shifted by one)."""
+    for offset in range(0, max(len(raw) - _WORD, 0), _CHUNK):
+        chunk = bytes(raw[offset:offset + _CHUNK + _WORD])
+        if chunk[_WORD:] != chunk[:-_WORD]:
+            return False
+    return True
