@@ -251,6 +251,7 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
                 # A new, smaller buffer rather than resizing this one: a view of it may
                 # outlive the counting pass (a profiler sampling frames, as Dask's
                 # workers do), and a bytearray with views cannot be resized.
+                buffer = None                                   # the old one goes first
                 buffer = bytearray(max(chunk_bytes // n_threads, 1))
                 blocks = _blocks(stream, path, buffer, progress=progress, size=size)
                 whole.parse_blocks(blocks, path, n_threads)
