@@ -137,6 +137,10 @@ def main():
         load = os.getloadavg()
         print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
               f"seconds: best of {args.repeat} (the loop and the large file: one run)\n")
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            print("PYTHONDONTWRITEBYTECODE is set: every run compiles rankfast's modules from "
+                  "source (about 40 ms more than an installed package, whose .pyc files pip "
+                  "writes); unset it for figures users will see\n")
         print(f"{'run':52s} {'wall s':>8s} {'cpu s':>7s} {'peak MB':>8s}   "
               f"{'svm_rank (issue 12)':24s} target")
         for name, (seconds, cpu_seconds, rss), key in rows:

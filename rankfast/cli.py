@@ -5,7 +5,6 @@ one line on stderr and exit 1; usage errors exit 2 (svm_rank exits 0).
 """
 import array
 import contextlib
-import dataclasses
 import errno
 import math
 import os
@@ -581,6 +580,8 @@ def _with_groups(dataset, path, group_path):
     rule is rankfast.groups.QueryGroups', as for rank_classify's stream.  The
     note (or None) is for -v 1.
     """
+    import dataclasses           # here: with inspect, 11 ms of every run's start-up
+
     import numpy as np
     from .groups import QueryGroups
     groups = QueryGroups(path, group_path)
