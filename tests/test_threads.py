@@ -264,7 +264,8 @@ def test_serial_build_gives_the_same_bits(tmp_path):
     for name in ("setup.py", "pyproject.toml", "README.md"):
         (tmp_path / name).write_bytes((ROOT / name).read_bytes())
     (tmp_path / "pyx").mkdir()
-    (tmp_path / "pyx" / "_prsvm.pyx").write_bytes((ROOT / "pyx" / "_prsvm.pyx").read_bytes())
+    for source in [ROOT / "pyx" / "_prsvm.pyx", *(ROOT / "pyx").glob("*.pxi")]:
+        (tmp_path / "pyx" / source.name).write_bytes(source.read_bytes())
     (tmp_path / "rankfast").mkdir()       # setup.py reads the version from rankfast/__init__.py
     (tmp_path / "rankfast" / "__init__.py").write_bytes((ROOT / "rankfast" / "__init__.py").read_bytes())
     env = dict(os.environ, RANKFAST_OPENMP="0", RANKFAST_ONLY="_prsvm", RANKFAST_DEBUG="1")
