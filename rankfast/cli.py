@@ -546,8 +546,12 @@ class _ReadProgress:
         now = self.clock()
         if self.verbosity >= 1 and now - self.last >= self.interval:
             self.last = now
-            print(f"{self.program}: reading {self.path}: {bytes_read / 1e6:.0f} MB",
-                  file=sys.stderr, flush=True)
+            _say(f"{self.program}: reading {self.path}: {bytes_read / 1e6:.0f} MB")
+
+
+def _split_query_note(program, path, qid):
+    _note(program, f"{path}: the lines of qid {qid} are not contiguous; grouping each "
+                   f"query's lines (svm_rank would stop here)")
 
 
 def _no_documents(path):
@@ -564,9 +568,7 @@ def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None, n_job
     _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
     qid = dataset.noncontiguous_qid()
     if qid is not None:
-        _end_open_line()
-        print(f"{program}: note: {path}: the lines of qid {qid} are not contiguous; "
-              f"grouping each query's lines (svm_rank would stop here)", file=sys.stderr)
+        _split_query_note(program, path, qid)
     dataset, note = _with_groups(dataset, path, group_path)
     _group_note(note, verbosity, program)
     return dataset
@@ -580,7 +582,7 @@ def _with_groups(dataset, path, group_path):
     rule is rankfast.groups.QueryGroups', as for rank_classify's stream.  The
     note (or None) is for -v 1.
     """
-    import dataclasses           # here: with inspect, 11 ms of every run's start-up
+    import dataclasses           # not at module level: rank_classify's stream never needs it
 
     import numpy as np
     from .groups import QueryGroups
@@ -779,10 +781,7 @@ def _classify(argv):
             file, test_path, output_path, verbosity, cutoffs, options.get("group"))
     _progress(_svmlight_read_documents(n_documents), svmlight_verbosity, end="")
     if queries.split_qid is not None:
-        _end_open_line()
-        print(f"rank_classify: note: {test_path}: the lines of qid {queries.split_qid} are not "
-              f"contiguous; grouping each query's lines (svm_rank would stop here)",
-              file=sys.stderr)
+        _split_query_note("rank_classify", test_path, queries.split_qid)
     _progress("done.", verbosity)
     _group_note(note, verbosity, "rank_classify")       # after svm_rank's line, kept whole
     _progress("Classifying test examples...", verbosity, end="")
