@@ -754,15 +754,14 @@ def _laplacian_product(shard, v):
 def _fit_rankrls(learner, data, client, log):
     from .linear import check_loss
     from .newton import conjugate_gradient
-    from .rankrls import DENSE_MAX_ENTRIES, DENSE_MAX_FEATURES
+    from .rankrls import DENSE_MAX_ENTRIES, DENSE_MAX_FEATURES, _check_regularisation
     check_loss(learner.loss)
     if learner.solver not in ("auto", "dense", "cg"):
         raise UsageError(f"solver must be auto, dense or cg (got {learner.solver!r})")
     d, Q = len(data.used), data.summary.n_queries
     learner.C_ = float(learner.C)
+    _check_regularisation(Q, [learner.C_])
     lam = Q / (2.0 * learner.C_)
-    if not np.isfinite(lam):
-        raise ValueError(f"C = {learner.C_:g} is too small: λ = Q / (2C) overflows")
     solver = learner.solver
     if solver == "auto":
         largest = max(data.shard_sizes, default=0)
