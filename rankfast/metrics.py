@@ -252,10 +252,15 @@ def err(scores, labels, qid, k=10, max_grade=None, per_query=False, skip_no_rele
     """
     labels = np.asarray(labels, dtype=np.float64)
     if max_grade is None:
-        max_grade = max(float(labels.max(initial=0.0)), 0.0)
+        max_grade = highest_grade(labels)
     group, n_groups = query_index(qid)
     values = err_of_ranked(*top_labels(scores, labels, qid, k), max_grade)
     return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
+
+
+def highest_grade(labels):
+    """ERR's default g_max: the highest label, 0 when none is positive."""
+    return max(float(np.max(labels, initial=0.0)), 0.0)
 
 
 def top_labels(scores, labels, qid, k=None):

@@ -426,7 +426,7 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
         raise UsageError("the grid needs a C")
     c_name = c_name[0]
     values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
-    top = max_grade(y)
+    top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
     total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
     for f, (train, test) in enumerate(folds.splits):
         X_train, X_test = _rows(X, train), _rows(X, test)
@@ -439,11 +439,6 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
                 progress(Progress(done, total, f, len(folds.splits), _short(rows[i]),
                                   metric.label, values[i, f, 0], time.perf_counter() - start))
     return CVResult([_short(row) for row in rows], columns, values, folds.description, rule)
-
-
-def max_grade(y):
-    """The highest label of a data set (0 when none is positive): ERR's g_max for every fold."""
-    return max(float(np.max(y, initial=0.0)), 0.0)
 
 
 def _short(row):
@@ -527,9 +522,10 @@ def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None
     """
     columns = table_metrics(metric)
     per_query = []
+    top = metrics.highest_grade(y)
     start = time.perf_counter()
     for i, scores in enumerate(scores_by_row):
-        per_query.append(np.column_stack([column.evaluate(scores, y, qid, True, max_grade(y))
+        per_query.append(np.column_stack([column.evaluate(scores, y, qid, True, top)
                                           for column in columns]))
         if log is not None:
             log(str(Progress(i + 1, len(rows), None, 1, rows[i], metric.label,
