@@ -36,6 +36,8 @@ _REASONS = {
     10: "{token!r}: a second qid on one line",
     11: "{token!r}: sid must be a non-negative integer",
     12: "{token!r}: cost must be a finite number",
+    14: "feature value in {token!r} is beyond single precision (svm_rank stores feature "
+        "values as 4-byte floats, at most 3.4028235e+38 in magnitude)",
 }
 
 
