@@ -645,7 +645,7 @@ def _learn(argv):
     from .model import format_model
     start = time.process_time()
     try:
-        learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
+        learner.fit(dataset.features, dataset.y, dataset.qid, log=log)
         model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
         text = format_model(model)
     except ValueError as exc:
@@ -864,7 +864,7 @@ def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path
         raise _no_documents(test_path)
     dataset, note = _with_groups(dataset, test_path, group_path)
     start = time.process_time()
-    scores = model.predict(dataset.X)
+    scores = model.predict(dataset.features)
     runtime = time.process_time() - start
     with atomic_output(output_path) as out:
         write_predictions(scores, out)
@@ -883,7 +883,7 @@ def _rescored(file, path):
     from .data import load_svmlight
     from .model import model_of
     dataset = load_svmlight(path)
-    return model_of(file).predict(dataset.X), dataset.y, dataset.qid
+    return model_of(file).predict(dataset.features), dataset.y, dataset.qid
 
 
 class _QueryFigures:

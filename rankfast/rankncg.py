@@ -61,11 +61,11 @@ import math
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _erfc
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
 from .compat import check_is_fitted
+from .csr import issparse, scipy_csr
 from .erfc import erfc_parameters
 from .errors import UsageError
 from .linear import DataMatrix, LinearRanker, c_grid, linear_model, training_arrays
@@ -125,8 +125,14 @@ class ErfcPairObjective:
         c_group = np.zeros(n_groups)
         c_group[group_of] = self.c
         rows = np.arange(n)
-        by_query = sp.csr_matrix((np.ones(n), (self.qidx, rows)), shape=(len(c_query), n)) @ X
-        by_group = sp.csr_matrix((np.ones(n), (group_of, rows)), shape=(n_groups, n)) @ X
+        if issparse(X):
+            import scipy.sparse as sp
+            X = scipy_csr(X)
+            by_query = sp.csr_matrix((np.ones(n), (self.qidx, rows)), shape=(len(c_query), n)) @ X
+            by_group = sp.csr_matrix((np.ones(n), (group_of, rows)), shape=(n_groups, n)) @ X
+        else:
+            by_query = _row_sums(X, self.qidx, len(c_query))
+            by_group = _row_sums(X, group_of, n_groups)
         total = (self.products.rmatvec(self.c * self.n_other, entries="square")
                  - _weighted_column_squares(by_query, c_query)
                  + _weighted_column_squares(by_group, c_group))
@@ -158,9 +164,16 @@ class ErfcPairObjective:
         return _Line(self, point, d)
 
 
+def _row_sums(X, labels, n_labels):
+    """Row r of the result: the sum of X's rows labelled r (dense X)."""
+    sums = np.zeros((n_labels, X.shape[1]))
+    np.add.at(sums, labels, X)
+    return sums
+
+
 def _weighted_column_squares(A, weights):
     """Σ_i weights_i A_ij² for every column j."""
-    if sp.issparse(A):
+    if issparse(A):
         return np.asarray(A.multiply(A).T @ weights).ravel()
     return (A * A).T @ weights
 
