@@ -633,8 +633,8 @@ def _learn(argv):
     dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity,
                     options.get("group"), options.get("n_jobs"))
     _progress("done", verbosity)
-    import numpy as np
-    n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows
+    from .data import count_distinct
+    n_queries = count_distinct(dataset.qid)       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
               f"{dataset.n_documents} examples", verbosity, level=0)
     check_storable_features(dataset)
@@ -675,6 +675,8 @@ def _learn(argv):
 
 def _print_cv_table(learner, verbosity):
     """The cross-validation table of a learner given a grid (stdout, from -v 1)."""
+    if getattr(learner, "cv_result_", None) is None and not hasattr(learner, "base_learner"):
+        return                          # one C: no table, and model_selection stays unimported
     from .model_selection import cv_result_of
     result = cv_result_of(learner)
     if result is not None:
@@ -705,6 +707,8 @@ def _distributed(options):
 
 def _refuse_pattern(path):
     """A glob pattern naming no file is an error without a cluster (a literal name is read as is)."""
+    if not any(c in path for c in "*?["):
+        return                          # not a pattern (and glob stays unimported)
     import glob
     if glob.has_magic(path) and not os.path.exists(path):
         raise UsageError(f"{path!r}: a pattern of files needs --workers N or --scheduler ADDRESS")

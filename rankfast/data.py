@@ -115,6 +115,12 @@ def query_starts(qid):
     return np.concatenate(([0], change, [len(qid)])).astype(np.int64)
 
 
+def count_distinct(values):
+    """How many distinct values ``values`` holds (np.unique's count, without its import of numpy.ma)."""
+    values = np.sort(np.asarray(values).ravel())
+    return int(np.count_nonzero(values[1:] != values[:-1])) + 1 if len(values) else 0
+
+
 def noncontiguous_qid(qid):
     """The first qid (in row order) whose rows are split in several runs, or None."""
     qid = np.asarray(qid)
@@ -253,19 +259,20 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     """
     parts = []
     line_offset = 0
-    buffer = bytearray(chunk_bytes)             # one read buffer for both passes
     with open_binary(path) as stream:
         whole, size = None, None
+        buffer = bytearray(_buffer_bytes(stream, chunk_bytes))    # one for both passes
         if _rewindable(stream):
             newlines, colons, size = _count(stream, path, buffer)
             whole = _Arrays(newlines, colons, comments)
             n_threads = resolve_n_jobs(n_jobs)
-            if n_threads > 1 and not comments:
+            block_bytes = max(chunk_bytes // n_threads, 1)
+            if n_threads > 1 and not comments and size > block_bytes:    # else one block: no pool
                 # A new, smaller buffer rather than resizing this one: a view of it may
                 # outlive the counting pass (a profiler sampling frames, as Dask's
                 # workers do), and a bytearray with views cannot be resized.
                 buffer = None                                   # the old one goes first
-                buffer = bytearray(max(chunk_bytes // n_threads, 1))
+                buffer = bytearray(block_bytes)
                 blocks = _blocks(stream, path, buffer, progress=progress, size=size)
                 whole.parse_blocks(blocks, path, n_threads)
                 return _dataset([whole], path, n_features, comments)
@@ -275,6 +282,16 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
             if whole is None:
                 parts.append(part)
     return _dataset([whole] if whole else parts, path, n_features, comments)
+
+
+def _buffer_bytes(stream, chunk_bytes):
+    """chunk_bytes, or less for a plain file smaller than that (zeroing 32 MB takes longer
+    than reading a small file); a file that grows meanwhile is still read whole."""
+    if not _rewindable(stream):
+        return chunk_bytes
+    size = stream.seek(0, io.SEEK_END)
+    stream.seek(0)
+    return max(min(chunk_bytes, size + 1), 1)
 
 
 def _rewindable(stream):
