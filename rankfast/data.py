@@ -17,7 +17,6 @@ Compared with svm_rank the reader is
 """
 import collections
 import dataclasses
-import io
 
 import numpy as np
 
@@ -28,7 +27,7 @@ from .csr import CSR, as_csr, issparse, scipy_csr
 from .errors import InputError
 from .files import open_binary
 from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
-from .reader import ERR_FULL, _blocks, _changed, reason
+from .reader import ERR_FULL, _blocks, _changed, plain_size, reason
 
 CHUNK_BYTES = 32 << 20
 
@@ -260,9 +259,9 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     parts = []
     line_offset = 0
     with open_binary(path) as stream:
-        whole, size = None, None
-        buffer = bytearray(_buffer_bytes(stream, chunk_bytes))    # one for both passes
-        if _rewindable(stream):
+        whole, size = None, plain_size(stream)
+        buffer = bytearray(chunk_bytes if size is None else min(chunk_bytes, size + 1))
+        if size is not None:                                   # one buffer for both passes
             newlines, colons, size = _count(stream, path, buffer)
             whole = _Arrays(newlines, colons, comments)
             n_threads = resolve_n_jobs(n_jobs)
@@ -284,18 +283,6 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     return _dataset([whole] if whole else parts, path, n_features, comments)
 
 
-def _buffer_bytes(stream, chunk_bytes):
-    """chunk_bytes, or less for a plain file smaller than that (zeroing 32 MB takes longer
-    than reading a small file); a file that grows meanwhile is still read whole."""
-    if not _rewindable(stream):
-        return chunk_bytes
-    size = stream.seek(0, io.SEEK_END)
-    stream.seek(0)
-    return max(min(chunk_bytes, size + 1), 1)
-
-
-def _rewindable(stream):
-    return isinstance(stream, io.BufferedReader) and stream.seekable()
 
 
 def _count(stream, path, buffer):
