@@ -1,10 +1,13 @@
-"""Row selection and transposition of CSR arrays, each one pass over the entries (O(nnz + n + d)).
+"""Row selection, transposition and per-group column sums of CSR arrays, each one pass over the
+entries (O(nnz + n + d)).
 
 A CSR matrix is (data, indices, indptr): the entries of row i are
 data[indptr[i]:indptr[i + 1]] in columns indices[indptr[i]:indptr[i + 1]].  The
 caller allocates the outputs; nothing is written outside them.
 """
 from libc.stdint cimport int32_t, int64_t
+
+import numpy as np
 
 ctypedef fused index_t:
     int32_t
@@ -56,3 +59,35 @@ def transpose(const value_t[::1] data, const index_t[::1] indices, const index_t
         for j in range(d, 0, -1):                # ... and ends as column j + 1's start
             out_indptr[j] = out_indptr[j - 1]
         out_indptr[0] = 0
+
+
+def group_square_sums(const value_t[::1] data, const index_t[::1] indices,
+                      const index_t[::1] indptr, const int64_t[::1] order,
+                      const int64_t[::1] group_starts, const double[::1] weights,
+                      double[::1] out):
+    """out_j += Σ_g weights_g (Σ_{i in group g} x_ij)² (in float64).
+
+    Group g holds rows order[group_starts[g]:group_starts[g + 1]].  Each group's
+    column sums are gathered in a dense scratch row (the sum over X's rows in
+    the group order), squared once per column and cleared: O(nnz + d).
+    """
+    cdef Py_ssize_t d = out.shape[0], g, k, e, i, j
+    cdef double[::1] sums = np.zeros(d)
+    cdef char[::1] touched = np.zeros(d, dtype=np.int8)
+    cdef double s
+    with nogil:
+        for g in range(group_starts.shape[0] - 1):
+            for k in range(group_starts[g], group_starts[g + 1]):
+                i = order[k]
+                for e in range(indptr[i], indptr[i + 1]):
+                    sums[indices[e]] += data[e]
+                    touched[indices[e]] = 1
+            for k in range(group_starts[g], group_starts[g + 1]):
+                i = order[k]
+                for e in range(indptr[i], indptr[i + 1]):
+                    j = indices[e]
+                    if touched[j]:
+                        s = sums[j]
+                        out[j] += weights[g] * (s * s)
+                        sums[j] = 0.0
+                        touched[j] = 0

@@ -107,6 +107,23 @@ class CSR:
                              self.indptr, np.ascontiguousarray(v, dtype=np.float64), out)
         return out
 
+    def group_square_sums(self, order, starts, weights):
+        """Σ_g weights_g (Σ_{i in g} x_ij)² for every column j; group g is rows order[starts[g]:starts[g + 1]].
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = CSR(np.array([1.0, 2.0, 3.0]), np.array([0, 1, 1]), np.array([0, 2, 3]), (2, 2))
+        >>> X.group_square_sums(np.array([0, 1]), np.array([0, 2]), np.array([0.5]))  # (1², 5²)/2
+        array([ 0.5, 12.5])
+        """
+        out = np.zeros(self.shape[1])
+        _csr.group_square_sums(self._values(), self.indices, self.indptr,
+                               np.ascontiguousarray(order, dtype=np.int64),
+                               np.ascontiguousarray(starts, dtype=np.int64),
+                               np.ascontiguousarray(weights, dtype=np.float64), out)
+        return out
+
     def astype(self, dtype, copy=True):
         data = self.data.astype(dtype, copy=copy)
         return self if data is self.data else CSR(data, self.indices, self.indptr, self.shape)

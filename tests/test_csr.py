@@ -47,6 +47,22 @@ def test_rows_transpose_and_products_match_dense_numpy(shape, index_type, value_
     assert np.array_equal(X @ v, sp.csr_matrix(dense.astype(np.float64)) @ v)   # same order of sums
 
 
+@pytest.mark.parametrize("value_type", [np.float32, np.float64])
+def test_group_square_sums_match_the_dense_formula(value_type):
+    """Σ_g w_g (Σ_{i in g} x_ij)² with groups in any row order, empty groups and repeated columns."""
+    rng = np.random.default_rng(11)
+    for n, d in [(1, 1), (9, 4), (60, 25)]:
+        X, dense = random_csr(rng, n, d, density=0.4, value_type=value_type)
+        order = rng.permutation(n)
+        cuts = np.sort(rng.integers(0, n + 1, 4))
+        starts = np.concatenate(([0], cuts, [n]))            # some groups are empty
+        weights = rng.random(len(starts) - 1)
+        expected = np.zeros(d)
+        for g in range(len(starts) - 1):
+            expected += weights[g] * dense[order[starts[g]:starts[g + 1]]].astype(float).sum(axis=0) ** 2
+        assert np.allclose(X.group_square_sums(order, starts, weights), expected, rtol=1e-12, atol=0)
+
+
 def test_transpose_keeps_each_column_in_row_order():
     X = CSR(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1, 0, 1, 1]), np.array([0, 2, 2, 4]), (3, 2))
     T = X.T
@@ -95,7 +111,7 @@ def test_compact_columns_drops_empty_columns_without_scipy_types():
     assert np.array_equal(used, np.flatnonzero(np.abs(dense).sum(axis=0)))
 
 
-@pytest.mark.parametrize("algorithm", ["prsvm", "svmrank"])
+@pytest.mark.parametrize("algorithm", ["prsvm", "svmrank", "rankncg"])
 def test_linear_learners_train_from_a_file_without_importing_scipy(tmp_path, algorithm):
     """The start-up guard of rank_learn: scipy costs more to import than a small file to train on.
 
