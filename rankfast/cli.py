@@ -933,9 +933,11 @@ class _QueryFigures:
         if self.split_qid is not None or self.regrouped:
             return
         qid = qid if by is None else memoryview(_contiguous(by))
-        qids = qid.tolist()
+        from ._swapped import run_starts
+        starts = array.array("q", bytes(8 * len(qid)))
         begin = 0
-        for i, q in enumerate(qids):
+        for i in starts[:run_starts(qid, starts)]:
+            q = qid[i]
             if q != self.current:
                 self._append(scores, labels, qid, begin, i)
                 begin = i
@@ -945,7 +947,7 @@ class _QueryFigures:
                     return
                 self.seen.add(q)
                 self.current = q
-        self._append(scores, labels, qid, begin, len(qids))
+        self._append(scores, labels, qid, begin, len(qid))
 
     def _append(self, scores, labels, qid, begin, end):
         for batch, new in zip(self.batch, (scores, labels, qid)):
