@@ -29,7 +29,8 @@ from .files import open_binary
 from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
 from .reader import ERR_FULL, _blocks, _changed, plain_size, reason
 
-CHUNK_BYTES = 32 << 20
+CHUNK_BYTES = 8 << 20          # read at a time: memory beyond the result (32 MB: no faster)
+MIN_BLOCK_BYTES = 1 << 20      # a thread's block: larger than the cost of handing it out
 
 @dataclasses.dataclass
 class Dataset:
@@ -223,8 +224,10 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
         of decompressed data, increasing); the library prints nothing.
     n_jobs : int or None
         Threads parsing a plain file (None or 0: every core this process may
-        run on; see rankfast._threads): blocks of chunk_bytes / threads, each
-        parsed into its own part of the arrays, joined in file order; the same
+        run on; see rankfast._threads): blocks of chunk_bytes / threads (1 MB
+        at least), threads + 1 of them in flight (peak memory: the result
+        plus about threads + 2 blocks), each parsed into its own part of the
+        arrays, joined in file order; the same
         Dataset and the same first error (in file order) as one thread.
         Streams (standard input, compressed files) and ``comments=True`` are
         parsed by one thread.
@@ -270,7 +273,7 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
             newlines, colons, size = _count(stream, path, buffer)
             whole = _Arrays(newlines, colons, comments, dtype)
             n_threads = resolve_n_jobs(n_jobs)
-            block_bytes = max(chunk_bytes // n_threads, 1)
+            block_bytes = max(chunk_bytes // n_threads, min(MIN_BLOCK_BYTES, chunk_bytes), 1)
             if n_threads > 1 and not comments and size > block_bytes:    # else one block: no pool
                 # A new, smaller buffer rather than resizing this one: a view of it may
                 # outlive the counting pass (a profiler sampling frames, as Dask's
