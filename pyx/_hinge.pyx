@@ -10,6 +10,7 @@ svm_rank's find_most_violated_constraint draws the same line).
 """
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free
+from libc.string cimport memset
 
 
 cdef struct CountSum:
@@ -48,6 +49,31 @@ cdef inline CountSum tree_prefix(const CountSum* tree, Py_ssize_t i) noexcept no
     return m
 
 
+cdef inline void count_add(double* tree, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
+    """Count one at position i of a counting Fenwick tree (tree_add without the sums)."""
+    i += 1
+    while i < size:
+        tree[i] += 1.0
+        i += i & (-i)
+
+
+cdef inline void count_clear(double* tree, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
+    """Zero every node on position i's update path."""
+    i += 1
+    while i < size:
+        tree[i] = 0.0
+        i += i & (-i)
+
+
+cdef inline double count_prefix(const double* tree, Py_ssize_t i) noexcept nogil:
+    """Count at positions 0 .. i - 1."""
+    cdef double n = 0.0
+    while i > 0:
+        n += tree[i]
+        i -= i & (-i)
+    return n
+
+
 def hinge(const double[::1] scores, const int64_t[::1] rank,
           const int64_t[::1] starts, const int64_t[::1] order,
           const double[::1] weight, Py_ssize_t n_levels, double[::1] grad_out):
@@ -60,7 +86,9 @@ def hinge(const double[::1] scores, const int64_t[::1] rank,
     # sweep 2 visits i by increasing score and inserts k while s_i > s_k - 1, at
     # the reversed rank L - 1 - rank_k so that "rank > rank_i" is a prefix.
     # Each query's scores and ranks are first copied in score order (ss, rr) so
-    # the sweeps read memory sequentially.
+    # the sweeps read memory sequentially.  Sweep 2 needs counts only (a tree
+    # of counts, half the memory traffic).  A tree with no more nodes than the
+    # query has documents is cleared whole, a larger one along inserted paths.
     cdef Py_ssize_t size = n_levels + 1
     cdef Py_ssize_t q, a, b, m_q, p, t, longest = 0
     cdef double c, ref, loss = 0.0
@@ -68,16 +96,13 @@ def hinge(const double[::1] scores, const int64_t[::1] rank,
     for q in range(starts.shape[0] - 1):
         longest = max(longest, starts[q + 1] - starts[q])
     cdef CountSum* tree = <CountSum*> calloc(size, sizeof(CountSum))
+    cdef double* counts = <double*> calloc(size, sizeof(double))
     cdef double* ss = <double*> calloc(max(longest, 1), sizeof(double))
     cdef double* gg = <double*> calloc(max(longest, 1), sizeof(double))
     cdef int64_t* rr = <int64_t*> calloc(max(longest, 1), sizeof(int64_t))
-    if tree == NULL or ss == NULL or gg == NULL or rr == NULL:
-        free(tree)
-        free(ss)
-        free(gg)
-        free(rr)
-        raise MemoryError()
     try:
+        if tree == NULL or counts == NULL or ss == NULL or gg == NULL or rr == NULL:
+            raise MemoryError()
         with nogil:
             for q in range(starts.shape[0] - 1):
                 a = starts[q]
@@ -98,19 +123,26 @@ def hinge(const double[::1] scores, const int64_t[::1] rank,
                     m = tree_prefix(tree, rr[t])
                     loss += c * (m.n * (1.0 - ss[t]) + m.s)
                     gg[t] = -c * m.n
-                for t in range(p + 1, m_q):
-                    tree_clear(tree, size, rr[t])
+                if size <= m_q:
+                    memset(tree, 0, size * sizeof(CountSum))
+                else:
+                    for t in range(p + 1, m_q):
+                        tree_clear(tree, size, rr[t])
                 p = 0
                 for t in range(m_q):
                     while p < m_q and ss[t] > ss[p] - 1.0:
-                        tree_add(tree, size, n_levels - 1 - rr[p], 0.0)
+                        count_add(counts, size, n_levels - 1 - rr[p])
                         p += 1
-                    m = tree_prefix(tree, n_levels - 1 - rr[t])
-                    grad_out[order[a + t]] = gg[t] + c * m.n
-                for t in range(p):
-                    tree_clear(tree, size, n_levels - 1 - rr[t])
+                    grad_out[order[a + t]] = gg[t] + c * count_prefix(counts,
+                                                                       n_levels - 1 - rr[t])
+                if size <= m_q:
+                    memset(counts, 0, size * sizeof(double))
+                else:
+                    for t in range(p):
+                        count_clear(counts, size, n_levels - 1 - rr[t])
     finally:
         free(tree)
+        free(counts)
         free(ss)
         free(gg)
         free(rr)

@@ -67,6 +67,21 @@ def test_hinge_kernel_matches_pair_twin(seed, loss):
     np.testing.assert_allclose(grad, grad_twin, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("levels", [3, 200])
+def test_hinge_kernel_on_long_queries_matches_pair_twin(levels):
+    """Queries of up to 90 documents with score ties, and label trees both smaller than a
+    query (the kernel clears them whole) and larger (cleared along the inserted paths)."""
+    rng = np.random.default_rng(levels)
+    y, starts = random_queries(rng, 6, np.arange(levels) * 0.5, max_size=90)
+    scores = rng.integers(-6, 7, size=len(y)) * 0.5
+    scores[starts[-2]:] = rng.normal(size=len(y) - starts[-2]) * 3
+    weight = query_weights(y, starts, 1.3, 1)
+    value, grad = HingeLoss(y, starts, weight)(scores)
+    value_twin, grad_twin = hinge_twin(scores, y, starts, weight)
+    assert value == pytest.approx(value_twin, rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(grad, grad_twin, rtol=0, atol=1e-12)
+
+
 def test_hinge_subgradient_is_a_subgradient():
     """L(s + d) ≥ L(s) + gᵀd for random d: the kernel's g is a subgradient."""
     rng = np.random.default_rng(7)
