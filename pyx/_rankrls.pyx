@@ -29,6 +29,10 @@ import numpy as np
 
 include "_chunks.pxi"
 
+ctypedef fused value_t:       # centre's X: float32 (a block of float32 data densified) or float64
+    float
+    double
+
 
 cdef void query_errors(const double* C, const double* U, const double* a, const double* p,
                        const double* g, const double* h, Py_ssize_t lo, Py_ssize_t hi,
@@ -259,7 +263,7 @@ def lqo_blocks(const double[:, ::1] Z, const double[::1] sroot, const double[::1
     return failed
 
 
-cdef int centre_chunk(const double[:, ::1] X, const int64_t[::1] starts,
+cdef int centre_chunk(const value_t[:, ::1] X, const int64_t[::1] starts,
                       const double[::1] scale, double[:, ::1] out, Py_ssize_t q0,
                       Py_ssize_t q1) noexcept nogil:
     """centre over queries q0 .. q1 - 1; -1 when out of memory."""
@@ -268,7 +272,7 @@ cdef int centre_chunk(const double[:, ::1] X, const int64_t[::1] starts,
     cdef Py_ssize_t d = X.shape[1]
     cdef Py_ssize_t q, r, j, lo, hi
     cdef double inv_m, sq
-    cdef const double *xrow
+    cdef const value_t *xrow
     cdef double *orow
     cdef double* mean = <double*> malloc((d + 1) * sizeof(double))
     if mean == NULL:
@@ -283,7 +287,7 @@ cdef int centre_chunk(const double[:, ::1] X, const int64_t[::1] starts,
         for r in range(lo, hi):
             xrow = &X[r, 0]
             for j in range(d):
-                mean[j] += xrow[j]
+                mean[j] += <double>xrow[j]
         inv_m = 1.0 / <double> (hi - lo)
         for j in range(d):
             mean[j] = mean[j] * inv_m
@@ -292,16 +296,17 @@ cdef int centre_chunk(const double[:, ::1] X, const int64_t[::1] starts,
             xrow = &X[r, 0]
             orow = &out[r, 0]
             for j in range(d):
-                orow[j] = (xrow[j] - mean[j]) * sq
+                orow[j] = (<double>xrow[j] - mean[j]) * sq
     free(mean)
     return 0
 
 
-def centre(const double[:, ::1] X, const int64_t[::1] starts, const double[::1] scale,
+def centre(const value_t[:, ::1] X, const int64_t[::1] starts, const double[::1] scale,
            double[:, ::1] out, const int64_t[::1] chunks=None, int n_threads=1):
     """out_q = scale_q (X_q − 1 mean(X_q)ᵀ) for each query q (rows starts[q]:starts[q+1]).
 
-    X may have one column (a vector).  Chunks of queries (None: one) run on
+    X may have one column (a vector); float32 X is widened to double where it is
+    read (the bits float64 X of the same values gives).  Chunks of queries (None: one) run on
     n_threads threads, each query computed by one of them.
     """
     cdef Py_ssize_t n_chunks, k

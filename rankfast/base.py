@@ -10,14 +10,14 @@ reading of a file without qids).
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from .compat import BaseEstimator, check_is_fitted
+from .csr import as_csr, issparse
 from .data import group_to_qid, query_starts
 
 
 def check_features(X, what="X"):
-    """X as a float64 CSR matrix (sparse input) or a 2-D float64 ndarray, checked.
+    """X as float64 CSR arrays (sparse input) or a 2-D float64 ndarray, checked.
 
     Parameters
     ----------
@@ -28,7 +28,9 @@ def check_features(X, what="X"):
 
     Returns
     -------
-    X : scipy.sparse.csr_matrix or ndarray of float64
+    X : rankfast.csr.CSR or ndarray of float64
+        Sparse input (a CSR, or any scipy sparse format) as CSR, sharing the
+        arrays of float64 CSR input.
     names : ndarray of str or None
         The column names of a DataFrame whose columns are all strings.
 
@@ -51,11 +53,11 @@ def check_features(X, what="X"):
     ValueError: Expected a 2-D X, got a 1-D array of shape (2,): Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one document
     """
     names = _feature_names(X)
-    if sp.issparse(X):
+    if issparse(X):
         if X.dtype.kind == "c":
             raise ValueError(f"Complex data not supported ({what} is complex)")
-        X = sp.csr_matrix(X).astype(np.float64, copy=False)
-        values = X.data
+        X = as_csr(X).astype(np.float64, copy=False)
+        values = X.data[:X.nnz]
     else:
         X = np.asarray(X)
         if X.dtype.kind == "c":
@@ -79,7 +81,7 @@ def check_features(X, what="X"):
 
 def _feature_names(X):
     columns = getattr(X, "columns", None)
-    if columns is None or sp.issparse(X) or isinstance(X, np.ndarray):
+    if columns is None or issparse(X) or isinstance(X, np.ndarray):
         return None
     names = np.asarray(columns, dtype=object)
     return names if len(names) and all(isinstance(c, str) for c in names) else None
@@ -190,7 +192,7 @@ class Ranker(BaseEstimator):
         elif names is not None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted "
                           f"without feature names", UserWarning, stacklevel=3)
-        if not sp.issparse(X) and X.shape[1] != self.n_features_in_:
+        if not issparse(X) and X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")
         return X

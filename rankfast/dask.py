@@ -566,7 +566,7 @@ def _erfc_constants(shard):
     from .rankncg import PSI2_MAX
     ob = shard.objective
     pair_squares = (1.0 / ob.inverse_diagonal - 1.0) / PSI2_MAX
-    return pair_squares, np.asarray(abs(ob.X).T @ ob.delta).ravel()
+    return pair_squares, ob.products.rmatvec(ob.delta, entries="abs")
 
 
 def _erfc_point(shard, tag, w):

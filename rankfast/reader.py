@@ -7,6 +7,7 @@ scipy) on top of it; rank_classify streams a linear model's scores over
 iter_svmlight without importing either.
 """
 import array
+import io
 import lzma
 import typing
 import zlib
@@ -104,9 +105,14 @@ def iter_svmlight(path, rows=8192, entries=1 << 18, chunk_bytes=1 << 20, progres
     InputError
         As load_svmlight.
     """
-    arrays = Rows(rows, entries)
     line_offset = 0
     with open_binary(path) as stream:
+        size = plain_size(stream)
+        if size is not None:        # a small file: arrays and buffer to its size (a line
+            rows = min(rows, size // 2 + 1)           # takes 2 bytes at least, a feature 4)
+            entries = min(entries, size // 4 + 1)
+            chunk_bytes = min(chunk_bytes, size + 1)
+        arrays = Rows(rows, entries)
         for block in _blocks(stream, path, bytearray(chunk_bytes), progress=progress):
             while len(block):
                 n, nnz, error, error_line, start, end, consumed = _svmlight.parse_into(
@@ -121,6 +127,20 @@ def iter_svmlight(path, rows=8192, entries=1 << 18, chunk_bytes=1 << 20, progres
                 yield arrays.block(n, nnz)
                 line_offset += error_line
                 block = block[consumed:]
+
+
+def plain_size(stream):
+    """The size in bytes of a stream that can be rewound (a plain file), else None.
+
+    Lets readers size their buffers to a small file: zeroing megabytes takes
+    longer than reading it.  A file that grows meanwhile is still read whole
+    (buffers grow for long lines; arrays fill and are reused).
+    """
+    if not (isinstance(stream, io.BufferedReader) and stream.seekable()):
+        return None
+    size = stream.seek(0, io.SEEK_END)
+    stream.seek(0)
+    return size
 
 
 def _changed(path):
