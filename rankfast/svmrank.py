@@ -49,8 +49,10 @@ ingredient is cheap here:
   (rankfast._hinge.simplex_qp), warm-started; planes unused for 50 rounds go.
 
 Per iteration: two products with X (w_c's scores and the new plane's Xᵀg), a
-few sorts and sweeps.  Stopping rule: certified gap ≤ C ε' (above), or
-``max_iter`` iterations (``-#``).
+few sorts and sweeps, all on ``n_jobs`` threads over chunks of queries fixed
+by the data, so the model is the same bits for any number of threads.
+Stopping rule: certified gap ≤ C ε' (above), or ``max_iter`` iterations
+(``-#``).
 """
 import dataclasses
 
@@ -58,7 +60,7 @@ import numpy as np
 
 from . import _hinge, _prsvm
 from .compat import check_is_fitted
-from ._threads import resolve_n_jobs
+from ._threads import query_chunks, resolve_n_jobs
 from .linear import DataMatrix, LinearRanker, check_loss, linear_model, training_arrays
 from .ranksvm import query_weights
 
@@ -71,24 +73,28 @@ class HingeLoss:
 
     ``power`` 1 is the hinge (this learner), 2 the squared hinge (PRSVM's loss,
     through rankfast._prsvm.squared_hinge, which has the same signature).
+    ``n_threads`` threads share the queries, in chunks fixed by the data, so
+    the value and the subgradient are the same bits for any number of them.
     """
 
-    def __init__(self, y, starts, query_weight, power=1):
+    def __init__(self, y, starts, query_weight, power=1, n_threads=1):
         self.kernel = _hinge.hinge if power == 1 else _prsvm.squared_hinge
         levels, rank = np.unique(y, return_inverse=True)
         self.rank = rank.ravel().astype(np.int64)
         self.n_levels = len(levels)
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
         self.weight = np.ascontiguousarray(query_weight, dtype=np.float64)
+        self.n_threads = n_threads
+        self.chunks = query_chunks(self.starts)     # fixed by the data: same bits for any n_threads
 
     def __call__(self, scores):
         """(L, ∂L/∂s) at scores (float64, one per document, queries contiguous)."""
         scores = np.ascontiguousarray(scores, dtype=np.float64)
         order = np.empty(len(scores), dtype=np.int64)
-        _prsvm.sort_within_queries(scores, self.starts, order)
+        _prsvm.sort_within_queries(scores, self.starts, order, self.chunks, self.n_threads)
         grad = np.empty_like(scores)
         value = self.kernel(scores, self.rank, self.starts, order, self.weight,
-                             self.n_levels, grad)
+                             self.n_levels, grad, self.chunks, self.n_threads)
         return value, grad
 
 
@@ -295,8 +301,8 @@ class RankSVML1(LinearRanker):
     max_iter : int
         svm_rank's -#: cap on cutting-plane iterations.
     n_jobs : int or None
-        Threads for the products X w and Xᵀ u (None or 0: every core this
-        process may use); the model is the same for any number.
+        Threads for the products X w and Xᵀ u and the loss oracle (None or 0:
+        every core this process may use); the model is the same for any number.
 
     Attributes
     ----------
@@ -350,9 +356,10 @@ class RankSVML1(LinearRanker):
             raise ValueError(f"tol must be positive (got {self.tol!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
-        loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss))
-        self.result_ = ocas(DataMatrix(X, resolve_n_jobs(self.n_jobs)), loss, svm_rank_target(self.C, self.tol, self.loss),
-                            self.max_iter, log=log)
+        n_threads = resolve_n_jobs(self.n_jobs)
+        loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss), n_threads=n_threads)
+        self.result_ = ocas(DataMatrix(X, n_threads), loss,
+                            svm_rank_target(self.C, self.tol, self.loss), self.max_iter, log=log)
         if log is not None:
             r = self.result_
             log(f"OCAS: {r.message} after {r.iterations} iterations ({r.oracle_calls} loss "

@@ -10,6 +10,7 @@ from scipy.optimize import minimize
 
 import rankfast
 from rankfast import _hinge
+from rankfast._threads import query_chunks
 from rankfast.cli import learn_main
 from rankfast.learners import make_learner
 from rankfast.ranksvm import query_weights
@@ -80,6 +81,33 @@ def test_hinge_kernel_on_long_queries_matches_pair_twin(levels):
     value_twin, grad_twin = hinge_twin(scores, y, starts, weight)
     assert value == pytest.approx(value_twin, rel=1e-12, abs=1e-12)
     np.testing.assert_allclose(grad, grad_twin, rtol=0, atol=1e-12)
+
+
+def test_hinge_kernel_gives_the_same_bits_on_any_number_of_threads():
+    rng = np.random.default_rng(4)
+    y, starts = random_queries(rng, 300, np.array([0.0, 1.0, 2.0, 3.0]), max_size=40)
+    scores = rng.normal(size=len(y)) * 2
+    weight = query_weights(y, starts, 0.9, 1)
+    results = []
+    for n_threads in (1, 2, 3):
+        loss = HingeLoss(y, starts, weight, n_threads=n_threads)
+        loss.chunks = query_chunks(loss.starts, documents=100)    # many chunks on few documents
+        results.append(loss(scores))
+    value_twin, grad_twin = hinge_twin(scores, y, starts, weight)
+    assert results[0][0] == pytest.approx(value_twin, rel=1e-12)
+    np.testing.assert_allclose(results[0][1], grad_twin, rtol=0, atol=1e-12)
+    for value, grad in results[1:]:
+        assert value == results[0][0] and np.array_equal(grad, results[0][1])
+
+
+def test_model_is_the_same_for_any_number_of_threads():
+    rng = np.random.default_rng(8)
+    qid = np.repeat(np.arange(250), 40)                 # 10,000 documents: three query chunks
+    X = rng.normal(size=(len(qid), 10))
+    y = np.digitize(X @ rng.normal(size=10) + rng.normal(size=len(qid)), [-1, 0, 1]).astype(float)
+    one, two = (RankSVML1(C=1.0, n_jobs=n).fit(X, y, qid) for n in (1, 2))
+    assert one.result_.iterations > 2
+    assert np.array_equal(one.weights_, two.weights_) and one.result_.f == two.result_.f
 
 
 def test_hinge_subgradient_is_a_subgradient():
