@@ -103,8 +103,8 @@ class CSR:
         if len(v) != self.shape[1]:
             raise ValueError(f"dimension mismatch: X has {self.shape[1]} columns, v {len(v)} entries")
         out = np.empty(self.shape[0])
-        _products.csr_matvec(self._values().astype(np.float64, copy=False), self.indices,
-                             self.indptr, np.ascontiguousarray(v, dtype=np.float64), out)
+        _products.csr_matvec(self._values(), self.indices, self.indptr,
+                             np.ascontiguousarray(v, dtype=np.float64), out)
         return out
 
     def group_square_sums(self, order, starts, weights):
@@ -140,7 +140,7 @@ class CSR:
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
 
     def _values(self):
-        """data as the kernels take it: float32 kept, anything else as float64."""
+        """data as the kernels take it (they compute in float64): float32 kept, anything else as float64."""
         return self.data if self.data.dtype == np.float32 else self.data.astype(np.float64, copy=False)
 
 

@@ -201,7 +201,7 @@ def compact_columns(X):
 
 
 def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES, progress=None,
-                  n_jobs=None):
+                  n_jobs=None, dtype=np.float64):
     """Read an SVMlight / svm_rank file.
 
     Parameters
@@ -228,6 +228,11 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
         Dataset and the same first error (in file order) as one thread.
         Streams (standard input, compressed files) and ``comments=True`` are
         parsed by one thread.
+    dtype : numpy.float64 or numpy.float32
+        How feature values are stored.  float32 is svm_rank's choice (it
+        reads each value as a double and stores it as a float; rank_learn
+        does the same): 8 bytes a value with its index instead of 12, and a
+        value beyond float32's range is an InputError naming its line.
 
     Returns
     -------
@@ -263,7 +268,7 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
         buffer = bytearray(chunk_bytes if size is None else min(chunk_bytes, size + 1))
         if size is not None:                                   # one buffer for both passes
             newlines, colons, size = _count(stream, path, buffer)
-            whole = _Arrays(newlines, colons, comments)
+            whole = _Arrays(newlines, colons, comments, dtype)
             n_threads = resolve_n_jobs(n_jobs)
             block_bytes = max(chunk_bytes // n_threads, 1)
             if n_threads > 1 and not comments and size > block_bytes:    # else one block: no pool
@@ -274,13 +279,13 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
                 buffer = bytearray(block_bytes)
                 blocks = _blocks(stream, path, buffer, progress=progress, size=size)
                 whole.parse_blocks(blocks, path, n_threads)
-                return _dataset([whole], path, n_features, comments)
+                return _dataset([whole], path, n_features, comments, dtype)
         for block in _blocks(stream, path, buffer, progress=progress, size=size):
-            part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments)
+            part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments, dtype)
             line_offset = part.parse(block, path, line_offset)
             if whole is None:
                 parts.append(part)
-    return _dataset([whole] if whole else parts, path, n_features, comments)
+    return _dataset([whole] if whole else parts, path, n_features, comments, dtype)
 
 
 
@@ -298,7 +303,7 @@ def _count(stream, path, buffer):
 class _Arrays:
     """CSR arrays, targets, qids, lines (and comments) with room for a known bound."""
 
-    def __init__(self, newlines, colons, comments):
+    def __init__(self, newlines, colons, comments, dtype=np.float64):
         rows = newlines + 1
         self.rows = self.nnz = 0
         self.y = np.empty(rows)
@@ -306,7 +311,7 @@ class _Arrays:
         self.line = np.empty(rows, dtype=np.int64)
         self.indptr = np.zeros(rows + 1, dtype=np.int64)
         self.indices = np.empty(max(colons, 1), dtype=np.int32)
-        self.values = np.empty(max(colons, 1))
+        self.values = np.empty(max(colons, 1), dtype=dtype)
         self.comments = [] if comments else None
         self.spans = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)) if comments else None
 
@@ -384,7 +389,7 @@ def _parse_part(block, part, first_line):
                                 None, None, first_line), indptr
 
 
-def _dataset(parts, path, n_features, comments):
+def _dataset(parts, path, n_features, comments, dtype):
     """The Dataset of the parsed parts (one part: its arrays are used as they are)."""
     def joined(name, count):
         """One array from the parts' arrays, each part's dropped once copied (peak: +1 array)."""
@@ -395,7 +400,7 @@ def _dataset(parts, path, n_features, comments):
             setattr(p, name, None)
         return np.concatenate(arrays)
     if not parts:
-        parts = [_Arrays(0, 0, comments)]
+        parts = [_Arrays(0, 0, comments, dtype)]
     y, qid, line = joined("y", "rows"), joined("qid", "rows"), joined("line", "rows")
     indices, values = joined("indices", "nnz"), joined("values", "nnz")
     offsets = np.cumsum([0] + [p.nnz for p in parts])

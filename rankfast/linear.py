@@ -74,7 +74,9 @@ class DataMatrix:
         if self.dense:
             self.X = np.ascontiguousarray(X, dtype=np.float64)
         else:
-            self.X = as_csr(X).astype(np.float64, copy=False)
+            self.X = as_csr(X)            # float32 values stay float32 (the kernels widen them)
+            if self.X.dtype != np.float32:
+                self.X = self.X.astype(np.float64, copy=False)
         self.XT = None
         partial_size = n_blocks * d         # per-block sums cost this much per Xᵀu besides nnz
         if not self.dense and partial_size > min(self.PARTIAL_MAX, self.X.nnz):

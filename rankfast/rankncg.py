@@ -414,6 +414,7 @@ class RankNCG(LinearRanker):
     """
 
     name = "rankncg"
+    sparse_float32 = True          # X enters the numerics only through DataMatrix
 
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
                  n_jobs=None, cv=None, cv_metric="ndcg@10", cv_rule="best",

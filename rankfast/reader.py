@@ -37,6 +37,8 @@ _REASONS = {
     10: "{token!r}: a second qid on one line",
     11: "{token!r}: sid must be a non-negative integer",
     12: "{token!r}: cost must be a finite number",
+    14: "feature value in {token!r} is beyond single precision (svm_rank stores feature "
+        "values as 4-byte floats, at most 3.4028235e+38 in magnitude): rescale the features",
 }
 
 
@@ -55,15 +57,21 @@ def reason(error, token, what="target"):
 
 
 class Rows:
-    """Arrays for ``rows`` documents and ``entries`` features (array.array, reused)."""
+    """Arrays for ``rows`` documents and ``entries`` features (array.array, reused).
 
-    def __init__(self, rows, entries):
+    With ``comments``, also each line's comment span (``comment_start``,
+    ``comment_end``: byte offsets, -1 where a line has none).
+    """
+
+    def __init__(self, rows, entries, comments=False):
         self.y = array.array("d", bytes(8 * rows))
         self.qid = array.array("q", bytes(8 * rows))
         self.line = array.array("q", bytes(8 * rows))
         self.indptr = array.array("q", bytes(8 * (rows + 1)))
         self.indices = array.array("i", bytes(4 * max(entries, 1)))
         self.values = array.array("d", bytes(8 * max(entries, 1)))
+        spans = (array.array("q", bytes(8 * rows)) for _ in range(2)) if comments else (None, None)
+        self.comment_start, self.comment_end = spans
 
     def block(self, n, nnz):
         """The first n documents (nnz entries) as a RowBlock of views."""

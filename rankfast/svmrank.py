@@ -324,6 +324,7 @@ class RankSVML1(LinearRanker):
     """
 
     name = "svmrank"
+    sparse_float32 = True          # X enters the numerics only through DataMatrix
 
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100000, n_jobs=None):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter

@@ -135,3 +135,25 @@ def test_linear_learners_train_from_a_file_without_importing_scipy(tmp_path, alg
     assert "rankfast.linear" in modules
     assert not {m for m in modules if m == "scipy" or m.startswith("scipy.")}
     assert "numpy.f2py" not in modules
+
+
+@pytest.mark.parametrize("name", ["RankSVM", "RankNCG", "RankSVML1"])
+def test_float32_features_are_not_copied_and_give_the_float64_model_bit_for_bit(name):
+    """Learners that only multiply by X keep float32 values (svm_rank's 4 bytes a value)."""
+    from rankfast import rankncg, ranksvm, svmrank
+    learner = {"RankSVM": ranksvm.RankSVM, "RankNCG": rankncg.RankNCG,
+               "RankSVML1": svmrank.RankSVML1}[name]
+    rng = np.random.default_rng(4)
+    S = sp.random(300, 20, density=0.3, format="csr", random_state=4, dtype=np.float32)
+    y, qid = rng.integers(0, 3, 300), np.repeat(np.arange(30), 10)[rng.permutation(300)]
+    X, _ = check_features(S, sparse_float32=learner.sparse_float32)
+    assert X.dtype == np.float32 and np.shares_memory(X.data, S.data)
+    single = learner(C=1.0).fit(S, y, qid)
+    double = learner(C=1.0).fit(S.astype(np.float64), y, qid)
+    assert np.array_equal(single.weights_, double.weights_)
+    assert np.array_equal(single.predict(S), double.predict(S.astype(np.float64)))
+
+
+def test_other_learners_widen_float32_to_float64():
+    S = sp.random(10, 4, density=0.5, format="csr", random_state=0, dtype=np.float32)
+    assert check_features(S)[0].dtype == np.float64
