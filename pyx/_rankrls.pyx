@@ -19,15 +19,19 @@ features of one document.
 """
 from cython.parallel cimport prange
 from libc.math cimport NAN
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
-from scipy.linalg.cython_blas cimport dsyrk
+from scipy.linalg.cython_blas cimport dgemm, dsyrk
 from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
 
 import numpy as np
 
 
 include "_chunks.pxi"
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
 
 
 cdef void query_errors(const double* C, const double* U, const double* a, const double* p,
@@ -259,42 +263,74 @@ def lqo_blocks(const double[:, ::1] Z, const double[::1] sroot, const double[::1
     return failed
 
 
-cdef int centre_chunk(const double[:, ::1] X, const int64_t[::1] starts,
-                      const double[::1] scale, double[:, ::1] out, Py_ssize_t q0,
-                      Py_ssize_t q1) noexcept nogil:
-    """centre over queries q0 .. q1 - 1; -1 when out of memory."""
-    # Two passes per query: the column means (summed in row order, then divided by
-    # m_q), then the centred, scaled rows.
-    cdef Py_ssize_t d = X.shape[1]
-    cdef Py_ssize_t q, r, j, lo, hi
-    cdef double inv_m, sq
+cdef void centre_query(const double* X, double* out, Py_ssize_t lo, Py_ssize_t hi,
+                       Py_ssize_t d, double sq, double* mean) noexcept nogil:
+    """Rows lo .. hi - 1 of out = sq (X − 1 meanᵀ) over those rows; X may be out (in place)."""
+    # Two passes: the column means (summed in row order, then divided by m_q), then
+    # the centred, scaled rows.
+    cdef Py_ssize_t r, j
+    cdef double inv_m
     cdef const double *xrow
     cdef double *orow
+    if hi == lo:
+        return
+    for j in range(d):
+        mean[j] = 0.0
+    for r in range(lo, hi):
+        xrow = X + r * d
+        for j in range(d):
+            mean[j] += xrow[j]
+    inv_m = 1.0 / <double> (hi - lo)
+    for j in range(d):
+        mean[j] = mean[j] * inv_m
+    for r in range(lo, hi):
+        xrow = X + r * d
+        orow = out + r * d
+        for j in range(d):
+            orow[j] = (xrow[j] - mean[j]) * sq
+
+
+cdef int centre_chunk(const double* X, const double[::1] data, const index_t[::1] indices,
+                      const index_t[::1] indptr, const int64_t[::1] starts,
+                      const double[::1] scale, double[:, ::1] out, Py_ssize_t q0,
+                      Py_ssize_t q1) noexcept nogil:
+    """Queries q0 .. q1 - 1 of centre (dense X) or, X NULL, of centre_csr; -1 when out of memory."""
+    cdef Py_ssize_t d = out.shape[1], q, r, j, k
+    cdef double* orow
     cdef double* mean = <double*> malloc((d + 1) * sizeof(double))
     if mean == NULL:
         return -1
     for q in range(q0, q1):
-        lo = starts[q]
-        hi = starts[q + 1]
-        if hi == lo:
+        if X != NULL:
+            centre_query(X, &out[0, 0], starts[q], starts[q + 1], d, scale[q], mean)
             continue
-        for j in range(d):
-            mean[j] = 0.0
-        for r in range(lo, hi):
-            xrow = &X[r, 0]
-            for j in range(d):
-                mean[j] += xrow[j]
-        inv_m = 1.0 / <double> (hi - lo)
-        for j in range(d):
-            mean[j] = mean[j] * inv_m
-        sq = scale[q]
-        for r in range(lo, hi):
-            xrow = &X[r, 0]
+        for r in range(starts[q], starts[q + 1]):       # densify the query's rows in out
             orow = &out[r, 0]
             for j in range(d):
-                orow[j] = (xrow[j] - mean[j]) * sq
+                orow[j] = 0.0
+            for k in range(indptr[r], indptr[r + 1]):
+                orow[indices[k]] += data[k]
+        centre_query(&out[0, 0], &out[0, 0], starts[q], starts[q + 1], d, scale[q], mean)
     free(mean)
     return 0
+
+
+cdef centre_chunks(const double* X, const double[::1] data, const index_t[::1] indices,
+                   const index_t[::1] indptr, const int64_t[::1] starts,
+                   const double[::1] scale, double[:, ::1] out, const int64_t[::1] chunks,
+                   int n_threads):
+    """centre_chunk over every chunk of queries (None: one chunk) on n_threads threads."""
+    cdef Py_ssize_t n_chunks, k
+    if out.shape[0] == 0 or out.shape[1] == 0:
+        return
+    chunks = chunk_list(chunks, starts.shape[0] - 1)
+    n_chunks = chunks.shape[0] - 1
+    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
+    with nogil:
+        for k in prange(n_chunks, schedule="dynamic", num_threads=n_threads):
+            status[k] = centre_chunk(X, data, indices, indptr, starts, scale, out, chunks[k],
+                                     chunks[k + 1])
+    check_chunks(status)
 
 
 def centre(const double[:, ::1] X, const int64_t[::1] starts, const double[::1] scale,
@@ -304,13 +340,107 @@ def centre(const double[:, ::1] X, const int64_t[::1] starts, const double[::1] 
     X may have one column (a vector).  Chunks of queries (None: one) run on
     n_threads threads, each query computed by one of them.
     """
-    cdef Py_ssize_t n_chunks, k
-    if X.shape[0] == 0:
+    if X.shape[0] == 0 or X.shape[1] == 0:
         return
-    chunks = chunk_list(chunks, starts.shape[0] - 1)
-    n_chunks = chunks.shape[0] - 1
-    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
+    centre_chunks[int64_t](&X[0, 0], None, None, None, starts, scale, out, chunks, n_threads)
+
+
+def centre_csr(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+               const int64_t[::1] starts, const double[::1] scale, double[:, ::1] out,
+               const int64_t[::1] chunks=None, int n_threads=1):
+    """centre of the CSR matrix (data, indices, indptr) with out.shape[1] columns, into out.
+
+    Each query's rows are densified in out (duplicate entries added in stored
+    order, as scipy's toarray) and centred there: the same bits as centre of
+    the dense matrix.
+    """
+    centre_chunks(NULL, data, indices, indptr, starts, scale, out, chunks, n_threads)
+
+
+cdef void gram_tile(const double[:, ::1] X, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t i0,
+                    Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1, double* G,
+                    unsigned char* nonzero) noexcept nogil:
+    """G[j, i] = Σ_{r=lo}^{hi-1} X[r, i] X[r, j] for i in i0 .. i1-1, j in j0 .. j1-1, j ≥ i.
+
+    G is row-major d × d; only its lower triangle is written.  On a diagonal tile
+    (i0 = j0) nonzero[i] = 1 when column i has a non-zero entry among these rows.
+    """
+    # Row-major X[lo:hi] is the column-major d × m matrix A = X[lo:hi]ᵀ (lda d), and
+    # the lower triangle of row-major G is the upper one of column-major G.
+    cdef int m = <int> (hi - lo), w = <int> (i1 - i0), v = <int> (j1 - j0)
+    cdef int ld = <int> X.shape[1]
+    cdef double one = 1.0, zero = 0.0
+    cdef char upper = b'U'
+    cdef char notrans = b'N'
+    cdef char trans = b'T'
+    cdef Py_ssize_t r, i, found = 0
+    cdef const double* row
+    if i0 == j0:
+        # G[i0:i1, i0:i1] (column-major, upper) = A_I A_Iᵀ  (NumPy: X[lo:hi, I].T @ X[lo:hi, I])
+        dsyrk(&upper, &notrans, &w, &m, &one, <double*> &X[lo, i0], &ld, &zero,
+              G + i0 * ld + i0, &ld)
+        r = lo
+        while r < hi and found < w:                 # dense data: done after a row or two
+            row = &X[r, 0]
+            for i in range(i0, i1):
+                if nonzero[i] == 0 and row[i] != 0.0:
+                    nonzero[i] = 1
+                    found += 1
+            r += 1
+    else:
+        # G[i0:i1, j0:j1] (column-major) = A_I A_Jᵀ  (NumPy: X[lo:hi, I].T @ X[lo:hi, J])
+        dgemm(&notrans, &trans, &w, &v, &m, &one, <double*> &X[lo, i0], &ld,
+              <double*> &X[lo, j0], &ld, &zero, G + j0 * ld + i0, &ld)
+
+
+def gram(const double[:, ::1] X, double[:, ::1] out, unsigned char[::1] nonzero,
+         Py_ssize_t block_rows, Py_ssize_t panel, int n_threads=1):
+    """out = XᵀX (NumPy: X.T @ X); nonzero[j] = 1 if column j has a non-zero entry, else 0.
+
+    The rows are cut into blocks of block_rows and the columns into panels of
+    panel; each (block, pair of panels) is one task on n_threads threads
+    (BLAS dsyrk / dgemm on one thread each) writing its block's own d × d
+    partial, and the partials are added in block order: the same bits for any
+    n_threads.  Memory: ceil(n / block_rows) d² doubles of partials.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
+    cdef Py_ssize_t n_blocks = max((n + block_rows - 1) // block_rows, 1)
+    cdef Py_ssize_t n_panels = max((d + panel - 1) // panel, 1)
+    cdef Py_ssize_t n_tiles = n_panels * (n_panels + 1) // 2
+    cdef Py_ssize_t k, b, t, pi, pj, i, j, lo, hi
+    cdef double s
+    out[:, :] = 0.0
+    nonzero[:] = 0
+    if d == 0 or n == 0:
+        return
+    cdef double[:, :, ::1] partial = np.empty((n_blocks, d, d))
+    cdef unsigned char[:, ::1] flags = np.zeros((n_blocks, d), dtype=np.uint8)
+    cdef int64_t[::1] tile_i = np.empty(n_tiles, dtype=np.int64)
+    cdef int64_t[::1] tile_j = np.empty(n_tiles, dtype=np.int64)
+    t = 0
+    for pj in range(n_panels):
+        for pi in range(pj + 1):
+            tile_i[t], tile_j[t] = pi, pj
+            t += 1
     with nogil:
-        for k in prange(n_chunks, schedule="dynamic", num_threads=n_threads):
-            status[k] = centre_chunk(X, starts, scale, out, chunks[k], chunks[k + 1])
-    check_chunks(status)
+        for k in prange(n_blocks * n_tiles, schedule="dynamic", num_threads=n_threads):
+            b = k // n_tiles
+            t = k % n_tiles
+            lo = b * block_rows
+            hi = min(lo + block_rows, n)
+            gram_tile(X, lo, hi, tile_i[t] * panel, min((tile_i[t] + 1) * panel, d),
+                      tile_j[t] * panel, min((tile_j[t] + 1) * panel, d), &partial[b, 0, 0],
+                      &flags[b, 0])
+        # out's lower triangle = Σ_b partial[b] in block order, one row per task
+        for j in prange(d, schedule="static", num_threads=n_threads):
+            for i in range(j + 1):
+                s = 0.0
+                for b in range(n_blocks):
+                    s = s + partial[b, j, i]
+                out[j, i] = s
+    for j in range(d):
+        for i in range(j):
+            out[i, j] = out[j, i]
+        for b in range(n_blocks):
+            if flags[b, j]:
+                nonzero[j] = 1

@@ -201,14 +201,16 @@ class RankRLS(LinearRanker):
         else:
             Xh = centred(X, starts, alpha, n_threads=n_threads)
             yh = centred(y[:, None], starts, alpha).ravel()
-            varies = np.flatnonzero(np.any(Xh != 0.0, axis=0))   # others: weight exactly 0
-            if len(varies) < d:
-                Xh = Xh[:, varies]
+            A, nonzero = gram(Xh, n_threads)
+            varies = np.flatnonzero(nonzero)                    # others: weight exactly 0
             if grid is None:
                 self.C_ = float(self.C)
-                w_varies = _ridge(Xh, yh, Q / (2.0 * self.C_))
+                b = DataMatrix(Xh, n_threads).rmatvec(yh)
+                w_varies = _ridge(A[np.ix_(varies, varies)], b[varies], Q / (2.0 * self.C_))
             else:
-                self._fit_grid(Xh, yh, y, starts, grid, original, log)
+                if len(varies) < d:
+                    Xh, A = Xh[:, varies], A[np.ix_(varies, varies)]
+                self._fit_grid(Xh, A, yh, y, starts, grid, original, log, n_threads)
                 self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
                 w_varies = self.weights_by_C_[grid.index(self.C_)][varies]
             w = _scatter(w_varies, varies, d)
@@ -229,10 +231,10 @@ class RankRLS(LinearRanker):
                    f" (iteration limit {self.max_iter} reached before {self.tol:g})"), 1)
         return w
 
-    def _fit_grid(self, Xh, yh, y, starts, grid, original, log):
-        """weights_by_C_ (on the varying columns), cv_result_ and C_ for a C list."""
+    def _fit_grid(self, Xh, A, yh, y, starts, grid, original, log, n_threads):
+        """weights_by_C_ (on the varying columns), cv_result_ and C_ for a C list (A = X̂ᵀX̂)."""
         from . import model_selection
-        path = EigenPath(Xh, yh, starts)
+        path = EigenPath(Xh, yh, starts, A, n_threads)
         Q = len(starts) - 1
         self.weights_by_C_ = np.array([path.weights(Q / (2.0 * C)) for C in grid]).reshape(
             len(grid), -1)
@@ -274,10 +276,12 @@ class RankRLS(LinearRanker):
         d = X.shape[1]
         Q = len(starts) - 1
         alpha = query_scale(starts, self.loss)
-        Xh = centred(X, starts, alpha, n_threads=resolve_n_jobs(self.n_jobs))
+        n_threads = resolve_n_jobs(self.n_jobs)
+        Xh = centred(X, starts, alpha, n_threads=n_threads)
         yh = centred(y[:, None], starts, alpha).ravel()
-        varies = np.flatnonzero(np.any(Xh != 0.0, axis=0))
-        path = EigenPath(Xh[:, varies], yh, starts)
+        A, nonzero = gram(Xh, n_threads)
+        varies = np.flatnonzero(nonzero)
+        path = EigenPath(Xh[:, varies], yh, starts, A[np.ix_(varies, varies)], n_threads)
         for C in Cs:
             yield fitted_linear(self, C, used, _scatter(path.weights(Q / (2.0 * C)), varies, d))
 
@@ -541,14 +545,13 @@ def query_scale(starts, loss):
     return np.divide(2.0, m - 1.0, out=np.zeros_like(m), where=m > 1)
 
 
-def centred(X, starts, alpha, block_entries=1 << 22, n_threads=1):
+def centred(X, starts, alpha, n_threads=1):
     """X̂ = blockdiag(√α_q (I − 11ᵀ/m_q)) X as a new dense C-contiguous n × d array.
 
     X is a dense array or a sparse matrix with contiguous queries.  Sparse X
-    is densified a block of whole queries (about block_entries values) at a
-    time, so the work beyond the result is one block; both forms are centred
-    by the same kernel (rankfast._rankrls.centre, on ``n_threads`` threads) and
-    give the same bits.
+    is densified query by query straight into the result and centred there
+    (rankfast._rankrls.centre_csr), no other copy; both forms give the same
+    bits, on ``n_threads`` threads (chunks of whole queries).
     """
     n, d = X.shape
     out = np.empty((n, d))
@@ -558,18 +561,30 @@ def centred(X, starts, alpha, block_entries=1 << 22, n_threads=1):
                         query_chunks(starts), n_threads)
         return out
     X = sp.csr_matrix(X)
-    q = 0
-    Q = len(starts) - 1
-    block_rows = max(block_entries // max(d, 1), 1)
-    while q < Q:
-        last = int(np.searchsorted(starts, starts[q] + block_rows, side="right")) - 1
-        last = min(max(last, q + 1), Q)
-        lo, hi = starts[q], starts[last]
-        block_starts = starts[q:last + 1] - lo
-        _rankrls.centre(X[lo:hi].toarray(), block_starts, scale[q:last], out[lo:hi],
-                        query_chunks(block_starts), n_threads)
-        q = last
+    _rankrls.centre_csr(np.asarray(X.data, dtype=np.float64), X.indices, X.indptr, starts,
+                        scale, out, query_chunks(starts), n_threads)
     return out
+
+
+GRAM_BLOCK_ROWS = 8192          # rows per block of X̂ᵀX̂'s partial sums (at least)
+GRAM_PANEL = 256                # columns per panel of its tiles
+GRAM_PARTIAL_MAX = 1 << 23      # doubles of partial sums (64 MB): fewer, longer blocks beyond
+
+
+def gram(Xh, n_threads=1):
+    """(X̂ᵀX̂, mask of the columns of X̂ that are not all zero), the same bits on any threads.
+
+    rankfast._rankrls.gram: blocks of rows × tiles of the d × d result, each
+    its own partial sum, added in block order.  The blocks depend on n and d
+    only: at least GRAM_BLOCK_ROWS rows, at most GRAM_PARTIAL_MAX doubles of
+    partial sums in all.
+    """
+    n, d = Xh.shape
+    blocks = max(min(-(-n // GRAM_BLOCK_ROWS), GRAM_PARTIAL_MAX // max(d * d, 1)), 1)
+    out = np.empty((d, d))
+    nonzero = np.empty(d, dtype=np.uint8)
+    _rankrls.gram(Xh, out, nonzero, max(-(-n // blocks), 1), GRAM_PANEL, n_threads)
+    return out, nonzero.astype(bool)
 
 
 def _membership(starts):
@@ -585,11 +600,11 @@ def _scatter(w, columns, d):
     return out
 
 
-def _ridge(Xh, yh, lam):
-    """argmin ‖ŷ − X̂w‖² + λ‖w‖² by Cholesky: (X̂ᵀX̂ + λI)⁻¹ X̂ᵀŷ."""
-    A = Xh.T @ Xh
+def _ridge(A, b, lam):
+    """argmin ‖ŷ − X̂w‖² + λ‖w‖² by Cholesky from A = X̂ᵀX̂ and b = X̂ᵀŷ: (A + λI)⁻¹ b."""
+    A = A.copy()
     A[np.diag_indices_from(A)] += lam
-    return scipy.linalg.solve(A, Xh.T @ yh, assume_a="pos")
+    return scipy.linalg.solve(A, b, assume_a="pos")
 
 
 class EigenPath:
@@ -601,9 +616,11 @@ class EigenPath:
     the d × d system of the model trained without it.
     """
 
-    def __init__(self, Xh, yh, starts):
+    def __init__(self, Xh, yh, starts, gram_matrix=None, n_threads=1):
         n, d = Xh.shape
-        lam, self.V = np.linalg.eigh(Xh.T @ Xh)
+        if gram_matrix is None:
+            gram_matrix = gram(Xh, n_threads)[0]
+        lam, self.V = np.linalg.eigh(gram_matrix)
         self.lam = np.maximum(lam, 0.0)
         self.Z = np.ascontiguousarray(Xh @ self.V)
         self.c = self.Z.T @ yh

@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from rankfast import _rankrls, metrics, rankrls
+from rankfast._threads import query_chunks
 import reference_impl as _reference
 from rankfast.errors import UsageError
 from rankfast.model import read_model, write_model
@@ -184,10 +185,77 @@ def test_centring_matches_the_laplacian():
         Xh = centred(X, starts, query_scale(starts, loss))
         np.testing.assert_allclose(Xh.T @ Xh, X.T @ explicit_laplacian(qid, loss) @ X,
                                    rtol=1e-12, atol=1e-12)
-        for block in (1, 7, 1 << 22):                  # one query per block .. all at once
-            np.testing.assert_array_equal(Xh, centred(sp.csr_matrix(X), starts,
-                                                      query_scale(starts, loss), block))
+        np.testing.assert_array_equal(Xh, centred(sp.csr_matrix(X), starts,
+                                                  query_scale(starts, loss)))
         assert np.all(Xh[:, 1] == 0.0)                  # constant feature: exactly zero
+
+
+def test_csr_centring_equals_dense_centring_bit_for_bit():
+    """centre_csr: int32 and int64 indices, unsorted and duplicate entries, empty rows, any threads."""
+    rng = np.random.default_rng(21)
+    sizes = [1, 40, 3, 0, 17, 1, 60]
+    starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    n, d = int(starts[-1]), 9
+    rows, cols = rng.integers(0, n, size=500), rng.integers(0, d, size=500)
+    rows[:3], cols[:3] = 5, 4                            # a duplicate entry, summed
+    X = sp.coo_matrix((rng.normal(size=500), (rows, cols)), shape=(n, d)).tocsr()
+    X.has_canonical_format = False
+    perm = rng.permutation(X.indptr[6] - X.indptr[5]) + X.indptr[5]
+    X.indices[X.indptr[5]:X.indptr[6]] = X.indices[perm]      # row 5 unsorted
+    X.data[X.indptr[5]:X.indptr[6]] = X.data[perm]
+    scale = np.sqrt(query_scale(starts, 1))
+    chunks = query_chunks(starts, 30)
+    dense = np.empty((n, d))
+    _rankrls.centre(X.toarray(), starts, scale, dense, chunks, 1)
+    for index in (np.int32, np.int64):
+        for n_threads in (1, 2, 3):
+            out = np.full((n, d), np.nan)
+            _rankrls.centre_csr(X.data, X.indices.astype(index), X.indptr.astype(index),
+                                starts, scale, out, chunks, n_threads)
+            np.testing.assert_array_equal(out, dense)
+    np.testing.assert_allclose(dense[1:41], scale[1] * (X.toarray()[1:41] - X.toarray()[1:41].mean(0)),
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("n, d, block_rows, panel", [(1000, 7, 100, 3), (333, 20, 50, 6),
+                                                     (2000, 5, 4096, 256), (10, 1, 3, 1),
+                                                     (0, 3, 10, 2), (4, 0, 10, 2)])
+def test_gram_equals_numpy_and_the_same_bits_on_any_threads(n, d, block_rows, panel):
+    """X̂ᵀX̂ by blocks of rows × tiles (uneven last block and panel), with the non-zero columns."""
+    rng = np.random.default_rng(n + d)
+    X = rng.normal(size=(n, d))
+    if d > 2:
+        X[:, 2] = 0.0
+        X[n // 2:, 0] = 0.0
+    results = []
+    for n_threads in (1, 2, 3):
+        out, nonzero = np.full((d, d), np.nan), np.full(d, 7, dtype=np.uint8)
+        _rankrls.gram(X, out, nonzero, block_rows, panel, n_threads)
+        results.append((out, nonzero))
+    for out, nonzero in results:
+        np.testing.assert_array_equal(out, results[0][0])
+        np.testing.assert_array_equal(out, out.T)
+        np.testing.assert_array_equal(nonzero, np.any(X != 0.0, axis=0))
+    np.testing.assert_allclose(results[0][0], X.T @ X, rtol=1e-12, atol=1e-10)
+
+
+def test_gram_block_rows_depend_on_the_data_alone(monkeypatch):
+    """rankrls.gram: blocks of at least GRAM_BLOCK_ROWS rows, fewer when the partials would not fit."""
+    seen = []
+    real = _rankrls.gram
+    monkeypatch.setattr(rankrls._rankrls, "gram",
+                        lambda X, out, nz, rows, panel, t: seen.append(rows) or
+                        real(X, out, nz, rows, panel, t))
+    X = np.random.default_rng(3).normal(size=(3000, 40))
+    for n_threads in (1, 2):
+        A, nonzero = rankrls.gram(X, n_threads)
+        np.testing.assert_allclose(A, X.T @ X, rtol=1e-12, atol=1e-10)
+        assert nonzero.all()
+    monkeypatch.setattr(rankrls, "GRAM_BLOCK_ROWS", 100)
+    rankrls.gram(X, 2)
+    monkeypatch.setattr(rankrls, "GRAM_PARTIAL_MAX", 40 * 40 * 4)
+    rankrls.gram(X, 2)
+    assert seen == [3000, 3000, 100, 750]
 
 
 def test_rankrls_model_metadata(tmp_path):
