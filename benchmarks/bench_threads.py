@@ -10,6 +10,9 @@ Printed, nothing asserted:
 
 * per phase (read, train per learner, classify): wall seconds at each -j and the
   speed-up over the first, and whether the model files are byte-identical;
+  RankRLS and greedy RankRLS also split at their first progress line (-v):
+  "prepare" (input checks, grouping; greedy: also centring, X̂ᵀX̂ and the caches)
+  and the rest ("solve": centring, X̂ᵀX̂, the solve; "select": the k steps);
 * peak RSS of a whole ``rank_learn -j 1`` process (default learner) against
   svm_rank's recorded 302 MB at 500k × 50 (issue 14);
 * one thread: PRSVM's solve at 220k documents against liblinear-ranksvm's
@@ -46,6 +49,8 @@ SVM_RANK_PEAK_MB_500K = 302.0       # issue 14: svm_rank_learn on 500k x 50
 LIBLINEAR_SOLVE_220K = 0.39         # issue 14: liblinear-ranksvm -s 8, train() at 220k
 RLSCORE_GREEDY = 5.0                # issue 14: RLScore GreedyRLS, k = 10, 100k x 200
 LEARNER_OPTIONS = {"prsvm": {}, "rankncg": {}, "rankrls": {}, "greedy": {"k": 10}}
+# learners whose fit is split at its first progress line: (before, after)
+SPLIT_AT_FIRST_LOG = {"rankrls": ("prepare", "solve"), "greedy": ("prepare", "select")}
 
 
 def timed(function, repeat=1):
@@ -56,6 +61,22 @@ def timed(function, repeat=1):
         result = function()
         run = (result, time.perf_counter() - wall, time.process_time() - cpu)
         best = run if best is None or run[1] < best[1] else best
+    return best
+
+
+def split_fit(learner, data, repeat):
+    """(wall, cpu) of the whole fit and of its parts before and after its first progress line."""
+    best = None
+    for _ in range(repeat):
+        marks = []
+        log = lambda text, level: marks or marks.append((time.perf_counter(), time.process_time()))
+        cpu, wall = time.process_time(), time.perf_counter()
+        learner.fit(data.X, data.y, data.qid, log=log)
+        end = (time.perf_counter(), time.process_time())
+        mark = marks[0] if marks else end
+        run = [(end[0] - wall, end[1] - cpu), (mark[0] - wall, mark[1] - cpu),
+               (end[0] - mark[0], end[1] - mark[1])]
+        best = run if best is None or run[0][0] < best[0][0] else best
     return best
 
 
@@ -82,16 +103,23 @@ def phases(path, threads, learners, repeat):
     rows.append(("read", walls, cpus, same))
     data = rankfast.load_svmlight(str(path), n_jobs=1)
     for name in learners:
-        walls, cpus, files = [], [], []
+        walls, cpus, files, parts = [], [], [], []
         for j in threads:
             options = dict(LEARNER_OPTIONS[name], n_jobs=j, C=[0.01])
             learner = LEARNERS[name](options)
-            _, wall, cpu = timed(lambda: learner.fit(data.X, data.y, data.qid), repeat)
+            if name in SPLIT_AT_FIRST_LOG:
+                (wall, cpu), *split = split_fit(learner, data, repeat)
+                parts.append(split)
+            else:
+                _, wall, cpu = timed(lambda: learner.fit(data.X, data.y, data.qid), repeat)
             walls.append(wall)
             cpus.append(cpu)
             files.append(model_bytes(learner.to_model(n_features=data.n_features)))
         same = "model files identical" if all(f == files[0] for f in files) else "MODELS DIFFER"
         rows.append((f"train {name}", walls, cpus, same))
+        for k, label in enumerate(SPLIT_AT_FIRST_LOG.get(name, ())):
+            rows.append((f"  {name} {label}", [p[k][0] for p in parts], [p[k][1] for p in parts],
+                         ""))
     learner = LEARNERS["prsvm"]({"n_jobs": 1})
     learner.fit(data.X, data.y, data.qid)
     model = learner.to_model(n_features=data.n_features)

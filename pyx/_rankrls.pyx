@@ -34,20 +34,13 @@ ctypedef fused index_t:
     int64_t
 
 
-cdef void query_errors(const double* C, const double* U, const double* a, const double* p,
-                       const double* g, const double* h, Py_ssize_t lo, Py_ssize_t hi,
-                       Py_ssize_t d, double* work, double* out) noexcept nogil:
-    """out[j] += ‖p_q − κ_qj U_qj‖² for the query of rows lo .. hi - 1 (work: 3 d doubles)."""
-    # Two passes: (uc_j, ua_j) = Σ_r U_rj (C_rj, a_r) over its rows, then κ_j, then
-    # Σ_r (p_r − κ_j U_rj)² (exact, not expanded: no cancellation).  The query's
-    # block of U is read twice while it is still in cache.
+cdef void query_sums(const double* C, const double* U, const double* a, Py_ssize_t lo,
+                     Py_ssize_t hi, Py_ssize_t d, double* uc, double* ua) noexcept nogil:
+    """(uc_j, ua_j) = Σ_r U_rj (C_rj, a_r) over the rows lo .. hi - 1 of a query."""
     cdef Py_ssize_t r, j
-    cdef double* uc = work
-    cdef double* ua = work + d
-    cdef double* kappa = work + 2 * d
     cdef const double* urow
     cdef const double* crow
-    cdef double ar, pr, c, delta, gamma, diff
+    cdef double ar
     for j in range(d):
         uc[j] = 0.0
         ua[j] = 0.0
@@ -58,6 +51,16 @@ cdef void query_errors(const double* C, const double* U, const double* a, const 
         for j in range(d):
             uc[j] += urow[j] * crow[j]
             ua[j] += urow[j] * ar
+
+
+cdef void query_residuals(const double* U, const double* p, const double* g, const double* h,
+                          const double* uc, const double* ua, Py_ssize_t lo, Py_ssize_t hi,
+                          Py_ssize_t d, double* kappa, double* out) noexcept nogil:
+    """out[j] += ‖p_q − κ_qj U_qj‖² for the query of rows lo .. hi - 1, from its query_sums."""
+    # κ_j from the sums, then Σ_r (p_r − κ_j U_rj)² (exact, not expanded: no cancellation).
+    cdef Py_ssize_t r, j
+    cdef const double* urow
+    cdef double pr, c, delta, gamma, diff
     for j in range(d):
         c = 1.0 / (1.0 + g[j])
         delta = c * h[j]
@@ -72,49 +75,75 @@ cdef void query_errors(const double* C, const double* U, const double* a, const 
 
 
 cdef void query_update(double* C, double* U, double* a, double* p, const double* cb,
-                       const double* ub, const double* t, double c, double delta,
-                       Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t d, double* v) noexcept nogil:
-    """Add feature b to the caches of the query of rows lo .. hi - 1 (v: d doubles of work)."""
+                       Py_ssize_t cs, const double* ub, Py_ssize_t us, const double* t,
+                       double c, double delta, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t d,
+                       double* v, double* uc, double* ua) noexcept nogil:
+    """Add feature b to the caches of the query of rows lo .. hi - 1 (v: d doubles of work).
+
+    cb[r cs] and ub[r us] hold the old C_rb and U_rb; they may be C's and U's own
+    column b: row r's entries are read before row r is overwritten.  With uc, ua
+    (not NULL): also the query_sums of the updated caches, in the same pass over
+    U (the same bits as query_sums after the update).
+    """
     # t = c X̂_bᵀ C (old C), δ = c h_b.  Per query q:
     #   γ = 1 / (ub·cb − 1/c),  κ = δ + γ (ub·a − δ ub·cb)   (old a)
     #   p_q ← p_q − κ ub,  a_q ← a_q − δ cb,  C_q ← C_q − cb tᵀ
     #   v = C_qᵀ ub (new C),  U_q ← U_q − ub (t + γ v)ᵀ
     cdef Py_ssize_t r, j
-    cdef double ucb = 0.0, uab = 0.0, gamma, kappa, br, wr
+    cdef double ucb = 0.0, uab = 0.0, gamma, kappa, br, wr, ar
     cdef double* crow
     cdef double* urow
     for r in range(lo, hi):
-        ucb += ub[r] * cb[r]
-        uab += ub[r] * a[r]
+        ucb += ub[r * us] * cb[r * cs]
+        uab += ub[r * us] * a[r]
     gamma = 1.0 / (ucb - 1.0 / c)
     kappa = delta + gamma * (uab - delta * ucb)
     for j in range(d):
         v[j] = 0.0
     for r in range(lo, hi):
-        p[r] -= kappa * ub[r]
-        a[r] -= delta * cb[r]
+        br = cb[r * cs]
+        wr = ub[r * us]
+        p[r] -= kappa * wr
+        a[r] -= delta * br
         crow = C + r * d
-        br = cb[r]
-        wr = ub[r]
         for j in range(d):
             crow[j] -= br * t[j]
             v[j] += crow[j] * wr
+    for j in range(d):                      # v ← t + γ v
+        v[j] = t[j] + gamma * v[j]
+    if uc == NULL:
+        for r in range(lo, hi):
+            urow = U + r * d
+            wr = ub[r * us]
+            for j in range(d):
+                urow[j] -= wr * v[j]
+        return
+    for j in range(d):
+        uc[j] = 0.0
+        ua[j] = 0.0
     for r in range(lo, hi):
         urow = U + r * d
-        wr = ub[r]
+        crow = C + r * d
+        wr = ub[r * us]
+        ar = a[r]
         for j in range(d):
-            urow[j] -= wr * (t[j] + gamma * v[j])
+            urow[j] -= wr * v[j]
+            uc[j] += urow[j] * crow[j]
+            ua[j] += urow[j] * ar
 
 
 cdef struct Greedy:
     # the caches (n × d row-major C and U, n-vectors a and p) and, for an update,
-    # feature b's old columns cb, ub, t, c, δ; for scoring, g and h (after the update)
+    # feature b's old columns cb, ub (strides cs, us), t, c, δ; for scoring, g and h
+    # (after the update)
     double* C
     double* U
     double* a
     double* p
     const double* cb
     const double* ub
+    Py_ssize_t cs
+    Py_ssize_t us
     const double* t
     double c
     double delta
@@ -127,20 +156,24 @@ cdef struct Greedy:
 cdef int greedy_chunk(const Greedy* G, bint update, double* errors, Py_ssize_t q0,
                       Py_ssize_t q1) noexcept nogil:
     """Update (if update) and/or score (if errors) queries q0 .. q1 - 1; -1 when out of memory."""
-    cdef Py_ssize_t q, j, d = G.d
-    cdef double* work = <double*> malloc(3 * d * sizeof(double))
+    cdef Py_ssize_t q, j, lo, hi, d = G.d
+    cdef double* work = <double*> malloc(4 * d * sizeof(double))
+    cdef double* uc = work + d
+    cdef double* ua = work + 2 * d
     if work == NULL:
         return -1
     if errors != NULL:
         for j in range(d):
             errors[j] = 0.0
     for q in range(q0, q1):
-        if update:
-            query_update(G.C, G.U, G.a, G.p, G.cb, G.ub, G.t, G.c, G.delta, G.starts[q],
-                         G.starts[q + 1], d, work)
+        lo, hi = G.starts[q], G.starts[q + 1]
+        if update:                          # and the new caches' sums, in the same pass
+            query_update(G.C, G.U, G.a, G.p, G.cb, G.cs, G.ub, G.us, G.t, G.c, G.delta, lo, hi,
+                         d, work, uc if errors != NULL else NULL, ua)
+        elif errors != NULL:
+            query_sums(G.C, G.U, G.a, lo, hi, d, uc, ua)
         if errors != NULL:                  # the query's new caches, still in cache
-            query_errors(G.C, G.U, G.a, G.p, G.g, G.h, G.starts[q], G.starts[q + 1], d,
-                         work, errors)
+            query_residuals(G.U, G.p, G.g, G.h, uc, ua, lo, hi, d, work + 3 * d, errors)
     free(work)
     return 0
 
@@ -191,11 +224,14 @@ def lqo_errors(const double[:, ::1] C, const double[:, ::1] U, const double[::1]
 
 
 def add_feature(double[:, ::1] C, double[:, ::1] U, double[::1] a, double[::1] p,
-                const double[::1] cb, const double[::1] ub, const double[::1] t,
+                const double[:] cb, const double[:] ub, const double[::1] t,
                 double c, double delta, const int64_t[::1] starts,
                 const int64_t[::1] chunks=None, int n_threads=1, const double[::1] g=None,
                 const double[::1] h=None, double[::1] out=None):
     """Update C, U, a, p in place for the added feature b (cb, ub: its old C and U columns).
+
+    cb and ub may be copies or the views C[:, b] and U[:, b] themselves (no copy:
+    each row's entry is read before the row is updated).
 
     With g, h (the vectors after the update) and out: also lqo_errors of the
     updated caches into out, in the same pass over the data.  Queries only touch
@@ -206,6 +242,7 @@ def add_feature(double[:, ::1] C, double[:, ::1] U, double[::1] a, double[::1] p
         return
     G.C, G.U, G.a, G.p = &C[0, 0], &U[0, 0], &a[0], &p[0]
     G.cb, G.ub, G.t, G.c, G.delta = &cb[0], &ub[0], &t[0], c, delta
+    G.cs, G.us = cb.strides[0] // sizeof(double), ub.strides[0] // sizeof(double)
     G.g = &g[0] if out is not None else NULL
     G.h = &h[0] if out is not None else NULL
     G.starts, G.d = &starts[0], C.shape[1]
@@ -444,3 +481,14 @@ def gram(const double[:, ::1] X, double[:, ::1] out, unsigned char[::1] nonzero,
         for b in range(n_blocks):
             if flags[b, j]:
                 nonzero[j] = 1
+
+
+def divide(const double[:, ::1] X, double s, double[:, ::1] out, int n_threads=1):
+    """out = X / s (NumPy: np.divide(X, s, out=out)), rows shared among n_threads threads."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    if d == 0:
+        return
+    with nogil:
+        for i in prange(n, schedule="static", num_threads=n_threads):
+            for j in range(d):
+                out[i, j] = X[i, j] / s

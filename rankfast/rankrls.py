@@ -422,18 +422,20 @@ class GreedyRankRLS(LinearRanker):
         n_threads = resolve_n_jobs(self.n_jobs)
         chunks = query_chunks(starts)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
-        g = np.einsum("ij,ij->j", U, U) / lam
+        M, varies = gram(U, n_threads)
+        M /= lam                                      # X̂ᵀC (d × d): t = c M_b below
+        g = np.diag(M).copy()                         # ‖x̂_j‖² / λ
         _check_greedy_conditioning(g, float(self.C_))
         yh = centred(y[:, None], starts, alpha).ravel()
-        C = U / lam
-        M = (U.T @ U) / lam                           # X̂ᵀC (d × d, by syrk): t = c M_b below
+        C = np.empty_like(U)
+        _rankrls.divide(U, lam, C, n_threads)         # C = U / λ
         a = yh / lam
         p = yh.copy()
         h = DataMatrix(U, n_threads).rmatvec(yh) / lam
         errors = np.empty(d)
         current = float(p @ p) / max(Q, 1)
         self.lqo_error_start_ = current
-        constant = g == 0.0                           # X̂_j = 0: no score can change
+        constant = ~varies                            # X̂_j = 0: no score can change
         k_max = int(d - constant.sum())
         if self.k != "auto":
             k_max = min(int(self.k), k_max)
@@ -458,7 +460,7 @@ class GreedyRankRLS(LinearRanker):
             h_next, g_next = h - h[b] * t, g - t * t / c
             # one pass: the update, and (unless this is the last step) the next errors
             score_next = () if len(selected) + 1 == k_max else (g_next, h_next, errors)
-            _rankrls.add_feature(C, U, a, p, C[:, b].copy(), U[:, b].copy(), t, c, c * h[b],
+            _rankrls.add_feature(C, U, a, p, C[:, b], U[:, b], t, c, c * h[b],  # no copies
                                  starts, chunks, n_threads, *score_next)
             M -= np.outer(M[:, b], t)                 # X̂ᵀC after C ← C − C_b tᵀ
             h, g = h_next, g_next

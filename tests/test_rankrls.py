@@ -365,6 +365,42 @@ def test_greedy_kernel_scores_against_direct_sherman_morrison():
         assert out[i] == pytest.approx(expected, rel=1e-9)
 
 
+def test_greedy_update_with_scores_equals_update_then_scores():
+    """add_feature's fused scoring pass: the same bits as lqo_errors after a plain update,
+    on one-document, empty and uneven queries, on any threads, with b's columns passed as
+    copies or as views of the caches being updated."""
+    rng = np.random.default_rng(19)
+    starts = np.concatenate(([0], np.cumsum([1, 7, 0, 30, 1, 2, 55, 3]))).astype(np.int64)
+    n, d = int(starts[-1]), 6
+    C, U = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    a, p = rng.normal(size=n), rng.normal(size=n)
+    g, h, t = rng.random(d), rng.normal(size=d), rng.normal(size=d)
+    chunks = query_chunks(starts, 20)
+    caches = (C.copy(), U.copy(), a.copy(), p.copy())
+    _rankrls.add_feature(*caches, C[:, 3].copy(), U[:, 3].copy(), t, 0.4, 0.3, starts)
+    expected = np.empty(d)
+    _rankrls.lqo_errors(*caches, g, h, starts, expected)
+    for n_threads in (1, 2, 3):
+        fused = (C.copy(), U.copy(), a.copy(), p.copy())
+        out = np.full(d, np.nan)
+        cb, ub = (fused[0][:, 3], fused[1][:, 3]) if n_threads > 1 else (C[:, 3], U[:, 3])
+        _rankrls.add_feature(*fused, cb, ub, t, 0.4, 0.3, starts, chunks, n_threads, g, h, out)
+        for got, want in zip(fused, caches):
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_allclose(out, expected, rtol=1e-13)     # other chunks: other sums
+        one = np.full(d, np.nan)
+        _rankrls.lqo_errors(*caches, g, h, starts, one, chunks, 1)
+        np.testing.assert_array_equal(out, one)
+
+
+def test_divide_equals_numpy():
+    X = np.random.default_rng(23).normal(size=(1001, 7))
+    for n_threads in (1, 3):
+        out = np.empty_like(X)
+        _rankrls.divide(X, 0.37, out, n_threads)
+        np.testing.assert_array_equal(out, X / 0.37)
+
+
 # ---------------------------------------------------------------- validation
 
 @pytest.mark.parametrize("make", [
