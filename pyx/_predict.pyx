@@ -11,6 +11,10 @@ ctypedef fused column_t:
     int32_t
     int64_t
 
+ctypedef fused value_t:       # feature values: float32 or float64 (rounded to float32 either way)
+    float
+    double
+
 cdef extern from "stdio.h" nogil:
     int snprintf(char* s, size_t n, const char* fmt, ...)
 
@@ -29,7 +33,7 @@ cdef inline Py_ssize_t lower_bound(const int64_t[::1] keys, Py_ssize_t lo,
 
 
 cdef void score_rows(const index_t[::1] indptr, const column_t[::1] indices,
-                     const double[::1] data, const int64_t[::1] feature_ids,
+                     const value_t[::1] data, const int64_t[::1] feature_ids,
                      const double[::1] weights, double bias, double[::1] out,
                      int n_threads) noexcept nogil:
     """out[i] = sum_j weights[f] * float32(x_ij) - bias, summed in float64 in file order.
@@ -55,7 +59,7 @@ cdef void score_rows(const index_t[::1] indptr, const column_t[::1] indices,
 
 
 def linear_scores(const index_t[::1] indptr, const column_t[::1] indices,
-                  const double[::1] data, const int64_t[::1] feature_ids,
+                  const value_t[::1] data, const int64_t[::1] feature_ids,
                   const double[::1] weights, double bias, double[::1] out, int n_threads=1):
     """out[i] = sum_j weights[f] * float32(x_ij) - bias, summed in float64 in file order.
 

@@ -4,7 +4,9 @@ that do not depend on the number of threads.
 X v: each row's dot product is computed by one thread, in a fixed order.  Xᵀ u: the rows
 are cut into blocks of block_rows (fixed by the caller, not by the number of threads),
 each block sums its rows into its own row of partial (n_blocks × d), and the blocks are
-added in block order.  X is dense (C-contiguous n × d) or CSR (data, indices, indptr).
+added in block order.  X is dense (C-contiguous n × d) or CSR (data, indices, indptr); CSR
+values may be float32 or float64, each widened to double where it is read, so float32 data
+give the bits float64 data holding the same values give.
 For CSR with many columns Xᵀ u is better taken as the row products of Xᵀ in CSR
 (csr_matvec on the transpose): no partial sums at all.
 """
@@ -15,6 +17,10 @@ from libc.stdint cimport int32_t, int64_t
 ctypedef fused index_t:
     int32_t
     int64_t
+
+ctypedef fused value_t:           # CSR values: float32 (as svm_rank stores them) or float64
+    float
+    double
 
 
 cdef inline double dot(const double* x, const double* v, Py_ssize_t d) noexcept nogil:
@@ -81,7 +87,7 @@ def dense_rmatvec(const double[:, ::1] X, const double[::1] u, double[::1] out,
         add_rows(partial, n_blocks, d, out)
 
 
-def csr_matvec(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+def csr_matvec(const value_t[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
                const double[::1] v, double[::1] out, int n_threads=1, int mode=0):
     """out = X v for X in CSR (scipy: X @ v), each row summed in stored order; mode as dense_rmatvec."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, i, k
@@ -92,11 +98,11 @@ def csr_matvec(const double[::1] data, const index_t[::1] indices, const index_t
         for i in prange(n, schedule="static", num_threads=n_threads):
             acc = 0.0
             for k in range(indptr[i], indptr[i + 1]):
-                acc = acc + entry(data[k], mode) * v[indices[k]]
+                acc = acc + entry(<double>data[k], mode) * v[indices[k]]
             out[i] = acc
 
 
-def csr_rmatvec(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+def csr_rmatvec(const value_t[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
                 const double[::1] u, double[::1] out, double[:, ::1] partial,
                 Py_ssize_t block_rows, int n_threads=1, int mode=0):
     """out = Xᵀ u for X in CSR with few columns, by row blocks as dense_rmatvec (mode too)."""
@@ -116,7 +122,7 @@ def csr_rmatvec(const double[::1] data, const index_t[::1] indices, const index_
             for i in range(lo, hi):
                 ui = u[i]
                 for k in range(indptr[i], indptr[i + 1]):
-                    acc[indices[k]] += ui * entry(data[k], mode)
+                    acc[indices[k]] += ui * entry(<double>data[k], mode)
         add_rows(partial, n_blocks, d, out)
 
 

@@ -33,6 +33,10 @@ ctypedef fused index_t:
     int32_t
     int64_t
 
+ctypedef fused value_t:       # centre's X and centre_csr's data: float32 or float64
+    float
+    double
+
 
 cdef void query_sums(const double* C, const double* U, const double* a, Py_ssize_t lo,
                      Py_ssize_t hi, Py_ssize_t d, double* uc, double* ua) noexcept nogil:
@@ -300,14 +304,14 @@ def lqo_blocks(const double[:, ::1] Z, const double[::1] sroot, const double[::1
     return failed
 
 
-cdef void centre_query(const double* X, double* out, Py_ssize_t lo, Py_ssize_t hi,
+cdef void centre_query(const value_t* X, double* out, Py_ssize_t lo, Py_ssize_t hi,
                        Py_ssize_t d, double sq, double* mean) noexcept nogil:
     """Rows lo .. hi - 1 of out = sq (X − 1 meanᵀ) over those rows; X may be out (in place)."""
     # Two passes: the column means (summed in row order, then divided by m_q), then
-    # the centred, scaled rows.
+    # the centred, scaled rows; float32 X is widened to double where it is read.
     cdef Py_ssize_t r, j
     cdef double inv_m
-    cdef const double *xrow
+    cdef const value_t *xrow
     cdef double *orow
     if hi == lo:
         return
@@ -316,7 +320,7 @@ cdef void centre_query(const double* X, double* out, Py_ssize_t lo, Py_ssize_t h
     for r in range(lo, hi):
         xrow = X + r * d
         for j in range(d):
-            mean[j] += xrow[j]
+            mean[j] += <double> xrow[j]
     inv_m = 1.0 / <double> (hi - lo)
     for j in range(d):
         mean[j] = mean[j] * inv_m
@@ -324,10 +328,10 @@ cdef void centre_query(const double* X, double* out, Py_ssize_t lo, Py_ssize_t h
         xrow = X + r * d
         orow = out + r * d
         for j in range(d):
-            orow[j] = (xrow[j] - mean[j]) * sq
+            orow[j] = (<double> xrow[j] - mean[j]) * sq
 
 
-cdef int centre_chunk(const double* X, const double[::1] data, const index_t[::1] indices,
+cdef int centre_chunk(const value_t* X, const value_t[::1] data, const index_t[::1] indices,
                       const index_t[::1] indptr, const int64_t[::1] starts,
                       const double[::1] scale, double[:, ::1] out, Py_ssize_t q0,
                       Py_ssize_t q1) noexcept nogil:
@@ -346,13 +350,14 @@ cdef int centre_chunk(const double* X, const double[::1] data, const index_t[::1
             for j in range(d):
                 orow[j] = 0.0
             for k in range(indptr[r], indptr[r + 1]):
-                orow[indices[k]] += data[k]
-        centre_query(&out[0, 0], &out[0, 0], starts[q], starts[q + 1], d, scale[q], mean)
+                orow[indices[k]] += <double> data[k]
+        centre_query(<const double*> &out[0, 0], &out[0, 0], starts[q], starts[q + 1], d,
+                     scale[q], mean)
     free(mean)
     return 0
 
 
-cdef centre_chunks(const double* X, const double[::1] data, const index_t[::1] indices,
+cdef centre_chunks(const value_t* X, const value_t[::1] data, const index_t[::1] indices,
                    const index_t[::1] indptr, const int64_t[::1] starts,
                    const double[::1] scale, double[:, ::1] out, const int64_t[::1] chunks,
                    int n_threads):
@@ -370,28 +375,32 @@ cdef centre_chunks(const double* X, const double[::1] data, const index_t[::1] i
     check_chunks(status)
 
 
-def centre(const double[:, ::1] X, const int64_t[::1] starts, const double[::1] scale,
+def centre(const value_t[:, ::1] X, const int64_t[::1] starts, const double[::1] scale,
            double[:, ::1] out, const int64_t[::1] chunks=None, int n_threads=1):
     """out_q = scale_q (X_q − 1 mean(X_q)ᵀ) for each query q (rows starts[q]:starts[q+1]).
 
-    X may have one column (a vector).  Chunks of queries (None: one) run on
-    n_threads threads, each query computed by one of them.
+    X may have one column (a vector); float32 X is widened to double where it is
+    read (the bits float64 X of the same values gives).  Chunks of queries (None:
+    one) run on n_threads threads, each query computed by one of them.
     """
+    cdef const value_t[::1] no_data = None
+    cdef const int64_t[::1] no_index = None
     if X.shape[0] == 0 or X.shape[1] == 0:
         return
-    centre_chunks[int64_t](&X[0, 0], None, None, None, starts, scale, out, chunks, n_threads)
+    centre_chunks(&X[0, 0], no_data, no_index, no_index, starts, scale, out, chunks, n_threads)
 
 
-def centre_csr(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+def centre_csr(const value_t[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
                const int64_t[::1] starts, const double[::1] scale, double[:, ::1] out,
                const int64_t[::1] chunks=None, int n_threads=1):
     """centre of the CSR matrix (data, indices, indptr) with out.shape[1] columns, into out.
 
-    Each query's rows are densified in out (duplicate entries added in stored
-    order, as scipy's toarray) and centred there: the same bits as centre of
-    the dense matrix.
+    Each query's rows are densified in out (duplicate entries added, in double,
+    in stored order) and centred there: the same bits as centre of the dense
+    matrix (float32 data: of the dense float32 matrix).
     """
-    centre_chunks(NULL, data, indices, indptr, starts, scale, out, chunks, n_threads)
+    centre_chunks(<const value_t*> NULL, data, indices, indptr, starts, scale, out, chunks,
+                  n_threads)
 
 
 cdef void gram_tile(const double[:, ::1] X, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t i0,

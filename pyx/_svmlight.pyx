@@ -13,9 +13,9 @@ is reentrant and works on any byte range.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, strtod, strtol
 from libc.string cimport memchr, memcpy
-from libc.math cimport fabsf, isfinite, signbit
+from libc.math cimport fabs, fabsf, isfinite, signbit
 
-# Error codes (mirrored in rankfast/data.py).
+# Error codes (their messages: rankfast/reader.py).
 cdef enum:
     OK = 0
     ERR_TARGET = 1            # target is not a number
@@ -31,9 +31,18 @@ cdef enum:
     ERR_SID = 11              # sid is not an integer
     ERR_COST = 12             # cost is not a finite number
     ERR_FULL = 13             # the next line does not fit in the arrays (not a data error)
+    ERR_VALUE_FLOAT32 = 14    # feature value rounds to inf in float32 (float32 values only)
+
+ctypedef fused value_t:       # where feature values go: float32 (svm_rank's FVAL) or float64
+    float
+    double
 
 cdef int64_t MAX_INDEX = 2147483647
 cdef uint64_t MAX_EXACT = 9007199254740992  # 2**53
+# The least double that rounds to inf as a float: FLT_MAX + half its ulp, (2 - 2**-24) * 2**127
+# (a tie, and FLT_MAX's significand is odd, so it rounds up).  Smaller ones, e.g. 3.4028235e38
+# (how float32's largest value prints), round to FLT_MAX.
+cdef double FLOAT32_OVERFLOW = 3.4028235677973366e38
 cdef double POW10[23]
 cdef int _k
 POW10[0] = 1.0
@@ -205,9 +214,13 @@ cdef inline bint span_is(const unsigned char* s, const unsigned char* end,
 cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                              Py_ssize_t max_rows, Py_ssize_t max_nnz,
                              double* labels, int64_t* qids, int64_t* line_of_row,
-                             int64_t* indptr, int32_t* indices, double* values,
+                             int64_t* indptr, int32_t* indices, value_t* values,
                              int64_t* comment_start, int64_t* comment_end) noexcept nogil:
     """Parse the lines of buf[0:size] (the last may lack '\\n') in one forward pass.
+
+    Feature values are read as doubles; float values are those rounded (C
+    cast, as svm_rank's (FVAL)), and one that would round to inf is
+    ERR_VALUE_FLOAT32.
 
     At most max_rows rows (labels ... indptr[1:max_rows + 1]) and max_nnz
     entries are written; a line that would exceed either stops the parse
@@ -281,12 +294,12 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                     p += 1
                 if p < end and p[0] == 58 and index <= MAX_INDEX and index >= 1 and index > previous:
                     stop = scan_double(p + 1, end, &value, &ok)
-                    if ok and isfinite(value):
+                    if ok and isfinite(value) and (value_t is double or fabs(value) < FLOAT32_OVERFLOW):
                         if nnz >= max_nnz:
                             r.error = ERR_FULL
                             break
                         indices[nnz] = <int32_t>(index - 1)
-                        values[nnz] = value
+                        values[nnz] = <value_t>value
                         nnz += 1
                         previous = index
                         p = stop
@@ -318,11 +331,15 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                 if not isfinite(value):
                     r.error = ERR_VALUE_NONFINITE
                     break
+                if value_t is float:
+                    if fabs(value) >= FLOAT32_OVERFLOW:
+                        r.error = ERR_VALUE_FLOAT32
+                        break
                 if nnz >= max_nnz:
                     r.error = ERR_FULL
                     break
                 indices[nnz] = <int32_t>(index - 1)    # '+3:1' and the like
-                values[nnz] = value
+                values[nnz] = <value_t>value
                 nnz += 1
                 previous = index
             elif span_is(tok, colon, b"qid"):
@@ -392,12 +409,28 @@ def count_bytes_of(const unsigned char[::1] buf):
     return newlines, colons
 
 
+cdef bint holds_floats(object values):
+    """Whether values exports a buffer of C floats (numpy float32, array.array("f")).
+
+    parse_into picks its specialisation by this rather than by a fused def
+    function's dispatch, which imports numpy (rank_classify reads without it).
+    """
+    try:
+        return memoryview(values).format.lstrip("@=<>!") == "f"
+    except TypeError:
+        return False
+
+
 def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
                double[::1] labels, int64_t[::1] qids, int64_t[::1] lines,
-               int64_t[::1] indptr, int32_t[::1] indices, double[::1] values,
+               int64_t[::1] indptr, int32_t[::1] indices, values,
                int64_t[::1] comment_start=None, int64_t[::1] comment_end=None,
                int64_t first_line=0):
     """Parse the lines of buf into the arrays from row row0 and entry nnz0 on.
+
+    values is float64 or float32 (contiguous): float32 values are the
+    doubles read rounded to float, as svm_rank stores them; a value that
+    would round to inf there is error ERR_VALUE_FLOAT32 (14).
 
     Nothing is written beyond the arrays' lengths: when the next line does
     not fit, parsing stops before it with error ERR_FULL (13) and
@@ -409,10 +442,18 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
     error, error_line, error_start, error_end, consumed); error_line is the
     line of the error (ERR_FULL: of the line left), else buf's line count.
     """
+    cdef float[::1] floats
+    cdef double[::1] doubles
+    cdef bint single = holds_floats(values)
+    if single:
+        floats = values
+    else:
+        doubles = values
     cdef Py_ssize_t size = buf.shape[0], i
     cdef Py_ssize_t max_rows = min(labels.shape[0], qids.shape[0], lines.shape[0],
                                    indptr.shape[0] - 1) - row0
-    cdef Py_ssize_t max_nnz = min(indices.shape[0], values.shape[0]) - nnz0
+    cdef Py_ssize_t max_nnz = min(indices.shape[0],
+                                  floats.shape[0] if single else doubles.shape[0]) - nnz0
     cdef ParseResult r
     cdef int64_t* cs = NULL
     cdef int64_t* ce = NULL
@@ -428,10 +469,16 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
     if size == 0:
         return 0, 0, 0, 0, 0, 0, 0
     with nogil:
-        r = parse_lines(&buf[0], size, max_rows, max_nnz,
-                        &labels[0] + row0, &qids[0] + row0, &lines[0] + row0,
-                        &indptr[0] + row0, &indices[0] + nnz0 if max_nnz else NULL,
-                        &values[0] + nnz0 if max_nnz else NULL, cs, ce)
+        if single:
+            r = parse_lines(&buf[0], size, max_rows, max_nnz,
+                            &labels[0] + row0, &qids[0] + row0, &lines[0] + row0,
+                            &indptr[0] + row0, &indices[0] + nnz0 if max_nnz else NULL,
+                            &floats[0] + nnz0 if max_nnz else <float*>NULL, cs, ce)
+        else:
+            r = parse_lines(&buf[0], size, max_rows, max_nnz,
+                            &labels[0] + row0, &qids[0] + row0, &lines[0] + row0,
+                            &indptr[0] + row0, &indices[0] + nnz0 if max_nnz else NULL,
+                            &doubles[0] + nnz0 if max_nnz else <double*>NULL, cs, ce)
         for i in range(row0 + 1, row0 + r.rows + 1):
             indptr[i] += nnz0
         if first_line:

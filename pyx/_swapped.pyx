@@ -156,3 +156,17 @@ cdef inline Py_ssize_t level_of(const double* levels, Py_ssize_t n, double value
         else:
             hi = mid
     return lo
+
+
+def run_starts(const int64_t[::1] qid, int64_t[::1] out):
+    """Positions i where a run of equal qid starts (i = 0, or qid[i] != qid[i - 1]); their count.
+
+    out holds len(qid) entries at least.
+    """
+    cdef Py_ssize_t i, k = 0
+    with nogil:
+        for i in range(qid.shape[0]):
+            if i == 0 or qid[i] != qid[i - 1]:
+                out[k] = i
+                k += 1
+    return k

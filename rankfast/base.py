@@ -10,14 +10,14 @@ reading of a file without qids).
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from .compat import BaseEstimator, check_is_fitted
+from .csr import as_csr, issparse
 from .data import group_to_qid, query_starts
 
 
-def check_features(X, what="X"):
-    """X as a float64 CSR matrix (sparse input) or a 2-D float64 ndarray, checked.
+def check_features(X, what="X", sparse_float32=False):
+    """X as float64 CSR arrays (sparse input) or a 2-D float64 ndarray, checked.
 
     Parameters
     ----------
@@ -25,10 +25,15 @@ def check_features(X, what="X"):
         Lists of lists, NumPy arrays, pandas DataFrames or any scipy sparse format.
     what : str
         Name used in error messages.
+    sparse_float32 : bool
+        Keep the float32 values of sparse input as they are (for learners
+        whose products widen them: 4 bytes a value instead of 8).
 
     Returns
     -------
-    X : scipy.sparse.csr_matrix or ndarray of float64
+    X : rankfast.csr.CSR or ndarray of float64
+        Sparse input (a CSR, or any scipy sparse format) as CSR, sharing the
+        arrays of float64 CSR input.
     names : ndarray of str or None
         The column names of a DataFrame whose columns are all strings.
 
@@ -51,11 +56,13 @@ def check_features(X, what="X"):
     ValueError: Expected a 2-D X, got a 1-D array of shape (2,): Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one document
     """
     names = _feature_names(X)
-    if sp.issparse(X):
+    if issparse(X):
         if X.dtype.kind == "c":
             raise ValueError(f"Complex data not supported ({what} is complex)")
-        X = sp.csr_matrix(X).astype(np.float64, copy=False)
-        values = X.data
+        X = as_csr(X)
+        if not (sparse_float32 and X.dtype == np.float32):
+            X = X.astype(np.float64, copy=False)
+        values = X.data[:X.nnz]
     else:
         X = np.asarray(X)
         if X.dtype.kind == "c":
@@ -79,7 +86,7 @@ def check_features(X, what="X"):
 
 def _feature_names(X):
     columns = getattr(X, "columns", None)
-    if columns is None or sp.issparse(X) or isinstance(X, np.ndarray):
+    if columns is None or issparse(X) or isinstance(X, np.ndarray):
         return None
     names = np.asarray(columns, dtype=object)
     return names if len(names) and all(isinstance(c, str) for c in names) else None
@@ -157,9 +164,13 @@ class Ranker(BaseEstimator):
     ``set_params`` work); parameters are checked by ``fit``.
     """
 
+    #: Whether sparse float32 input is used as is (no float64 copy): learners whose
+    #: numerics only multiply by X through rankfast.linear.DataMatrix.
+    sparse_float32 = False
+
     def _fit_input(self, X, y, qid, group):
         """(X, y, qid) checked and converted; records n_features_in_ and feature_names_in_."""
-        X, names = check_features(X)
+        X, names = check_features(X, sparse_float32=self.sparse_float32)
         y = check_labels(y, X.shape[0], type(self).__name__)
         qid = query_ids(X.shape[0], qid, group)
         self.n_features_in_ = X.shape[1]
@@ -178,7 +189,7 @@ class Ranker(BaseEstimator):
         file's highest index.
         """
         check_is_fitted(self)
-        X, names = check_features(X)
+        X, names = check_features(X, sparse_float32=self.sparse_float32)
         fitted_names = getattr(self, "feature_names_in_", None)
         if fitted_names is not None and names is not None:
             if not np.array_equal(names, fitted_names):
@@ -190,7 +201,7 @@ class Ranker(BaseEstimator):
         elif names is not None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted "
                           f"without feature names", UserWarning, stacklevel=3)
-        if not sp.issparse(X) and X.shape[1] != self.n_features_in_:
+        if not issparse(X) and X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")
         return X

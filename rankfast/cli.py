@@ -633,8 +633,8 @@ def _learn(argv):
     dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity,
                     options.get("group"), options.get("n_jobs"))
     _progress("done", verbosity)
-    import numpy as np
-    n_queries = len(np.unique(dataset.qid))       # the learners group each query's rows
+    from .data import count_distinct
+    n_queries = count_distinct(dataset.qid)       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
               f"{dataset.n_documents} examples", verbosity, level=0)
     check_storable_features(dataset)
@@ -645,7 +645,7 @@ def _learn(argv):
     from .model import format_model
     start = time.process_time()
     try:
-        learner.fit(dataset.X, dataset.y, dataset.qid, log=log)
+        learner.fit(dataset.features, dataset.y, dataset.qid, log=log)
         model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
         text = format_model(model)
     except ValueError as exc:
@@ -675,6 +675,8 @@ def _learn(argv):
 
 def _print_cv_table(learner, verbosity):
     """The cross-validation table of a learner given a grid (stdout, from -v 1)."""
+    if getattr(learner, "cv_result_", None) is None and not hasattr(learner, "base_learner"):
+        return                          # one C: no table, and model_selection stays unimported
     from .model_selection import cv_result_of
     result = cv_result_of(learner)
     if result is not None:
@@ -705,6 +707,8 @@ def _distributed(options):
 
 def _refuse_pattern(path):
     """A glob pattern naming no file is an error without a cluster (a literal name is read as is)."""
+    if not any(c in path for c in "*?["):
+        return                          # not a pattern (and glob stays unimported)
     import glob
     if glob.has_magic(path) and not os.path.exists(path):
         raise UsageError(f"{path!r}: a pattern of files needs --workers N or --scheduler ADDRESS")
@@ -864,7 +868,7 @@ def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path
         raise _no_documents(test_path)
     dataset, note = _with_groups(dataset, test_path, group_path)
     start = time.process_time()
-    scores = model.predict(dataset.X)
+    scores = model.predict(dataset.features)
     runtime = time.process_time() - start
     with atomic_output(output_path) as out:
         write_predictions(scores, out)
@@ -883,7 +887,7 @@ def _rescored(file, path):
     from .data import load_svmlight
     from .model import model_of
     dataset = load_svmlight(path)
-    return model_of(file).predict(dataset.X), dataset.y, dataset.qid
+    return model_of(file).predict(dataset.features), dataset.y, dataset.qid
 
 
 class _QueryFigures:
@@ -929,9 +933,11 @@ class _QueryFigures:
         if self.split_qid is not None or self.regrouped:
             return
         qid = qid if by is None else memoryview(_contiguous(by))
-        qids = qid.tolist()
+        from ._swapped import run_starts
+        starts = array.array("q", bytes(8 * len(qid)))
         begin = 0
-        for i, q in enumerate(qids):
+        for i in starts[:run_starts(qid, starts)]:
+            q = qid[i]
             if q != self.current:
                 self._append(scores, labels, qid, begin, i)
                 begin = i
@@ -941,7 +947,7 @@ class _QueryFigures:
                     return
                 self.seen.add(q)
                 self.current = q
-        self._append(scores, labels, qid, begin, len(qids))
+        self._append(scores, labels, qid, begin, len(qid))
 
     def _append(self, scores, labels, qid, begin, end):
         for batch, new in zip(self.batch, (scores, labels, qid)):

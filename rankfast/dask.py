@@ -53,7 +53,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .data import group_rows, load_svmlight
-from .errors import InputError, RankfastError, UsageError
+from .errors import InputError, MissingDependencyError, RankfastError, UsageError
 
 HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)       # Fibonacci hashing of qids to shards
 MAX_RETRIES = 5
@@ -566,7 +566,7 @@ def _erfc_constants(shard):
     from .rankncg import PSI2_MAX
     ob = shard.objective
     pair_squares = (1.0 / ob.inverse_diagonal - 1.0) / PSI2_MAX
-    return pair_squares, np.asarray(abs(ob.X).T @ ob.delta).ravel()
+    return pair_squares, ob.products.rmatvec(ob.delta, entries="abs")
 
 
 def _erfc_point(shard, tag, w):
@@ -959,14 +959,14 @@ def cluster_client(scheduler=None, workers=None):
 
     ``workers`` > 0 starts a LocalCluster of that many one-thread worker
     processes on 127.0.0.1 (no dashboard), stopped on exit.  Raises
-    UsageError when dask or distributed is missing, RankfastError when the
+    MissingDependencyError when dask or distributed is missing, RankfastError when the
     scheduler cannot be reached.
     """
     try:
         import distributed  # noqa: F401
     except ImportError:
-        raise UsageError("--scheduler and --workers need dask and distributed: "
-                         "pip install 'rankfast[dask]'") from None
+        raise MissingDependencyError("--scheduler and --workers need dask and distributed: "
+                                     "pip install 'rankfast[dask]'") from None
     if scheduler is not None:
         return connect(scheduler)
     return local_client(workers)

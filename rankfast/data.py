@@ -17,17 +17,17 @@ Compared with svm_rank the reader is
 """
 import collections
 import dataclasses
-import io
 
 import numpy as np
 
 from . import _svmlight
 from ._products import mark_columns
 from ._threads import resolve_n_jobs
+from .csr import CSR, as_csr, issparse, scipy_csr
 from .errors import InputError
 from .files import open_binary
 from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
-from .reader import ERR_FULL, _blocks, _changed, reason
+from .reader import ERR_FULL, _blocks, _changed, plain_size, reason
 
 CHUNK_BYTES = 32 << 20
 
@@ -37,8 +37,13 @@ class Dataset:
 
     Attributes
     ----------
-    X : scipy.sparse.csr_matrix, shape (n_documents, n_features)
-        Feature values; column j holds feature index j + 1.
+    features : rankfast.csr.CSR, shape (n_documents, n_features)
+        Feature values; column j holds feature index j + 1.  A scipy sparse
+        matrix or an array given here is converted (sharing a CSR matrix's
+        arrays); the estimators take this form as they take scipy's.
+    X : scipy.sparse.csr_matrix (property)
+        The same values as a scipy matrix, sharing the arrays (scipy is
+        imported on first use only: training from a file needs none of it).
     y : ndarray of float64, shape (n_documents,)
         Targets (relevance labels; any real numbers).
     qid : ndarray of int64, shape (n_documents,)
@@ -51,20 +56,28 @@ class Dataset:
         Where the documents came from.
     """
 
-    X: "scipy.sparse.csr_matrix"
+    features: CSR
     y: np.ndarray
     qid: np.ndarray
     line: np.ndarray
     comments: list = None
     path: str = ""
 
+    def __post_init__(self):
+        if not isinstance(self.features, CSR):
+            self.features = as_csr(scipy_csr(self.features))
+
+    @property
+    def X(self):
+        return self.features.to_scipy()
+
     @property
     def n_documents(self):
-        return self.X.shape[0]
+        return self.features.shape[0]
 
     @property
     def n_features(self):
-        return self.X.shape[1]
+        return self.features.shape[1]
 
     def query_starts(self):
         """Start offsets of each run of equal qid, with n_documents appended."""
@@ -87,7 +100,7 @@ class Dataset:
     def subset(self, rows):
         """The documents at ``rows`` (an index array), in that order."""
         rows = np.asarray(rows)
-        return Dataset(self.X[rows], self.y[rows], self.qid[rows], self.line[rows],
+        return Dataset(self.features[rows], self.y[rows], self.qid[rows], self.line[rows],
                        None if self.comments is None else [self.comments[i] for i in rows],
                        self.path)
 
@@ -99,6 +112,12 @@ def query_starts(qid):
         return np.zeros(1, dtype=np.int64)
     change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
     return np.concatenate(([0], change, [len(qid)])).astype(np.int64)
+
+
+def count_distinct(values):
+    """How many distinct values ``values`` holds (np.unique's count, without its import of numpy.ma)."""
+    values = np.sort(np.asarray(values).ravel())
+    return int(np.count_nonzero(values[1:] != values[:-1])) + 1 if len(values) else 0
 
 
 def noncontiguous_qid(qid):
@@ -154,7 +173,7 @@ def mostly_dense(X):
 def with_width(X, width):
     """X as float64 CSR with exactly ``width`` columns (features above it dropped)."""
     import scipy.sparse as sp
-    X = sp.csr_matrix(X, dtype=np.float64)
+    X = scipy_csr(X, dtype=np.float64)
     if X.shape[1] > width:
         X = X[:, :width]
     elif X.shape[1] < width:
@@ -168,8 +187,7 @@ def compact_columns(X):
     Lets learners work in the space of features that occur, so a huge
     feature index never allocates anything per possible index.
     """
-    import scipy.sparse as sp
-    X = sp.csr_matrix(X)
+    X = as_csr(X)
     if X.shape[1] <= 4 * X.nnz + 1024:
         mask = np.zeros(X.shape[1], dtype=np.int8)        # bincount would copy indices to int64
         mark_columns(X.indices, mask)
@@ -179,7 +197,7 @@ def compact_columns(X):
     if len(used) == X.shape[1]:
         return X, used
     indices = np.searchsorted(used, X.indices).astype(X.indices.dtype)
-    return sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], len(used))), used
+    return CSR(X.data, indices, X.indptr, (X.shape[0], len(used))), used
 
 
 def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES, progress=None,
@@ -240,19 +258,20 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     """
     parts = []
     line_offset = 0
-    buffer = bytearray(chunk_bytes)             # one read buffer for both passes
     with open_binary(path) as stream:
-        whole, size = None, None
-        if _rewindable(stream):
+        whole, size = None, plain_size(stream)
+        buffer = bytearray(chunk_bytes if size is None else min(chunk_bytes, size + 1))
+        if size is not None:                                   # one buffer for both passes
             newlines, colons, size = _count(stream, path, buffer)
             whole = _Arrays(newlines, colons, comments)
             n_threads = resolve_n_jobs(n_jobs)
-            if n_threads > 1 and not comments:
+            block_bytes = max(chunk_bytes // n_threads, 1)
+            if n_threads > 1 and not comments and size > block_bytes:    # else one block: no pool
                 # A new, smaller buffer rather than resizing this one: a view of it may
                 # outlive the counting pass (a profiler sampling frames, as Dask's
                 # workers do), and a bytearray with views cannot be resized.
                 buffer = None                                   # the old one goes first
-                buffer = bytearray(max(chunk_bytes // n_threads, 1))
+                buffer = bytearray(block_bytes)
                 blocks = _blocks(stream, path, buffer, progress=progress, size=size)
                 whole.parse_blocks(blocks, path, n_threads)
                 return _dataset([whole], path, n_features, comments)
@@ -264,8 +283,6 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     return _dataset([whole] if whole else parts, path, n_features, comments)
 
 
-def _rewindable(stream):
-    return isinstance(stream, io.BufferedReader) and stream.seekable()
 
 
 def _count(stream, path, buffer):
@@ -390,13 +407,11 @@ def _dataset(parts, path, n_features, comments):
     width = int(indices.max()) + 1 if total else 0
     if n_features is not None:
         width = max(width, int(n_features))
-    import scipy.sparse as sp
     if total < np.iinfo(np.int32).max:
         indptr = indptr.astype(np.int32)
     else:
         indices = indices.astype(np.int64)
-    X = sp.csr_matrix((values, indices, indptr), shape=(len(y), width), copy=False)
-    return Dataset(X, y, qid, line, texts, path)
+    return Dataset(CSR(values, indices, indptr, (len(y), width)), y, qid, line, texts, path)
 
 
 def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stream=None):
@@ -431,16 +446,14 @@ def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stre
     1 qid:3 1:0.5
     0 qid:3 2:2
     """
-    import scipy.sparse as sp
-
     from .files import atomic_output
     if isinstance(dataset_or_X, Dataset):
         ds = dataset_or_X
-        X, y, qid = ds.X, ds.y, ds.qid
+        X, y, qid = ds.features, ds.y, ds.qid
         comments = ds.comments if comments is None else comments
     else:
         X = dataset_or_X
-    X = sp.csr_matrix(X)
+    X = as_csr(X) if issparse(X) else as_csr(scipy_csr(X))
     y = np.asarray(y, dtype=np.float64)
     lines = _format_lines(X, y, None if qid is None else np.asarray(qid, dtype=np.int64), comments)
     if stream is not None:

@@ -54,6 +54,7 @@ import scipy.sparse as sp
 
 from .base import Ranker, check_features, sparse_input_tags
 from .compat import BaseEstimator, TransformerMixin, check_is_fitted
+from .csr import issparse, scipy_csr
 from .data import mostly_dense, with_width
 from .errors import InputError
 from .linear import check_training_input
@@ -134,7 +135,7 @@ class NystroemMap(TransformerMixin, BaseEstimator):
             Bad parameters, X has no row, or K(Z, Z) has no eigenvalue above the threshold.
         """
         self.kernel_ = self.check_parameters()
-        X = sp.csr_matrix(check_features(X)[0])
+        X = scipy_csr(check_features(X)[0])
         n, self.n_features_ = X.shape
         self.n_features_in_ = self.n_features_
         m = min(int(self.landmarks), n)
@@ -365,13 +366,15 @@ def _kernel_or_default(kernel):
 
 
 def _transform_input(transformer, X):
-    """X checked for a fitted map: dense input must have the training width."""
+    """X checked for a fitted map (dense input must have the training width), sparse X in scipy's CSR."""
     check_is_fitted(transformer)
     X, _ = check_features(X)
-    if not sp.issparse(X) and X.shape[1] != transformer.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features, but {type(transformer).__name__} is "
-                         f"expecting {transformer.n_features_in_} features as input")
-    return X
+    if not issparse(X):
+        if X.shape[1] != transformer.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(transformer).__name__} is "
+                             f"expecting {transformer.n_features_in_} features as input")
+        return X
+    return scipy_csr(X)
 
 
 @dataclasses.dataclass

@@ -60,7 +60,8 @@ def _rankncg(options):
 def _svmrank(options):
     from .svmrank import RankSVML1
     return RankSVML1(C=_c(options), loss=options.get("loss", 1),
-                     tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100000))
+                     tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100000),
+                     n_jobs=options.get("n_jobs"))
 
 
 LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy": _greedy,
@@ -200,16 +201,16 @@ def check_storable_features(dataset):
     there, in its model files (a kernel model's support vectors) and in
     rank_classify's scores, so rank_learn refuses it before training.
     """
-    data = dataset.X.data
+    data = dataset.features.data
     if len(data) == 0 or max(-data.min(), data.max()) <= np.finfo(np.float32).max:
         return                                    # no value can round to inf (and no copy made)
     with np.errstate(over="ignore"):
         beyond = np.isinf(data.astype(np.float32))
     if beyond.any():
         k = int(np.argmax(beyond))
-        row = int(np.searchsorted(dataset.X.indptr, k, side="right")) - 1
+        row = int(np.searchsorted(dataset.features.indptr, k, side="right")) - 1
         raise InputError(dataset.path, int(dataset.line[row]),
-                         f"feature {int(dataset.X.indices[k]) + 1}:{data[k]:g} is beyond the "
+                         f"feature {int(dataset.features.indices[k]) + 1}:{data[k]:g} is beyond the "
                          f"float range of svm_rank's model files and scores (3.4e38): "
                          f"rescale the features")
 

@@ -1,8 +1,8 @@
 """What the linear learners share: scoring in float64 and turning weights into a model."""
 import numpy as np
-import scipy.sparse as sp
 
 from . import _products
+from .csr import as_csr, issparse
 from ._threads import BLOCK_ROWS
 from .base import Ranker
 from .compat import check_is_fitted
@@ -17,8 +17,8 @@ def check_training_input(X, y, qid):
     The compiled kernels trust these lengths; unchecked, a short y or qid
     reads past the end of an array.
     """
-    values = X.data if sp.issparse(X) else np.asarray(X)
-    n = X.shape[0] if sp.issparse(X) else len(values)
+    values = as_csr(X).data if issparse(X) else np.asarray(X)
+    n = X.shape[0] if issparse(X) else len(values)
     if not (len(y) == len(qid) == n):
         raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
     if not np.all(np.isfinite(values)):
@@ -39,7 +39,7 @@ def training_arrays(X, y, qid):
     check_training_input(X, y, qid)
     y = np.asarray(y, dtype=np.float64)
     perm, starts = group_rows(qid)
-    if sp.issparse(X):
+    if issparse(X):
         X, used = compact_columns(X)
     else:
         X = np.asarray(X, dtype=np.float64)
@@ -48,7 +48,7 @@ def training_arrays(X, y, qid):
             X = X[:, used]
     if perm is not None:
         X, y = X[perm], y[perm]
-    if not sp.issparse(X):
+    if not issparse(X):
         X = np.ascontiguousarray(X)
     return X, y, starts, used
 
@@ -70,15 +70,17 @@ class DataMatrix:
         self.shape = X.shape
         n, d = X.shape
         n_blocks = max(-(-n // BLOCK_ROWS), 1)
-        self.dense = not sp.issparse(X)
+        self.dense = not issparse(X)
         if self.dense:
             self.X = np.ascontiguousarray(X, dtype=np.float64)
         else:
-            self.X = sp.csr_matrix(X, dtype=np.float64)
+            self.X = as_csr(X)            # float32 values stay float32 (the kernels widen them)
+            if self.X.dtype != np.float32:
+                self.X = self.X.astype(np.float64, copy=False)
         self.XT = None
         partial_size = n_blocks * d         # per-block sums cost this much per Xᵀu besides nnz
         if not self.dense and partial_size > min(self.PARTIAL_MAX, self.X.nnz):
-            self.XT = self.X.T.tocsr()
+            self.XT = self.X.T
             self.partial = None
         else:
             self.partial = np.empty((n_blocks, d))
@@ -114,11 +116,12 @@ class DataMatrix:
 
 def linear_scores(X, feature_ids, weights):
     """X w in float64, w given sparsely by 1-based feature ids (ids beyond X's width weigh nothing)."""
-    X = sp.csr_matrix(X)
     keep = feature_ids <= X.shape[1]
     w = np.zeros(X.shape[1])
     w[feature_ids[keep] - 1] = weights[keep]
-    return X @ w
+    if not issparse(X):
+        return np.asarray(X, dtype=np.float64) @ w
+    return as_csr(X) @ w
 
 
 def c_grid(C):

@@ -25,6 +25,8 @@ Conventions
   0 in both NDCG and MAP (LETOR's choice), unless ``skip_no_relevant=True``
   leaves it out of the mean.
 """
+from typing import NamedTuple
+
 import numpy as np
 
 from . import _swapped
@@ -37,6 +39,28 @@ def _sorted_by_score(scores, group, n_groups):
     order = np.lexsort((np.arange(n), -np.asarray(scores, dtype=np.float64), group))
     starts = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)
     return order.astype(np.int64), starts
+
+
+class _Ranked(NamedTuple):
+    """Every query's documents by decreasing score (NaN last, ties in file order), one query after another."""
+
+    labels: np.ndarray          # float64 labels in ranked order
+    query: np.ndarray           # query number (order of first appearance) of each
+    position: np.ndarray        # 1-based rank within its query, float64
+    starts: np.ndarray          # offsets of the queries, with the document count appended
+    n_queries: int
+
+    def has_relevant(self):
+        return np.bincount(self.query, weights=(self.labels > 0).astype(np.float64),
+                           minlength=self.n_queries) > 0
+
+
+def _ranked(scores, labels, qid):
+    labels = np.asarray(labels, dtype=np.float64)
+    group, n_groups = query_index(qid)
+    order, starts = _sorted_by_score(scores, group, n_groups)
+    g = group[order]
+    return _Ranked(labels[order], g, np.arange(len(order)) - starts[g] + 1.0, starts, n_groups)
 
 
 def swapped_pairs(scores, labels, qid):
@@ -204,18 +228,14 @@ def mean_average_precision(scores, labels, qid, per_query=False, skip_no_relevan
     >>> mean_average_precision(scores, labels, qid, per_query=True)
     array([1. , 0.5])
     """
-    labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = query_index(qid)
-    order, starts = _sorted_by_score(scores, group, n_groups)
-    relevant = (labels[order] > 0).astype(np.float64)
-    g = group[order]
+    r = _ranked(scores, labels, qid)
+    relevant = (r.labels > 0).astype(np.float64)
     hits = np.cumsum(relevant)
-    hits_before = np.concatenate(([0.0], hits))[starts[:-1]]
-    position = np.arange(len(relevant)) - starts[g]
-    precision = (hits - hits_before[g]) / (position + 1.0)
-    n_relevant = np.bincount(g, weights=relevant, minlength=n_groups)
-    total = np.bincount(g, weights=relevant * precision, minlength=n_groups)
-    values = np.divide(total, n_relevant, out=np.zeros(n_groups), where=n_relevant > 0)
+    hits_before = np.concatenate(([0.0], hits))[r.starts[:-1]]
+    precision = (hits - hits_before[r.query]) / r.position
+    n_relevant = np.bincount(r.query, weights=relevant, minlength=r.n_queries)
+    total = np.bincount(r.query, weights=relevant * precision, minlength=r.n_queries)
+    values = np.divide(total, n_relevant, out=np.zeros(r.n_queries), where=n_relevant > 0)
     return _reduce(values, n_relevant > 0, per_query, skip_no_relevant)
 
 
@@ -250,12 +270,11 @@ def err(scores, labels, qid, k=10, max_grade=None, per_query=False, skip_no_rele
     per_query, skip_no_relevant : bool
         As for ndcg.
     """
-    labels = np.asarray(labels, dtype=np.float64)
+    r = _ranked(scores, labels, qid)
     if max_grade is None:
-        max_grade = highest_grade(labels)
-    group, n_groups = query_index(qid)
-    values = err_of_ranked(*top_labels(scores, labels, qid, k), max_grade)
-    return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
+        max_grade = highest_grade(r.labels)
+    values = err_of_ranked(*_top(r, k), max_grade)
+    return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
 
 
 def highest_grade(labels):
@@ -273,14 +292,14 @@ def top_labels(scores, labels, qid, k=None):
     starts : ndarray of int64
         Offsets of the queries in ``ranked``, with its length appended.
     """
-    labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = query_index(qid)
-    order, starts = _sorted_by_score(scores, group, n_groups)
+    return _top(_ranked(scores, labels, qid), k)
+
+
+def _top(r, k):
     if k is None:
-        return labels[order], starts
-    keep = np.arange(len(order)) - starts[group[order]] < k
-    counts = np.minimum(np.diff(starts), k)
-    return labels[order][keep], np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        return r.labels, r.starts
+    counts = np.minimum(np.diff(r.starts), k)
+    return r.labels[r.position <= k], np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
 
 def err_of_ranked(ranked, starts, max_grade):
@@ -309,14 +328,10 @@ def reciprocal_rank(scores, labels, qid, per_query=False, skip_no_relevant=False
     Ranks by decreasing score, ties in file order; a query without relevant
     documents scores 0 (or is skipped with ``skip_no_relevant=True``).
     """
-    labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = query_index(qid)
-    order, starts = _sorted_by_score(scores, group, n_groups)
-    g = group[order]
-    position = np.arange(len(order)) - starts[g] + 1.0
-    first = np.full(n_groups, np.inf)
-    relevant = labels[order] > 0
-    np.minimum.at(first, g[relevant], position[relevant])
+    r = _ranked(scores, labels, qid)
+    first = np.full(r.n_queries, np.inf)
+    relevant = r.labels > 0
+    np.minimum.at(first, r.query[relevant], r.position[relevant])
     values = 1.0 / first                                     # 1/inf = 0: no relevant document
     return _reduce(values, np.isfinite(first), per_query, skip_no_relevant)
 
@@ -328,14 +343,10 @@ def precision_at(scores, labels, qid, k=10, per_query=False, skip_no_relevant=Fa
     still divides by k (trec_eval's convention: the missing places count as
     not relevant).
     """
-    labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = query_index(qid)
-    order, starts = _sorted_by_score(scores, group, n_groups)
-    g = group[order]
-    position = np.arange(len(order)) - starts[g] + 1.0
-    hits = (labels[order] > 0) & (position <= k)
-    values = np.bincount(g, weights=hits.astype(np.float64), minlength=n_groups) / float(k)
-    return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
+    r = _ranked(scores, labels, qid)
+    hits = (r.labels > 0) & (r.position <= k)
+    values = np.bincount(r.query, weights=hits.astype(np.float64), minlength=r.n_queries) / float(k)
+    return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
 
 
 # ------------------------------------------------------ scorers for scikit-learn's searches

@@ -35,6 +35,7 @@ import dataclasses
 import numpy as np
 
 from . import _predict, _svmlight
+from .csr import as_csr, issparse, scipy_csr
 from .data import with_width
 from .errors import InputError
 from .files import atomic_output
@@ -540,11 +541,8 @@ def _num32(v):
 
 
 def _as_csr(X):
-    import scipy.sparse as sp
-    X = sp.csr_matrix(X)
-    if X.indices.dtype != X.indptr.dtype:
-        X.indices = X.indices.astype(X.indptr.dtype)
-    return X
+    """X as float64 CSR arrays (dense X through scipy)."""
+    return as_csr(X if issparse(X) else scipy_csr(X)).astype(np.float64, copy=False)
 
 
 def _float32_rounded(X):

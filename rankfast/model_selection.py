@@ -52,9 +52,9 @@ import itertools
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import metrics
+from .csr import issparse
 from .data import query_index
 from .errors import UsageError
 
@@ -447,7 +447,7 @@ def _short(row):
 
 
 def _rows(X, index):
-    return X[index] if sp.issparse(X) else np.asarray(X)[index]
+    return X[index] if issparse(X) else np.asarray(X)[index]
 
 
 def _fitted_rows(estimator, rows, c_name, X, y, qid):

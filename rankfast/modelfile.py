@@ -12,7 +12,7 @@ import math
 from . import _predict, _svmlight
 from .errors import InputError
 from .files import open_binary
-from .reader import BOM, READ_ERRORS, SHOWN_CHARS, reason
+from .reader import BOM, READ_ERRORS, SHOWN_CHARS, Rows, reason
 
 VERSION_LINE = "SVM-light Version V6.20"
 RFF_VERSION_LINE = "rankfast RFF model V1"
@@ -77,14 +77,11 @@ def read_model_file(path):
         raise InputError(path, 10, f"number of support vectors plus 1 is {sv_plus_one}")
     body = memoryview(raw)[body_start:]
     newlines, colons = _svmlight.count_bytes_of(body)
-    rows = newlines + 1
-    alphas, qids, lines = (array.array(t, bytes(8 * rows)) for t in "dqq")
-    indptr = array.array("q", bytes(8 * (rows + 1)))
-    indices = array.array("i", bytes(4 * max(colons, 1)))
-    values = array.array("d", bytes(8 * max(colons, 1)))
-    starts, ends = array.array("q", bytes(8 * rows)), array.array("q", bytes(8 * rows))
+    sv = Rows(newlines + 1, colons, comments=True)
+    alphas, lines, indptr, indices, values = sv.y, sv.line, sv.indptr, sv.indices, sv.values
+    starts, ends = sv.comment_start, sv.comment_end
     n, nnz, error, error_line, start, end, _ = _svmlight.parse_into(
-        body, 0, 0, alphas, qids, lines, indptr, indices, values, starts, ends)
+        body, 0, 0, alphas, sv.qid, lines, indptr, indices, values, starts, ends)
     if error:
         token = body[start:end]
         raise InputError(path, 12 + error_line, "support vector: " + reason(error, token, "alpha"))

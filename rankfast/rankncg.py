@@ -61,11 +61,11 @@ import math
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _erfc
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
 from .compat import check_is_fitted
+from .csr import issparse
 from .erfc import erfc_parameters
 from .errors import UsageError
 from .linear import DataMatrix, LinearRanker, c_grid, linear_model, training_arrays
@@ -124,12 +124,14 @@ class ErfcPairObjective:
         n_groups = len(self.group_starts) - 1
         c_group = np.zeros(n_groups)
         c_group[group_of] = self.c
-        rows = np.arange(n)
-        by_query = sp.csr_matrix((np.ones(n), (self.qidx, rows)), shape=(len(c_query), n)) @ X
-        by_group = sp.csr_matrix((np.ones(n), (group_of, rows)), shape=(n_groups, n)) @ X
-        total = (self.products.rmatvec(self.c * self.n_other, entries="square")
-                 - _weighted_column_squares(by_query, c_query)
-                 + _weighted_column_squares(by_group, c_group))
+        if issparse(X):
+            X = self.products.X                                # float64 CSR
+            by_query = X.group_square_sums(np.arange(n), self.starts, c_query)
+            by_group = X.group_square_sums(self.group_order, self.group_starts, c_group)
+        else:
+            by_query = _weighted_column_squares(_row_sums(X, self.qidx, len(c_query)), c_query)
+            by_group = _weighted_column_squares(_row_sums(X, group_of, n_groups), c_group)
+        total = self.products.rmatvec(self.c * self.n_other, entries="square") - by_query + by_group
         return np.maximum(total, 0.0)
 
     def score_gradient(self, scores):
@@ -158,10 +160,15 @@ class ErfcPairObjective:
         return _Line(self, point, d)
 
 
+def _row_sums(X, labels, n_labels):
+    """Row r of the result: the sum of X's rows labelled r (dense X)."""
+    sums = np.zeros((n_labels, X.shape[1]))
+    np.add.at(sums, labels, X)
+    return sums
+
+
 def _weighted_column_squares(A, weights):
-    """Σ_i weights_i A_ij² for every column j."""
-    if sp.issparse(A):
-        return np.asarray(A.multiply(A).T @ weights).ravel()
+    """Σ_i weights_i A_ij² for every column j (dense A)."""
     return (A * A).T @ weights
 
 
@@ -407,6 +414,7 @@ class RankNCG(LinearRanker):
     """
 
     name = "rankncg"
+    sparse_float32 = True          # X enters the numerics only through DataMatrix
 
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
                  n_jobs=None, cv=None, cv_metric="ndcg@10", cv_rule="best",

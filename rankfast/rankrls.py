@@ -69,6 +69,7 @@ import scipy.sparse as sp
 
 from . import _rankrls
 from .compat import check_is_fitted
+from .csr import issparse, scipy_csr
 from .errors import UsageError
 from .newton import conjugate_gradient
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
@@ -558,13 +559,14 @@ def centred(X, starts, alpha, n_threads=1):
     n, d = X.shape
     out = np.empty((n, d))
     scale = np.sqrt(alpha)
-    if not sp.issparse(X):
+    if not issparse(X):
         _rankrls.centre(np.ascontiguousarray(X, dtype=np.float64), starts, scale, out,
                         query_chunks(starts), n_threads)
         return out
-    X = sp.csr_matrix(X)
-    _rankrls.centre_csr(np.asarray(X.data, dtype=np.float64), X.indices, X.indptr, starts,
-                        scale, out, query_chunks(starts), n_threads)
+    X = scipy_csr(X)
+    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
+    _rankrls.centre_csr(data, X.indices, X.indptr, starts, scale, out, query_chunks(starts),
+                        n_threads)
     return out
 
 
@@ -671,7 +673,8 @@ class _NormalEquations:
         # Jacobi preconditioner: diag(XᵀLX)_j = Σ_i α_i x_ij² − Σ_q α_q m_q μ_qj².
         if n == 0:
             diag = np.zeros(d)
-        elif sp.issparse(X):
+        elif issparse(X):
+            X = scipy_csr(X)
             sums = _membership(starts) @ X
             diag = (np.asarray(X.multiply(X).T @ self.alpha_rows).ravel()
                     - np.asarray(sums.multiply(sums).T @ (alpha / self.sizes)).ravel())

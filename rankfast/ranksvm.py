@@ -176,6 +176,7 @@ class RankSVM(LinearRanker):
     """
 
     name = "prsvm"
+    sparse_float32 = True          # X enters the numerics only through DataMatrix
 
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100, n_jobs=None, cv=None,
                  cv_metric="ndcg@10", cv_rule="best", cv_convention="letor", random_state=0):

@@ -7,6 +7,7 @@ scipy) on top of it; rank_classify streams a linear model's scores over
 iter_svmlight without importing either.
 """
 import array
+import io
 import lzma
 import typing
 import zlib
@@ -36,6 +37,8 @@ _REASONS = {
     10: "{token!r}: a second qid on one line",
     11: "{token!r}: sid must be a non-negative integer",
     12: "{token!r}: cost must be a finite number",
+    14: "feature value in {token!r} is beyond single precision (svm_rank stores feature "
+        "values as 4-byte floats, at most 3.4028235e+38 in magnitude)",
 }
 
 
@@ -54,15 +57,21 @@ def reason(error, token, what="target"):
 
 
 class Rows:
-    """Arrays for ``rows`` documents and ``entries`` features (array.array, reused)."""
+    """Arrays for ``rows`` documents and ``entries`` features (array.array, reused).
 
-    def __init__(self, rows, entries):
+    With ``comments``, also each line's comment span (``comment_start``,
+    ``comment_end``: byte offsets, -1 where a line has none).
+    """
+
+    def __init__(self, rows, entries, comments=False):
         self.y = array.array("d", bytes(8 * rows))
         self.qid = array.array("q", bytes(8 * rows))
         self.line = array.array("q", bytes(8 * rows))
         self.indptr = array.array("q", bytes(8 * (rows + 1)))
         self.indices = array.array("i", bytes(4 * max(entries, 1)))
         self.values = array.array("d", bytes(8 * max(entries, 1)))
+        spans = (array.array("q", bytes(8 * rows)) for _ in range(2)) if comments else (None, None)
+        self.comment_start, self.comment_end = spans
 
     def block(self, n, nnz):
         """The first n documents (nnz entries) as a RowBlock of views."""
@@ -104,9 +113,14 @@ def iter_svmlight(path, rows=8192, entries=1 << 18, chunk_bytes=1 << 20, progres
     InputError
         As load_svmlight.
     """
-    arrays = Rows(rows, entries)
     line_offset = 0
     with open_binary(path) as stream:
+        size = plain_size(stream)
+        if size is not None:        # a small file: arrays and buffer to its size (a line
+            rows = min(rows, size // 2 + 1)           # takes 2 bytes at least, a feature 4)
+            entries = min(entries, size // 4 + 1)
+            chunk_bytes = min(chunk_bytes, size + 1)
+        arrays = Rows(rows, entries)
         for block in _blocks(stream, path, bytearray(chunk_bytes), progress=progress):
             while len(block):
                 n, nnz, error, error_line, start, end, consumed = _svmlight.parse_into(
@@ -121,6 +135,20 @@ def iter_svmlight(path, rows=8192, entries=1 << 18, chunk_bytes=1 << 20, progres
                 yield arrays.block(n, nnz)
                 line_offset += error_line
                 block = block[consumed:]
+
+
+def plain_size(stream):
+    """The size in bytes of a stream that can be rewound (a plain file), else None.
+
+    Lets readers size their buffers to a small file: zeroing megabytes takes
+    longer than reading it.  A file that grows meanwhile is still read whole
+    (buffers grow for long lines; arrays fill and are reused).
+    """
+    if not (isinstance(stream, io.BufferedReader) and stream.seekable()):
+        return None
+    size = stream.seek(0, io.SEEK_END)
+    stream.seek(0)
+    return size
 
 
 def _changed(path):

@@ -58,7 +58,8 @@ import numpy as np
 
 from . import _hinge, _prsvm
 from .compat import check_is_fitted
-from .linear import LinearRanker, check_loss, linear_model, training_arrays
+from ._threads import resolve_n_jobs
+from .linear import DataMatrix, LinearRanker, check_loss, linear_model, training_arrays
 from .ranksvm import query_weights
 
 MU = 0.1            # OCAS: where between w_b and w_c the next cutting plane is taken
@@ -145,8 +146,10 @@ class _Planes:
         return w, self.b @ self.alpha - 0.5 * (w @ w)
 
 
-def ocas(X, XT, loss, target, max_iter, log=None):
+def ocas(X, loss, target, max_iter, log=None):
     """Minimise ½‖w‖² + loss(Xw) by OCAS until the certified gap is ≤ target.
+
+    ``X`` is a rankfast.linear.DataMatrix (its matvec and rmatvec are X w and Xᵀ u).
 
     ``loss(scores) -> (value, ∂/∂scores)`` must be convex in the scores.
     ``target`` is a number or a function of F(0) = loss(0) giving it.
@@ -167,7 +170,7 @@ def ocas(X, XT, loss, target, max_iter, log=None):
     if callable(target):
         target = target(f_b)
     planes = _Planes(dim)
-    planes.add(XT @ g_b, value)
+    planes.add(X.rmatvec(g_b), value)
     lower = -np.inf
     message, converged, it = "iteration limit reached", False, 0
     for it in range(1, max_iter + 1):
@@ -176,7 +179,7 @@ def ocas(X, XT, loss, target, max_iter, log=None):
         if f_b - lower <= target:
             message, converged = "certified gap below target", True
             break
-        s_c = X @ w_c
+        s_c = X.matvec(w_c)
         (f_b, w_b, s_b, g_b), trials = _line_search(at, w_b, s_b, g_b, f_b, w_c, s_c,
                                                     0.1 * target)
         w_p = (1.0 - MU) * w_b + MU * w_c
@@ -184,7 +187,7 @@ def ocas(X, XT, loss, target, max_iter, log=None):
         f_p, value, g_p = at(w_p, s_p)
         if f_p < f_b:
             f_b, w_b, s_b, g_b = f_p, w_p, s_p, g_p
-        a = XT @ g_p
+        a = X.rmatvec(g_p)
         planes.add(a, value - a @ w_p)
         if log is not None:
             log(f"OCAS {it}: F={f_b:.10g} lower bound={lower:.10g} gap={f_b - lower:.4g} "
@@ -192,7 +195,7 @@ def ocas(X, XT, loss, target, max_iter, log=None):
     else:
         it = max_iter
     if np.any(w_b):     # s_b was updated along the way: F from X w_b itself, for the certificate
-        f_b = at(w_b, X @ w_b)[0]
+        f_b = at(w_b, X.matvec(w_b))[0]
     return CuttingPlaneResult(w_b, f_b, lower, max(f_b - lower, 0.0), target, it, len(planes.b) - 1,
                               calls, converged, message)
 
@@ -279,6 +282,9 @@ class RankSVML1(LinearRanker):
         svm_rank's rescaled ε (svm_rank_target).
     max_iter : int
         svm_rank's -#: cap on cutting-plane iterations.
+    n_jobs : int or None
+        Threads for the products X w and Xᵀ u (None or 0: every core this
+        process may use); the model is the same for any number.
 
     Attributes
     ----------
@@ -300,9 +306,11 @@ class RankSVML1(LinearRanker):
     """
 
     name = "svmrank"
+    sparse_float32 = True          # X enters the numerics only through DataMatrix
 
-    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100000):
+    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100000, n_jobs=None):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
+        self.n_jobs = n_jobs
 
     def fit(self, X, y, qid=None, group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
@@ -331,9 +339,8 @@ class RankSVML1(LinearRanker):
             raise ValueError(f"tol must be positive (got {self.tol!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
-        XT = X.T            # a view: CSR X gives CSC Xᵀ, whose products are as fast; no copy
         loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss))
-        self.result_ = ocas(X, XT, loss, svm_rank_target(self.C, self.tol, self.loss),
+        self.result_ = ocas(DataMatrix(X, resolve_n_jobs(self.n_jobs)), loss, svm_rank_target(self.C, self.tol, self.loss),
                             self.max_iter, log=log)
         if log is not None:
             r = self.result_

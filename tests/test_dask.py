@@ -276,3 +276,20 @@ def test_killing_a_worker_mid_fit_gives_the_same_model(cluster, shards, make, sh
     assert killed and spread.traffic_.repeated_steps >= 1
     np.testing.assert_allclose(spread.weights_, reference.weights_, rtol=1e-7,
                                atol=1e-9 * np.abs(reference.weights_).max())
+
+
+def test_a_missing_distributed_is_a_missing_dependency_naming_the_extra(monkeypatch):
+    import builtins
+
+    from rankfast.dask import cluster_client
+    from rankfast.errors import MissingDependencyError
+    real_import = builtins.__import__
+
+    def without_distributed(name, *args, **kwargs):
+        if name == "distributed" or name.startswith("distributed."):
+            raise ImportError("No module named 'distributed'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_distributed)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'rankfast\[dask\]'"):
+        cluster_client(workers=1)

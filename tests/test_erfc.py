@@ -213,3 +213,13 @@ def test_rejects_bad_eps(eps):
 def test_rejects_unknown_method():
     with pytest.raises(ValueError, match="method"):
         erfc_sum([0.0], [1.0], [0.0], 1e-6, method="fmm")
+
+
+def test_erfcinv_matches_scipy_without_importing_it():
+    from scipy.special import erfcinv as scipy_erfcinv
+
+    from rankfast.erfc import erfcinv
+    ys = np.concatenate([np.logspace(-300, -1, 600), np.linspace(0.05, 1.0, 200)])
+    ours = np.array([erfcinv(float(y)) for y in ys])
+    assert np.allclose(ours, scipy_erfcinv(ys), rtol=1e-13, atol=1e-15)
+    assert erfcinv(1.0) == 0.0

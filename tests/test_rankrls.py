@@ -213,6 +213,15 @@ def test_csr_centring_equals_dense_centring_bit_for_bit():
             _rankrls.centre_csr(X.data, X.indices.astype(index), X.indptr.astype(index),
                                 starts, scale, out, chunks, n_threads)
             np.testing.assert_array_equal(out, dense)
+    single = X.astype(np.float32)                   # float32 values: those of dense float32
+    single.sum_duplicates()
+    expected = np.empty((n, d))
+    _rankrls.centre(single.toarray(), starts, scale, expected, chunks, 1)
+    for n_threads in (1, 2):
+        out = np.full((n, d), np.nan)
+        _rankrls.centre_csr(single.data, single.indices, single.indptr, starts, scale, out,
+                            chunks, n_threads)
+        np.testing.assert_array_equal(out, expected)
     np.testing.assert_allclose(dense[1:41], scale[1] * (X.toarray()[1:41] - X.toarray()[1:41].mean(0)),
                                atol=1e-12)
 

@@ -165,3 +165,14 @@ def test_the_stream_counts_swapped_pairs_as_rankfast_metrics_does():
         _swapped.count_swapped_runs(scores, labels, starts, swapped, pairs)
         expected = metrics.swapped_pairs(scores, labels, np.repeat(np.arange(len(sizes)), sizes))
         assert swapped.tolist() == expected[0].tolist() and pairs.tolist() == expected[1].tolist()
+
+
+def test_run_starts_finds_where_each_run_of_equal_qid_begins():
+    from rankfast import _swapped
+    rng = np.random.default_rng(2)
+    for n in (0, 1, 2, 50, 1000):
+        qid = np.repeat(rng.integers(0, 4, n), rng.integers(1, 4, n))[:n].astype(np.int64)
+        out = np.full(max(n, 1), -1, dtype=np.int64)
+        k = _swapped.run_starts(qid, out)
+        expected = np.flatnonzero(np.concatenate(([True], qid[1:] != qid[:-1]))) if n else []
+        assert out[:k].tolist() == list(expected)

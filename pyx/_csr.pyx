@@ -1,0 +1,93 @@
+"""Row selection, transposition and per-group column sums of CSR arrays, each one pass over the
+entries (O(nnz + n + d)).
+
+A CSR matrix is (data, indices, indptr): the entries of row i are
+data[indptr[i]:indptr[i + 1]] in columns indices[indptr[i]:indptr[i + 1]].  The
+caller allocates the outputs; nothing is written outside them.
+"""
+from libc.stdint cimport int32_t, int64_t
+
+import numpy as np
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+ctypedef fused value_t:
+    float
+    double
+
+
+def take_rows(const value_t[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+              const int64_t[::1] rows, value_t[::1] out_data, index_t[::1] out_indices,
+              index_t[::1] out_indptr):
+    """Rows ``rows`` (in that order) into out_*; out_indptr[0] must be 0.
+
+    out_data and out_indices hold Σ_r (indptr[r + 1] − indptr[r]) entries.
+    """
+    cdef Py_ssize_t r, k, at = 0, i
+    with nogil:
+        for r in range(rows.shape[0]):
+            i = rows[r]
+            for k in range(indptr[i], indptr[i + 1]):
+                out_data[at] = data[k]
+                out_indices[at] = indices[k]
+                at += 1
+            out_indptr[r + 1] = at
+
+
+def transpose(const value_t[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+              value_t[::1] out_data, index_t[::1] out_indices, index_t[::1] out_indptr):
+    """Xᵀ in CSR (a counting sort by column; each column's entries keep their row order).
+
+    out_indptr has one entry per column of X plus one, all zero on entry.
+    """
+    cdef Py_ssize_t n = indptr.shape[0] - 1, d = out_indptr.shape[0] - 1
+    cdef Py_ssize_t i, j, k, at
+    with nogil:
+        for k in range(indptr[n]):
+            out_indptr[indices[k] + 1] += 1
+        for j in range(d):
+            out_indptr[j + 1] += out_indptr[j]
+        for i in range(n):                       # out_indptr[j] is column j's next free slot ...
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                at = out_indptr[j]
+                out_data[at] = data[k]
+                out_indices[at] = i
+                out_indptr[j] = at + 1
+        for j in range(d, 0, -1):                # ... and ends as column j + 1's start
+            out_indptr[j] = out_indptr[j - 1]
+        out_indptr[0] = 0
+
+
+def group_square_sums(const value_t[::1] data, const index_t[::1] indices,
+                      const index_t[::1] indptr, const int64_t[::1] order,
+                      const int64_t[::1] group_starts, const double[::1] weights,
+                      double[::1] out):
+    """out_j += Σ_g weights_g (Σ_{i in group g} x_ij)² (in float64).
+
+    Group g holds rows order[group_starts[g]:group_starts[g + 1]].  Each group's
+    column sums are gathered in a dense scratch row (the sum over X's rows in
+    the group order), squared once per column and cleared: O(nnz + d).
+    """
+    cdef Py_ssize_t d = out.shape[0], g, k, e, i, j
+    cdef double[::1] sums = np.zeros(d)
+    cdef char[::1] touched = np.zeros(d, dtype=np.int8)
+    cdef double s
+    with nogil:
+        for g in range(group_starts.shape[0] - 1):
+            for k in range(group_starts[g], group_starts[g + 1]):
+                i = order[k]
+                for e in range(indptr[i], indptr[i + 1]):
+                    sums[indices[e]] += data[e]
+                    touched[indices[e]] = 1
+            for k in range(group_starts[g], group_starts[g + 1]):
+                i = order[k]
+                for e in range(indptr[i], indptr[i + 1]):
+                    j = indices[e]
+                    if touched[j]:
+                        s = sums[j]
+                        out[j] += weights[g] * (s * s)
+                        sums[j] = 0.0
+                        touched[j] = 0

@@ -1,0 +1,205 @@
+"""Issue 14 item 5 (memory): the parser stores float32 feature values, as svm_rank does.
+
+float32 values must be exactly the float64 parse rounded to float32 (svm_rank's
+(FVAL)weight), with the same rows, lines and errors; a value that would round to inf
+is an error of its own at its file line.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from rankfast import InputError, _svmlight, data, reader
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLT_MAX = float(np.finfo(np.float32).max)
+ERR_VALUE_FLOAT32 = 14
+
+
+def bits(a):
+    """The bytes of an array, so that -0.0 != 0.0."""
+    return np.ascontiguousarray(a).view(np.uint8).tobytes()
+
+
+def random_file(rng, n_lines):
+    """Lines of every kind the parser meets, with values across (and beyond) float32's range."""
+    kinds = [lambda: f"{rng.normal():.9g}",
+             lambda: f"{rng.normal() * 10.0 ** rng.integers(-50, 38):.17g}",
+             lambda: f"{rng.integers(-1000, 1000)}",
+             lambda: f"{rng.random():.3f}e{rng.integers(-46, -30)}",      # subnormal or 0
+             lambda: rng.choice(["0", "-0", "1e-50", "-1e-46", "3.4028235e38",
+                                 "-3.4028235e+38", "1.401298464324817e-45", "0x1.fffffep127",
+                                 "0x1p-149", "0x1p-150", "7e-46", "1.17549435e-38"]),
+             lambda: "1" + "0" * int(rng.integers(15, 30)) + "." + "9" * int(rng.integers(1, 9))]
+    lines = []
+    for i in range(n_lines):
+        r = rng.random()
+        if r < 0.05:
+            lines.append(rng.choice(["", "   ", "# a comment", "\t"]))
+            continue
+        features = sorted(set(rng.integers(1, 60, size=rng.integers(0, 12)).tolist()))
+        tokens = [f"{rng.integers(0, 4)}", f"qid:{i // 7 + 1}"]
+        tokens += [f"{'+' if rng.random() < 0.05 else ''}{j}:{kinds[rng.integers(len(kinds))]()}"
+                   for j in features]
+        tail = " # doc" if rng.random() < 0.2 else ""
+        lines.append(" ".join(tokens) + tail)
+    return ("\n".join(lines) + ("\n" if rng.random() < 0.5 else "")).encode()
+
+
+def parse(buf, dtype, rows=None, entries=None, first_line=0):
+    newlines, colons = _svmlight.count_bytes_of(buf)
+    rows = newlines + 1 if rows is None else rows
+    entries = max(colons, 1) if entries is None else entries
+    y, qid, line = np.empty(rows), np.empty(rows, np.int64), np.empty(rows, np.int64)
+    indptr, indices = np.zeros(rows + 1, np.int64), np.empty(entries, np.int32)
+    values = np.empty(entries, dtype)
+    result = _svmlight.parse_into(buf, 0, 0, y, qid, line, indptr, indices, values,
+                                  None, None, first_line)
+    n, nnz = result[:2]
+    return result, (y[:n], qid[:n], line[:n], indptr[:n + 1], indices[:nnz]), values[:nnz]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_float32_parse_is_the_float64_parse_rounded(seed):
+    rng = np.random.default_rng(seed)
+    buf = random_file(rng, 400)
+    result64, arrays64, values64 = parse(buf, np.float64)
+    result32, arrays32, values32 = parse(buf, np.float32)
+    assert result64[2] == 0 and result32 == result64
+    for a, b in zip(arrays32, arrays64):
+        assert bits(a) == bits(b)
+    assert values32.dtype == np.float32
+    assert bits(values32) == bits(values64.astype(np.float32))
+    assert np.isfinite(values32).all()
+    rounded = values64.astype(np.float32)
+    assert ((rounded == 0) & (values64 != 0)).any()                  # some underflow to 0,
+    assert ((rounded != 0) & (np.abs(rounded) < 1.1754944e-38)).any()  # some to subnormals
+
+
+@pytest.mark.parametrize("token, expected", [
+    ("3.4028235e38", np.finfo(np.float32).max),                # how float32's largest prints
+    ("-3.4028235677973362e38", -np.finfo(np.float32).max),     # just below the rounding midpoint
+    ("1e-46", 0.0),                                            # underflows to zero
+    ("-1e-46", -0.0),
+    ("1e-40", np.float32(1e-40)),                              # subnormal
+    ("0x1p-149", np.float32(2.0 ** -149)),
+])
+def test_float32_edges_are_accepted(token, expected):
+    result, _, values = parse(f"1 qid:1 1:{token}\n".encode(), np.float32)
+    assert result[2] == 0
+    assert bits(values) == bits(np.array([expected], np.float32))
+
+
+@pytest.mark.parametrize("token", [
+    "3.4028235677973366e38",          # FLT_MAX + half an ulp: rounds to inf
+    "-3.5e38", "1e39", "4e38", "1.7976931348623157e308", "0x1p128", "-0x1.ffffffp127",
+    "340282356779733661637539395458142568448",           # the midpoint, long digits (strtod)
+    "+1e300",
+])
+@pytest.mark.parametrize("plus", ["", "+"])            # '+3:': the parser's slow path
+def test_a_value_beyond_float32_is_an_error_at_its_line(token, plus):
+    body = (f"1 qid:1 1:0.5 2:1\n# comment\n\n0 qid:1 1:{FLT_MAX!r}\n"
+            f"2 qid:2 1:1 {plus}3:{token} 4:1\n3 qid:2 1:1\n")
+    buf = body.encode()
+    result64, _, values64 = parse(buf, np.float64)
+    assert result64[2] == 0 and len(values64) == 7
+    result32, (y, *_), values32 = parse(buf, np.float32, first_line=11)
+    rows, nnz, error, error_line, start, end, consumed = result32
+    assert error == ERR_VALUE_FLOAT32
+    assert error_line == 4                   # 0-based within buf: the file's fifth line
+    assert buf[start:end] == f"{plus}3:{token}".encode()
+    assert rows == 2 and y.tolist() == [1.0, 0.0]        # nnz counts the bad line's 1:1 too
+    assert bits(values32[:3]) == bits(np.array([0.5, 1, FLT_MAX], np.float32))
+    message = reader.reason(error, buf[start:end])
+    assert f"{plus}3:{token}" in message and "single precision" in message
+    assert reader.reason(error, buf[start:end], "alpha") == message
+
+
+def test_the_float32_parser_never_writes_past_the_arrays():
+    buf = "".join(f"1 qid:{i} 1:{i}.5 2:-{i} 3:1e-3\n" for i in range(50)).encode()
+    guard = np.float32(12345.0)
+    values = np.full(23, guard, np.float32)
+    y, qid, line = np.empty(10), np.empty(10, np.int64), np.empty(10, np.int64)
+    indptr, indices = np.zeros(11, np.int64), np.zeros(20, np.int32)
+    rows, nnz, error, error_line, _, _, consumed = _svmlight.parse_into(
+        buf, 0, 0, y, qid, line, indptr, indices, values[:20])
+    assert error == reader.ERR_FULL and (rows, nnz) == (6, 18) and error_line == 6
+    assert (values[20:] == guard).all()
+    assert bits(values[:18]) == bits(np.array([[i + 0.5, -float(i), 1e-3] for i in range(6)],
+                                              np.float32).ravel())
+
+
+def test_parse_into_takes_array_floats_without_importing_numpy():
+    code = """
+        import array, sys
+        from rankfast import _svmlight
+        arrays = [array.array(t, bytes(8 * 4)) for t in "dqqq"]
+        indptr = array.array("q", bytes(8 * 5))
+        indices, values = array.array("i", bytes(4 * 4)), array.array("f", bytes(4 * 4))
+        y, qid, line = arrays[:3]
+        r = _svmlight.parse_into(b"1 qid:3 1:0.1 2:5e-46\\n2 qid:3 4:4e38\\n", 0, 0, y, qid, line,
+                                 indptr, indices, values)
+        print(r[:4], values[0] == array.array("f", [0.1])[0], values[1], "numpy" in sys.modules)
+        """
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                            text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["(1,", "2,", "14,", "1)", "True", "0.0", "False"]
+
+
+def test_parse_into_refuses_other_value_types():
+    buf = b"1 qid:1 1:1\n"
+    for values in (np.empty(4, np.float16), np.empty(4, np.int32), np.empty(8, np.float64)[::2],
+                   np.empty(4, ">f4")):
+        with pytest.raises(ValueError):
+            _svmlight.parse_into(buf, 0, 0, np.empty(2), np.empty(2, np.int64),
+                                 np.empty(2, np.int64), np.zeros(3, np.int64),
+                                 np.empty(4, np.int32), values)
+
+
+def test_the_parallel_reader_takes_float32_arrays(tmp_path):
+    """data._Arrays.parse_blocks (_parse_part, _place) with float32 values: the same rows,
+    values rounded, and the beyond-float32 error at its file line (first in file order)."""
+    rng = np.random.default_rng(9)
+    text = random_file(rng, 3000)
+    path = tmp_path / "f32.dat"
+    path.write_bytes(text)
+    newlines, colons = _svmlight.count_bytes_of(text)
+    blocks = [text[i:j] for i, j in zip(*cuts(text, 7))]
+
+    def read(dtype, blocks):
+        arrays = data._Arrays(newlines, colons, False)
+        arrays.values = np.empty(len(arrays.values), dtype)
+        arrays.parse_blocks(blocks, str(path), 2)
+        return arrays
+
+    a64, a32 = read(np.float64, blocks), read(np.float32, blocks)
+    assert (a32.rows, a32.nnz) == (a64.rows, a64.nnz) and a32.rows > 2000
+    assert bits(a32.indptr[:a32.rows + 1]) == bits(a64.indptr[:a64.rows + 1])
+    assert bits(a32.line[:a32.rows]) == bits(a64.line[:a64.rows])
+    assert bits(a32.values[:a32.nnz]) == bits(a64.values[:a64.nnz].astype(np.float32))
+
+    lines = text.split(b"\n")
+    bad = [k for k in (2100, 900) if lines[k].strip() and not lines[k].startswith(b"#")]
+    for k in bad:
+        lines[k] = lines[k].split(b"#")[0].rstrip() + b" 99:1e39"
+    text = b"\n".join(lines)
+    blocks = [text[i:j] for i, j in zip(*cuts(text, 7))]
+    newlines, colons = _svmlight.count_bytes_of(text)
+    with pytest.raises(InputError) as caught:
+        read(np.float32, blocks)
+    assert caught.value.line == min(bad) + 1 and "99:1e39" in str(caught.value)
+
+
+def cuts(text, parts):
+    """Block boundaries at line ends, about len(text) / parts bytes apart."""
+    ends = []
+    for k in range(1, parts):
+        at = text.find(b"\n", k * len(text) // parts)
+        if at >= 0 and (not ends or at + 1 > ends[-1]):
+            ends.append(at + 1)
+    ends = [e for e in ends if e < len(text)] + [len(text)]
+    return [0] + ends[:-1], ends
