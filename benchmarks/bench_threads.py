@@ -17,7 +17,11 @@ Printed, nothing asserted:
   svm_rank's recorded 302 MB at 500k × 50 (issue 14);
 * one thread: PRSVM's solve at 220k documents against liblinear-ranksvm's
   recorded 0.39 s (issue 14; not rebuilt here), and greedy RankRLS, k = 10 on
-  100k × 200 in 1000 queries, against RLScore's recorded 5.0 s.
+  100k × 200 in 1000 queries, against RLScore's recorded 5.0 s;
+* greedy RankRLS's memory traffic: one selection step at 500k × 50 (its caches
+  C and U read and written once: 800 MB) in GB/s at each -j, beside a plain
+  stream over the same arrays (C = U / 1 on the same threads: 400 MB) and a
+  NumPy copy, the machine's bandwidth that bounds the step.
 
 The recorded figures come from runs on this machine when it was idle; timings
 here are wall-clock seconds and the machine may be shared (other jobs make the
@@ -178,6 +182,29 @@ def greedy_ratio(threads):
               f"RLScore {RLSCORE_GREEDY} s (recorded): {RLSCORE_GREEDY / best[0]:.1f}x by wall")
 
 
+def greedy_bandwidth(threads, n=500_000, d=50, repeat=5):
+    """GB/s of one greedy step (add_feature with scoring) against plain streams over C and U."""
+    from rankfast import _rankrls
+    from rankfast._threads import query_chunks
+    rng = np.random.default_rng(0)
+    C, U = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    a, p, g, h = rng.normal(size=n), rng.normal(size=n), rng.random(d), rng.normal(size=d)
+    t = 1e-4 * rng.normal(size=d)                      # small: the caches stay finite
+    starts = np.arange(0, n + 1, 50, dtype=np.int64)
+    chunks, out, moved = query_chunks(starts), np.empty(d), 2 * C.nbytes
+    step = {j: timed(lambda: _rankrls.add_feature(C, U, a, p, C[:, 3], U[:, 3], t, 0.5, 1e-4,
+                                                 starts, chunks, j, g, h, out), repeat)[1:]
+            for j in threads}
+    stream = {j: timed(lambda: _rankrls.divide(U, 1.0, C, j), repeat)[1] for j in threads}
+    copy = timed(lambda: np.copyto(C, U), repeat)[1]
+    print(f"greedy step at {n // 1000}k x {d} (C, U read and written: {2 * moved / 1e9:.1f} GB); "
+          f"NumPy copy U -> C: {moved / copy / 1e9:.1f} GB/s")
+    for j in threads:
+        wall, cpu = step[j]
+        print(f"  -j {j}: step {wall * 1e3:.1f} ms ({cpu * 1e3:.1f} ms cpu), "
+              f"{2 * moved / wall / 1e9:.1f} GB/s; stream U -> C {moved / stream[j] / 1e9:.1f} GB/s")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=500_000)
@@ -202,6 +229,7 @@ def main():
         make_file(220_000, small)
         one_thread_prsvm(small)
     greedy_ratio(threads)
+    greedy_bandwidth(threads)
 
 
 if __name__ == "__main__":

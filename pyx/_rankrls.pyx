@@ -17,7 +17,7 @@ h_j = X̂_jᵀ a.  Adding feature i (Sherman–Morrison): c = 1 / (1 + g_i),
 p_q − κ U_qi.  Rows are C-contiguous, so every inner loop runs over the
 features of one document.
 """
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.math cimport NAN
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
@@ -253,55 +253,84 @@ def add_feature(double[:, ::1] C, double[:, ::1] U, double[::1] a, double[::1] p
     run_greedy(&G, True, out, chunk_list(chunks, starts.shape[0] - 1), n_threads)
 
 
+cdef int lqo_block(const double[:, ::1] Z, const double[::1] sroot, const double[::1] e,
+                   Py_ssize_t lo, int m, double[::1] p, double* W) noexcept nogil:
+    """p[lo:lo+m] = (I − Z_q S Z_qᵀ)⁻¹ e_q for the query of rows lo .. lo+m-1; 1 if not SPD."""
+    cdef int d = Z.shape[1]
+    cdef int info, one = 1
+    cdef Py_ssize_t r, j, i
+    cdef double minus_one = -1.0, plus_one = 1.0
+    cdef char upper = b'U'
+    cdef char trans = b'T'
+    cdef double* M = W + <Py_ssize_t> m * d
+    for r in range(m):
+        for j in range(d):
+            W[r * d + j] = Z[lo + r, j] * sroot[j]
+    for i in range(m):
+        for r in range(m):
+            M[i * m + r] = 1.0 if i == r else 0.0
+    # M = I − (Wᵀ)ᵀ Wᵀ  (NumPy: np.eye(m) − W @ W.T), upper triangle
+    dsyrk(&upper, &trans, &m, &d, &minus_one, W, &d, &plus_one, M, &m)
+    # M = RᵀR  (NumPy: np.linalg.cholesky(M).T)
+    dpotrf(&upper, &m, M, &m, &info)
+    if info != 0:
+        for r in range(m):
+            p[lo + r] = NAN
+        return 1
+    for r in range(m):
+        p[lo + r] = e[lo + r]
+    # p_q = M⁻¹ e_q  (NumPy: np.linalg.solve(M, e_q))
+    dpotrs(&upper, &m, &one, M, &m, &p[lo], &m, &info)
+    return 0
+
+
 def lqo_blocks(const double[:, ::1] Z, const double[::1] sroot, const double[::1] e,
                const int64_t[::1] starts, const int64_t[::1] queries, double[::1] p,
-               double[::1] work):
+               double[::1] work, int n_threads=1):
     """p_q = (I − Z_q S Z_qᵀ)⁻¹ e_q for each listed query; returns how many were not SPD."""
     # S = diag(sroot²) = (Λ + λ)⁻¹ in the eigenbasis of X̂ᵀX̂, Z = X̂V, e = ŷ − X̂w, so
     # Z_q S Z_qᵀ = H_qq, the hat matrix block of query q, and p_q is its held-out
     # residual.  Per query of m rows: W = Z_q diag(sroot) (row-major m × d is the
     # column-major d × m matrix Wᵀ), M = I − WᵀᵀWᵀ by dsyrk, Cholesky M = RᵀR by
     # dpotrf, p_q = M⁻¹ e_q by dpotrs; O(m² d + m³).  M is SPD in exact arithmetic;
-    # a query where dpotrf fails gets p_q = nan and is counted.  work holds at least
-    # m (d + m) doubles for the largest listed query.
-    cdef int d = Z.shape[1]
-    cdef int m, info, one = 1
-    cdef Py_ssize_t k, q, r, j, i, lo
-    cdef double minus_one = -1.0, plus_one = 1.0
-    cdef char upper = b'U'
-    cdef char trans = b'T'
-    cdef double *W
-    cdef double *M
-    cdef int failed = 0
-    if queries.shape[0] == 0:
+    # a query where dpotrf fails gets p_q = nan and is counted.  Each query is
+    # solved by one of n_threads threads, alone (the same bits for any n_threads),
+    # in its thread's share of work: n_threads shares of at least m (d + m)
+    # doubles for the largest listed query.
+    cdef Py_ssize_t n_queries = queries.shape[0], share, k, q
+    if n_queries == 0:
         return 0
-    W = &work[0]
+    share = work.shape[0] // n_threads
+    cdef int[::1] failed = np.zeros(n_queries, dtype=np.intc)
     with nogil:
-        for k in range(queries.shape[0]):
+        for k in prange(n_queries, schedule="dynamic", num_threads=n_threads):
             q = queries[k]
-            lo = starts[q]
-            m = <int> (starts[q + 1] - lo)
-            M = W + <Py_ssize_t> m * d
-            for r in range(m):
-                for j in range(d):
-                    W[r * d + j] = Z[lo + r, j] * sroot[j]
-            for i in range(m):
-                for r in range(m):
-                    M[i * m + r] = 1.0 if i == r else 0.0
-            # M = I − (Wᵀ)ᵀ Wᵀ  (NumPy: np.eye(m) − W @ W.T), upper triangle
-            dsyrk(&upper, &trans, &m, &d, &minus_one, W, &d, &plus_one, M, &m)
-            # M = RᵀR  (NumPy: np.linalg.cholesky(M).T)
-            dpotrf(&upper, &m, M, &m, &info)
-            if info != 0:
-                failed += 1
-                for r in range(m):
-                    p[lo + r] = NAN
-                continue
-            for r in range(m):
-                p[lo + r] = e[lo + r]
-            # p_q = M⁻¹ e_q  (NumPy: np.linalg.solve(M, e_q))
-            dpotrs(&upper, &m, &one, M, &m, &p[lo], &m, &info)
-    return failed
+            failed[k] = lqo_block(Z, sroot, e, starts[q], <int> (starts[q + 1] - starts[q]), p,
+                                  &work[threadid() * share])
+    return int(np.sum(failed))
+
+
+def times(const double[:, ::1] X, const double[:, ::1] V, double[:, ::1] out,
+          Py_ssize_t block_rows, int n_threads=1):
+    """out = X V (NumPy: X @ V, V d × k), blocks of block_rows rows on n_threads threads."""
+    # Row-major out_b (m × k) is column-major (X_b V)ᵀ = Vᵀ X_bᵀ, and the row-major
+    # buffers of V and X_b are the column-major Vᵀ and X_bᵀ: one dgemm per block,
+    # each row's bits fixed by its block, never by the number of threads.
+    cdef Py_ssize_t n = X.shape[0], n_blocks = (n + block_rows - 1) // block_rows, b, lo
+    cdef int d = X.shape[1], k = V.shape[1], m
+    cdef double one = 1.0, zero = 0.0
+    cdef char notrans = b'N'
+    if n == 0 or k == 0:
+        return
+    if d == 0:
+        out[:, :] = 0.0
+        return
+    with nogil:
+        for b in prange(n_blocks, schedule="static", num_threads=n_threads):
+            lo = b * block_rows
+            m = <int> (min(lo + block_rows, n) - lo)
+            dgemm(&notrans, &notrans, &k, &m, &d, &one, <double*> &V[0, 0], &k,
+                  <double*> &X[lo, 0], &d, &zero, &out[lo, 0], &k)
 
 
 cdef void centre_query(const value_t* X, double* out, Py_ssize_t lo, Py_ssize_t hi,
@@ -406,24 +435,25 @@ def centre_csr(const value_t[::1] data, const index_t[::1] indices, const index_
 cdef void gram_tile(const double[:, ::1] X, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t i0,
                     Py_ssize_t i1, Py_ssize_t j0, Py_ssize_t j1, double* G,
                     unsigned char* nonzero) noexcept nogil:
-    """G[j, i] = Σ_{r=lo}^{hi-1} X[r, i] X[r, j] for i in i0 .. i1-1, j in j0 .. j1-1, j ≥ i.
+    """G[i, j] = Σ_{r=lo}^{hi-1} X[r, i] X[r, j] for i in i0 .. i1-1, j in j0 .. j1-1, j ≥ i.
 
-    G is row-major d × d; only its lower triangle is written.  On a diagonal tile
+    G is row-major d × d; only its upper triangle is written.  On a diagonal tile
     (i0 = j0) nonzero[i] = 1 when column i has a non-zero entry among these rows.
     """
     # Row-major X[lo:hi] is the column-major d × m matrix A = X[lo:hi]ᵀ (lda d), and
-    # the lower triangle of row-major G is the upper one of column-major G.
+    # the upper triangle of row-major G is the lower one of column-major G (dsyrk's
+    # lower triangle: faster than its upper one in OpenBLAS 0.3.30 at d = 50).
     cdef int m = <int> (hi - lo), w = <int> (i1 - i0), v = <int> (j1 - j0)
     cdef int ld = <int> X.shape[1]
     cdef double one = 1.0, zero = 0.0
-    cdef char upper = b'U'
+    cdef char lower = b'L'
     cdef char notrans = b'N'
     cdef char trans = b'T'
     cdef Py_ssize_t r, i, found = 0
     cdef const double* row
     if i0 == j0:
-        # G[i0:i1, i0:i1] (column-major, upper) = A_I A_Iᵀ  (NumPy: X[lo:hi, I].T @ X[lo:hi, I])
-        dsyrk(&upper, &notrans, &w, &m, &one, <double*> &X[lo, i0], &ld, &zero,
+        # G[I, I] (column-major, lower) = A_I A_Iᵀ  (NumPy: X[lo:hi, I].T @ X[lo:hi, I])
+        dsyrk(&lower, &notrans, &w, &m, &one, <double*> &X[lo, i0], &ld, &zero,
               G + i0 * ld + i0, &ld)
         r = lo
         while r < hi and found < w:                 # dense data: done after a row or two
@@ -434,9 +464,9 @@ cdef void gram_tile(const double[:, ::1] X, Py_ssize_t lo, Py_ssize_t hi, Py_ssi
                     found += 1
             r += 1
     else:
-        # G[i0:i1, j0:j1] (column-major) = A_I A_Jᵀ  (NumPy: X[lo:hi, I].T @ X[lo:hi, J])
-        dgemm(&notrans, &trans, &w, &v, &m, &one, <double*> &X[lo, i0], &ld,
-              <double*> &X[lo, j0], &ld, &zero, G + j0 * ld + i0, &ld)
+        # G[J, I] (column-major) = A_J A_Iᵀ  (NumPy: X[lo:hi, J].T @ X[lo:hi, I])
+        dgemm(&notrans, &trans, &v, &w, &m, &one, <double*> &X[lo, j0], &ld,
+              <double*> &X[lo, i0], &ld, &zero, G + i0 * ld + j0, &ld)
 
 
 def gram(const double[:, ::1] X, double[:, ::1] out, unsigned char[::1] nonzero,
@@ -477,16 +507,16 @@ def gram(const double[:, ::1] X, double[:, ::1] out, unsigned char[::1] nonzero,
             gram_tile(X, lo, hi, tile_i[t] * panel, min((tile_i[t] + 1) * panel, d),
                       tile_j[t] * panel, min((tile_j[t] + 1) * panel, d), &partial[b, 0, 0],
                       &flags[b, 0])
-        # out's lower triangle = Σ_b partial[b] in block order, one row per task
-        for j in prange(d, schedule="static", num_threads=n_threads):
-            for i in range(j + 1):
+        # out's upper triangle = Σ_b partial[b] in block order, one row per task
+        for i in prange(d, schedule="static", num_threads=n_threads):
+            for j in range(i, d):
                 s = 0.0
                 for b in range(n_blocks):
-                    s = s + partial[b, j, i]
-                out[j, i] = s
+                    s = s + partial[b, i, j]
+                out[i, j] = s
     for j in range(d):
         for i in range(j):
-            out[i, j] = out[j, i]
+            out[j, i] = out[i, j]
         for b in range(n_blocks):
             if flags[b, j]:
                 nonzero[j] = 1

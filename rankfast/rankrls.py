@@ -72,7 +72,7 @@ from .compat import check_is_fitted
 from .csr import issparse, scipy_csr
 from .errors import UsageError
 from .newton import conjugate_gradient
-from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
+from ._threads import BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs
 from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, training_arrays
 
 DENSE_MAX_FEATURES = 2048
@@ -617,7 +617,9 @@ class EigenPath:
     Setup O(nd² + d³); per λ: weights O(d²), LQO residuals
     O(Σ_q min(m_q² d + m_q³, m_q d² + d³)): a query of at most d documents
     by its hat-matrix block (rankfast._rankrls.lqo_blocks), a larger one by
-    the d × d system of the model trained without it.
+    the d × d system of the model trained without it.  ``gram_matrix`` is X̂ᵀX̂
+    when the caller has it; X̂ᵀX̂, X̂V and the small queries' blocks run on
+    ``n_threads`` threads, with the same bits for any number.
     """
 
     def __init__(self, Xh, yh, starts, gram_matrix=None, n_threads=1):
@@ -626,15 +628,18 @@ class EigenPath:
             gram_matrix = gram(Xh, n_threads)[0]
         lam, self.V = np.linalg.eigh(gram_matrix)
         self.lam = np.maximum(lam, 0.0)
-        self.Z = np.ascontiguousarray(Xh @ self.V)
-        self.c = self.Z.T @ yh
-        self.yh, self.starts = yh, starts
+        self.Z = np.empty((n, d))                                  # X̂V, by row blocks
+        _rankrls.times(np.ascontiguousarray(Xh), np.ascontiguousarray(self.V), self.Z,
+                       BLOCK_ROWS, n_threads)
+        self.products = DataMatrix(self.Z, n_threads)
+        self.c = self.products.rmatvec(yh)                         # Zᵀŷ
+        self.yh, self.starts, self.n_threads = yh, starts, n_threads
         sizes = np.diff(starts)
         # A one-document query has X̂_q = 0 and ŷ_q = 0, so p_q = 0: it is in neither list.
         self.small = np.flatnonzero((sizes > 1) & (sizes <= d)).astype(np.int64)
         self.large = np.flatnonzero(sizes > d)
         largest = int(sizes[self.small].max()) if len(self.small) else 0
-        self.work = np.empty(largest * (d + largest))
+        self.work = np.empty(n_threads * largest * (d + largest))  # a share per thread
         self.gram = {}                          # Z_qᵀZ_q and Z_qᵀŷ_q of queries solved by d × d
 
     def weights(self, lam):
@@ -644,9 +649,10 @@ class EigenPath:
     def lqo_residuals(self, lam):
         """p with p_q = ŷ_q − X̂_q w_{−q}: residuals of the models trained without each query."""
         s = 1.0 / (self.lam + lam)
-        e = self.yh - self.Z @ (s * self.c)                        # ŷ − X̂w
+        e = self.yh - self.products.matvec(s * self.c)             # ŷ − X̂w
         p = np.zeros(len(e))
-        _rankrls.lqo_blocks(self.Z, np.sqrt(s), e, self.starts, self.small, p, self.work)
+        _rankrls.lqo_blocks(self.Z, np.sqrt(s), e, self.starts, self.small, p, self.work,
+                            self.n_threads)
         failed = self.small[np.isnan(p[self.starts[self.small]])]   # not SPD in rounding
         for q in np.concatenate((self.large, failed)).astype(np.int64):
             lo, hi = self.starts[q], self.starts[q + 1]

@@ -165,8 +165,8 @@ def test_lqo_fallback_when_cholesky_fails(monkeypatch):
     import rankfast.rankrls as rankrls
     real = _rankrls.lqo_blocks
 
-    def failing_first(Z, sroot, e, starts, queries, p, work):
-        failed = real(Z, sroot, e, starts, queries, p, work)
+    def failing_first(Z, sroot, e, starts, queries, p, work, n_threads):
+        failed = real(Z, sroot, e, starts, queries, p, work, n_threads)
         p[starts[queries[0]]:starts[queries[0] + 1]] = np.nan
         return failed + 1
 
@@ -176,6 +176,35 @@ def test_lqo_fallback_when_cholesky_fails(monkeypatch):
     for row in path.cv_table_:
         _, losses = _reference.rankrls_lqo_retrain(X, y, qid, row["C"], 1)
         assert row["loss"] == pytest.approx(losses.mean(), rel=1e-8)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_c_path_the_same_bits_on_any_threads(sparse):
+    """Weights and LQO table of a C list (X̂V by row blocks, the small queries' blocks on
+    threads): the same bits for 1, 2 and 3 threads; uneven and one-document queries."""
+    rng = np.random.default_rng(29)
+    sizes = rng.integers(1, 30, size=120)
+    sizes[:3] = 1
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.normal(size=(len(qid), 12))
+    X[rng.random(X.shape) < 0.3] = 0.0
+    X[:, 4] = 1.0                                                # constant: weight 0
+    y = np.floor(X[:, 0] + rng.normal(size=len(qid)))
+    X = sp.csr_matrix(X) if sparse else X
+    fits = [RankRLS(C=[0.1, 1.0, 10.0], n_jobs=t).fit(X, y, qid) for t in (1, 2, 3)]
+    for fit in fits[1:]:
+        np.testing.assert_array_equal(fit.weights_by_C_, fits[0].weights_by_C_)
+        assert fit.cv_table_ == fits[0].cv_table_
+    assert np.all(fits[0].weights_by_C_[:, 4] == 0.0)
+
+
+def test_times_equals_numpy():
+    rng = np.random.default_rng(31)
+    X, V = rng.normal(size=(1001, 6)), rng.normal(size=(6, 6))
+    for n_threads in (1, 3):
+        out = np.full((1001, 6), np.nan)
+        _rankrls.times(X, V, out, 100, n_threads)
+        np.testing.assert_allclose(out, X @ V, rtol=1e-12, atol=1e-12)
 
 
 def test_centring_matches_the_laplacian():
