@@ -198,6 +198,31 @@ def test_c_path_the_same_bits_on_any_threads(sparse):
     assert np.all(fits[0].weights_by_C_[:, 4] == 0.0)
 
 
+@pytest.mark.parametrize("learner", ["rankrls", "greedy"])
+def test_dense_and_sparse_fits_the_same_bits_on_any_threads(learner, monkeypatch):
+    """Single C: weights (so model files) identical for n_jobs 1, 2, 3 and for dense and sparse
+    X, on uneven queries with one-document ones, X̂ᵀX̂ over several row blocks and panels."""
+    monkeypatch.setattr(rankrls, "GRAM_BLOCK_ROWS", 97)
+    monkeypatch.setattr(rankrls, "GRAM_PANEL", 5)
+    monkeypatch.setattr(rankrls, "query_chunks", lambda starts: query_chunks(starts, 60))
+    rng = np.random.default_rng(37)
+    sizes = rng.integers(1, 25, size=90)
+    sizes[::7] = 1
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    X = np.round(rng.normal(size=(len(qid), 13)), 2)
+    X[rng.random(X.shape) < 0.5] = 0.0
+    y = np.floor(X[:, 0] - X[:, 3] + rng.normal(size=len(qid)))
+    make = (lambda j: RankRLS(C=0.5, n_jobs=j)) if learner == "rankrls" else \
+        (lambda j: GreedyRankRLS(C=0.5, k=5, n_jobs=j))
+    fits = [make(j).fit(data, y, qid) for data in (X, sp.csr_matrix(X)) for j in (1, 2, 3)]
+    for fit in fits[1:]:
+        np.testing.assert_array_equal(fit.feature_ids_, fits[0].feature_ids_)
+        np.testing.assert_array_equal(fit.weights_, fits[0].weights_)
+    reference = make(1)
+    monkeypatch.undo()                                   # one block, one panel, one chunk each
+    np.testing.assert_allclose(reference.fit(X, y, qid).weights_, fits[0].weights_, rtol=1e-10)
+
+
 def test_times_equals_numpy():
     rng = np.random.default_rng(31)
     X, V = rng.normal(size=(1001, 6)), rng.normal(size=(6, 6))
