@@ -26,7 +26,7 @@ is α_q = 1: each query's pair sum divided by m_q; RLScore's QueryRankRLS.)
 
 Solvers
 -------
-dense   X̂ as a dense n × d array, X̂ᵀX̂ by BLAS, a Cholesky solve:
+dense   X̂ as a dense n × d array, X̂ᵀX̂ by BLAS (row blocks on threads), a Cholesky solve:
         O(nd² + d³) time, O(nd + d²) memory.  Used when d ≤ 2048 and
         n·d ≤ 2²⁸ (``solver="auto"``).  A feature constant within every
         query (X̂_j = 0) is left out of the solve: its weight is exactly 0.
