@@ -10,8 +10,8 @@ sparse  10,000 columns, 20 random non-zeros per row (increasing indices),
         values U(0, 1) written with 6 decimals, 50 documents per query
 
 Readers: ``rankfast.load_svmlight`` (also on the dense file gzip-compressed;
-MB/s counts uncompressed bytes), ``rankfast._svmlight.parse_chunk`` alone
-over 32 MB chunks already in memory (the kernel without the Python wrapper),
+MB/s counts uncompressed bytes), the parser kernel alone (``_svmlight.parse_into`` into arrays sized for each chunk)
+over load_svmlight's chunks (CHUNK_BYTES, 8 MB) already in memory (the kernel without the Python wrapper),
 ``sklearn.datasets.load_svmlight_file`` without and with ``query_id=True``
 (skipped when scikit-learn is missing: ``pip install scikit-learn``; it is a
 benchmark dependency only), and ``rank_classify`` with a random linear model
@@ -217,7 +217,7 @@ if reader.startswith("sklearn"):
     from sklearn.datasets import load_svmlight_file
 if reader == "kernel":
     from rankfast import _svmlight
-    from rankfast.data import CHUNK_BYTES
+    from rankfast.data import CHUNK_BYTES, _Arrays
     with open(path, "rb") as f:
         raw = f.read()
 import resource
@@ -238,8 +238,10 @@ elif reader == "kernel":
     while pos < len(raw):
         cut = raw.rfind(b"\n", pos, pos + CHUNK_BYTES) + 1
         cut = len(raw) if cut <= pos or pos + CHUNK_BYTES >= len(raw) else cut
-        out = _svmlight.parse_chunk(memoryview(raw)[pos:cut], False)
-        n_rows += len(out[0]); nnz += len(out[5])
+        block = memoryview(raw)[pos:cut]
+        part = _Arrays(*_svmlight.count_bytes_of(block), False)
+        part.parse(block, path, 0)
+        n_rows += part.rows; nnz += part.nnz
         pos = cut
 seconds = time.perf_counter() - t0
 r1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -389,7 +391,7 @@ def _run(args, workdir, created):
         rows.append((reader, which, size, run_reader(reader, path, args.repeat, args.timeout)))
 
     names = {"rankfast": "rankfast.load_svmlight",
-             "kernel": "_svmlight.parse_chunk only",
+             "kernel": "_svmlight.parse_into only",
              "sklearn": "sklearn load_svmlight_file",
              "sklearn-qid": "sklearn ... query_id=True"}
     print()
@@ -429,8 +431,8 @@ def _run(args, workdir, created):
     print("peak RSS MB = child's VmHWM after the read minus its VmHWM once imports are "
           "done; import baselines: " +
           ", ".join(f"{k} {_mb(v):.0f} MB" for k, v in baselines.items()))
-    print("'_svmlight.parse_chunk only' reads the file into memory first (untimed, "
-          "in its baseline) and parses 32 MB chunks: the kernel without data.py's wrapper")
+    print("'_svmlight.parse_into only' reads the file into memory first (untimed, "
+          "in its baseline) and parses CHUNK_BYTES chunks: the kernel without data.py's wrapper")
 
     by = {(reader, which): r for reader, which, _, r in rows}
     for which in ("dense", "sparse"):

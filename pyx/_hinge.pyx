@@ -8,8 +8,14 @@ more relevant).  A pair (i, j) of one query with rank_i > rank_j is active iff
 scores[j] > scores[i] - 1.0 (a pair at margin exactly 1 has zero loss either way;
 svm_rank's find_most_violated_constraint draws the same line).
 """
+from cython.parallel cimport prange
 from libc.stdint cimport int64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
+
+import numpy as np
+
+include "_chunks.pxi"
 
 
 cdef struct CountSum:
@@ -48,10 +54,36 @@ cdef inline CountSum tree_prefix(const CountSum* tree, Py_ssize_t i) noexcept no
     return m
 
 
-def hinge(const double[::1] scores, const int64_t[::1] rank,
-          const int64_t[::1] starts, const int64_t[::1] order,
-          const double[::1] weight, Py_ssize_t n_levels, double[::1] grad_out):
-    """Return L = sum_q c_q sum_{active (i, j)} (1 - s_i + s_j) and write a subgradient dL/ds to grad_out."""
+cdef inline void count_add(double* tree, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
+    """Count one at position i of a counting Fenwick tree (tree_add without the sums)."""
+    i += 1
+    while i < size:
+        tree[i] += 1.0
+        i += i & (-i)
+
+
+cdef inline void count_clear(double* tree, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
+    """Zero every node on position i's update path."""
+    i += 1
+    while i < size:
+        tree[i] = 0.0
+        i += i & (-i)
+
+
+cdef inline double count_prefix(const double* tree, Py_ssize_t i) noexcept nogil:
+    """Count at positions 0 .. i - 1."""
+    cdef double n = 0.0
+    while i > 0:
+        n += tree[i]
+        i -= i & (-i)
+    return n
+
+
+cdef int hinge_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
+                     const int64_t* order, const double* weight, Py_ssize_t n_levels,
+                     Py_ssize_t q0, Py_ssize_t q1, double* grad_out,
+                     double* loss_out) noexcept nogil:
+    """hinge over queries q0 .. q1 - 1 into loss_out[0] and grad_out; -1 when out of memory."""
     # With t = s - ref (ref: the query's median score, keeps the sums small), for
     # document i as the preferred side: n lower-label partners j with s_j > s_i - 1,
     # S = sum t_j:  loss += c (n (1 - t_i) + S),  g_i -= c n.  As the other side:
@@ -60,60 +92,90 @@ def hinge(const double[::1] scores, const int64_t[::1] rank,
     # sweep 2 visits i by increasing score and inserts k while s_i > s_k - 1, at
     # the reversed rank L - 1 - rank_k so that "rank > rank_i" is a prefix.
     # Each query's scores and ranks are first copied in score order (ss, rr) so
-    # the sweeps read memory sequentially.
+    # the sweeps read memory sequentially.  Sweep 2 needs counts only (a tree
+    # of counts, half the memory traffic).  A tree with no more nodes than the
+    # query has documents is cleared whole, a larger one along inserted paths.
     cdef Py_ssize_t size = n_levels + 1
-    cdef Py_ssize_t q, a, b, m_q, p, t, longest = 0
+    cdef Py_ssize_t q, a, m_q, p, t, longest = 1
     cdef double c, ref, loss = 0.0
     cdef CountSum m
-    for q in range(starts.shape[0] - 1):
+    cdef int status = 0
+    for q in range(q0, q1):
         longest = max(longest, starts[q + 1] - starts[q])
     cdef CountSum* tree = <CountSum*> calloc(size, sizeof(CountSum))
-    cdef double* ss = <double*> calloc(max(longest, 1), sizeof(double))
-    cdef double* gg = <double*> calloc(max(longest, 1), sizeof(double))
-    cdef int64_t* rr = <int64_t*> calloc(max(longest, 1), sizeof(int64_t))
-    if tree == NULL or ss == NULL or gg == NULL or rr == NULL:
-        free(tree)
-        free(ss)
-        free(gg)
-        free(rr)
-        raise MemoryError()
-    try:
-        with nogil:
-            for q in range(starts.shape[0] - 1):
-                a = starts[q]
-                b = starts[q + 1]
-                m_q = b - a
-                if m_q == 0:
-                    continue
-                c = weight[q]
-                ref = scores[order[a + m_q // 2]]
-                for t in range(m_q):
-                    ss[t] = scores[order[a + t]] - ref
-                    rr[t] = rank[order[a + t]]
-                p = m_q - 1
-                for t in range(m_q - 1, -1, -1):
-                    while p >= 0 and ss[p] > ss[t] - 1.0:
-                        tree_add(tree, size, rr[p], ss[p])
-                        p -= 1
-                    m = tree_prefix(tree, rr[t])
-                    loss += c * (m.n * (1.0 - ss[t]) + m.s)
-                    gg[t] = -c * m.n
+    cdef double* counts = <double*> calloc(size, sizeof(double))
+    cdef double* ss = <double*> malloc(longest * sizeof(double))
+    cdef double* gg = <double*> malloc(longest * sizeof(double))
+    cdef int64_t* rr = <int64_t*> malloc(longest * sizeof(int64_t))
+    if tree == NULL or counts == NULL or ss == NULL or gg == NULL or rr == NULL:
+        status = -1
+    else:
+        for q in range(q0, q1):
+            a = starts[q]
+            m_q = starts[q + 1] - a
+            if m_q == 0:
+                continue
+            c = weight[q]
+            ref = scores[order[a + m_q // 2]]
+            for t in range(m_q):
+                ss[t] = scores[order[a + t]] - ref
+                rr[t] = rank[order[a + t]]
+            p = m_q - 1
+            for t in range(m_q - 1, -1, -1):
+                while p >= 0 and ss[p] > ss[t] - 1.0:
+                    tree_add(tree, size, rr[p], ss[p])
+                    p -= 1
+                m = tree_prefix(tree, rr[t])
+                loss += c * (m.n * (1.0 - ss[t]) + m.s)
+                gg[t] = -c * m.n
+            if size <= m_q:
+                memset(tree, 0, size * sizeof(CountSum))
+            else:
                 for t in range(p + 1, m_q):
                     tree_clear(tree, size, rr[t])
-                p = 0
-                for t in range(m_q):
-                    while p < m_q and ss[t] > ss[p] - 1.0:
-                        tree_add(tree, size, n_levels - 1 - rr[p], 0.0)
-                        p += 1
-                    m = tree_prefix(tree, n_levels - 1 - rr[t])
-                    grad_out[order[a + t]] = gg[t] + c * m.n
+            p = 0
+            for t in range(m_q):
+                while p < m_q and ss[t] > ss[p] - 1.0:
+                    count_add(counts, size, n_levels - 1 - rr[p])
+                    p += 1
+                grad_out[order[a + t]] = gg[t] + c * count_prefix(counts, n_levels - 1 - rr[t])
+            if size <= m_q:
+                memset(counts, 0, size * sizeof(double))
+            else:
                 for t in range(p):
-                    tree_clear(tree, size, n_levels - 1 - rr[t])
-    finally:
-        free(tree)
-        free(ss)
-        free(gg)
-        free(rr)
+                    count_clear(counts, size, n_levels - 1 - rr[t])
+    loss_out[0] = loss
+    free(tree)
+    free(counts)
+    free(ss)
+    free(gg)
+    free(rr)
+    return status
+
+
+def hinge(const double[::1] scores, const int64_t[::1] rank,
+          const int64_t[::1] starts, const int64_t[::1] order,
+          const double[::1] weight, Py_ssize_t n_levels, double[::1] grad_out,
+          const int64_t[::1] chunks=None, int n_threads=1):
+    """Return L = sum_q c_q sum_{active (i, j)} (1 - s_i + s_j) and write a subgradient dL/ds to grad_out."""
+    # Threads as in _prsvm: chunks of whole queries fixed by the data, each with
+    # its own scratch and partial loss, added in chunk order: the same bits for
+    # any number of threads.
+    chunks = chunk_list(chunks, starts.shape[0] - 1)
+    cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, k
+    cdef double[::1] partial = np.zeros(max(n_chunks, 1))
+    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
+    cdef double loss = 0.0
+    if scores.shape[0] == 0:
+        return 0.0
+    with nogil:
+        for k in prange(n_chunks, schedule="dynamic", num_threads=n_threads):
+            status[k] = hinge_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0],
+                                    n_levels, chunks[k], chunks[k + 1], &grad_out[0],
+                                    &partial[k])
+    check_chunks(status)
+    for k in range(n_chunks):
+        loss += partial[k]
     return loss
 
 

@@ -82,14 +82,14 @@ def linear_scores_rows(const int64_t[::1] indptr, const int32_t[::1] indices,
 
 
 def format_scores(const double[::1] scores):
-    """svm_rank_classify's prediction lines: '%.8f\\n' for each score ('-nan' for NaN)."""
+    """svm_rank_classify's prediction lines: '%.8f\\n' for each score ('-nan' for NaN), as bytes-like."""
     cdef Py_ssize_t n = scores.shape[0], i, k = 0
     cdef bytearray text
     cdef char* out
     cdef double v
     cdef bint wide = False
     for i in range(n):
-        if not -1e30 < scores[i] < 1e30:
+        if not -1e30 < scores[i] < 1e30 and not isnan(scores[i]):
             wide = True
     if wide:                                # huge or infinite scores: Python's own '%.8f'
         return "".join(["%.8f\n" % v if v == v else "-nan\n" for v in scores]).encode()
@@ -102,7 +102,8 @@ def format_scores(const double[::1] scores):
                 k += snprintf(out + k, 48, b"-nan\n")
             else:
                 k += snprintf(out + k, 48, b"%.8f\n", v)
-    return bytes(text[:k])
+    del text[k:]                            # shrunk in place, not copied
+    return text
 
 
 def single_vector_weights(double alpha, const int32_t[::1] indices, const double[::1] values,

@@ -487,31 +487,6 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
     return r.rows, r.nnz, r.error, r.error_line, r.error_start, r.error_end, r.consumed
 
 
-def parse_chunk(const unsigned char[::1] buf, bint comments):
-    """Parse a whole buffer into new arrays.
-
-    Returns (labels, qids, line_of_row, indptr, indices, values, comments,
-    error, error_line, error_start, error_end); comments is None or a pair
-    (start, end) of byte offsets of each row's comment text (-1: none).
-    """
-    import numpy as np
-    newlines, colons = count_bytes_of(buf)
-    rows = newlines + 1
-    labels = np.empty(rows)
-    qids = np.empty(rows, dtype=np.int64)
-    lines = np.empty(rows, dtype=np.int64)
-    indptr = np.zeros(rows + 1, dtype=np.int64)
-    indices = np.empty(max(colons, 1), dtype=np.int32)
-    values = np.empty(max(colons, 1))
-    starts = np.empty(rows, dtype=np.int64) if comments else None
-    ends = np.empty(rows, dtype=np.int64) if comments else None
-    n, nnz, error, error_line, error_start, error_end, _ = parse_into(
-        buf, 0, 0, labels, qids, lines, indptr, indices, values, starts, ends)
-    return (labels[:n], qids[:n], lines[:n], indptr[:n + 1], indices[:nnz], values[:nnz],
-            (starts[:n], ends[:n]) if comments else None,
-            error, error_line, error_start, error_end)
-
-
 def number_of(const unsigned char[::1] token):
     """The value of a whole token read with the data files' number grammar, or None.
 

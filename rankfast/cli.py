@@ -560,9 +560,11 @@ def _no_documents(path):
                                   "and comment lines)")
 
 
-def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None, n_jobs=None):
+def _load(path, verbosity, program, svmlight_verbosity=0, group_path=None, n_jobs=None,
+          dtype="float64"):
     from .data import load_svmlight
-    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity), n_jobs=n_jobs)
+    dataset = load_svmlight(path, progress=_ReadProgress(program, path, verbosity), n_jobs=n_jobs,
+                            dtype=dtype)
     if dataset.n_documents == 0:
         raise _no_documents(path)
     _progress(_svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")
@@ -608,7 +610,7 @@ def learn_main(argv=None):
 
 
 def _learn(argv):
-    from .learners import check_storable_features, make_learner, model_notes
+    from .learners import make_learner, model_notes
     options, given, positional = parse_args(argv, LEARN_OPTIONS, {}, 2, "rank_learn")
     if not positional:
         raise UsageError("not enough input parameters: rank_learn [options] example_file [model_file]")
@@ -630,14 +632,15 @@ def _learn(argv):
     _refuse_pattern(train_path)
 
     _progress("Reading training examples...", verbosity, end="")
+    # Feature values as svm_rank holds them (floats): the same model inputs, 8 bytes a
+    # value, and a value beyond float's range refused at its line.
     dataset = _load(train_path, verbosity, "rank_learn", svmlight_verbosity,
-                    options.get("group"), options.get("n_jobs"))
+                    options.get("group"), options.get("n_jobs"), dtype="float32")
     _progress("done", verbosity)
     from .data import count_distinct
     n_queries = count_distinct(dataset.qid)       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
               f"{dataset.n_documents} examples", verbosity, level=0)
-    check_storable_features(dataset)
 
     def log(text, level=1):
         _progress(text, verbosity, level)

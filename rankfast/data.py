@@ -29,7 +29,8 @@ from .files import open_binary
 from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
 from .reader import ERR_FULL, _blocks, _changed, plain_size, reason
 
-CHUNK_BYTES = 32 << 20
+CHUNK_BYTES = 8 << 20          # read at a time: memory beyond the result (32 MB: no faster)
+MIN_BLOCK_BYTES = 1 << 20      # a thread's block: larger than the cost of handing it out
 
 @dataclasses.dataclass
 class Dataset:
@@ -201,7 +202,7 @@ def compact_columns(X):
 
 
 def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES, progress=None,
-                  n_jobs=None):
+                  n_jobs=None, dtype=np.float64):
     """Read an SVMlight / svm_rank file.
 
     Parameters
@@ -223,11 +224,18 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
         of decompressed data, increasing); the library prints nothing.
     n_jobs : int or None
         Threads parsing a plain file (None or 0: every core this process may
-        run on; see rankfast._threads): blocks of chunk_bytes / threads, each
-        parsed into its own part of the arrays, joined in file order; the same
+        run on; see rankfast._threads): blocks of chunk_bytes / threads (1 MB
+        at least), threads + 1 of them in flight (peak memory: the result
+        plus about threads + 2 blocks), each parsed into its own part of the
+        arrays, joined in file order; the same
         Dataset and the same first error (in file order) as one thread.
         Streams (standard input, compressed files) and ``comments=True`` are
         parsed by one thread.
+    dtype : numpy.float64 or numpy.float32
+        How feature values are stored.  float32 is svm_rank's choice (it
+        reads each value as a double and stores it as a float; rank_learn
+        does the same): 8 bytes a value with its index instead of 12, and a
+        value beyond float32's range is an InputError naming its line.
 
     Returns
     -------
@@ -263,9 +271,9 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
         buffer = bytearray(chunk_bytes if size is None else min(chunk_bytes, size + 1))
         if size is not None:                                   # one buffer for both passes
             newlines, colons, size = _count(stream, path, buffer)
-            whole = _Arrays(newlines, colons, comments)
+            whole = _Arrays(newlines, colons, comments, dtype)
             n_threads = resolve_n_jobs(n_jobs)
-            block_bytes = max(chunk_bytes // n_threads, 1)
+            block_bytes = max(chunk_bytes // n_threads, min(MIN_BLOCK_BYTES, chunk_bytes), 1)
             if n_threads > 1 and not comments and size > block_bytes:    # else one block: no pool
                 # A new, smaller buffer rather than resizing this one: a view of it may
                 # outlive the counting pass (a profiler sampling frames, as Dask's
@@ -274,13 +282,13 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
                 buffer = bytearray(block_bytes)
                 blocks = _blocks(stream, path, buffer, progress=progress, size=size)
                 whole.parse_blocks(blocks, path, n_threads)
-                return _dataset([whole], path, n_features, comments)
+                return _dataset([whole], path, n_features, comments, dtype)
         for block in _blocks(stream, path, buffer, progress=progress, size=size):
-            part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments)
+            part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments, dtype)
             line_offset = part.parse(block, path, line_offset)
             if whole is None:
                 parts.append(part)
-    return _dataset([whole] if whole else parts, path, n_features, comments)
+    return _dataset([whole] if whole else parts, path, n_features, comments, dtype)
 
 
 
@@ -298,7 +306,7 @@ def _count(stream, path, buffer):
 class _Arrays:
     """CSR arrays, targets, qids, lines (and comments) with room for a known bound."""
 
-    def __init__(self, newlines, colons, comments):
+    def __init__(self, newlines, colons, comments, dtype=np.float64):
         rows = newlines + 1
         self.rows = self.nnz = 0
         self.y = np.empty(rows)
@@ -306,7 +314,7 @@ class _Arrays:
         self.line = np.empty(rows, dtype=np.int64)
         self.indptr = np.zeros(rows + 1, dtype=np.int64)
         self.indices = np.empty(max(colons, 1), dtype=np.int32)
-        self.values = np.empty(max(colons, 1))
+        self.values = np.empty(max(colons, 1), dtype=dtype)
         self.comments = [] if comments else None
         self.spans = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)) if comments else None
 
@@ -384,7 +392,7 @@ def _parse_part(block, part, first_line):
                                 None, None, first_line), indptr
 
 
-def _dataset(parts, path, n_features, comments):
+def _dataset(parts, path, n_features, comments, dtype):
     """The Dataset of the parsed parts (one part: its arrays are used as they are)."""
     def joined(name, count):
         """One array from the parts' arrays, each part's dropped once copied (peak: +1 array)."""
@@ -395,7 +403,7 @@ def _dataset(parts, path, n_features, comments):
             setattr(p, name, None)
         return np.concatenate(arrays)
     if not parts:
-        parts = [_Arrays(0, 0, comments)]
+        parts = [_Arrays(0, 0, comments, dtype)]
     y, qid, line = joined("y", "rows"), joined("qid", "rows"), joined("line", "rows")
     indices, values = joined("indices", "nnz"), joined("values", "nnz")
     offsets = np.cumsum([0] + [p.nnz for p in parts])

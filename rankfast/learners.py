@@ -8,7 +8,7 @@ import difflib
 
 import numpy as np
 
-from .errors import InputError, UsageError
+from .errors import UsageError
 
 # Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored
 # (-k is also greedy's number of features, and used as that with -a greedy).
@@ -192,27 +192,6 @@ def _kernel_notes(params):
                 "(s a*b + r)^d is then not a kernel and is infinite where s a*b + r = 0")
         notes.append(f"-d {params.degree}: the polynomial kernel needs d >= 1; {what}")
     return notes
-
-
-def check_storable_features(dataset):
-    """InputError (file and line) for a feature value beyond float32's range.
-
-    svm_rank reads feature values as floats (float32): a larger value is inf
-    there, in its model files (a kernel model's support vectors) and in
-    rank_classify's scores, so rank_learn refuses it before training.
-    """
-    data = dataset.features.data
-    if len(data) == 0 or max(-data.min(), data.max()) <= np.finfo(np.float32).max:
-        return                                    # no value can round to inf (and no copy made)
-    with np.errstate(over="ignore"):
-        beyond = np.isinf(data.astype(np.float32))
-    if beyond.any():
-        k = int(np.argmax(beyond))
-        row = int(np.searchsorted(dataset.features.indptr, k, side="right")) - 1
-        raise InputError(dataset.path, int(dataset.line[row]),
-                         f"feature {int(dataset.features.indices[k]) + 1}:{data[k]:g} is beyond the "
-                         f"float range of svm_rank's model files and scores (3.4e38): "
-                         f"rescale the features")
 
 
 def model_notes(model, dataset, options):

@@ -38,7 +38,7 @@ _REASONS = {
     11: "{token!r}: sid must be a non-negative integer",
     12: "{token!r}: cost must be a finite number",
     14: "feature value in {token!r} is beyond single precision (svm_rank stores feature "
-        "values as 4-byte floats, at most 3.4028235e+38 in magnitude)",
+        "values as 4-byte floats, at most 3.4028235e+38 in magnitude): rescale the features",
 }
 
 

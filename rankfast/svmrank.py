@@ -49,8 +49,10 @@ ingredient is cheap here:
   (rankfast._hinge.simplex_qp), warm-started; planes unused for 50 rounds go.
 
 Per iteration: two products with X (w_c's scores and the new plane's Xᵀg), a
-few sorts and sweeps.  Stopping rule: certified gap ≤ C ε' (above), or
-``max_iter`` iterations (``-#``).
+few sorts and sweeps, all on ``n_jobs`` threads over chunks of queries fixed
+by the data, so the model is the same bits for any number of threads.
+Stopping rule: certified gap ≤ C ε' (above), or ``max_iter`` iterations
+(``-#``).
 """
 import dataclasses
 
@@ -58,7 +60,7 @@ import numpy as np
 
 from . import _hinge, _prsvm
 from .compat import check_is_fitted
-from ._threads import resolve_n_jobs
+from ._threads import query_chunks, resolve_n_jobs
 from .linear import DataMatrix, LinearRanker, check_loss, linear_model, training_arrays
 from .ranksvm import query_weights
 
@@ -71,24 +73,28 @@ class HingeLoss:
 
     ``power`` 1 is the hinge (this learner), 2 the squared hinge (PRSVM's loss,
     through rankfast._prsvm.squared_hinge, which has the same signature).
+    ``n_threads`` threads share the queries, in chunks fixed by the data, so
+    the value and the subgradient are the same bits for any number of them.
     """
 
-    def __init__(self, y, starts, query_weight, power=1):
+    def __init__(self, y, starts, query_weight, power=1, n_threads=1):
         self.kernel = _hinge.hinge if power == 1 else _prsvm.squared_hinge
         levels, rank = np.unique(y, return_inverse=True)
         self.rank = rank.ravel().astype(np.int64)
         self.n_levels = len(levels)
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
         self.weight = np.ascontiguousarray(query_weight, dtype=np.float64)
+        self.n_threads = n_threads
+        self.chunks = query_chunks(self.starts)     # fixed by the data: same bits for any n_threads
 
     def __call__(self, scores):
         """(L, ∂L/∂s) at scores (float64, one per document, queries contiguous)."""
         scores = np.ascontiguousarray(scores, dtype=np.float64)
         order = np.empty(len(scores), dtype=np.int64)
-        _prsvm.sort_within_queries(scores, self.starts, order)
+        _prsvm.sort_within_queries(scores, self.starts, order, self.chunks, self.n_threads)
         grad = np.empty_like(scores)
         value = self.kernel(scores, self.rank, self.starts, order, self.weight,
-                             self.n_levels, grad)
+                             self.n_levels, grad, self.chunks, self.n_threads)
         return value, grad
 
 
@@ -151,9 +157,22 @@ def ocas(X, loss, target, max_iter, log=None):
 
     ``X`` is a rankfast.linear.DataMatrix (its matvec and rmatvec are X w and Xᵀ u).
 
-    ``loss(scores) -> (value, ∂/∂scores)`` must be convex in the scores.
+    ``loss(scores) -> (value, ∂/∂scores)`` must be convex in the scores and,
+    for the final certificate, satisfy |loss(s) − loss(s')| ≤
+    2 loss(0) ‖s − s'‖_∞: true of the pairwise hinge, where loss(0) =
+    Σ_q c_q |P_q| and each pair's hinge is 1-Lipschitz in s_i − s_j.
     ``target`` is a number or a function of F(0) = loss(0) giving it.
     Returns a CuttingPlaneResult.
+
+    Scores are carried along rather than recomputed: a point w_b + tΔ has
+    scores s_b + t XΔ, so each iteration multiplies by X once (the model's
+    minimiser) and by Xᵀ once (the new plane).  A cutting plane taken at
+    scores s with loss value v and gradient g is L(w) ≥ v + gᵀ(Xw − s), i.e.
+    a = Xᵀg, b = v − gᵀs: valid whether or not s equals X w to the last bit,
+    so the lower bound never depends on the carried scores.  The upper bound
+    F(w_b) does; at the end X w_b is computed once and the loss's Lipschitz
+    bound covers the rounding drift ‖X w_b − s_b‖_∞ (about 1e-16 relative),
+    instead of a last loss evaluation.
     """
     dim = X.shape[1]
     calls = 0
@@ -166,11 +185,11 @@ def ocas(X, loss, target, max_iter, log=None):
 
     w_b = np.zeros(dim)
     s_b = np.zeros(X.shape[0])
-    f_b, value, g_b = at(w_b, s_b)
+    f_b, loss_at_zero, g_b = at(w_b, s_b)
     if callable(target):
         target = target(f_b)
     planes = _Planes(dim)
-    planes.add(X.rmatvec(g_b), value)
+    planes.add(X.rmatvec(g_b), loss_at_zero)
     lower = -np.inf
     message, converged, it = "iteration limit reached", False, 0
     for it in range(1, max_iter + 1):
@@ -187,15 +206,14 @@ def ocas(X, loss, target, max_iter, log=None):
         f_p, value, g_p = at(w_p, s_p)
         if f_p < f_b:
             f_b, w_b, s_b, g_b = f_p, w_p, s_p, g_p
-        a = X.rmatvec(g_p)
-        planes.add(a, value - a @ w_p)
+        planes.add(X.rmatvec(g_p), value - g_p @ s_p)
         if log is not None:
             log(f"OCAS {it}: F={f_b:.10g} lower bound={lower:.10g} gap={f_b - lower:.4g} "
                 f"(target {target:.4g}), {trials} line-search trials, {len(planes.b) - 1} planes", 2)
     else:
         it = max_iter
-    if np.any(w_b):     # s_b was updated along the way: F from X w_b itself, for the certificate
-        f_b = at(w_b, X.matvec(w_b))[0]
+    if np.any(w_b):     # F(w_b) ≤ f_b + 2 L(0) ‖X w_b − s_b‖_∞: the carried scores' drift
+        f_b += 2.0 * loss_at_zero * np.max(np.abs(X.matvec(w_b) - s_b))
     return CuttingPlaneResult(w_b, f_b, lower, max(f_b - lower, 0.0), target, it, len(planes.b) - 1,
                               calls, converged, message)
 
@@ -283,8 +301,8 @@ class RankSVML1(LinearRanker):
     max_iter : int
         svm_rank's -#: cap on cutting-plane iterations.
     n_jobs : int or None
-        Threads for the products X w and Xᵀ u (None or 0: every core this
-        process may use); the model is the same for any number.
+        Threads for the products X w and Xᵀ u and the loss oracle (None or 0:
+        every core this process may use); the model is the same for any number.
 
     Attributes
     ----------
@@ -339,9 +357,10 @@ class RankSVML1(LinearRanker):
             raise ValueError(f"tol must be positive (got {self.tol!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
-        loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss))
-        self.result_ = ocas(DataMatrix(X, resolve_n_jobs(self.n_jobs)), loss, svm_rank_target(self.C, self.tol, self.loss),
-                            self.max_iter, log=log)
+        n_threads = resolve_n_jobs(self.n_jobs)
+        loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss), n_threads=n_threads)
+        self.result_ = ocas(DataMatrix(X, n_threads), loss,
+                            svm_rank_target(self.C, self.tol, self.loss), self.max_iter, log=log)
         if log is not None:
             r = self.result_
             log(f"OCAS: {r.message} after {r.iterations} iterations ({r.oracle_calls} loss "

@@ -119,8 +119,9 @@ def test_a_feature_beyond_float32_is_one_clean_error(tmp_path, capsys, kernel, a
                     "2 qid:2 1:1 2:1\n1 qid:2 1:3 2:0\n")
     assert learn_main(["-v", "0", "-t", kernel, "-a", algorithm, str(data), str(model)]) == 1
     err = capsys.readouterr().err
-    assert err == (f"rank_learn: {data}:1: feature 1:4e+38 is beyond the float range of "
-                   f"svm_rank's model files and scores (3.4e38): rescale the features\n")
+    assert err == (f"rank_learn: {data}:1: feature value in '1:4e38' is beyond single precision "
+                   f"(svm_rank stores feature values as 4-byte floats, at most 3.4028235e+38 in "
+                   f"magnitude): rescale the features\n")
     assert not model.exists() and leftovers(tmp_path) == []
 
 

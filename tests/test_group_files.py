@@ -49,8 +49,9 @@ def test_sidecar_beside_the_file_groups_it(no_qids, tmp_path, capsys, suffix):
     assert learn_main(["-c", "1", str(path), str(tmp_path / "m")]) == 0
     err = capsys.readouterr().err
     assert f"{len(sizes)} queries from {path}{suffix}" in err
-    # the same model as from the file with qids
-    with_qids = RankSVM(C=1.0).fit(dataset.X, dataset.y, dataset.qid).to_model(
+    # the same model as from the file with qids (rank_learn reads values as floats, as svm_rank)
+    with_qids = RankSVM(C=1.0).fit(dataset.features.astype(np.float32), dataset.y,
+                                   dataset.qid).to_model(
         n_features=dataset.n_features, n_documents=dataset.n_documents)
     np.testing.assert_array_equal(read_model(str(tmp_path / "m")).weights, with_qids.weights)
     assert learn_main(["-v", "0", "-c", "1", str(path), str(tmp_path / "m")]) == 0
@@ -63,7 +64,7 @@ def test_explicit_group_file(no_qids, tmp_path, capsys):
     groups.write_text("".join(f"{s}\n" for s in sizes))
     assert learn_main(["-c", "1", "--group", str(groups), str(path), str(tmp_path / "m")]) == 0
     assert f"queries from {groups}" in capsys.readouterr().err
-    with_qids = RankSVM(C=1.0).fit(dataset.X, dataset.y, dataset.qid)
+    with_qids = RankSVM(C=1.0).fit(dataset.features.astype(np.float32), dataset.y, dataset.qid)
     np.testing.assert_array_equal(read_model(str(tmp_path / "m")).weights,
                                   with_qids.to_model(n_features=dataset.n_features).weights)
 

@@ -224,6 +224,7 @@ def test_an_overflowing_run_prints_one_line_and_no_numpy_warnings(tmp_path):
                           "sys.exit(learn_main())", "-v", "0", str(data), str(tmp_path / "m")],
                          capture_output=True, text=True)
     assert run.returncode == 1
-    assert run.stderr.strip().splitlines() == [f"rank_learn: {data}:1: feature 1:1e+150 is beyond "
-                                               f"the float range of svm_rank's model files and "
-                                               f"scores (3.4e38): rescale the features"]
+    assert run.stderr.strip().splitlines() == [
+        f"rank_learn: {data}:1: feature value in '1:1e150' is beyond single precision (svm_rank "
+        f"stores feature values as 4-byte floats, at most 3.4028235e+38 in magnitude): rescale "
+        f"the features"]

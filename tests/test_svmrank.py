@@ -10,6 +10,7 @@ from scipy.optimize import minimize
 
 import rankfast
 from rankfast import _hinge
+from rankfast._threads import query_chunks
 from rankfast.cli import learn_main
 from rankfast.learners import make_learner
 from rankfast.ranksvm import query_weights
@@ -65,6 +66,48 @@ def test_hinge_kernel_matches_pair_twin(seed, loss):
     value_twin, grad_twin = hinge_twin(scores, y, starts, weight)
     assert value == pytest.approx(value_twin, rel=1e-12, abs=1e-12)
     np.testing.assert_allclose(grad, grad_twin, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("levels", [3, 200])
+def test_hinge_kernel_on_long_queries_matches_pair_twin(levels):
+    """Queries of up to 90 documents with score ties, and label trees both smaller than a
+    query (the kernel clears them whole) and larger (cleared along the inserted paths)."""
+    rng = np.random.default_rng(levels)
+    y, starts = random_queries(rng, 6, np.arange(levels) * 0.5, max_size=90)
+    scores = rng.integers(-6, 7, size=len(y)) * 0.5
+    scores[starts[-2]:] = rng.normal(size=len(y) - starts[-2]) * 3
+    weight = query_weights(y, starts, 1.3, 1)
+    value, grad = HingeLoss(y, starts, weight)(scores)
+    value_twin, grad_twin = hinge_twin(scores, y, starts, weight)
+    assert value == pytest.approx(value_twin, rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(grad, grad_twin, rtol=0, atol=1e-12)
+
+
+def test_hinge_kernel_gives_the_same_bits_on_any_number_of_threads():
+    rng = np.random.default_rng(4)
+    y, starts = random_queries(rng, 300, np.array([0.0, 1.0, 2.0, 3.0]), max_size=40)
+    scores = rng.normal(size=len(y)) * 2
+    weight = query_weights(y, starts, 0.9, 1)
+    results = []
+    for n_threads in (1, 2, 3):
+        loss = HingeLoss(y, starts, weight, n_threads=n_threads)
+        loss.chunks = query_chunks(loss.starts, documents=100)    # many chunks on few documents
+        results.append(loss(scores))
+    value_twin, grad_twin = hinge_twin(scores, y, starts, weight)
+    assert results[0][0] == pytest.approx(value_twin, rel=1e-12)
+    np.testing.assert_allclose(results[0][1], grad_twin, rtol=0, atol=1e-12)
+    for value, grad in results[1:]:
+        assert value == results[0][0] and np.array_equal(grad, results[0][1])
+
+
+def test_model_is_the_same_for_any_number_of_threads():
+    rng = np.random.default_rng(8)
+    qid = np.repeat(np.arange(250), 40)                 # 10,000 documents: three query chunks
+    X = rng.normal(size=(len(qid), 10))
+    y = np.digitize(X @ rng.normal(size=10) + rng.normal(size=len(qid)), [-1, 0, 1]).astype(float)
+    one, two = (RankSVML1(C=1.0, n_jobs=n).fit(X, y, qid) for n in (1, 2))
+    assert one.result_.iterations > 2
+    assert np.array_equal(one.weights_, two.weights_) and one.result_.f == two.result_.f
 
 
 def test_hinge_subgradient_is_a_subgradient():
@@ -141,6 +184,23 @@ def test_optimum_matches_generic_qp(seed, loss, C):
     # ½‖w − w*‖² ≤ F(w) − F* for this 1-strongly convex objective
     assert np.linalg.norm(est.weights_ - w_ref) <= np.sqrt(2 * r.gap) + np.sqrt(
         2 * max(upper - lower, 0.0)) + 1e-9
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 30.0])
+def test_reported_objective_bounds_the_objective_at_the_model(C):
+    """OCAS carries scores along (X(w + tΔ) as Xw + t XΔ) and pads F(w) by the drift's
+    Lipschitz bound: the reported F is ≥ F evaluated from X w itself, and barely above."""
+    rng = np.random.default_rng(2)
+    qid = np.repeat(np.arange(60), 12)
+    X = rng.normal(size=(len(qid), 6))
+    y = rng.integers(0, 4, size=len(qid)).astype(float)
+    est = RankSVML1(C=C, tol=1e-6).fit(X, y, qid)
+    r = est.result_
+    _, starts = np.unique(qid, return_index=True)
+    loss = HingeLoss(y, np.r_[starts, len(qid)], query_weights(y, np.r_[starts, len(qid)], C, 1))
+    exact = 0.5 * r.w @ r.w + loss(X @ r.w)[0]
+    assert r.iterations > 1 and exact <= r.f <= exact + 1e-12 * max(1.0, exact)
+    assert r.f - r.lower_bound == pytest.approx(r.gap) and r.gap <= r.target
 
 
 def test_sparse_and_dense_input_give_the_same_model():
