@@ -10,11 +10,18 @@ Printed, nothing asserted:
 
 * per phase (read, train per learner, classify): wall seconds at each -j and the
   speed-up over the first, and whether the model files are byte-identical;
+  RankRLS and greedy RankRLS also split at their first progress line (-v):
+  "prepare" (input checks, grouping; greedy: also centring, X̂ᵀX̂ and the caches)
+  and the rest ("solve": centring, X̂ᵀX̂, the solve; "select": the k steps);
 * peak RSS of a whole ``rank_learn -j 1`` process (default learner) against
   svm_rank's recorded 302 MB at 500k × 50 (issue 14);
 * one thread: PRSVM's solve at 220k documents against liblinear-ranksvm's
   recorded 0.39 s (issue 14; not rebuilt here), and greedy RankRLS, k = 10 on
-  100k × 200 in 1000 queries, against RLScore's recorded 5.0 s.
+  100k × 200 in 1000 queries, against RLScore's recorded 5.0 s;
+* greedy RankRLS's memory traffic: one selection step at 500k × 50 (its caches
+  C and U read and written once: 800 MB) in GB/s at each -j, beside a plain
+  stream over the same arrays (C = U / 1 on the same threads: 400 MB) and a
+  NumPy copy, the machine's bandwidth that bounds the step.
 
 The recorded figures come from runs on this machine when it was idle; timings
 here are wall-clock seconds and the machine may be shared (other jobs make the
@@ -46,6 +53,8 @@ SVM_RANK_PEAK_MB_500K = 302.0       # issue 14: svm_rank_learn on 500k x 50
 LIBLINEAR_SOLVE_220K = 0.39         # issue 14: liblinear-ranksvm -s 8, train() at 220k
 RLSCORE_GREEDY = 5.0                # issue 14: RLScore GreedyRLS, k = 10, 100k x 200
 LEARNER_OPTIONS = {"prsvm": {}, "rankncg": {}, "rankrls": {}, "greedy": {"k": 10}}
+# learners whose fit is split at its first progress line: (before, after)
+SPLIT_AT_FIRST_LOG = {"rankrls": ("prepare", "solve"), "greedy": ("prepare", "select")}
 
 
 def timed(function, repeat=1):
@@ -56,6 +65,22 @@ def timed(function, repeat=1):
         result = function()
         run = (result, time.perf_counter() - wall, time.process_time() - cpu)
         best = run if best is None or run[1] < best[1] else best
+    return best
+
+
+def split_fit(learner, data, repeat):
+    """(wall, cpu) of the whole fit and of its parts before and after its first progress line."""
+    best = None
+    for _ in range(repeat):
+        marks = []
+        log = lambda text, level: marks or marks.append((time.perf_counter(), time.process_time()))
+        cpu, wall = time.process_time(), time.perf_counter()
+        learner.fit(data.X, data.y, data.qid, log=log)
+        end = (time.perf_counter(), time.process_time())
+        mark = marks[0] if marks else end
+        run = [(end[0] - wall, end[1] - cpu), (mark[0] - wall, mark[1] - cpu),
+               (end[0] - mark[0], end[1] - mark[1])]
+        best = run if best is None or run[0][0] < best[0][0] else best
     return best
 
 
@@ -82,16 +107,23 @@ def phases(path, threads, learners, repeat):
     rows.append(("read", walls, cpus, same))
     data = rankfast.load_svmlight(str(path), n_jobs=1)
     for name in learners:
-        walls, cpus, files = [], [], []
+        walls, cpus, files, parts = [], [], [], []
         for j in threads:
             options = dict(LEARNER_OPTIONS[name], n_jobs=j, C=[0.01])
             learner = LEARNERS[name](options)
-            _, wall, cpu = timed(lambda: learner.fit(data.X, data.y, data.qid), repeat)
+            if name in SPLIT_AT_FIRST_LOG:
+                (wall, cpu), *split = split_fit(learner, data, repeat)
+                parts.append(split)
+            else:
+                _, wall, cpu = timed(lambda: learner.fit(data.X, data.y, data.qid), repeat)
             walls.append(wall)
             cpus.append(cpu)
             files.append(model_bytes(learner.to_model(n_features=data.n_features)))
         same = "model files identical" if all(f == files[0] for f in files) else "MODELS DIFFER"
         rows.append((f"train {name}", walls, cpus, same))
+        for k, label in enumerate(SPLIT_AT_FIRST_LOG.get(name, ())):
+            rows.append((f"  {name} {label}", [p[k][0] for p in parts], [p[k][1] for p in parts],
+                         ""))
     learner = LEARNERS["prsvm"]({"n_jobs": 1})
     learner.fit(data.X, data.y, data.qid)
     model = learner.to_model(n_features=data.n_features)
@@ -150,6 +182,29 @@ def greedy_ratio(threads):
               f"RLScore {RLSCORE_GREEDY} s (recorded): {RLSCORE_GREEDY / best[0]:.1f}x by wall")
 
 
+def greedy_bandwidth(threads, n=500_000, d=50, repeat=5):
+    """GB/s of one greedy step (add_feature with scoring) against plain streams over C and U."""
+    from rankfast import _rankrls
+    from rankfast._threads import query_chunks
+    rng = np.random.default_rng(0)
+    C, U = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    a, p, g, h = rng.normal(size=n), rng.normal(size=n), rng.random(d), rng.normal(size=d)
+    t = 1e-4 * rng.normal(size=d)                      # small: the caches stay finite
+    starts = np.arange(0, n + 1, 50, dtype=np.int64)
+    chunks, out, moved = query_chunks(starts), np.empty(d), 2 * C.nbytes
+    step = {j: timed(lambda: _rankrls.add_feature(C, U, a, p, C[:, 3], U[:, 3], t, 0.5, 1e-4,
+                                                 starts, chunks, j, g, h, out), repeat)[1:]
+            for j in threads}
+    stream = {j: timed(lambda: _rankrls.divide(U, 1.0, C, j), repeat)[1] for j in threads}
+    copy = timed(lambda: np.copyto(C, U), repeat)[1]
+    print(f"greedy step at {n // 1000}k x {d} (C, U read and written: {2 * moved / 1e9:.1f} GB); "
+          f"NumPy copy U -> C: {moved / copy / 1e9:.1f} GB/s")
+    for j in threads:
+        wall, cpu = step[j]
+        print(f"  -j {j}: step {wall * 1e3:.1f} ms ({cpu * 1e3:.1f} ms cpu), "
+              f"{2 * moved / wall / 1e9:.1f} GB/s; stream U -> C {moved / stream[j] / 1e9:.1f} GB/s")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=500_000)
@@ -174,6 +229,7 @@ def main():
         make_file(220_000, small)
         one_thread_prsvm(small)
     greedy_ratio(threads)
+    greedy_bandwidth(threads)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ is α_q = 1: each query's pair sum divided by m_q; RLScore's QueryRankRLS.)
 
 Solvers
 -------
-dense   X̂ as a dense n × d array, X̂ᵀX̂ by BLAS, a Cholesky solve:
+dense   X̂ as a dense n × d array, X̂ᵀX̂ by BLAS (row blocks on threads), a Cholesky solve:
         O(nd² + d³) time, O(nd + d²) memory.  Used when d ≤ 2048 and
         n·d ≤ 2²⁸ (``solver="auto"``).  A feature constant within every
         query (X̂_j = 0) is left out of the solve: its weight is exactly 0.
@@ -72,7 +72,7 @@ from .compat import check_is_fitted
 from .csr import issparse, scipy_csr
 from .errors import UsageError
 from .newton import conjugate_gradient
-from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
+from ._threads import BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs
 from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, training_arrays
 
 DENSE_MAX_FEATURES = 2048
@@ -202,14 +202,16 @@ class RankRLS(LinearRanker):
         else:
             Xh = centred(X, starts, alpha, n_threads=n_threads)
             yh = centred(y[:, None], starts, alpha).ravel()
-            varies = np.flatnonzero(np.any(Xh != 0.0, axis=0))   # others: weight exactly 0
-            if len(varies) < d:
-                Xh = Xh[:, varies]
+            A, nonzero = gram(Xh, n_threads)
+            varies = np.flatnonzero(nonzero)                    # others: weight exactly 0
             if grid is None:
                 self.C_ = float(self.C)
-                w_varies = _ridge(Xh, yh, Q / (2.0 * self.C_))
+                b = DataMatrix(Xh, n_threads).rmatvec(yh)
+                w_varies = _ridge(A[np.ix_(varies, varies)], b[varies], Q / (2.0 * self.C_))
             else:
-                self._fit_grid(Xh, yh, y, starts, grid, original, log)
+                if len(varies) < d:
+                    Xh, A = Xh[:, varies], A[np.ix_(varies, varies)]
+                self._fit_grid(Xh, A, yh, y, starts, grid, original, log, n_threads)
                 self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
                 w_varies = self.weights_by_C_[grid.index(self.C_)][varies]
             w = _scatter(w_varies, varies, d)
@@ -230,10 +232,10 @@ class RankRLS(LinearRanker):
                    f" (iteration limit {self.max_iter} reached before {self.tol:g})"), 1)
         return w
 
-    def _fit_grid(self, Xh, yh, y, starts, grid, original, log):
-        """weights_by_C_ (on the varying columns), cv_result_ and C_ for a C list."""
+    def _fit_grid(self, Xh, A, yh, y, starts, grid, original, log, n_threads):
+        """weights_by_C_ (on the varying columns), cv_result_ and C_ for a C list (A = X̂ᵀX̂)."""
         from . import model_selection
-        path = EigenPath(Xh, yh, starts)
+        path = EigenPath(Xh, yh, starts, A, n_threads)
         Q = len(starts) - 1
         self.weights_by_C_ = np.array([path.weights(Q / (2.0 * C)) for C in grid]).reshape(
             len(grid), -1)
@@ -275,10 +277,12 @@ class RankRLS(LinearRanker):
         d = X.shape[1]
         Q = len(starts) - 1
         alpha = query_scale(starts, self.loss)
-        Xh = centred(X, starts, alpha, n_threads=resolve_n_jobs(self.n_jobs))
+        n_threads = resolve_n_jobs(self.n_jobs)
+        Xh = centred(X, starts, alpha, n_threads=n_threads)
         yh = centred(y[:, None], starts, alpha).ravel()
-        varies = np.flatnonzero(np.any(Xh != 0.0, axis=0))
-        path = EigenPath(Xh[:, varies], yh, starts)
+        A, nonzero = gram(Xh, n_threads)
+        varies = np.flatnonzero(nonzero)
+        path = EigenPath(Xh[:, varies], yh, starts, A[np.ix_(varies, varies)], n_threads)
         for C in Cs:
             yield fitted_linear(self, C, used, _scatter(path.weights(Q / (2.0 * C)), varies, d))
 
@@ -419,18 +423,20 @@ class GreedyRankRLS(LinearRanker):
         n_threads = resolve_n_jobs(self.n_jobs)
         chunks = query_chunks(starts)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
-        g = np.einsum("ij,ij->j", U, U) / lam
+        M, varies = gram(U, n_threads)
+        M /= lam                                      # X̂ᵀC (d × d): t = c M_b below
+        g = np.diag(M).copy()                         # ‖x̂_j‖² / λ
         _check_greedy_conditioning(g, float(self.C_))
         yh = centred(y[:, None], starts, alpha).ravel()
-        C = U / lam
-        M = (U.T @ U) / lam                           # X̂ᵀC (d × d, by syrk): t = c M_b below
+        C = np.empty_like(U)
+        _rankrls.divide(U, lam, C, n_threads)         # C = U / λ
         a = yh / lam
         p = yh.copy()
         h = DataMatrix(U, n_threads).rmatvec(yh) / lam
         errors = np.empty(d)
         current = float(p @ p) / max(Q, 1)
         self.lqo_error_start_ = current
-        constant = g == 0.0                           # X̂_j = 0: no score can change
+        constant = ~varies                            # X̂_j = 0: no score can change
         k_max = int(d - constant.sum())
         if self.k != "auto":
             k_max = min(int(self.k), k_max)
@@ -455,7 +461,7 @@ class GreedyRankRLS(LinearRanker):
             h_next, g_next = h - h[b] * t, g - t * t / c
             # one pass: the update, and (unless this is the last step) the next errors
             score_next = () if len(selected) + 1 == k_max else (g_next, h_next, errors)
-            _rankrls.add_feature(C, U, a, p, C[:, b].copy(), U[:, b].copy(), t, c, c * h[b],
+            _rankrls.add_feature(C, U, a, p, C[:, b], U[:, b], t, c, c * h[b],  # no copies
                                  starts, chunks, n_threads, *score_next)
             M -= np.outer(M[:, b], t)                 # X̂ᵀC after C ← C − C_b tᵀ
             h, g = h_next, g_next
@@ -542,14 +548,13 @@ def query_scale(starts, loss):
     return np.divide(2.0, m - 1.0, out=np.zeros_like(m), where=m > 1)
 
 
-def centred(X, starts, alpha, block_entries=1 << 22, n_threads=1):
+def centred(X, starts, alpha, n_threads=1):
     """X̂ = blockdiag(√α_q (I − 11ᵀ/m_q)) X as a new dense C-contiguous n × d array.
 
     X is a dense array or a sparse matrix with contiguous queries.  Sparse X
-    is densified a block of whole queries (about block_entries values) at a
-    time, so the work beyond the result is one block; both forms are centred
-    by the same kernel (rankfast._rankrls.centre, on ``n_threads`` threads) and
-    give the same bits.
+    is densified query by query straight into the result and centred there
+    (rankfast._rankrls.centre_csr), no other copy; both forms give the same
+    bits, on ``n_threads`` threads (chunks of whole queries).
     """
     n, d = X.shape
     out = np.empty((n, d))
@@ -559,18 +564,31 @@ def centred(X, starts, alpha, block_entries=1 << 22, n_threads=1):
                         query_chunks(starts), n_threads)
         return out
     X = scipy_csr(X)
-    q = 0
-    Q = len(starts) - 1
-    block_rows = max(block_entries // max(d, 1), 1)
-    while q < Q:
-        last = int(np.searchsorted(starts, starts[q] + block_rows, side="right")) - 1
-        last = min(max(last, q + 1), Q)
-        lo, hi = starts[q], starts[last]
-        block_starts = starts[q:last + 1] - lo
-        _rankrls.centre(X[lo:hi].toarray(), block_starts, scale[q:last], out[lo:hi],
-                        query_chunks(block_starts), n_threads)
-        q = last
+    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
+    _rankrls.centre_csr(data, X.indices, X.indptr, starts, scale, out, query_chunks(starts),
+                        n_threads)
     return out
+
+
+GRAM_BLOCK_ROWS = 8192          # rows per block of X̂ᵀX̂'s partial sums (at least)
+GRAM_PANEL = 256                # columns per panel of its tiles
+GRAM_PARTIAL_MAX = 1 << 23      # doubles of partial sums (64 MB): fewer, longer blocks beyond
+
+
+def gram(Xh, n_threads=1):
+    """(X̂ᵀX̂, mask of the columns of X̂ that are not all zero), the same bits on any threads.
+
+    rankfast._rankrls.gram: blocks of rows × tiles of the d × d result, each
+    its own partial sum, added in block order.  The blocks depend on n and d
+    only: at least GRAM_BLOCK_ROWS rows, at most GRAM_PARTIAL_MAX doubles of
+    partial sums in all.
+    """
+    n, d = Xh.shape
+    blocks = max(min(-(-n // GRAM_BLOCK_ROWS), GRAM_PARTIAL_MAX // max(d * d, 1)), 1)
+    out = np.empty((d, d))
+    nonzero = np.empty(d, dtype=np.uint8)
+    _rankrls.gram(Xh, out, nonzero, max(-(-n // blocks), 1), GRAM_PANEL, n_threads)
+    return out, nonzero.astype(bool)
 
 
 def _membership(starts):
@@ -586,11 +604,11 @@ def _scatter(w, columns, d):
     return out
 
 
-def _ridge(Xh, yh, lam):
-    """argmin ‖ŷ − X̂w‖² + λ‖w‖² by Cholesky: (X̂ᵀX̂ + λI)⁻¹ X̂ᵀŷ."""
-    A = Xh.T @ Xh
+def _ridge(A, b, lam):
+    """argmin ‖ŷ − X̂w‖² + λ‖w‖² by Cholesky from A = X̂ᵀX̂ and b = X̂ᵀŷ: (A + λI)⁻¹ b."""
+    A = A.copy()
     A[np.diag_indices_from(A)] += lam
-    return scipy.linalg.solve(A, Xh.T @ yh, assume_a="pos")
+    return scipy.linalg.solve(A, b, assume_a="pos")
 
 
 class EigenPath:
@@ -599,22 +617,29 @@ class EigenPath:
     Setup O(nd² + d³); per λ: weights O(d²), LQO residuals
     O(Σ_q min(m_q² d + m_q³, m_q d² + d³)): a query of at most d documents
     by its hat-matrix block (rankfast._rankrls.lqo_blocks), a larger one by
-    the d × d system of the model trained without it.
+    the d × d system of the model trained without it.  ``gram_matrix`` is X̂ᵀX̂
+    when the caller has it; X̂ᵀX̂, X̂V and the small queries' blocks run on
+    ``n_threads`` threads, with the same bits for any number.
     """
 
-    def __init__(self, Xh, yh, starts):
+    def __init__(self, Xh, yh, starts, gram_matrix=None, n_threads=1):
         n, d = Xh.shape
-        lam, self.V = np.linalg.eigh(Xh.T @ Xh)
+        if gram_matrix is None:
+            gram_matrix = gram(Xh, n_threads)[0]
+        lam, self.V = np.linalg.eigh(gram_matrix)
         self.lam = np.maximum(lam, 0.0)
-        self.Z = np.ascontiguousarray(Xh @ self.V)
-        self.c = self.Z.T @ yh
-        self.yh, self.starts = yh, starts
+        self.Z = np.empty((n, d))                                  # X̂V, by row blocks
+        _rankrls.times(np.ascontiguousarray(Xh), np.ascontiguousarray(self.V), self.Z,
+                       BLOCK_ROWS, n_threads)
+        self.products = DataMatrix(self.Z, n_threads)
+        self.c = self.products.rmatvec(yh)                         # Zᵀŷ
+        self.yh, self.starts, self.n_threads = yh, starts, n_threads
         sizes = np.diff(starts)
         # A one-document query has X̂_q = 0 and ŷ_q = 0, so p_q = 0: it is in neither list.
         self.small = np.flatnonzero((sizes > 1) & (sizes <= d)).astype(np.int64)
         self.large = np.flatnonzero(sizes > d)
         largest = int(sizes[self.small].max()) if len(self.small) else 0
-        self.work = np.empty(largest * (d + largest))
+        self.work = np.empty(n_threads * largest * (d + largest))  # a share per thread
         self.gram = {}                          # Z_qᵀZ_q and Z_qᵀŷ_q of queries solved by d × d
 
     def weights(self, lam):
@@ -624,9 +649,10 @@ class EigenPath:
     def lqo_residuals(self, lam):
         """p with p_q = ŷ_q − X̂_q w_{−q}: residuals of the models trained without each query."""
         s = 1.0 / (self.lam + lam)
-        e = self.yh - self.Z @ (s * self.c)                        # ŷ − X̂w
+        e = self.yh - self.products.matvec(s * self.c)             # ŷ − X̂w
         p = np.zeros(len(e))
-        _rankrls.lqo_blocks(self.Z, np.sqrt(s), e, self.starts, self.small, p, self.work)
+        _rankrls.lqo_blocks(self.Z, np.sqrt(s), e, self.starts, self.small, p, self.work,
+                            self.n_threads)
         failed = self.small[np.isnan(p[self.starts[self.small]])]   # not SPD in rounding
         for q in np.concatenate((self.large, failed)).astype(np.int64):
             lo, hi = self.starts[q], self.starts[q + 1]

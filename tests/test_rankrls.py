@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from rankfast import _rankrls, metrics, rankrls
+from rankfast._threads import query_chunks
 import reference_impl as _reference
 from rankfast.errors import UsageError
 from rankfast.model import read_model, write_model
@@ -164,8 +165,8 @@ def test_lqo_fallback_when_cholesky_fails(monkeypatch):
     import rankfast.rankrls as rankrls
     real = _rankrls.lqo_blocks
 
-    def failing_first(Z, sroot, e, starts, queries, p, work):
-        failed = real(Z, sroot, e, starts, queries, p, work)
+    def failing_first(Z, sroot, e, starts, queries, p, work, n_threads):
+        failed = real(Z, sroot, e, starts, queries, p, work, n_threads)
         p[starts[queries[0]]:starts[queries[0] + 1]] = np.nan
         return failed + 1
 
@@ -177,6 +178,60 @@ def test_lqo_fallback_when_cholesky_fails(monkeypatch):
         assert row["loss"] == pytest.approx(losses.mean(), rel=1e-8)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_c_path_the_same_bits_on_any_threads(sparse):
+    """Weights and LQO table of a C list (X̂V by row blocks, the small queries' blocks on
+    threads): the same bits for 1, 2 and 3 threads; uneven and one-document queries."""
+    rng = np.random.default_rng(29)
+    sizes = rng.integers(1, 30, size=120)
+    sizes[:3] = 1
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.normal(size=(len(qid), 12))
+    X[rng.random(X.shape) < 0.3] = 0.0
+    X[:, 4] = 1.0                                                # constant: weight 0
+    y = np.floor(X[:, 0] + rng.normal(size=len(qid)))
+    X = sp.csr_matrix(X) if sparse else X
+    fits = [RankRLS(C=[0.1, 1.0, 10.0], n_jobs=t).fit(X, y, qid) for t in (1, 2, 3)]
+    for fit in fits[1:]:
+        np.testing.assert_array_equal(fit.weights_by_C_, fits[0].weights_by_C_)
+        assert fit.cv_table_ == fits[0].cv_table_
+    assert np.all(fits[0].weights_by_C_[:, 4] == 0.0)
+
+
+@pytest.mark.parametrize("learner", ["rankrls", "greedy"])
+def test_dense_and_sparse_fits_the_same_bits_on_any_threads(learner, monkeypatch):
+    """Single C: weights (so model files) identical for n_jobs 1, 2, 3 and for dense and sparse
+    X, on uneven queries with one-document ones, X̂ᵀX̂ over several row blocks and panels."""
+    monkeypatch.setattr(rankrls, "GRAM_BLOCK_ROWS", 97)
+    monkeypatch.setattr(rankrls, "GRAM_PANEL", 5)
+    monkeypatch.setattr(rankrls, "query_chunks", lambda starts: query_chunks(starts, 60))
+    rng = np.random.default_rng(37)
+    sizes = rng.integers(1, 25, size=90)
+    sizes[::7] = 1
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    X = np.round(rng.normal(size=(len(qid), 13)), 2)
+    X[rng.random(X.shape) < 0.5] = 0.0
+    y = np.floor(X[:, 0] - X[:, 3] + rng.normal(size=len(qid)))
+    make = (lambda j: RankRLS(C=0.5, n_jobs=j)) if learner == "rankrls" else \
+        (lambda j: GreedyRankRLS(C=0.5, k=5, n_jobs=j))
+    fits = [make(j).fit(data, y, qid) for data in (X, sp.csr_matrix(X)) for j in (1, 2, 3)]
+    for fit in fits[1:]:
+        np.testing.assert_array_equal(fit.feature_ids_, fits[0].feature_ids_)
+        np.testing.assert_array_equal(fit.weights_, fits[0].weights_)
+    reference = make(1)
+    monkeypatch.undo()                                   # one block, one panel, one chunk each
+    np.testing.assert_allclose(reference.fit(X, y, qid).weights_, fits[0].weights_, rtol=1e-10)
+
+
+def test_times_equals_numpy():
+    rng = np.random.default_rng(31)
+    X, V = rng.normal(size=(1001, 6)), rng.normal(size=(6, 6))
+    for n_threads in (1, 3):
+        out = np.full((1001, 6), np.nan)
+        _rankrls.times(X, V, out, 100, n_threads)
+        np.testing.assert_allclose(out, X @ V, rtol=1e-12, atol=1e-12)
+
+
 def test_centring_matches_the_laplacian():
     X, y, qid = make_data(9, shuffle=False)
     starts = np.concatenate(([0], np.flatnonzero(np.diff(qid)) + 1, [len(qid)]))
@@ -184,10 +239,86 @@ def test_centring_matches_the_laplacian():
         Xh = centred(X, starts, query_scale(starts, loss))
         np.testing.assert_allclose(Xh.T @ Xh, X.T @ explicit_laplacian(qid, loss) @ X,
                                    rtol=1e-12, atol=1e-12)
-        for block in (1, 7, 1 << 22):                  # one query per block .. all at once
-            np.testing.assert_array_equal(Xh, centred(sp.csr_matrix(X), starts,
-                                                      query_scale(starts, loss), block))
+        np.testing.assert_array_equal(Xh, centred(sp.csr_matrix(X), starts,
+                                                  query_scale(starts, loss)))
         assert np.all(Xh[:, 1] == 0.0)                  # constant feature: exactly zero
+
+
+def test_csr_centring_equals_dense_centring_bit_for_bit():
+    """centre_csr: int32 and int64 indices, unsorted and duplicate entries, empty rows, any threads."""
+    rng = np.random.default_rng(21)
+    sizes = [1, 40, 3, 0, 17, 1, 60]
+    starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    n, d = int(starts[-1]), 9
+    rows, cols = rng.integers(0, n, size=500), rng.integers(0, d, size=500)
+    rows[:3], cols[:3] = 5, 4                            # a duplicate entry, summed
+    X = sp.coo_matrix((rng.normal(size=500), (rows, cols)), shape=(n, d)).tocsr()
+    X.has_canonical_format = False
+    perm = rng.permutation(X.indptr[6] - X.indptr[5]) + X.indptr[5]
+    X.indices[X.indptr[5]:X.indptr[6]] = X.indices[perm]      # row 5 unsorted
+    X.data[X.indptr[5]:X.indptr[6]] = X.data[perm]
+    scale = np.sqrt(query_scale(starts, 1))
+    chunks = query_chunks(starts, 30)
+    dense = np.empty((n, d))
+    _rankrls.centre(X.toarray(), starts, scale, dense, chunks, 1)
+    for index in (np.int32, np.int64):
+        for n_threads in (1, 2, 3):
+            out = np.full((n, d), np.nan)
+            _rankrls.centre_csr(X.data, X.indices.astype(index), X.indptr.astype(index),
+                                starts, scale, out, chunks, n_threads)
+            np.testing.assert_array_equal(out, dense)
+    single = X.astype(np.float32)                   # float32 values: those of dense float32
+    single.sum_duplicates()
+    expected = np.empty((n, d))
+    _rankrls.centre(single.toarray(), starts, scale, expected, chunks, 1)
+    for n_threads in (1, 2):
+        out = np.full((n, d), np.nan)
+        _rankrls.centre_csr(single.data, single.indices, single.indptr, starts, scale, out,
+                            chunks, n_threads)
+        np.testing.assert_array_equal(out, expected)
+    np.testing.assert_allclose(dense[1:41], scale[1] * (X.toarray()[1:41] - X.toarray()[1:41].mean(0)),
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("n, d, block_rows, panel", [(1000, 7, 100, 3), (333, 20, 50, 6),
+                                                     (2000, 5, 4096, 256), (10, 1, 3, 1),
+                                                     (0, 3, 10, 2), (4, 0, 10, 2)])
+def test_gram_equals_numpy_and_the_same_bits_on_any_threads(n, d, block_rows, panel):
+    """X̂ᵀX̂ by blocks of rows × tiles (uneven last block and panel), with the non-zero columns."""
+    rng = np.random.default_rng(n + d)
+    X = rng.normal(size=(n, d))
+    if d > 2:
+        X[:, 2] = 0.0
+        X[n // 2:, 0] = 0.0
+    results = []
+    for n_threads in (1, 2, 3):
+        out, nonzero = np.full((d, d), np.nan), np.full(d, 7, dtype=np.uint8)
+        _rankrls.gram(X, out, nonzero, block_rows, panel, n_threads)
+        results.append((out, nonzero))
+    for out, nonzero in results:
+        np.testing.assert_array_equal(out, results[0][0])
+        np.testing.assert_array_equal(out, out.T)
+        np.testing.assert_array_equal(nonzero, np.any(X != 0.0, axis=0))
+    np.testing.assert_allclose(results[0][0], X.T @ X, rtol=1e-12, atol=1e-10)
+
+
+def test_gram_block_rows_depend_on_the_data_alone(monkeypatch):
+    """rankrls.gram: blocks of at least GRAM_BLOCK_ROWS rows, fewer when the partials would not fit."""
+    seen = []
+    real = _rankrls.gram
+    monkeypatch.setattr(rankrls._rankrls, "gram",
+                        lambda X, out, nz, rows, panel, t: seen.append(rows) or
+                        real(X, out, nz, rows, panel, t))
+    X = np.random.default_rng(3).normal(size=(3000, 40))
+    for n_threads in (1, 2):
+        A, nonzero = rankrls.gram(X, n_threads)
+        np.testing.assert_allclose(A, X.T @ X, rtol=1e-12, atol=1e-10)
+        assert nonzero.all()
+    monkeypatch.setattr(rankrls, "GRAM_BLOCK_ROWS", 100)
+    rankrls.gram(X, 2)
+    monkeypatch.setattr(rankrls, "GRAM_PARTIAL_MAX", 40 * 40 * 4)
+    rankrls.gram(X, 2)
+    assert seen == [3000, 3000, 100, 750]
 
 
 def test_rankrls_model_metadata(tmp_path):
@@ -295,6 +426,42 @@ def test_greedy_kernel_scores_against_direct_sherman_morrison():
         ai = Gi @ yh
         expected = sum(float(np.sum((np.linalg.solve(Gi[b, b], ai[b])) ** 2)) for b in blocks)
         assert out[i] == pytest.approx(expected, rel=1e-9)
+
+
+def test_greedy_update_with_scores_equals_update_then_scores():
+    """add_feature's fused scoring pass: the same bits as lqo_errors after a plain update,
+    on one-document, empty and uneven queries, on any threads, with b's columns passed as
+    copies or as views of the caches being updated."""
+    rng = np.random.default_rng(19)
+    starts = np.concatenate(([0], np.cumsum([1, 7, 0, 30, 1, 2, 55, 3]))).astype(np.int64)
+    n, d = int(starts[-1]), 6
+    C, U = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    a, p = rng.normal(size=n), rng.normal(size=n)
+    g, h, t = rng.random(d), rng.normal(size=d), rng.normal(size=d)
+    chunks = query_chunks(starts, 20)
+    caches = (C.copy(), U.copy(), a.copy(), p.copy())
+    _rankrls.add_feature(*caches, C[:, 3].copy(), U[:, 3].copy(), t, 0.4, 0.3, starts)
+    expected = np.empty(d)
+    _rankrls.lqo_errors(*caches, g, h, starts, expected)
+    for n_threads in (1, 2, 3):
+        fused = (C.copy(), U.copy(), a.copy(), p.copy())
+        out = np.full(d, np.nan)
+        cb, ub = (fused[0][:, 3], fused[1][:, 3]) if n_threads > 1 else (C[:, 3], U[:, 3])
+        _rankrls.add_feature(*fused, cb, ub, t, 0.4, 0.3, starts, chunks, n_threads, g, h, out)
+        for got, want in zip(fused, caches):
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_allclose(out, expected, rtol=1e-13)     # other chunks: other sums
+        one = np.full(d, np.nan)
+        _rankrls.lqo_errors(*caches, g, h, starts, one, chunks, 1)
+        np.testing.assert_array_equal(out, one)
+
+
+def test_divide_equals_numpy():
+    X = np.random.default_rng(23).normal(size=(1001, 7))
+    for n_threads in (1, 3):
+        out = np.empty_like(X)
+        _rankrls.divide(X, 0.37, out, n_threads)
+        np.testing.assert_array_equal(out, X / 0.37)
 
 
 # ---------------------------------------------------------------- validation
