@@ -5,6 +5,7 @@ A CSR matrix is (data, indices, indptr): the entries of row i are
 data[indptr[i]:indptr[i + 1]] in columns indices[indptr[i]:indptr[i + 1]].  The
 caller allocates the outputs; nothing is written outside them.
 """
+from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t
 
 import numpy as np
@@ -91,3 +92,15 @@ def group_square_sums(const value_t[::1] data, const index_t[::1] indices,
                         out[j] += weights[g] * (s * s)
                         sums[j] = 0.0
                         touched[j] = 0
+
+
+def all_finite(const value_t[::1] values):
+    """Whether no value is NaN or ±inf (one pass, no temporary array)."""
+    cdef Py_ssize_t i
+    cdef bint finite = True
+    with nogil:
+        for i in range(values.shape[0]):
+            if not isfinite(values[i]):
+                finite = False
+                break
+    return finite

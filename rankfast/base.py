@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .compat import BaseEstimator, check_is_fitted
-from .csr import as_csr, issparse
+from .csr import all_finite, as_csr, issparse
 from .data import group_to_qid, query_starts
 
 
@@ -79,7 +79,7 @@ def check_features(X, what="X", sparse_float32=False):
     if d == 0:
         raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of "
                          f"1 is required.")
-    if not np.isfinite(values).all():
+    if not all_finite(values):
         raise ValueError(f"Input {what} contains NaN or infinity: feature values must be finite")
     return X, names
 

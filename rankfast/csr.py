@@ -144,6 +144,14 @@ class CSR:
         return self.data if self.data.dtype == np.float32 else self.data.astype(np.float64, copy=False)
 
 
+def all_finite(values):
+    """Whether an array holds no NaN or ±inf (float32 and float64 in one pass, without a copy)."""
+    values = np.ascontiguousarray(values).ravel()
+    if values.dtype not in (np.float32, np.float64):
+        return bool(np.isfinite(values).all())
+    return _csr.all_finite(values)
+
+
 def issparse(X):
     """Whether X is a CSR or any scipy sparse matrix (without importing scipy).
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import _products
-from .csr import as_csr, issparse
+from .csr import all_finite, as_csr, issparse
 from ._threads import BLOCK_ROWS
 from .base import Ranker
 from .compat import check_is_fitted
@@ -21,7 +21,7 @@ def check_training_input(X, y, qid):
     n = X.shape[0] if issparse(X) else len(values)
     if not (len(y) == len(qid) == n):
         raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
-    if not np.all(np.isfinite(values)):
+    if not all_finite(values):
         raise ValueError("feature values must be finite (X holds NaN or inf)")
     if not np.all(np.isfinite(np.asarray(y, dtype=np.float64))):
         raise ValueError("labels must be finite")

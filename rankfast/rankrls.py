@@ -65,11 +65,10 @@ import resource
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 
 from . import _rankrls
 from .compat import check_is_fitted
-from .csr import issparse, scipy_csr
+from .csr import as_csr, issparse
 from .errors import UsageError
 from .newton import conjugate_gradient
 from ._threads import BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs
@@ -138,6 +137,7 @@ class RankRLS(LinearRanker):
     """
 
     name = "rankrls"
+    sparse_float32 = True          # X is centred (in float64) or multiplied by DataMatrix
 
     def __init__(self, C=0.01, loss=1, solver="auto", tol=1e-6, max_iter=1000, n_jobs=None,
                  cv=None, cv_metric="ndcg@10", cv_rule="best", cv_convention="letor",
@@ -369,6 +369,7 @@ class GreedyRankRLS(LinearRanker):
     """
 
     name = "greedy"
+    sparse_float32 = True          # X is centred into a float64 X̂ first
 
     def __init__(self, C=0.01, k="auto", loss=1, n_jobs=None, cv=None, cv_metric="ndcg@10",
                  cv_rule="best", cv_convention="letor", random_state=0):   # C first, as for every learner
@@ -563,10 +564,9 @@ def centred(X, starts, alpha, n_threads=1):
         _rankrls.centre(np.ascontiguousarray(X, dtype=np.float64), starts, scale, out,
                         query_chunks(starts), n_threads)
         return out
-    X = scipy_csr(X)
-    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
-    _rankrls.centre_csr(data, X.indices, X.indptr, starts, scale, out, query_chunks(starts),
-                        n_threads)
+    X = as_csr(X)
+    _rankrls.centre_csr(X._values(), X.indices, X.indptr, starts, scale, out,
+                        query_chunks(starts), n_threads)
     return out
 
 
@@ -589,12 +589,6 @@ def gram(Xh, n_threads=1):
     nonzero = np.empty(d, dtype=np.uint8)
     _rankrls.gram(Xh, out, nonzero, max(-(-n // blocks), 1), GRAM_PANEL, n_threads)
     return out, nonzero.astype(bool)
-
-
-def _membership(starts):
-    """Q × n CSR indicator of the contiguous queries: row q has ones at starts[q]:starts[q+1]."""
-    n = int(starts[-1])
-    return sp.csr_matrix((np.ones(n), np.arange(n), starts), shape=(len(starts) - 1, n))
 
 
 def _scatter(w, columns, d):
@@ -679,11 +673,9 @@ class _NormalEquations:
         # Jacobi preconditioner: diag(XᵀLX)_j = Σ_i α_i x_ij² − Σ_q α_q m_q μ_qj².
         if n == 0:
             diag = np.zeros(d)
-        elif issparse(X):
-            X = scipy_csr(X)
-            sums = _membership(starts) @ X
-            diag = (np.asarray(X.multiply(X).T @ self.alpha_rows).ravel()
-                    - np.asarray(sums.multiply(sums).T @ (alpha / self.sizes)).ravel())
+        elif issparse(X):                         # in float64 whatever X's values
+            diag = (self.products.rmatvec(self.alpha_rows, entries="square")
+                    - self.products.X.group_square_sums(np.arange(n), starts, alpha / self.sizes))
         else:
             sums = np.add.reduceat(X, starts[:-1], axis=0)
             diag = (np.einsum("ij,ij,i->j", X, X, self.alpha_rows)

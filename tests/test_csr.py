@@ -137,16 +137,22 @@ def test_linear_learners_train_from_a_file_without_importing_scipy(tmp_path, alg
     assert "numpy.f2py" not in modules
 
 
-@pytest.mark.parametrize("name", ["RankSVM", "RankNCG", "RankSVML1"])
+@pytest.mark.parametrize("name", ["RankSVM", "RankNCG", "RankSVML1", "RankRLS", "RankRLS-cg",
+                                  "GreedyRankRLS"])
 def test_float32_features_are_not_copied_and_give_the_float64_model_bit_for_bit(name):
-    """Learners that only multiply by X keep float32 values (svm_rank's 4 bytes a value)."""
-    from rankfast import rankncg, ranksvm, svmrank
+    """The linear learners keep float32 values (svm_rank's 4 bytes a value), widening as they read."""
+    import functools
+
+    from rankfast import rankncg, rankrls, ranksvm, svmrank
     learner = {"RankSVM": ranksvm.RankSVM, "RankNCG": rankncg.RankNCG,
-               "RankSVML1": svmrank.RankSVML1}[name]
+               "RankSVML1": svmrank.RankSVML1, "RankRLS": rankrls.RankRLS,
+               "RankRLS-cg": functools.partial(rankrls.RankRLS, solver="cg"),
+               "GreedyRankRLS": functools.partial(rankrls.GreedyRankRLS, k=5)}[name]
+    sparse_float32 = getattr(learner, "func", learner).sparse_float32
     rng = np.random.default_rng(4)
     S = sp.random(300, 20, density=0.3, format="csr", random_state=4, dtype=np.float32)
     y, qid = rng.integers(0, 3, 300), np.repeat(np.arange(30), 10)[rng.permutation(300)]
-    X, _ = check_features(S, sparse_float32=learner.sparse_float32)
+    X, _ = check_features(S, sparse_float32=sparse_float32)
     assert X.dtype == np.float32 and np.shares_memory(X.data, S.data)
     single = learner(C=1.0).fit(S, y, qid)
     double = learner(C=1.0).fit(S.astype(np.float64), y, qid)
@@ -155,5 +161,20 @@ def test_float32_features_are_not_copied_and_give_the_float64_model_bit_for_bit(
 
 
 def test_other_learners_widen_float32_to_float64():
+    from rankfast.kernels import KernelApproxLearner
     S = sp.random(10, 4, density=0.5, format="csr", random_state=0, dtype=np.float32)
     assert check_features(S)[0].dtype == np.float64
+    assert not KernelApproxLearner.sparse_float32
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_all_finite_finds_any_nan_or_inf(dtype):
+    from rankfast.csr import all_finite
+    values = np.arange(100).astype(dtype)
+    assert all_finite(values) and all_finite(values[:0]) and all_finite(values.reshape(10, 10))
+    if dtype != np.int64:
+        for bad in (np.nan, np.inf, -np.inf):
+            for at in (0, 57, 99):
+                spoiled = values.copy()
+                spoiled[at] = bad
+                assert not all_finite(spoiled) and not all_finite(spoiled.reshape(10, 10).T)
