@@ -70,28 +70,32 @@ def group_square_sums(const value_t[::1] data, const index_t[::1] indices,
 
     Group g holds rows order[group_starts[g]:group_starts[g + 1]].  Each group's
     column sums are gathered in a dense scratch row (the sum over X's rows in
-    the group order), squared once per column and cleared: O(nnz + d).
+    the group order) with the list of its columns, then squared once per
+    column, in the order the columns first appear, and cleared: one pass over
+    the entries, O(nnz + d).
     """
-    cdef Py_ssize_t d = out.shape[0], g, k, e, i, j
+    cdef Py_ssize_t d = out.shape[0], g, k, e, j, t, n_touched
     cdef double[::1] sums = np.zeros(d)
-    cdef char[::1] touched = np.zeros(d, dtype=np.int8)
+    cdef int64_t[::1] touched = np.empty(d, dtype=np.int64)
+    cdef char[::1] seen = np.zeros(d, dtype=np.int8)
     cdef double s
     with nogil:
         for g in range(group_starts.shape[0] - 1):
+            n_touched = 0
             for k in range(group_starts[g], group_starts[g + 1]):
-                i = order[k]
-                for e in range(indptr[i], indptr[i + 1]):
-                    sums[indices[e]] += data[e]
-                    touched[indices[e]] = 1
-            for k in range(group_starts[g], group_starts[g + 1]):
-                i = order[k]
-                for e in range(indptr[i], indptr[i + 1]):
+                for e in range(indptr[order[k]], indptr[order[k] + 1]):
                     j = indices[e]
-                    if touched[j]:
-                        s = sums[j]
-                        out[j] += weights[g] * (s * s)
-                        sums[j] = 0.0
-                        touched[j] = 0
+                    sums[j] += data[e]
+                    if not seen[j]:
+                        seen[j] = 1
+                        touched[n_touched] = j
+                        n_touched += 1
+            for t in range(n_touched):
+                j = touched[t]
+                s = sums[j]
+                out[j] += weights[g] * (s * s)
+                sums[j] = 0.0
+                seen[j] = 0
 
 
 def all_finite(const value_t[::1] values):
