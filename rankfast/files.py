@@ -1,20 +1,19 @@
 """Opening inputs (plain, compressed, standard input, pipes) and writing outputs atomically."""
-import bz2
 import contextlib
-import gzip
+import importlib
 import io
-import lzma
 import os
 import stat
 import sys
-import tempfile
 
 from .errors import InputError
 
+# First bytes of compressed files and the module that opens them (imported only then:
+# a run on plain files should not pay for three compression libraries).
 _MAGIC = (
-    (b"\x1f\x8b", gzip.open),
-    (b"BZh", bz2.open),
-    (b"\xfd7zXZ\x00", lzma.open),
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "lzma"),
 )
 
 
@@ -44,9 +43,9 @@ def open_binary(path):
                 raw.seek(0)
             else:                      # a pipe or FIFO: hand the bytes read back in front
                 raw = io.BufferedReader(_Rejoined(head, raw))
-        for magic, opener in _MAGIC:
+        for magic, module in _MAGIC:
             if head.startswith(magic):
-                yield stack.enter_context(opener(raw, "rb"))
+                yield stack.enter_context(importlib.import_module(module).open(raw, "rb"))
                 return
         yield raw
 
@@ -149,11 +148,21 @@ def _replaceable_target(path):
 
 
 def _temporary_beside(path, target):
-    """mkstemp in the target's directory, or the InputError naming ``path``."""
-    try:
-        return tempfile.mkstemp(prefix=".rankfast-", dir=os.path.dirname(target))
-    except OSError as exc:
-        raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
+    """(fd, name) of a new file in the target's directory, or the InputError naming ``path``.
+
+    As tempfile.mkstemp (a random name created with O_EXCL, mode 0600), without
+    importing tempfile (and random, shutil, ...) on every run.
+    """
+    directory = os.path.abspath(os.path.dirname(target) or ".")
+    while True:
+        name = os.path.join(directory, ".rankfast-" + os.urandom(6).hex())
+        try:
+            return os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                           0o600), name
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
 
 
 def _written_in_place(path):

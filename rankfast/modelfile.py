@@ -12,7 +12,7 @@ import math
 from . import _predict, _svmlight
 from .errors import InputError
 from .files import open_binary
-from .reader import BOM, READ_ERRORS, SHOWN_CHARS, Rows, reason
+from .reader import BOM, SHOWN_CHARS, Rows, read_errors, reason
 
 VERSION_LINE = "SVM-light Version V6.20"
 RFF_VERSION_LINE = "rankfast RFF model V1"
@@ -119,7 +119,7 @@ def read_bytes(path):
     with open_binary(path) as stream:
         try:
             raw = stream.read()
-        except READ_ERRORS as exc:
+        except read_errors() as exc:
             raise InputError(path, None, f"cannot read: {exc}") from None
     return raw[len(BOM):] if raw.startswith(BOM) else raw
 
