@@ -9,7 +9,6 @@ import contextlib
 import errno
 import math
 import os
-import re
 import signal
 import sys
 import time
@@ -433,6 +432,7 @@ def _warning_note(message):
     """A library warning in a few words and what to change (scipy's come with rcond values)."""
     text = str(message)
     if "ill-conditioned" in text:
+        import re                      # here: every run would pay ~5 ms to import it
         rcond = re.search(r"rcond\s*=\s*([-+.eE0-9]+\d)", text)
         where = f" (reciprocal condition number {float(rcond.group(1)):.2g})" if rcond else ""
         return (f"the linear system is ill-conditioned{where}, so the weights may be "
