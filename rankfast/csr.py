@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from . import _csr, _products
+from ._threads import resolve_n_jobs
 
 
 class CSR:
@@ -144,12 +145,15 @@ class CSR:
         return self.data if self.data.dtype == np.float32 else self.data.astype(np.float64, copy=False)
 
 
-def all_finite(values):
-    """Whether an array holds no NaN or ±inf (float32 and float64 in one pass, without a copy)."""
+def all_finite(values, n_threads=None):
+    """Whether an array holds no NaN or ±inf (float32 and float64 in one pass, without a copy).
+
+    ``n_threads``: None or 0 for every core this process may use.
+    """
     values = np.ascontiguousarray(values).ravel()
     if values.dtype not in (np.float32, np.float64):
         return bool(np.isfinite(values).all())
-    return _csr.all_finite(values)
+    return _csr.all_finite(values, resolve_n_jobs(n_threads))
 
 
 def issparse(X):
