@@ -16,7 +16,7 @@ from .csr import all_finite, as_csr, issparse
 from .data import group_to_qid, query_starts
 
 
-def check_features(X, what="X", sparse_float32=False):
+def check_features(X, what="X", sparse_float32=False, n_threads=1):
     """X as float64 CSR arrays (sparse input) or a 2-D float64 ndarray, checked.
 
     Parameters
@@ -28,6 +28,8 @@ def check_features(X, what="X", sparse_float32=False):
     sparse_float32 : bool
         Keep the float32 values of sparse input as they are (for learners
         whose products widen them: 4 bytes a value instead of 8).
+    n_threads : int or None
+        Threads for the finiteness check (None or 0: every core).
 
     Returns
     -------
@@ -79,7 +81,7 @@ def check_features(X, what="X", sparse_float32=False):
     if d == 0:
         raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of "
                          f"1 is required.")
-    if not all_finite(values):
+    if not all_finite(values, n_threads):
         raise ValueError(f"Input {what} contains NaN or infinity: feature values must be finite")
     return X, names
 
@@ -170,7 +172,8 @@ class Ranker(BaseEstimator):
 
     def _fit_input(self, X, y, qid, group):
         """(X, y, qid) checked and converted; records n_features_in_ and feature_names_in_."""
-        X, names = check_features(X, sparse_float32=self.sparse_float32)
+        X, names = check_features(X, sparse_float32=self.sparse_float32,
+                                  n_threads=getattr(self, "n_jobs", 1))
         y = check_labels(y, X.shape[0], type(self).__name__)
         qid = query_ids(X.shape[0], qid, group)
         self.n_features_in_ = X.shape[1]

@@ -145,10 +145,10 @@ class CSR:
         return self.data if self.data.dtype == np.float32 else self.data.astype(np.float64, copy=False)
 
 
-def all_finite(values, n_threads=None):
+def all_finite(values, n_threads=1):
     """Whether an array holds no NaN or ±inf (float32 and float64 in one pass, without a copy).
 
-    ``n_threads``: None or 0 for every core this process may use.
+    ``n_threads``: threads (None or 0: every core this process may use).
     """
     values = np.ascontiguousarray(values).ravel()
     if values.dtype not in (np.float32, np.float64):
