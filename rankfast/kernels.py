@@ -57,7 +57,6 @@ from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .csr import issparse, scipy_csr
 from .data import mostly_dense, with_width
 from .errors import InputError
-from .linear import check_training_input
 from .model import (RFF_VERSION_LINE, KernelModel, KernelParams,  # noqa: F401
                     format_rff_model, parse_rff_model)
 
@@ -528,8 +527,7 @@ class KernelApproxLearner(Ranker):
         self
         """
         self.check_parameters()
-        X, y, qid = self._fit_input(X, y, qid, group)
-        check_training_input(X, y, qid)
+        X, y, qid = self._fit_input(X, y, qid, group)       # checked: finite, aligned
         start = time.perf_counter()
         self.map_ = self._new_map().fit(X)
         features = self.map_.transform(X)

@@ -14,13 +14,10 @@ from .model import LinearModel, file_weights
 def check_training_input(X, y, qid):
     """ValueError unless X, y and qid describe the same documents with finite numbers.
 
-    The compiled kernels trust these lengths; unchecked, a short y or qid
-    reads past the end of an array.
+    For input that has not been through Ranker._fit_input (e.g. dask's blocks).
     """
+    check_lengths(X, y, qid)
     values = as_csr(X).data if issparse(X) else np.asarray(X)
-    n = X.shape[0] if issparse(X) else len(values)
-    if not (len(y) == len(qid) == n):
-        raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
     if not all_finite(values):
         raise ValueError("feature values must be finite (X holds NaN or inf)")
     if not np.all(np.isfinite(np.asarray(y, dtype=np.float64))):
@@ -30,13 +27,26 @@ def check_training_input(X, y, qid):
         raise ValueError("query ids must be finite")
 
 
+def check_lengths(X, y, qid):
+    """ValueError unless X, y and qid have one entry per document.
+
+    The compiled kernels trust these lengths; unchecked, a short y or qid
+    reads past the end of an array.
+    """
+    n = X.shape[0] if issparse(X) else len(X)
+    if not (len(y) == len(qid) == n):
+        raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
+
+
 def training_arrays(X, y, qid):
     """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
 
+    X, y and qid as Ranker._fit_input returns them (values already checked
+    finite there: only the lengths are checked again, not the values).
     ``used`` holds the original 0-based index of each kept column; ``starts``
     the query offsets of the grouped rows, with the row count appended.
     """
-    check_training_input(X, y, qid)
+    check_lengths(X, y, qid)
     y = np.asarray(y, dtype=np.float64)
     perm, starts = group_rows(qid)
     if issparse(X):
