@@ -175,16 +175,14 @@ def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False,
     """
     if convention not in ("letor", "standard"):
         raise ValueError(f"unknown NDCG convention {convention!r}")
-    labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = query_index(qid)
-    order, starts = _sorted_by_score(scores, group, n_groups)
-    ideal, _ = _sorted_by_score(labels, group, n_groups)
-    dcg = _dcg(labels[order], group[order], starts, n_groups, k, convention)
-    best = _dcg(labels[ideal], group[ideal], starts, n_groups, k, convention)
-    values = np.divide(dcg, best, out=np.zeros(n_groups), where=best > 0)
+    r = _ranked(scores, labels, qid)
+    ideal, _ = _sorted_by_score(r.labels, r.query, r.n_queries)   # labels by label: the best order
+    dcg = _dcg(r.labels, r.query, r.starts, r.n_queries, k, convention)
+    best = _dcg(r.labels[ideal], r.query[ideal], r.starts, r.n_queries, k, convention)
+    values = np.divide(dcg, best, out=np.zeros(r.n_queries), where=best > 0)
     if convention == "letor" and k is not None:
-        values[np.diff(starts) < k] = 0.0
-    return _reduce(values, _has_relevant(labels, group, n_groups), per_query, skip_no_relevant)
+        values[np.diff(r.starts) < k] = 0.0
+    return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
 
 
 def ndcg_label(convention):
@@ -237,10 +235,6 @@ def mean_average_precision(scores, labels, qid, per_query=False, skip_no_relevan
     total = np.bincount(r.query, weights=relevant * precision, minlength=r.n_queries)
     values = np.divide(total, n_relevant, out=np.zeros(r.n_queries), where=n_relevant > 0)
     return _reduce(values, n_relevant > 0, per_query, skip_no_relevant)
-
-
-def _has_relevant(labels, group, n_groups):
-    return np.bincount(group, weights=(labels > 0).astype(np.float64), minlength=n_groups) > 0
 
 
 def _reduce(values, has_relevant, per_query, skip_no_relevant):
