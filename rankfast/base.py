@@ -237,6 +237,14 @@ class Ranker(BaseEstimator):
         return tags
 
 
+def cv_result_of(estimator):
+    """The CVResult a fitted estimator (or the base learner of a kernel learner) holds, or None."""
+    result = getattr(estimator, "cv_result_", None)
+    if result is None and hasattr(estimator, "base_learner"):
+        result = getattr(estimator.base_learner, "cv_result_", None)
+    return result
+
+
 def sparse_input_tags(tags):
     """scikit-learn's tags of an estimator that takes sparse X (only scikit-learn asks for tags)."""
     tags.input_tags.sparse = True

@@ -678,9 +678,7 @@ def _learn(argv):
 
 def _print_cv_table(learner, verbosity):
     """The cross-validation table of a learner given a grid (stdout, from -v 1)."""
-    if getattr(learner, "cv_result_", None) is None and not hasattr(learner, "base_learner"):
-        return                          # one C: no table, and model_selection stays unimported
-    from .model_selection import cv_result_of
+    from .base import cv_result_of
     result = cv_result_of(learner)
     if result is not None:
         _progress(result.format(), verbosity, end="")

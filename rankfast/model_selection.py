@@ -537,14 +537,6 @@ def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None
     return CVResult(list(rows), columns, values, folds, rule)
 
 
-def cv_result_of(estimator):
-    """The CVResult a fitted estimator (or the base learner of a kernel learner) holds, or None."""
-    result = getattr(estimator, "cv_result_", None)
-    if result is None and hasattr(estimator, "base_learner"):
-        result = getattr(estimator.base_learner, "cv_result_", None)
-    return result
-
-
 # ------------------------------------------------------- a grid over any learner
 
 class GridSearch:

@@ -126,7 +126,7 @@ def selection_figure(learner):
     ValueError
         The learner chose nothing that can be drawn (no C list, not greedy).
     """
-    from .model_selection import cv_result_of
+    from .base import cv_result_of
     result = cv_result_of(learner)
     panels = []
     if result is not None:
