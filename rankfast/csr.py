@@ -169,10 +169,10 @@ def issparse(X):
 
 
 def as_csr(X):
-    """X (CSR or scipy sparse) as CSR, sharing a scipy CSR matrix's arrays."""
+    """X (CSR, scipy sparse, or dense through scipy) as CSR, sharing a scipy CSR matrix's arrays."""
     if isinstance(X, CSR):
         return X
-    X = X.tocsr()
+    X = X.tocsr() if issparse(X) else scipy_csr(X)
     return CSR(X.data, X.indices, X.indptr, X.shape)
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from . import _svmlight
 from ._products import mark_columns
 from ._threads import resolve_n_jobs
-from .csr import CSR, as_csr, issparse, scipy_csr
+from .csr import CSR, as_csr, scipy_csr
 from .errors import InputError
 from .files import open_binary
 from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
@@ -66,7 +66,7 @@ class Dataset:
 
     def __post_init__(self):
         if not isinstance(self.features, CSR):
-            self.features = as_csr(scipy_csr(self.features))
+            self.features = as_csr(self.features)
 
     @property
     def X(self):
@@ -291,8 +291,6 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     return _dataset([whole] if whole else parts, path, n_features, comments, dtype)
 
 
-
-
 def _count(stream, path, buffer):
     """(newlines, colons, bytes) of a whole plain file, which is then rewound."""
     newlines = colons = size = 0
@@ -461,7 +459,7 @@ def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stre
         comments = ds.comments if comments is None else comments
     else:
         X = dataset_or_X
-    X = as_csr(X) if issparse(X) else as_csr(scipy_csr(X))
+    X = as_csr(X)
     y = np.asarray(y, dtype=np.float64)
     lines = _format_lines(X, y, None if qid is None else np.asarray(qid, dtype=np.int64), comments)
     if stream is not None:

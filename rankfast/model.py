@@ -35,7 +35,7 @@ import dataclasses
 import numpy as np
 
 from . import _predict, _svmlight
-from .csr import as_csr, issparse, scipy_csr
+from .csr import as_csr
 from .data import with_width
 from .errors import InputError
 from .files import atomic_output
@@ -542,7 +542,7 @@ def _num32(v):
 
 def _as_csr(X):
     """X as float64 CSR arrays (dense X through scipy)."""
-    return as_csr(X if issparse(X) else scipy_csr(X)).astype(np.float64, copy=False)
+    return as_csr(X).astype(np.float64, copy=False)
 
 
 def _float32_rounded(X):
