@@ -292,12 +292,13 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
 
 
 def _count(stream, path, buffer):
-    """(newlines, colons, bytes) of a whole plain file, which is then rewound."""
+    """(newlines, colons, bytes) of the rest of a plain file, which is then rewound to where it was."""
+    start = stream.tell()
     newlines = colons = size = 0
     for block in _blocks(stream, path, buffer, whole_lines=False):
         n, c = _svmlight.count_bytes_of(block)
         newlines, colons, size = newlines + n, colons + c, size + len(block)
-    stream.seek(0)
+    stream.seek(start)
     return newlines, colons, size
 
 

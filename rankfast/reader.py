@@ -145,17 +145,19 @@ def iter_svmlight(path, rows=8192, entries=1 << 18, chunk_bytes=1 << 20, progres
 
 
 def plain_size(stream):
-    """The size in bytes of a stream that can be rewound (a plain file), else None.
+    """Bytes left to read in a stream that can be rewound (a plain file), else None.
 
     Lets readers size their buffers to a small file: zeroing megabytes takes
     longer than reading it.  A file that grows meanwhile is still read whole
-    (buffers grow for long lines; arrays fill and are reused).
+    (buffers grow for long lines; arrays fill and are reused).  The stream is
+    left where it was.
     """
     if not (isinstance(stream, io.BufferedReader) and stream.seekable()):
         return None
-    size = stream.seek(0, io.SEEK_END)
-    stream.seek(0)
-    return size
+    start = stream.tell()
+    end = stream.seek(0, io.SEEK_END)
+    stream.seek(start)
+    return end - start
 
 
 def _changed(path):

@@ -3,6 +3,7 @@ import bz2
 import gzip
 import io
 import lzma
+import subprocess
 import sys
 
 import numpy as np
@@ -202,3 +203,21 @@ def test_noncontiguous_queries_are_grouped_stably(tmp_path):
     assert grouped.qid.tolist() == [5, 5, 3, 3, 7]
     assert grouped.line.tolist() == [1, 3, 2, 4, 5]
     assert grouped.grouped()[1] is None
+
+
+def test_a_seekable_stdin_is_read_from_where_it_stands(tmp_path):
+    """A script that consumed a header line hands the rest to both readers (they rewind to
+    that point after sizing their buffers or counting, not to the start of the file)."""
+    path = tmp_path / "t.dat"
+    path.write_text("# header\n2 qid:1 1:1\n1 qid:1 1:0.5\n0 qid:2 2:1\n")
+    code = ("import sys; sys.stdin.buffer.readline(); sys.stdin.buffer.readline()\n"
+            "from rankfast.data import load_svmlight\nfrom rankfast.reader import iter_svmlight\n"
+            "mode = sys.argv[1]\n"
+            "print(load_svmlight('-').y.tolist() if mode == 'load' else "
+            "[v for b in iter_svmlight('-') for v in b.y])")
+    for mode in ("load", "stream"):
+        with open(path, "rb") as stdin:
+            run = subprocess.run([sys.executable, "-c", code, mode], stdin=stdin,
+                                 capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == "[1.0, 0.0]"
