@@ -78,7 +78,7 @@ class CSR:
         index = np.ascontiguousarray(np.arange(self.shape[0], dtype=np.int64)[rows])
         if index.ndim != 1:
             raise IndexError("CSR selects rows only (X[rows])")
-        values = self._values()
+        values = self.kernel_data()
         total = int(np.diff(self.indptr)[index].sum())
         indptr = np.zeros(len(index) + 1, dtype=self.indptr.dtype)
         data = np.empty(total, dtype=values.dtype)
@@ -89,7 +89,7 @@ class CSR:
     @property
     def T(self):
         """Xᵀ as CSR (each row of Xᵀ lists its entries in X's row order)."""
-        values = self._values()
+        values = self.kernel_data()
         indptr = np.zeros(self.shape[1] + 1, dtype=self.indptr.dtype)
         data = np.empty(self.nnz, dtype=values.dtype)
         indices = np.empty(self.nnz, dtype=self.indptr.dtype)
@@ -104,7 +104,7 @@ class CSR:
         if len(v) != self.shape[1]:
             raise ValueError(f"dimension mismatch: X has {self.shape[1]} columns, v {len(v)} entries")
         out = np.empty(self.shape[0])
-        _products.csr_matvec(self._values(), self.indices, self.indptr,
+        _products.csr_matvec(self.kernel_data(), self.indices, self.indptr,
                              np.ascontiguousarray(v, dtype=np.float64), out)
         return out
 
@@ -119,7 +119,7 @@ class CSR:
         array([ 0.5, 12.5])
         """
         out = np.zeros(self.shape[1])
-        _csr.group_square_sums(self._values(), self.indices, self.indptr,
+        _csr.group_square_sums(self.kernel_data(), self.indices, self.indptr,
                                np.ascontiguousarray(order, dtype=np.int64),
                                np.ascontiguousarray(starts, dtype=np.int64),
                                np.ascontiguousarray(weights, dtype=np.float64), out)
@@ -140,7 +140,7 @@ class CSR:
         import scipy.sparse as sp
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
 
-    def _values(self):
+    def kernel_data(self):
         """data as the kernels take it (they compute in float64): float32 kept, anything else as float64."""
         return self.data if self.data.dtype == np.float32 else self.data.astype(np.float64, copy=False)
 

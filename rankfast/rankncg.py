@@ -125,7 +125,7 @@ class ErfcPairObjective:
         c_group = np.zeros(n_groups)
         c_group[group_of] = self.c
         if issparse(X):
-            X = self.products.X                                # float64 CSR
+            X = self.products.X                  # CSR, float32 or float64 (widened as read)
             by_query = X.group_square_sums(np.arange(n), self.starts, c_query)
             by_group = X.group_square_sums(self.group_order, self.group_starts, c_group)
         else:

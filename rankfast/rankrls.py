@@ -565,7 +565,7 @@ def centred(X, starts, alpha, n_threads=1):
                         query_chunks(starts), n_threads)
         return out
     X = as_csr(X)
-    _rankrls.centre_csr(X._values(), X.indices, X.indptr, starts, scale, out,
+    _rankrls.centre_csr(X.kernel_data(), X.indices, X.indptr, starts, scale, out,
                         query_chunks(starts), n_threads)
     return out
 
