@@ -14,8 +14,6 @@ learners                       ranksvm.RankSVM, rankncg.RankNCG, rankrls.RankRLS
 Every name is imported on first use, so a program imports only what its run
 needs (classifying with a linear model needs neither scipy nor the learners).
 """
-import importlib
-import importlib.machinery
 import os
 
 __version__ = "0.2.0"
@@ -29,6 +27,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 try:
     from . import _svmlight  # noqa: F401  (compiled kernels present and loadable?)
 except ImportError as exc:  # pragma: no cover - only without a build or without memory
+    import importlib.machinery
     _here = os.path.dirname(os.path.abspath(__file__))
     if not any(os.path.exists(os.path.join(_here, "_svmlight" + suffix))
                for suffix in importlib.machinery.EXTENSION_SUFFIXES):
@@ -50,6 +49,7 @@ _SUBMODULES = ("metrics", "ranksvm", "rankncg", "rankrls", "kernels", "erfc", "l
 
 def __getattr__(name):
     """The API names above and the submodules, imported on first use."""
+    import importlib
     if name in _ATTRIBUTES:
         value = getattr(importlib.import_module(f".{_ATTRIBUTES[name]}", __name__), name)
         globals()[name] = value

@@ -23,8 +23,7 @@ Three jobs, all about threads:
   / ``OMP_NUM_THREADS`` are read once, when numpy loads BLAS, so they cannot
   be set from here; set them before starting Python.
 """
-import contextlib
-import numbers
+import operator
 import os
 
 CHUNK_DOCUMENTS = 4096      # documents per chunk of queries (a whole query is never split)
@@ -41,13 +40,19 @@ def available_cores():
 
 def resolve_n_jobs(n_jobs):
     """Number of threads for ``n_jobs``: None or 0 → all cores, −k → cores + 1 − k (≥ 1)."""
-    if isinstance(n_jobs, bool) or not (n_jobs is None or isinstance(n_jobs, numbers.Integral)):
-        raise ValueError(f"n_jobs must be an integer or None (got {n_jobs!r})")
-    if n_jobs is None or n_jobs == 0:
+    if n_jobs is None:
+        return available_cores()
+    try:
+        if isinstance(n_jobs, bool):
+            raise TypeError
+        n_jobs = operator.index(n_jobs)            # int, numpy integers
+    except TypeError:
+        raise ValueError(f"n_jobs must be an integer or None (got {n_jobs!r})") from None
+    if n_jobs == 0:
         return available_cores()
     if n_jobs < 0:
-        return max(available_cores() + 1 + int(n_jobs), 1)
-    return int(n_jobs)
+        return max(available_cores() + 1 + n_jobs, 1)
+    return n_jobs
 
 
 def query_chunks(starts, documents=CHUNK_DOCUMENTS):
@@ -68,13 +73,16 @@ def query_chunks(starts, documents=CHUNK_DOCUMENTS):
     return np.concatenate(([0], cut, [n_queries])).astype(np.int64)
 
 
-@contextlib.contextmanager
-def blas_single_thread():
-    """Hold BLAS to one thread inside the block (a no-op without threadpoolctl)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
+def blas_single_thread(function):
+    """Decorator: BLAS holds to one thread while ``function`` runs (a no-op without threadpoolctl)."""
+    import functools                           # here: rank_classify imports this module lean
+
+    @functools.wraps(function)
+    def held(*args, **kwargs):
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            return function(*args, **kwargs)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return function(*args, **kwargs)
+    return held

@@ -6,7 +6,6 @@ model's weights straight from it.  Every number is read with the data
 files' strict grammar (rankfast._svmlight).
 """
 import array
-import bisect
 import math
 
 from . import _predict, _svmlight
@@ -92,6 +91,7 @@ def read_model_file(path):
     del alphas[n:], indptr[n + 1:], indices[nnz:], values[nnz:]
     above = _predict.first_at_least(indices, file.highest)
     if above >= 0:
+        import bisect                         # here: only a faulty model needs it
         row = bisect.bisect_right(indptr, above) - 1
         raise InputError(path, 12 + lines[row],
                          f"feature {indices[above] + 1} is above the highest "

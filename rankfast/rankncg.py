@@ -438,7 +438,7 @@ class RankNCG(LinearRanker):
         except UsageError:
             raise UsageError(f"-c must be positive, not {self.C!r}") from None
 
-    @blas_single_thread()
+    @blas_single_thread
     def fit(self, X, y, qid=None, group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 

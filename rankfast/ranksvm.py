@@ -185,7 +185,7 @@ class RankSVM(LinearRanker):
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
-    @blas_single_thread()
+    @blas_single_thread
     def fit(self, X, y, qid=None, group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 

@@ -63,6 +63,26 @@ def test_classify_writes_its_predictions_when_stdout_is_closed(tmp_path):
     assert preds.read_bytes() == expected.read_bytes()
 
 
+def test_numpy_floating_point_warnings_are_dropped_and_other_warnings_are_notes(capsys):
+    import warnings
+
+    import numpy as np
+
+    from rankfast import cli
+
+    def body(argv):
+        with np.errstate(all="warn"):
+            np.array([1e300]) * 1e300                   # overflow encountered in multiply
+            np.array([0.0]) / 0.0                       # invalid value encountered in divide
+            np.array([1.0]) / 0.0                       # divide by zero encountered in divide
+            np.array([1e-300]) * 1e-300                 # (underflow: ignored by default)
+        warnings.warn("something else to know", UserWarning)
+        return 0
+
+    assert cli._run("rank_learn", body, [], "") == 0
+    assert capsys.readouterr().err == "rank_learn: note: something else to know\n"
+
+
 def test_help_into_a_closed_pipe_exits_0():
     rc, err = run_with_closed_stdout("rank_learn", "-?")
     assert (rc, err) == (0, "")

@@ -25,7 +25,7 @@ def without_runtime(text):
     return "".join(line for line in text.splitlines(True) if not line.startswith("Runtime"))
 
 
-@pytest.fixture(params=[8192, 7], ids=["blocks_8192", "blocks_7"])
+@pytest.fixture(params=[2048, 7], ids=["blocks_2048", "blocks_7"])
 def block_rows(request, monkeypatch):
     """Run each test with the default block size and with tiny blocks (runs span blocks)."""
     monkeypatch.setattr(reader, "iter_svmlight",
@@ -132,6 +132,67 @@ def test_a_linear_rank_classify_run_imports_no_scipy_no_learner_and_without_metr
                               "rankfast.learners", "rankfast.kernels", "rankfast.ranksvm",
                               "rankfast.rankrls", "rankfast.rankncg", "rankfast.erfc"))
         assert unwanted == []
+
+
+def test_a_linear_rank_classify_run_adds_none_of_the_slow_standard_modules(tmp_path):
+    """re, enum (through signal), typing, contextlib + functools, tempfile, ...: each costs
+    1-10 ms of a 30 ms run; none is imported unless the interpreter had it already."""
+    require(EXAMPLE3)
+    listing = "import sys\nprint(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    bare = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True,
+                          env=env, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom rankfast.cli import classify_main\n"
+         "rc = classify_main(sys.argv[1:])\n" + listing + "sys.exit(rc)\n",
+         str(EXAMPLE3 / "test.dat"), str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "pred")],
+        capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    added = set(run.stderr.split()) - set(bare.stderr.split())
+    assert "rankfast.cli" in added
+    slow = {"re", "enum", "signal", "typing", "contextlib", "functools", "tempfile", "struct",
+            "numbers", "inspect", "importlib.util", "threading", "numpy", "scipy"}
+    assert sorted(added & slow) == []
+
+
+def test_the_programs_skip_the_interpreter_teardown_and_lose_nothing(tmp_path):
+    """classify_command / learn_command end with os._exit once their files are on disk:
+    the exit status, the predictions and the output through a pipe are those of a normal
+    exit; with an atexit handler registered, the normal exit runs it.  (-S: no site, whose
+    .pth files may register atexit handlers of their own.)"""
+    require(EXAMPLE3)
+    probe = ("import sys, atexit\n"
+             "class Probe:\n"
+             "    def __del__(self):\n"
+             "        sys.stderr.write('teardown\\n')\n"
+             "probe = Probe()\n"
+             "if sys.argv.pop(1) == 'atexit':\n"
+             "    atexit.register(lambda: sys.stderr.write('atexit\\n'))\n"
+             "from rankfast.cli import classify_command\n"
+             "classify_command()\n")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    expected = tmp_path / "expected"
+    assert cli.classify_main(["-v", "0", str(EXAMPLE3 / "test.dat"),
+                              str(EXAMPLE3 / "model_c3.dat"), str(expected)]) == 0
+    for mode in ("plain", "atexit"):
+        pred = tmp_path / f"pred_{mode}"
+        run = subprocess.run([sys.executable, "-S", "-c", probe, mode, str(EXAMPLE3 / "test.dat"),
+                              str(EXAMPLE3 / "model_c3.dat"), str(pred)],
+                             capture_output=True, text=True, env=env, timeout=120)
+        assert run.returncode == 0
+        assert without_runtime(run.stdout) == \
+            without_runtime(read_text(EXAMPLE3 / "classify_test_c3.stdout"))
+        assert pred.read_bytes() == expected.read_bytes()
+        if mode == "plain":
+            assert run.stderr == ""                      # no teardown: Probe.__del__ never ran
+        else:
+            assert run.stderr.split() == ["atexit", "teardown"]
+    failed = subprocess.run([sys.executable, "-S", "-c", probe, "plain",
+                             str(tmp_path / "missing.dat"),
+                             str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "p")],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert failed.returncode == 1 and "missing.dat" in failed.stderr
+    assert "teardown" not in failed.stderr
 
 
 def test_rank_learn_imports_only_the_learner_it_runs(tmp_path):

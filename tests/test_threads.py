@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _erfc, _prsvm, _rankrls, _threads
+from rankfast import _erfc, _predict, _prsvm, _rankrls, _threads
 import rankfast
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import dump_svmlight
@@ -295,6 +295,25 @@ def test_serial_build_gives_the_same_bits(tmp_path):
     grad = np.empty(len(scores))
     loss = _prsvm.squared_hinge(scores, rank, starts, order, weight, levels, grad, chunks, 2)
     np.testing.assert_array_equal(serial, np.r_[loss, grad])
+
+
+def test_linear_scores_of_a_block_large_enough_for_threads_do_not_depend_on_them():
+    """Above 32,768 entries (below, one thread scores) each row is still summed by one thread."""
+    rng = np.random.default_rng(5)
+    X = sp.random(4000, 60, density=0.5, format="csr", random_state=rng)       # ~120k entries
+    ids = np.flatnonzero(rng.random(70) < 0.8).astype(np.int64) + 1
+    weights = rng.normal(size=len(ids))
+    dense_weights = np.zeros(X.shape[1] + 1)
+    dense_weights[ids[ids <= X.shape[1]] - 1] = weights[ids <= X.shape[1]]
+    expected = X.astype(np.float32).astype(np.float64) @ dense_weights[:X.shape[1]] - 0.25
+    outputs = []
+    for n_threads in THREADS:
+        out = np.empty(X.shape[0])
+        _predict.linear_scores(X.indptr.astype(np.int64), X.indices, X.data, ids, weights, 0.25,
+                               out, n_threads)
+        outputs.append(out)
+    assert all(np.array_equal(outputs[0], other) for other in outputs[1:])
+    np.testing.assert_allclose(outputs[0], expected, rtol=1e-12, atol=1e-12)
 
 
 def test_rank_classify_predictions_byte_identical_across_threads(training_files, tmp_path,
