@@ -18,11 +18,6 @@ ctypedef fused value_t:       # feature values: float32 or float64 (rounded to f
 cdef extern from "stdio.h" nogil:
     int snprintf(char* s, size_t n, const char* fmt, ...)
 
-# Fewer feature entries than this are scored on one thread: starting OpenMP's
-# threads costs more than the work (~0.05 ms at 60 lines, a small rank_classify run).
-cdef enum:
-    MIN_PARALLEL_ENTRIES = 1 << 15
-
 
 cdef inline Py_ssize_t lower_bound(const int64_t[::1] keys, Py_ssize_t lo,
                                    Py_ssize_t hi, int64_t key) noexcept nogil:
@@ -43,15 +38,13 @@ cdef void score_rows(const index_t[::1] indptr, const column_t[::1] indices,
                      int n_threads) noexcept nogil:
     """out[i] = sum_j weights[f] * float32(x_ij) - bias, summed in float64 in file order.
 
-    Rows on n_threads threads (one below MIN_PARALLEL_ENTRIES entries): each row is
-    summed by one of them, so the scores do not depend on n_threads.
+    Rows on n_threads threads: each row is summed by one of them, so the scores do
+    not depend on n_threads.
     """
     cdef Py_ssize_t n = out.shape[0], k = feature_ids.shape[0]
     cdef Py_ssize_t i, p, pos
     cdef int64_t fid
     cdef double s
-    if n == 0 or indptr[n] - indptr[0] < MIN_PARALLEL_ENTRIES:
-        n_threads = 1
     for i in prange(n, schedule="static", num_threads=n_threads):
         s = 0.0
         pos = 0

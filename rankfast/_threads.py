@@ -5,7 +5,7 @@ Three jobs, all about threads:
 * :func:`resolve_n_jobs` turns an estimator's ``n_jobs`` (rank_learn's ``-j``)
   into a number of threads: ``None`` or 0 → the cores this process may run on
   (``os.sched_getaffinity``), a negative value counts back from them as joblib
-  does (−1 → all, −2 → all but one), 1 → serial.
+  does (−1 → all, −2 → all but one), 1 → serial; fewer for small data.
 * :func:`query_chunks` splits contiguous queries into chunks of similar work.
   The split depends on the data only, never on the number of threads: each
   chunk writes its own partial sums and the kernels add them in chunk order,
@@ -27,6 +27,7 @@ import operator
 import os
 
 CHUNK_DOCUMENTS = 4096      # documents per chunk of queries (a whole query is never split)
+MIN_ENTRIES_PER_THREAD = 1 << 15   # stored entries a thread must get to pay for waking it
 BLOCK_ROWS = 2048           # rows per block of the dense and narrow sparse products Xᵀu
 
 
@@ -38,21 +39,37 @@ def available_cores():
         return os.cpu_count() or 1
 
 
-def resolve_n_jobs(n_jobs):
-    """Number of threads for ``n_jobs``: None or 0 → all cores, −k → cores + 1 − k (≥ 1)."""
-    if n_jobs is None:
-        return available_cores()
+def resolve_n_jobs(n_jobs, entries=None):
+    """Number of threads for ``n_jobs``: None or 0 → all cores, −k → cores + 1 − k (≥ 1).
+
+    With ``entries``, the stored entries of the data the threads go over
+    (:func:`stored_entries`), no more than one thread per
+    MIN_ENTRIES_PER_THREAD of them: a fit calls its kernels hundreds of times,
+    and on a small file waking OpenMP's threads for each call costs more than
+    the work (a 60-line file trained 2.4 ms slower on two threads than on one).
+    Results never depend on the number of threads.
+    """
     try:
         if isinstance(n_jobs, bool):
             raise TypeError
-        n_jobs = operator.index(n_jobs)            # int, numpy integers
+        n_jobs = 0 if n_jobs is None else operator.index(n_jobs)     # int, numpy integers
     except TypeError:
         raise ValueError(f"n_jobs must be an integer or None (got {n_jobs!r})") from None
     if n_jobs == 0:
-        return available_cores()
-    if n_jobs < 0:
-        return max(available_cores() + 1 + n_jobs, 1)
-    return n_jobs
+        threads = available_cores()
+    elif n_jobs < 0:
+        threads = max(available_cores() + 1 + n_jobs, 1)
+    else:
+        threads = n_jobs
+    if entries is not None:
+        threads = max(1, min(threads, entries // MIN_ENTRIES_PER_THREAD))
+    return threads
+
+
+def stored_entries(X):
+    """The entries kernels read of X: X.nnz for a sparse matrix, X.size for an array."""
+    nnz = getattr(X, "nnz", None)
+    return X.size if nnz is None else nnz
 
 
 def query_chunks(starts, documents=CHUNK_DOCUMENTS):

@@ -830,7 +830,7 @@ def _classify(argv):
     if file.kernel == 0 and file.rff is None:
         n_documents, runtime, queries, note = _classify_stream(
             file, test_path, output_path, verbosity, cutoffs,
-            resolve_n_jobs(options.get("n_jobs")), options.get("group"))
+            options.get("n_jobs"), options.get("group"))
     else:
         n_documents, runtime, queries, note = _classify_batch(
             file, test_path, output_path, verbosity, cutoffs, options.get("group"))
@@ -862,11 +862,12 @@ def _linear_weights(file):
     return model.feature_ids, model.weights
 
 
-def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_threads=1,
+def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_jobs=1,
                      group_path=None):
     """Score the test file block by block, writing each block's predictions as it goes.
 
-    Each block's rows are scored on n_threads threads (the same scores for any number).
+    Each block's rows are scored on n_jobs threads, fewer for a small block
+    (resolve_n_jobs); the scores are the same for any number.
     A file without qids is grouped by its group file as the rows go by
     (rankfast.groups.QueryGroups); its errors leave no output.  Returns
     (documents, runtime, _QueryFigures, the group file's note or None).
@@ -890,7 +891,8 @@ def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_threads
                 scores = array.array("d", bytes(8 * n))
             start = time.process_time()
             linear_scores_rows(block.indptr, block.indices, block.values, ids, weights,
-                               file.bias, memoryview(scores)[:n], n_threads)
+                               file.bias, memoryview(scores)[:n],
+                               resolve_n_jobs(n_jobs, len(block.values)))
             runtime += time.process_time() - start
             out.write(format_scores(memoryview(scores)[:n]))
             by = groups.qid(block.qid)

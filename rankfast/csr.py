@@ -153,7 +153,7 @@ def all_finite(values, n_threads=1):
     values = np.ascontiguousarray(values).ravel()
     if values.dtype not in (np.float32, np.float64):
         return bool(np.isfinite(values).all())
-    return _csr.all_finite(values, resolve_n_jobs(n_threads))
+    return _csr.all_finite(values, resolve_n_jobs(n_threads, values.size))
 
 
 def issparse(X):

@@ -4,7 +4,6 @@ Each learner's module is imported only when it is asked for, so a run pays
 the start-up time of what it uses.
 """
 import dataclasses
-import difflib
 
 import numpy as np
 
@@ -172,6 +171,7 @@ def _learner_name(value, notes):
         return name
     close = []
     if not any(c in value for c in "./\\"):
+        import difflib                  # here: only an unknown name needs it (2 ms to import)
         close = difflib.get_close_matches(name, LEARNERS, n=1)     # similarity ≥ 0.6
     if close:
         raise UsageError(f"unknown learner {value!r} (did you mean {close[0]}?)")
@@ -196,10 +196,10 @@ def _kernel_notes(params):
 
 def model_notes(model, dataset, options):
     """Notes on a trained model: an all-zero model although there are pairs to order (C too small)."""
-    from .metrics import swapped_pairs
     values = model.alphas if hasattr(model, "alphas") else model.weights
     if np.any(values):
         return []
+    from .metrics import swapped_pairs
     _, pairs = swapped_pairs(np.zeros(dataset.n_documents), dataset.y, dataset.qid)
     if not pairs.sum():
         return []                       # nothing to learn: zero is the right model

@@ -63,7 +63,7 @@ import time
 import numpy as np
 
 from . import _erfc
-from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
+from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .compat import check_is_fitted
 from .csr import issparse
 from .erfc import erfc_parameters
@@ -475,7 +475,7 @@ class RankNCG(LinearRanker):
         X, y, starts, used = training_arrays(X, y, qid)
         objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss),
                                       self.erfc_eps, self.erfc == "fast",
-                                      resolve_n_jobs(self.n_jobs))
+                                      resolve_n_jobs(self.n_jobs, stored_entries(X)))
         self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
                                     max_iter=self.max_iter, log=log)
         if log is not None:
@@ -495,7 +495,7 @@ class RankNCG(LinearRanker):
         for C in Cs:
             objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, C, self.loss),
                                           self.erfc_eps, self.erfc == "fast",
-                                          resolve_n_jobs(self.n_jobs))
+                                          resolve_n_jobs(self.n_jobs, stored_entries(X)))
             w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
             yield fitted_linear(self, C, used, w)
 

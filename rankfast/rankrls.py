@@ -71,7 +71,8 @@ from .compat import check_is_fitted
 from .csr import as_csr, issparse
 from .errors import UsageError
 from .newton import conjugate_gradient
-from ._threads import BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs
+from ._threads import (BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs,
+                       stored_entries)
 from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, training_arrays
 
 DENSE_MAX_FEATURES = 2048
@@ -177,7 +178,7 @@ class RankRLS(LinearRanker):
         X, y, qid = self._fit_input(X, y, qid, group)
         original = (X, y, qid)
         X, y, starts, used = training_arrays(X, y, qid)
-        n_threads = resolve_n_jobs(self.n_jobs)
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         n, d = X.shape
         Q = len(starts) - 1
         _check_regularisation(Q, [self.C] if grid is None else grid)
@@ -277,7 +278,7 @@ class RankRLS(LinearRanker):
         d = X.shape[1]
         Q = len(starts) - 1
         alpha = query_scale(starts, self.loss)
-        n_threads = resolve_n_jobs(self.n_jobs)
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         Xh = centred(X, starts, alpha, n_threads=n_threads)
         yh = centred(y[:, None], starts, alpha).ravel()
         A, nonzero = gram(Xh, n_threads)
@@ -421,7 +422,7 @@ class GreedyRankRLS(LinearRanker):
         _check_regularisation(Q, [self.C_])
         lam = Q / (2.0 * float(self.C_))
         alpha = query_scale(starts, self.loss)
-        n_threads = resolve_n_jobs(self.n_jobs)
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         chunks = query_chunks(starts)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
         M, varies = gram(U, n_threads)

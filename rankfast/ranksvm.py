@@ -22,7 +22,7 @@ rule is the Newton decrement relative to the objective (see there).
 import numpy as np
 
 from . import _prsvm
-from ._threads import blas_single_thread, query_chunks, resolve_n_jobs
+from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model,
                      training_arrays)
 from .compat import check_is_fitted
@@ -215,7 +215,7 @@ class RankSVM(LinearRanker):
         X, y, qid = self._fit_input(X, y, qid, group)
         grid = c_grid(self.C)
         check_loss(self.loss)
-        n_threads = resolve_n_jobs(self.n_jobs)
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
@@ -240,7 +240,7 @@ class RankSVM(LinearRanker):
         check_loss(self.loss)
         X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
         X, y, starts, used = training_arrays(X, y, qid)
-        n_threads = resolve_n_jobs(self.n_jobs)
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         w = np.zeros(X.shape[1])
         for C in Cs:
             objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, C, self.loss),

@@ -60,7 +60,7 @@ import numpy as np
 
 from . import _hinge, _prsvm
 from .compat import check_is_fitted
-from ._threads import query_chunks, resolve_n_jobs
+from ._threads import query_chunks, resolve_n_jobs, stored_entries
 from .linear import DataMatrix, LinearRanker, check_loss, linear_model, training_arrays
 from .ranksvm import query_weights
 
@@ -357,7 +357,7 @@ class RankSVML1(LinearRanker):
             raise ValueError(f"tol must be positive (got {self.tol!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
-        n_threads = resolve_n_jobs(self.n_jobs)
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss), n_threads=n_threads)
         self.result_ = ocas(DataMatrix(X, n_threads), loss,
                             svm_rank_target(self.C, self.tol, self.loss), self.max_iter, log=log)

@@ -8,3 +8,11 @@ from shared_paths import REFERENCE, require
 def svm_rank_reference():
     """The golden svm_rank outputs in ../shared/reference/svm_rank, read in place."""
     return require(REFERENCE)
+
+
+@pytest.fixture
+def every_thread_counts(monkeypatch):
+    """Fits use every thread they are given, however small the data (the tests' data is
+    small: without this, resolve_n_jobs would give them one thread per 32,768 entries)."""
+    from rankfast import _threads
+    monkeypatch.setattr(_threads, "MIN_ENTRIES_PER_THREAD", 1)

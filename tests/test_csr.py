@@ -167,14 +167,17 @@ def test_other_learners_widen_float32_to_float64():
     assert not KernelApproxLearner.sparse_float32
 
 
+@pytest.mark.parametrize("n_threads", [1, 3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
-def test_all_finite_finds_any_nan_or_inf(dtype):
+def test_all_finite_finds_any_nan_or_inf(dtype, n_threads, every_thread_counts):
     from rankfast.csr import all_finite
     values = np.arange(100).astype(dtype)
-    assert all_finite(values) and all_finite(values[:0]) and all_finite(values.reshape(10, 10))
+    assert all_finite(values, n_threads) and all_finite(values[:0], n_threads)
+    assert all_finite(values.reshape(10, 10), n_threads)
     if dtype != np.int64:
         for bad in (np.nan, np.inf, -np.inf):
             for at in (0, 57, 99):
                 spoiled = values.copy()
                 spoiled[at] = bad
-                assert not all_finite(spoiled) and not all_finite(spoiled.reshape(10, 10).T)
+                assert not all_finite(spoiled, n_threads)
+                assert not all_finite(spoiled.reshape(10, 10).T, n_threads)

@@ -179,7 +179,7 @@ def test_lqo_fallback_when_cholesky_fails(monkeypatch):
 
 
 @pytest.mark.parametrize("sparse", [False, True])
-def test_c_path_the_same_bits_on_any_threads(sparse):
+def test_c_path_the_same_bits_on_any_threads(sparse, every_thread_counts):
     """Weights and LQO table of a C list (X̂V by row blocks, the small queries' blocks on
     threads): the same bits for 1, 2 and 3 threads; uneven and one-document queries."""
     rng = np.random.default_rng(29)
@@ -199,7 +199,8 @@ def test_c_path_the_same_bits_on_any_threads(sparse):
 
 
 @pytest.mark.parametrize("learner", ["rankrls", "greedy"])
-def test_dense_and_sparse_fits_the_same_bits_on_any_threads(learner, monkeypatch):
+def test_dense_and_sparse_fits_the_same_bits_on_any_threads(learner, monkeypatch,
+                                                            every_thread_counts):
     """Single C: weights (so model files) identical for n_jobs 1, 2, 3 and for dense and sparse
     X, on uneven queries with one-document ones, X̂ᵀX̂ over several row blocks and panels."""
     monkeypatch.setattr(rankrls, "GRAM_BLOCK_ROWS", 97)

@@ -100,7 +100,7 @@ def test_hinge_kernel_gives_the_same_bits_on_any_number_of_threads():
         assert value == results[0][0] and np.array_equal(grad, results[0][1])
 
 
-def test_model_is_the_same_for_any_number_of_threads():
+def test_model_is_the_same_for_any_number_of_threads(every_thread_counts):
     rng = np.random.default_rng(8)
     qid = np.repeat(np.arange(250), 40)                 # 10,000 documents: three query chunks
     X = rng.normal(size=(len(qid), 10))

@@ -17,6 +17,7 @@ from rankfast.linear import DataMatrix
 
 ROOT = Path(__file__).resolve().parents[1]
 THREADS = (1, 2, 3)
+pytestmark = pytest.mark.usefixtures("every_thread_counts")
 
 
 def uneven_queries(seed, n_queries=300, d=8, levels=4, max_size=80):
@@ -45,6 +46,20 @@ def test_resolve_n_jobs():
     for bad in (1.5, "2", True):
         with pytest.raises(ValueError):
             _threads.resolve_n_jobs(bad)
+        with pytest.raises(ValueError):
+            _threads.resolve_n_jobs(bad, 10)
+    assert _threads.resolve_n_jobs(np.int64(3)) == 3
+
+
+def test_small_data_gets_one_thread_per_min_entries(monkeypatch):
+    per_thread = 100
+    monkeypatch.setattr(_threads, "MIN_ENTRIES_PER_THREAD", per_thread)
+    assert _threads.resolve_n_jobs(8, 0) == 1 == _threads.resolve_n_jobs(8, per_thread - 1)
+    assert _threads.resolve_n_jobs(8, 3 * per_thread) == 3
+    assert _threads.resolve_n_jobs(2, 100 * per_thread) == 2
+    assert _threads.resolve_n_jobs(None, 10) == 1
+    assert _threads.stored_entries(np.ones((3, 4))) == 12
+    assert _threads.stored_entries(sp.random(5, 7, density=0.4, format="csr")) == 14
 
 
 def test_query_chunks_cover_every_query_once_at_query_boundaries():
@@ -298,7 +313,7 @@ def test_serial_build_gives_the_same_bits(tmp_path):
 
 
 def test_linear_scores_of_a_block_large_enough_for_threads_do_not_depend_on_them():
-    """Above 32,768 entries (below, one thread scores) each row is still summed by one thread."""
+    """Each row is summed by one thread, whatever their number."""
     rng = np.random.default_rng(5)
     X = sp.random(4000, 60, density=0.5, format="csr", random_state=rng)       # ~120k entries
     ids = np.flatnonzero(rng.random(70) < 0.8).astype(np.int64) + 1
