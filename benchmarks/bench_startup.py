@@ -12,9 +12,11 @@ each with 46 dense features like LETOR's, 10 documents a query; the linear
 model is trained by rank_learn on the 2,000-document file.
 
 Every run is a fresh process started by this script; seconds are wall time
-and CPU time (user + system, which a busy machine inflates less), best of
-``--repeat`` by wall time; peak RSS is /usr/bin/time's "Maximum resident
-set size".  The loop runs
+and CPU time (user + system, which a busy machine inflates less) of the run
+that was fastest by wall time among ``--repeat``, and the median wall time;
+peak RSS is /usr/bin/time's "Maximum resident set size".  The runs of all
+rows are interleaved (row 1, row 2, ..., row 1, ...), so a machine that
+slows down for a while slows every row alike.  The loop runs
 ``--loop`` rank_classify calls on the 60-line file one after the other and
 prints the total, scaled to 1,000 calls.
 
@@ -25,6 +27,7 @@ Usage::
 """
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,20 +70,33 @@ def write_data(path, n_docs, seed, features=46, per_query=10):
                            for label, q, feats in zip(y.tolist(), qid.tolist(), body))
 
 
-def measure(argv, repeat, env):
-    """(best wall seconds, its CPU seconds, its peak RSS MB) of a fresh process."""
-    best = None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", *argv], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        seconds = time.perf_counter() - start
-        if result.returncode != 0:
-            raise SystemExit(f"failed: {' '.join(argv)}\n{result.stderr}")
-        user, system, rss = result.stderr.strip().splitlines()[-1].split()
-        if best is None or seconds < best[0]:
-            best = (seconds, float(user) + float(system), int(rss) / 1000.0)
-    return best
+def run_once(argv, env):
+    """(wall seconds, CPU seconds, peak RSS MB) of one fresh process."""
+    start = time.perf_counter()
+    result = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", *argv], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(argv)}\n{result.stderr}")
+    user, system, rss = result.stderr.strip().splitlines()[-1].split()
+    return seconds, float(user) + float(system), int(rss) / 1000.0
+
+
+def measure_interleaved(cases, repeat):
+    """{name: (best wall s, its CPU s, its peak MB, median wall s)}, the cases' runs interleaved.
+
+    cases: (name, argv, env, runs) with runs = repeat or 1 (a long run is made once).
+    """
+    runs = {name: [] for name, *_ in cases}
+    for round_ in range(repeat):
+        for name, argv, env, times in cases:
+            if round_ < times:
+                runs[name].append(run_once(argv, env))
+    figures = {}
+    for name, done in runs.items():
+        best = min(done)
+        figures[name] = best + (statistics.median(r[0] for r in done),)
+    return figures
 
 
 def main():
@@ -105,51 +121,57 @@ def main():
         subprocess.run([sys.executable, os.path.join(HERE, "rank_learn"), "-c", "1", "-v", "0",
                         files["2000"], model], env=env, check=True, stdout=subprocess.DEVNULL)
         pred = os.path.join(tmp, "pred")
-        rows = [("python -c pass", measure([sys.executable, "-c", "pass"], args.repeat, env), ""),
-                ("python -c 'import numpy'",
-                 measure([sys.executable, "-c", "import numpy"], args.repeat, env), ""),
-                ("python -c 'import scipy.sparse'",
-                 measure([sys.executable, "-c", "import scipy.sparse"], args.repeat, env), "")]
+        cases = [("python -c pass", [sys.executable, "-c", "pass"], env, args.repeat, ""),
+                 ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"], env,
+                  args.repeat, ""),
+                 ("python -c 'import scipy.sparse'", [sys.executable, "-c", "import scipy.sparse"],
+                  env, args.repeat, "")]
+        loops = []
         for label, root in checkouts:
             run_env = dict(env, PYTHONPATH=root)
             classify = [sys.executable, os.path.join(root, "rank_classify"), "-v", "0"]
             learn = [sys.executable, os.path.join(root, "rank_learn"), "-v", "0", "-c", "1"]
-            cases = [("classify 60 lines", classify + [files["60"], model, pred]),
-                     ("classify 2,000 docs", classify + [files["2000"], model, pred]),
-                     ("learn 60 lines", learn + [files["60"], os.path.join(tmp, "m60")])]
+            cases += [(f"classify 60 lines [{label}]", classify + [files["60"], model, pred],
+                       run_env, args.repeat, "classify 60 lines"),
+                      (f"classify 2,000 docs [{label}]", classify + [files["2000"], model, pred],
+                       run_env, args.repeat, "classify 2,000 docs"),
+                      (f"learn 60 lines [{label}]",
+                       learn + [files["60"], os.path.join(tmp, "m60")], run_env, args.repeat,
+                       "learn 60 lines")]
             if args.large:
-                cases.append((f"classify {args.large // 1000}k docs",
-                              classify + [files["large"], model, pred]))
-            for name, argv in cases:
-                repeat = 1 if "k docs" in name else args.repeat
-                rows.append((f"{name} [{label}]", measure(argv, repeat, run_env),
-                             name if name in SVM_RANK else
-                             "classify 500k docs" if "k docs" in name else ""))
+                cases.append((f"classify {args.large // 1000}k docs [{label}]",
+                              classify + [files["large"], model, pred], run_env, 1,
+                              "classify 500k docs"))
+            loops.append((label, classify + [files["60"], model, pred], run_env))
+        figures = measure_interleaved([case[:4] for case in cases], args.repeat)
+        rows = [(name, figures[name], key) for name, _, _, _, key in cases]
+        for label, argv, run_env in loops:
             start, cpu = time.perf_counter(), os.times()
             for _ in range(args.loop):
-                subprocess.run(classify + [files["60"], model, pred], env=run_env, check=True,
-                               stdout=subprocess.DEVNULL)
+                subprocess.run(argv, env=run_env, check=True, stdout=subprocess.DEVNULL)
             total, after = time.perf_counter() - start, os.times()
             children = (after.children_user - cpu.children_user
                         + after.children_system - cpu.children_system)
             rows.append((f"{args.loop} x classify 60 lines [{label}]",
-                         (total, children, float("nan")), "1,000 x classify 60 lines"))
+                         (total, children, float("nan"), float("nan")),
+                         "1,000 x classify 60 lines"))
         load = os.getloadavg()
         print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
-              f"seconds: best of {args.repeat} (the loop and the large file: one run)\n")
+              f"seconds: best and median of {args.repeat}, interleaved (the loop and the large "
+              f"file: one run)\n")
         if os.environ.get("PYTHONDONTWRITEBYTECODE"):
             print("PYTHONDONTWRITEBYTECODE is set: every run compiles rankfast's modules from "
                   "source (about 40 ms more than an installed package, whose .pyc files pip "
                   "writes); unset it for figures users will see\n")
-        print(f"{'run':52s} {'wall s':>8s} {'cpu s':>7s} {'peak MB':>8s}   "
+        print(f"{'run':52s} {'wall s':>8s} {'median':>8s} {'cpu s':>7s} {'peak MB':>8s}   "
               f"{'svm_rank (issue 12)':24s} target")
-        for name, (seconds, cpu_seconds, rss), key in rows:
+        for name, (seconds, cpu_seconds, rss, median), key in rows:
             theirs = " ".join(x for x in SVM_RANK.get(key, ("", "")) if x)
             extra = ""
             if name.startswith(f"{args.loop} x"):
                 extra = f"  = {seconds * 1000 / args.loop:.1f} s per 1,000 calls"
-            print(f"{name:52s} {seconds:8.3f} {cpu_seconds:7.3f} {rss:8.1f}   {theirs:24s} "
-                  f"{TARGETS.get(key, '')}{extra}")
+            print(f"{name:52s} {seconds:8.3f} {median:8.3f} {cpu_seconds:7.3f} {rss:8.1f}   "
+                  f"{theirs:24s} {TARGETS.get(key, '')}{extra}")
 
 
 if __name__ == "__main__":

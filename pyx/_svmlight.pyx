@@ -33,6 +33,13 @@ cdef enum:
     ERR_FULL = 13             # the next line does not fit in the arrays (not a data error)
     ERR_VALUE_FLOAT32 = 14    # feature value rounds to inf in float32 (float32 values only)
 
+# What scan_double found: not a number, a number, or a number from the exact fast path
+# (|v| < 2**53 * 1e22 < FLT_MAX: finite and within float range without looking at it).
+cdef enum:
+    NOT_A_NUMBER = 0
+    NUMBER = 1
+    EXACT = 2
+
 ctypedef fused value_t:       # where feature values go: float32 (svm_rank's FVAL) or float64
     float
     double
@@ -43,11 +50,14 @@ cdef uint64_t MAX_EXACT = 9007199254740992  # 2**53
 # (a tie, and FLT_MAX's significand is odd, so it rounds up).  Smaller ones, e.g. 3.4028235e38
 # (how float32's largest value prints), round to FLT_MAX.
 cdef double FLOAT32_OVERFLOW = 3.4028235677973366e38
-cdef double POW10[23]
-cdef int _k
-POW10[0] = 1.0
-for _k in range(1, 23):
-    POW10[_k] = POW10[_k - 1] * 10.0
+cdef extern from *:
+    """
+    /* Powers of ten exact in a double (10**22 < 2**53 * 2**22), as constants the compiler sees. */
+    static const double RANKFAST_POW10[23] = {
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    """
+    const double POW10 "RANKFAST_POW10"[23]
 
 
 cdef struct ParseResult:
@@ -111,12 +121,15 @@ cdef inline const unsigned char* token_end(const unsigned char* p,
 
 
 cdef inline const unsigned char* scan_double(const unsigned char* s, const unsigned char* end,
-                                             double* out, bint* ok) noexcept nogil:
+                                             double* out, int* ok) noexcept nogil:
     """Parse the number starting at s; return where its token ends.
 
     Plain decimals take an exact fast path (Clinger: mantissa < 2**53 and
     |exponent| <= 22 need one correctly rounded multiply or divide); anything
     else (hex, inf, long mantissas) goes through strtod on the whole token.
+    ok[0] says which: EXACT (the fast path), NUMBER (strtod's, maybe inf or
+    beyond float range) or NOT_A_NUMBER.  Telling EXACT apart lets the caller
+    skip the range checks, whose branches would wait for the division.
     """
     cdef const unsigned char* p = s
     cdef bint negative = False
@@ -155,7 +168,7 @@ cdef inline const unsigned char* scan_double(const unsigned char* s, const unsig
         ok[0] = strtod_token(s, p, out)
         return p
     e10 = exp_sign * exponent - frac
-    ok[0] = True
+    ok[0] = EXACT
     if mantissa == 0:
         out[0] = -0.0 if negative else 0.0
         return p
@@ -174,7 +187,7 @@ cdef inline const unsigned char* scan_double(const unsigned char* s, const unsig
 cdef inline bint parse_double(const unsigned char* s, const unsigned char* end,
                               double* out) noexcept nogil:
     """Parse exactly the span [s, end) as a number."""
-    cdef bint ok = False
+    cdef int ok = NOT_A_NUMBER
     cdef const unsigned char* stop = scan_double(s, end, out, &ok)
     return ok and stop == end
 
@@ -237,8 +250,9 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
     cdef const unsigned char* hash_pos
     cdef Py_ssize_t line = 0, nnz = 0, rows = 0
     cdef double value
+    cdef int ok
     cdef int64_t index, previous, qid, ignored
-    cdef bint has_qid, ok
+    cdef bint has_qid
     r.error = OK
     r.error_start = 0
     r.error_end = 0
@@ -294,7 +308,8 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                     p += 1
                 if p < end and p[0] == 58 and index <= MAX_INDEX and index >= 1 and index > previous:
                     stop = scan_double(p + 1, end, &value, &ok)
-                    if ok and isfinite(value) and (value_t is double or fabs(value) < FLOAT32_OVERFLOW):
+                    if ok == EXACT or (ok and isfinite(value) and
+                                       (value_t is double or fabs(value) < FLOAT32_OVERFLOW)):
                         if nnz >= max_nnz:
                             r.error = ERR_FULL
                             break
