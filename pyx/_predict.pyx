@@ -18,6 +18,46 @@ ctypedef fused value_t:       # feature values: float32 or float64 (rounded to f
 cdef extern from "stdio.h" nogil:
     int snprintf(char* s, size_t n, const char* fmt, ...)
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* printf's "%.8f" of v, 0 < |v| < 1e10 or v = 0, written at out (no terminator); returns
+       its length.  Exact, as glibc's printf: v = m * 2**e (m < 2**53 and, as |v| < 2**52,
+       e < 0); q = m * 10**8 * 2**e rounded half to even (m * 10**8 < 2**80 fits 128 bits);
+       the digits of q with the point before its last 8.  About 10x faster than snprintf. */
+    static int rankfast_format_8f(double v, char* out) {
+        uint64_t bits, m, q, whole, frac;
+        unsigned __int128 n, rest, half;
+        int biased, shift, k = 0, i;
+        char digits[20];
+        char* p = out;
+        memcpy(&bits, &v, sizeof bits);
+        biased = (int)((bits >> 52) & 0x7ff);
+        m = bits & ((UINT64_C(1) << 52) - 1);
+        if (biased) m |= UINT64_C(1) << 52;
+        shift = biased ? 1075 - biased : 1074;            /* v = m * 2**-shift, shift > 0 */
+        n = (unsigned __int128)m * 100000000u;
+        if (shift >= 128) {
+            q = 0;                                        /* v * 1e8 < 2**80 * 2**-128 */
+        } else {
+            q = (uint64_t)(n >> shift);
+            rest = n & ((((unsigned __int128)1) << shift) - 1);
+            half = ((unsigned __int128)1) << (shift - 1);
+            if (rest > half || (rest == half && (q & 1))) q++;
+        }
+        if (bits >> 63) *p++ = '-';
+        whole = q / 100000000u;
+        frac = q % 100000000u;
+        do { digits[k++] = (char)('0' + whole % 10); whole /= 10; } while (whole);
+        while (k) *p++ = digits[--k];
+        *p++ = '.';
+        for (i = 7; i >= 0; i--) { p[i] = (char)('0' + frac % 10); frac /= 10; }
+        return (int)(p + 8 - out);
+    }
+    """
+    int format_8f "rankfast_format_8f"(double v, char* out) nogil
+
 
 cdef inline Py_ssize_t lower_bound(const int64_t[::1] keys, Py_ssize_t lo,
                                    Py_ssize_t hi, int64_t key) noexcept nogil:
@@ -100,6 +140,10 @@ def format_scores(const double[::1] scores):
             v = scores[i]
             if isnan(v):
                 k += snprintf(out + k, 48, b"-nan\n")
+            elif -1e10 < v < 1e10:
+                k += format_8f(v, out + k)
+                out[k] = 10
+                k += 1
             else:
                 k += snprintf(out + k, 48, b"%.8f\n", v)
     del text[k:]                            # shrunk in place, not copied

@@ -56,6 +56,25 @@ def test_predictions_match_svm_rank(model_path, data_path, pred_path):
         np.testing.assert_allclose(scores, expected, atol=1e-6, rtol=0)
 
 
+def test_prediction_lines_are_printf_8f_to_the_byte():
+    """format_scores' own '%.8f' (|score| < 1e10) against Python's, which rounds the exact
+    binary value half to even as glibc's printf (so svm_rank_classify) does: scores at every
+    scale, exact ties (odd / 2**k), zeros, subnormals, the 1e10 border (printf's side), NaN;
+    then huge and infinite scores (Python's formatting for the whole block)."""
+    from rankfast import _predict
+    rng = np.random.default_rng(11)
+    parts = [rng.standard_normal(5000) * scale for scale in 10.0 ** np.arange(-10, 11)]
+    odd = rng.integers(-2**40, 2**40, 1000) * 2 + 1
+    parts += [odd / 2.0 ** k for k in range(1, 64)]
+    parts.append(np.array([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 5e-9, -5e-9,
+                           1.5e-8, 2.5e-8, 1 / 512, -3 / 512, 1e10, -1e10, np.nextafter(1e10, 0),
+                           -np.nextafter(1e10, 0), 9.99e29, np.nan]))
+    scores = np.concatenate(parts)
+    for block in (scores, np.r_[scores[::97], 1e30, -1e300, np.inf, -np.inf]):
+        expected = "".join("%.8f\n" % v if v == v else "-nan\n" for v in block.tolist())
+        assert bytes(_predict.format_scores(block)).decode() == expected
+
+
 def test_linear_model_file_layout_matches_svm_rank(tmp_path):
     reference = require(EXAMPLE3 / "model_c3.dat").read_text().splitlines(keepends=True)
     model = read_model(str(EXAMPLE3 / "model_c3.dat"))
