@@ -91,7 +91,7 @@ def query_chunks(starts, documents=CHUNK_DOCUMENTS):
 
 
 def blas_single_thread(function):
-    """Decorator: BLAS holds to one thread while ``function`` runs (a no-op without threadpoolctl)."""
+    """Decorator: BLAS keeps to one thread while ``function`` runs (no-op without threadpoolctl)."""
     import functools                           # here: rank_classify imports this module lean
 
     @functools.wraps(function)

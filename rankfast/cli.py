@@ -12,7 +12,8 @@ import sys
 import time
 import warnings
 
-import _signal      # signal's C core; the public module adds enums, and importing enum costs ~7 ms a run
+# signal's C core: the public module wraps it in enums, and importing enum costs ~7 ms a run
+import _signal
 
 from . import __version__
 from ._predict import format_scores, linear_scores_rows

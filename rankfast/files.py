@@ -170,7 +170,7 @@ class atomic_output:
         try:
             if keep and self._tmp is not None:
                 self._out.flush()
-                os.fsync(self._out.fileno())        # the data is on disk before the name points to it
+                os.fsync(self._out.fileno())    # the data is on disk before the name points to it
         finally:
             self._out.close()
         if keep and self._tmp is not None:
