@@ -6,7 +6,6 @@ parser's error codes into messages.  rankfast.data builds Datasets (numpy,
 scipy) on top of it; rank_classify streams a linear model's scores over
 iter_svmlight without importing either.
 """
-import array
 import collections
 import io
 
@@ -70,17 +69,17 @@ class Rows:
     """Arrays for ``rows`` documents and ``entries`` features (array.array, reused).
 
     With ``comments``, also each line's comment span (``comment_start``,
-    ``comment_end``: byte offsets, -1 where a line has none).
+    ``comment_end``: byte offsets, -1 where a line has none).  Not initialised
+    (but indptr[0] = 0): the parser writes every item a block shows.
     """
 
     def __init__(self, rows, entries, comments=False):
-        self.y = array.array("d", bytes(8 * rows))
-        self.qid = array.array("q", bytes(8 * rows))
-        self.line = array.array("q", bytes(8 * rows))
-        self.indptr = array.array("q", bytes(8 * (rows + 1)))
-        self.indices = array.array("i", bytes(4 * max(entries, 1)))
-        self.values = array.array("d", bytes(8 * max(entries, 1)))
-        spans = (array.array("q", bytes(8 * rows)) for _ in range(2)) if comments else (None, None)
+        empty = _svmlight.empty_array
+        self.y, self.qid, self.line = empty("d", rows), empty("q", rows), empty("q", rows)
+        self.indptr = empty("q", rows + 1)
+        self.indptr[0] = 0
+        self.indices, self.values = empty("i", max(entries, 1)), empty("d", max(entries, 1))
+        spans = (empty("q", rows), empty("q", rows)) if comments else (None, None)
         self.comment_start, self.comment_end = spans
 
     def block(self, n, nnz):

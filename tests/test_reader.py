@@ -221,3 +221,14 @@ def test_a_seekable_stdin_is_read_from_where_it_stands(tmp_path):
                                  capture_output=True, text=True, timeout=60)
         assert run.returncode == 0, run.stderr
         assert run.stdout.strip() == "[1.0, 0.0]"
+
+
+def test_rows_are_allocated_without_zeroing_but_start_at_entry_0():
+    from rankfast import _svmlight
+    from rankfast.reader import Rows
+    for typecode in "dqi":
+        made = _svmlight.empty_array(typecode, 1000)
+        assert made.typecode == typecode and len(made) == 1000
+    rows = Rows(10, 20, comments=True)
+    assert rows.indptr[0] == 0 and len(rows.indptr) == 11 and len(rows.values) == 20
+    assert len(rows.comment_start) == len(rows.comment_end) == 10
