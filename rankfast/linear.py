@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import _products
-from .csr import all_finite, as_csr, issparse
+from .csr import CSR, all_finite, as_csr, issparse
 from ._threads import BLOCK_ROWS
 from .base import Ranker
 from .compat import check_is_fitted
@@ -84,9 +84,8 @@ class DataMatrix:
         if self.dense:
             self.X = np.ascontiguousarray(X, dtype=np.float64)
         else:
-            self.X = as_csr(X)            # float32 values stay float32 (the kernels widen them)
-            if self.X.dtype != np.float32:
-                self.X = self.X.astype(np.float64, copy=False)
+            X = as_csr(X)                 # float32 values stay float32 (the kernels widen them)
+            self.X = CSR(X.kernel_data(), X.indices, X.indptr, X.shape)
         self.XT = None
         partial_size = n_blocks * d         # per-block sums cost this much per Xᵀu besides nnz
         if not self.dense and partial_size > min(self.PARTIAL_MAX, self.X.nnz):
