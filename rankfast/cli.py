@@ -75,6 +75,14 @@ Learning options:
          -# int      -> maximum number of iterations of the learner
          -k int|auto -> greedy: number of features to select (default auto:
                         until the leave-query-out error stops falling)
+         --normalize none|query|zscore|log
+                     -> normalise the features before training (default
+                        none, as svm_rank): query = per query and feature
+                        (x-min)/(max-min) as LETOR's QueryLevelNorm, applied
+                        again by rank_classify (not by svm_rank_classify);
+                        zscore = each feature / its standard deviation,
+                        folded into the weights (a plain svm_rank model);
+                        log = sign(x) log(1+|x|), applied like query
          --erfc fast|direct, --erfc-eps float
                      -> rankncg: fast erfc transform (default, accuracy
                         1e-6) or the exact O(m^2) gradient
@@ -269,6 +277,7 @@ LEARN_OPTIONS = {
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
     "--group": ("group", _text),
     "--scheduler": ("scheduler", _text), "--workers": ("workers", _at_least(1)),
+    "--normalize": ("normalize", _words("none", "query", "zscore", "log")),
 }
 
 CLASSIFY_OPTIONS = {
@@ -679,6 +688,9 @@ def _learn(argv):
         plot.require_matplotlib()
         check_output(options["plot"])
     if _distributed(options):
+        if options.get("normalize", "none") != "none":
+            raise UsageError("--normalize is not available with --scheduler/--workers; "
+                             "normalise the files first")
         return _learn_distributed(learner, train_path, model_path, options)
     _refuse_pattern(train_path)
 
@@ -692,6 +704,8 @@ def _learn(argv):
     n_queries = count_distinct(dataset.qid)       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
               f"{dataset.n_documents} examples", verbosity, level=0)
+    if verbosity >= 1 and options.get("normalize", "none") == "none":
+        _scale_note(dataset.features)
 
     def log(text, level=1):
         _progress(text, verbosity, level)
@@ -725,6 +739,19 @@ def _learn(argv):
         plot.save(plot.selection_figure(learner), options["plot"])
         _progress(f"Wrote the plot to {options['plot']}", verbosity)
     return 0
+
+
+SCALE_SPREAD_NOTE = 1e4      # features whose largest values differ by more: suggest --normalize
+
+
+def _scale_note(features):
+    """A note when the features' scales differ by more than SCALE_SPREAD_NOTE."""
+    from .normalize import scale_spread
+    spread = scale_spread(features)
+    if spread > SCALE_SPREAD_NOTE:
+        _note("rank_learn", f"the features' largest values differ by a factor of {spread:.2g}; "
+                            f"--normalize query (per query, as LETOR), zscore or log may "
+                            f"train a better model")
 
 
 def _print_cv_table(learner, verbosity):
@@ -828,7 +855,14 @@ def _classify(argv):
         return _classify_distributed(model_of(file), test_path, output_path, options)
     _refuse_pattern(test_path)
     _progress("Reading test examples...", verbosity, end="")
-    if file.kernel == 0 and file.rff is None:
+    normalize = file.metadata.get("normalize", "none")
+    if normalize not in ("none", "zscore", "query", "log"):
+        raise InputError(model_path, None, f"the model asks for normalize={normalize}, which "
+                                           f"this rank_classify cannot apply (a newer rankfast?)")
+    if normalize in ("query", "log"):
+        n_documents, runtime, queries, note = _classify_normalized(
+            file, normalize, test_path, output_path, verbosity, cutoffs, options.get("group"))
+    elif file.kernel == 0 and file.rff is None:
         n_documents, runtime, queries, note = _classify_stream(
             file, test_path, output_path, verbosity, cutoffs,
             options.get("n_jobs"), options.get("group"))
@@ -908,6 +942,89 @@ def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_jobs=1,
     return n_documents, runtime, queries, note
 
 
+def _classify_normalized(file, kind, test_path, output_path, verbosity, cutoffs,
+                         group_path=None):
+    """Score a model trained with --normalize query or log, one query at a time.
+
+    Returns what _classify_stream returns.  Memory: one block of documents and
+    the current query's rows (``query`` normalises each contiguous run of a
+    query id, or of a group file's group, over its rows).
+    """
+    import numpy as np
+    from .groups import QueryGroups
+    from .normalize import normalized_scores
+    from .reader import iter_svmlight
+    ids, weights = _linear_weights(file)
+    ids, weights = np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64)
+    groups = QueryGroups(test_path, group_path)
+    queries = _QueryFigures(cutoffs, keep_documents=not _rereadable(test_path))
+    runtime, n_documents = 0.0, 0
+    pending = None              # (lengths, indices, values, y, qid, by) of the open query
+
+    def score(part):
+        lengths, indices, values, y, qid, by = part
+        indptr = np.concatenate(([0], np.cumsum(lengths)))
+        return normalized_scores(indptr, indices, values, ids, weights, file.bias, kind), part
+
+    def emit(scored, out):
+        scores, (_, _, _, y, qid, by) = scored
+        scores = np.ascontiguousarray(scores)
+        out.write(format_scores(scores))
+        queries.add(scores, y, qid, by)
+
+    with atomic_output(output_path, "wb") as out:
+        for block in iter_svmlight(test_path, progress=_ReadProgress("rank_classify", test_path,
+                                                                     verbosity)):
+            n = len(block)
+            indptr = np.asarray(block.indptr)[:n + 1]
+            by = groups.qid(block.qid)
+            if groups.regrouped:
+                queries.regroup()
+            key = np.asarray(block.qid if by is None else by).copy()
+            part = (np.diff(indptr), np.asarray(block.indices)[:indptr[-1]].copy(),
+                    np.asarray(block.values)[:indptr[-1]].copy(), np.asarray(block.y).copy(),
+                    np.asarray(block.qid).copy(), None if by is None else key)
+            start = time.process_time()
+            runs = np.flatnonzero(np.diff(key)) + 1 if kind == "query" else np.array([], int)
+            cuts = np.concatenate(([0], runs, [n]))
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                piece = _rows_of(part, a, b)
+                if pending is not None and a == 0 and kind == "query" and _same_query(pending, piece):
+                    piece = _joined(pending, piece)
+                elif pending is not None:
+                    emit(score(pending), out)
+                pending = piece
+            runtime += time.process_time() - start
+            n_documents += n
+        if pending is not None:
+            emit(score(pending), out)
+        if n_documents == 0:
+            raise _no_documents(test_path)
+        note = groups.finish()
+        queries.finish(lambda: _rescored(file, test_path))
+    return n_documents, runtime, queries, note
+
+
+def _rows_of(part, a, b):
+    import numpy as np
+    lengths, indices, values, y, qid, by = part
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    lo, hi = offsets[a], offsets[b]
+    return (lengths[a:b], indices[lo:hi], values[lo:hi], y[a:b], qid[a:b],
+            None if by is None else by[a:b])
+
+
+def _same_query(first, second):
+    key_first = first[4] if first[5] is None else first[5]
+    key_second = second[4] if second[5] is None else second[5]
+    return len(key_first) and len(key_second) and key_first[-1] == key_second[0]
+
+
+def _joined(first, second):
+    import numpy as np
+    return tuple(None if a is None else np.concatenate((a, b)) for a, b in zip(first, second))
+
+
 def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path=None):
     """Kernel and random Fourier models: read the whole test file, then score it.
 
@@ -941,7 +1058,7 @@ def _rescored(file, path):
     from .data import load_svmlight
     from .model import model_of
     dataset = load_svmlight(path)
-    return model_of(file).predict(dataset.features), dataset.y, dataset.qid
+    return model_of(file).predict(dataset.features, dataset.qid), dataset.y, dataset.qid
 
 
 class _QueryFigures:

@@ -466,6 +466,11 @@ def _hinge_value_grad(shard, tag, w):
     return f - 0.5 * (w @ w), g - w
 
 
+def _hinge_diagonal(shard):
+    """The shard's part of the Hessian diagonal with every pair active (no ½‖w‖² term)."""
+    return shard.objective.pair_diagonal
+
+
 def _hinge_hessvec(shard, tag, v):
     _check(shard, tag)
     return shard.objective.hessvec(v) - v
@@ -493,9 +498,16 @@ class NewtonObjective(_Stepper):
     (or a number) to each and receiving one d-vector (or a number) from each.
     """
 
+    curvature_floor = 1.0          # ½‖w‖² plus a convex loss: rankfast.newton certifies with it
+
     def __init__(self, shards):
         super().__init__(shards)
         self.tag, self.w, self.direction = 0, None, None
+        # Jacobi, as SquaredHingeObjective's: the shards' parts of the pair diagonal
+        self.inverse_diagonal = 1.0 / (1.0 + _ordered_sum(shards.map(_hinge_diagonal)))
+
+    def precondition(self, r):
+        return self.inverse_diagonal * r
 
     def value_grad(self, w):
         self.tag += 1
@@ -652,7 +664,7 @@ class ErfcObjective(_Stepper):
         return self.inverse_diagonal * g
 
     def gradient_error(self):
-        return float(np.linalg.norm(self.error_vector))
+        return self.error_vector
 
     def line(self, point, d):
         return _ErfcLine(self, point, d)
@@ -787,8 +799,8 @@ def _fit_rankrls(learner, data, client, log):
     def hessvec(v):
         return _ordered_sum(shards.map(_laplacian_product, v)) + lam * v
 
-    w, iterations = conjugate_gradient(hessvec, b, learner.tol, learner.max_iter,
-                                       lambda r: inverse_diagonal * r)
+    w, iterations, _ = conjugate_gradient(hessvec, b, learner.tol, learner.max_iter,
+                                          lambda r: inverse_diagonal * r)
     norm_b = np.linalg.norm(b)
     learner.cg_iterations_ = iterations
     learner.residual_ = float(np.linalg.norm(b - hessvec(w)) / norm_b) if norm_b > 0 else 0.0

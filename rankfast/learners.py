@@ -30,20 +30,23 @@ def _prsvm(options):
     from .ranksvm import RankSVM
     return RankSVM(C=_c(options), loss=options.get("loss", 1),
                    tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100),
-                   n_jobs=options.get("n_jobs"), **_cv(options))
+                   n_jobs=options.get("n_jobs"), normalize=options.get("normalize", "none"),
+                   **_cv(options))
 
 
 def _rankrls(options):
     from .rankrls import RankRLS
     return RankRLS(C=_c(options), loss=options.get("loss", 1),
                    tol=min(options.get("epsilon", 1e-6), 1e-6), max_iter=options.get("max_iter", 1000),
-                   n_jobs=options.get("n_jobs"), **_cv(options))
+                   n_jobs=options.get("n_jobs"), normalize=options.get("normalize", "none"),
+                   **_cv(options))
 
 
 def _greedy(options):
     from .rankrls import GreedyRankRLS
     return GreedyRankRLS(k=options.get("k", "auto"), C=_c(options), loss=options.get("loss", 1),
-                         n_jobs=options.get("n_jobs"), **_cv(options))
+                         n_jobs=options.get("n_jobs"),
+                         normalize=options.get("normalize", "none"), **_cv(options))
 
 
 def _rankncg(options):
@@ -51,7 +54,8 @@ def _rankncg(options):
     learner = RankNCG(C=_c(options), loss=options.get("loss", 1),
                       tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
                       erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"),
-                      n_jobs=options.get("n_jobs"), **_cv(options))
+                      n_jobs=options.get("n_jobs"), normalize=options.get("normalize", "none"),
+                      **_cv(options))
     learner.check_parameters()                   # before the data is read
     return learner
 
@@ -60,7 +64,7 @@ def _svmrank(options):
     from .svmrank import RankSVML1
     return RankSVML1(C=_c(options), loss=options.get("loss", 1),
                      tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100000),
-                     n_jobs=options.get("n_jobs"))
+                     n_jobs=options.get("n_jobs"), normalize=options.get("normalize", "none"))
 
 
 LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy": _greedy,
@@ -111,6 +115,9 @@ def make_learner(options, given):
     kernel = options.get("kernel", 0)
     if kernel == 4:
         raise UsageError("-t 4 (user-defined kernel) is not supported")
+    if options.get("normalize", "none") != "none" and kernel != 0:
+        raise UsageError("--normalize works with the linear kernel (-t 0) only; normalise the "
+                         "files first for -t 1, 2 or 3")
     gammas = options.get("gamma", [1.0])
     if len(gammas) > 1 and kernel not in (2,):
         raise UsageError("a -g list needs the RBF kernel (-t 2)")

@@ -123,6 +123,72 @@ class DataMatrix:
         return out
 
 
+def pair_square_sums(products, starts, rank, query_weight):
+    """Σ_q c_q Σ_{pairs of q with different labels} (x_lj − x_kj)² for every column j.
+
+    The diagonal of Σ_q c_q Σ_pairs (x_l − x_k)(x_l − x_k)ᵀ: what every pairwise
+    learner's Hessian diagonal is made of (all pairs active), in O(nnz(X)) with
+    no pair formed.  Within a query, the pairs across levels are all pairs less
+    those within a level, and Σ_{pairs of a set S} (x_l − x_k)² = |S| Σ_S x² − (Σ_S x)²;
+    so the sum is Σ_i c_q (m_q − m_level(i)) x_i² − Σ_q c_q (Σ_q x)² + Σ_levels c_q (Σ_level x)².
+
+    Parameters
+    ----------
+    products : DataMatrix
+        X, rows grouped by query.
+    starts : ndarray of int64
+        Query offsets with the row count appended.
+    rank : ndarray of int64
+        Each document's label rank (any order-preserving integer code).
+    query_weight : ndarray of float64
+        c_q, one per query.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_features,), ≥ 0 (rounding clipped)
+    """
+    n, d = products.shape
+    if n == 0:
+        return np.zeros(d)
+    sizes = np.diff(starts)
+    query = np.repeat(np.arange(len(sizes)), sizes)
+    group_order = np.lexsort((rank, query)).astype(np.int64)
+    key_q, key_r = query[group_order], rank[group_order]
+    change = np.flatnonzero((np.diff(key_q) != 0) | (np.diff(key_r) != 0)) + 1
+    group_starts = np.concatenate(([0], change, [n])).astype(np.int64)
+    n_groups = len(group_starts) - 1
+    group_of = np.empty(n, dtype=np.int64)
+    group_of[group_order] = np.repeat(np.arange(n_groups), np.diff(group_starts))
+    c_query = np.asarray(query_weight, dtype=np.float64)
+    c = c_query[query]
+    c_group = np.zeros(n_groups)
+    c_group[group_of] = c
+    n_other = sizes[query] - np.diff(group_starts)[group_of]
+    if products.dense:
+        X = products.X
+        by_query = _weighted_column_squares(_row_sums(X, query, len(sizes)), c_query)
+        by_group = _weighted_column_squares(_row_sums(X, group_of, n_groups), c_group)
+    else:
+        X = products.X
+        by_query = X.group_square_sums(np.arange(n, dtype=np.int64),
+                                       np.ascontiguousarray(starts, dtype=np.int64), c_query)
+        by_group = X.group_square_sums(group_order, group_starts, c_group)
+    total = products.rmatvec(c * n_other, entries="square") - by_query + by_group
+    return np.maximum(total, 0.0)
+
+
+def _row_sums(X, labels, n_labels):
+    """Row r of the result: the sum of X's rows labelled r (dense X)."""
+    sums = np.zeros((n_labels, X.shape[1]))
+    np.add.at(sums, labels, X)
+    return sums
+
+
+def _weighted_column_squares(A, weights):
+    """Σ_i weights_i A_ij² for every column j (dense A)."""
+    return (A * A).T @ weights
+
+
 def linear_scores(X, feature_ids, weights):
     """X w in float64, w given sparsely by 1-based feature ids (ids beyond X's width weigh nothing)."""
     keep = feature_ids <= X.shape[1]
@@ -153,7 +219,38 @@ def check_loss(loss):
 
 
 class LinearRanker(Ranker):
-    """Base of the linear learners: after ``fit``, ``feature_ids_`` (1-based) and ``weights_``."""
+    """Base of the linear learners: after ``fit``, ``feature_ids_`` (1-based) and ``weights_``.
+
+    ``normalize`` (rank_learn's --normalize, rankfast.normalize): the features
+    are normalised before training (and before the cross-validation of a C
+    list); ``normalizer_`` keeps what predict applies (query, log) and zscore's
+    scales are folded into ``weights_``, which always weigh the raw features'
+    normalised values as predict computes them.
+    """
+
+    normalize = "none"
+
+    def _normalize_fit(self, X, qid):
+        """(X normalised as ``normalize`` says, its Normalizer); normalizer_ is None meanwhile.
+
+        While it is None, the shallow copies that cross-validation makes of this
+        estimator score the (already normalised) folds as they are.
+        """
+        from .normalize import Normalizer
+        self.normalizer_ = None
+        normalizer = Normalizer(self.normalize).fit(X, qid)
+        return normalizer.transform(X, qid), normalizer
+
+    def _keep_weights(self, normalizer, used, w):
+        """Record the fitted weights (zscore's folded back onto the raw features)."""
+        self.normalizer_ = normalizer
+        self.feature_ids_ = np.asarray(used, dtype=np.int64) + 1
+        self.weights_ = normalizer.original_weights(w, used)
+
+    def _applied_normalizer(self):
+        normalizer = getattr(self, "normalizer_", None)
+        return normalizer if normalizer is not None and normalizer.kind in ("query", "log") \
+            else None
 
     @property
     def coef_(self):
@@ -163,7 +260,7 @@ class LinearRanker(Ranker):
         w[self.feature_ids_ - 1] = self.weights_
         return w
 
-    def decision_function(self, X):
+    def decision_function(self, X, qid=None):
         """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not).
 
         Parameters
@@ -171,15 +268,21 @@ class LinearRanker(Ranker):
         X : array-like or sparse matrix, shape (n_documents, n_features_in_)
             Dense input must have the training width; sparse input may be
             narrower or wider (columns beyond the training width weigh nothing).
+        qid : array-like, shape (n_documents,), optional
+            The rows' queries: needed (only) by a model trained with
+            ``normalize="query"``, which normalises each query's rows.
 
         Returns
         -------
         ndarray of float64, shape (n_documents,)
         """
         X = self._predict_input(X)
+        normalizer = self._applied_normalizer()
+        if normalizer is not None:
+            X = normalizer.transform(X, qid)
         return linear_scores(X, self.feature_ids_, self.weights_)
 
-    def predict(self, X):
+    def predict(self, X, qid=None):
         """The documents' scores (higher ranks first): the same as decision_function.
 
         The model file stores the weights as float32, so ``to_model().predict``
@@ -189,11 +292,14 @@ class LinearRanker(Ranker):
         ----------
         X : array-like or sparse matrix, shape (n_documents, n_features_in_)
 
+        qid : array-like, shape (n_documents,), optional
+            See decision_function (``normalize="query"`` needs it).
+
         Returns
         -------
         ndarray of float64, shape (n_documents,)
         """
-        return self.decision_function(X)
+        return self.decision_function(X, qid)
 
 
 def linear_model(learner, n_features, n_documents, options):
@@ -203,6 +309,9 @@ def linear_model(learner, n_features, n_documents, options):
     highest = (int(ids.max()) if len(ids) else 0) if n_features is None else n_features
     metadata = {"version": __version__, "algorithm": learner.name}
     metadata.update({k: _text(v) for k, v in options.items() if v is not None})
+    normalizer = getattr(learner, "normalizer_", None)
+    if normalizer is not None and normalizer.kind != "none":
+        metadata["normalize"] = normalizer.kind
     return LinearModel(ids, storable_weights(w), 0.0, highest + 1, n_documents, metadata)
 
 

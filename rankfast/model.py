@@ -207,10 +207,33 @@ class LinearModel:
         w[self.feature_ids[keep] - 1] = self.weights[keep]
         return w
 
-    def predict(self, X):
-        """Scores of the rows of X, computed as svm_rank_classify does."""
+    def predict(self, X, qid=None):
+        """Scores of the rows of X, computed as svm_rank_classify does.
+
+        A model trained with ``--normalize query`` or ``log`` (``normalize`` in
+        its metadata) normalises the rows first, as rank_classify does; query
+        normalisation needs each row's ``qid``.
+        """
         X = _as_csr(X)
-        return self.predict_rows(X.indptr, X.indices, X.data)
+        kind = self.metadata.get("normalize", "none")
+        if kind not in ("query", "log"):
+            return self.predict_rows(X.indptr, X.indices, X.data)
+        from .normalize import normalized_scores
+        if kind == "log":
+            return normalized_scores(X.indptr, X.indices, X.data, self.feature_ids,
+                                     self.weights, self.bias, kind)
+        if qid is None:
+            raise ValueError("this model normalises each query's rows (normalize=query): "
+                             "pass qid")
+        qid = np.asarray(qid)
+        out = np.empty(X.shape[0])
+        order = np.argsort(qid, kind="stable")
+        bounds = np.flatnonzero(np.diff(qid[order])) + 1
+        for rows in np.split(order, bounds):
+            part = X[rows]
+            out[rows] = normalized_scores(part.indptr, part.indices, part.data, self.feature_ids,
+                                          self.weights, self.bias, kind)
+        return out
 
     def predict_rows(self, indptr, indices, values):
         """Scores of documents given as CSR arrays (e.g. a reader.RowBlock's), as predict.
@@ -383,7 +406,14 @@ def format_model(model):
             sv_lines.append(f"{_num(model.alphas[i])} {pairs} #{note}")
     else:
         return format_rff_model(model)
-    text = VERSION_LINE + "\n" + _HEADER.format(
+    header = _HEADER
+    applied = model.metadata.get("normalize") if isinstance(model, LinearModel) else None
+    if applied in ("query", "log"):
+        # svm_rank reads the number and skips the rest of the line: a note for its users.
+        header = header.replace("{kernel} # kernel type\n",
+                                "{kernel} # kernel type; rankfast normalize=" + applied +
+                                ": only rank_classify applies this model, not svm_rank_classify\n")
+    text = VERSION_LINE + "\n" + header.format(
         kernel=kernel.kernel, degree=kernel.degree, gamma=_num(kernel.gamma),
         coef_lin=_num(kernel.coef_lin), coef_const=_num(kernel.coef_const),
         custom=kernel.custom, highest=model.highest_feature_index,

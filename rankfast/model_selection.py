@@ -431,7 +431,7 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
     for f, (train, test) in enumerate(folds.splits):
         X_train, X_test = _rows(X, train), _rows(X, test)
         for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train]):
-            scores = np.asarray(fitted.predict(X_test), dtype=np.float64).ravel()
+            scores = np.asarray(_predict(fitted, X_test, qid[test]), dtype=np.float64).ravel()
             values[i, f] = [column.evaluate(scores, y[test], qid[test], max_grade=top)
                             for column in columns]
             done += 1
@@ -439,6 +439,14 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
                 progress(Progress(done, total, f, len(folds.splits), _short(rows[i]),
                                   metric.label, values[i, f, 0], time.perf_counter() - start))
     return CVResult([_short(row) for row in rows], columns, values, folds.description, rule)
+
+
+def _predict(fitted, X, qid):
+    """fitted's scores of X; a model that normalises per query (normalize="query") gets qid."""
+    applied = getattr(fitted, "_applied_normalizer", None)
+    if applied is not None and applied() is not None:
+        return fitted.predict(X, qid)
+    return fitted.predict(X)
 
 
 def _short(row):

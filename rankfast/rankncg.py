@@ -49,7 +49,12 @@ every step provably decreases F (fast or direct).  ``result_.decrease`` is the s
 the certified decreases: F(0) − F(w) is at least that.
 
 Stopping rule (``tol``, rank_learn's ``-e``; the paper's CG tolerance is 1e-3):
-‖∇F(w)‖ ≤ tol · ‖∇F(0)‖; or ‖∇F(w)‖ ≤ tol · ‖∇F(0)‖ + ‖|X|ᵀδ‖, the computed
+‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P, in the norm of the preconditioner P (‖v‖_P² = vᵀPv,
+P the inverse diagonal above: ½‖∇F‖_P² estimates the gap F(w) − F* as a Newton
+decrement does, and it does not change when features are rescaled, where the plain
+norm is dominated by the largest feature); ∇F(0) whatever the starting point, so a
+warm start (a C path) stops where a cold one would; or ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P
++ ‖|X|ᵀδ‖_P, the computed
 gradient then being within its error bound of the tolerance (a tolerance finer than
 the erfc sums resolve: lower ``erfc_eps`` to go further); or when descent along −P∇F
 can no longer be certified; or after ``max_iter`` iterations (``-#``).  Cost per
@@ -65,10 +70,10 @@ import numpy as np
 from . import _erfc
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .compat import check_is_fitted
-from .csr import issparse
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import DataMatrix, LinearRanker, c_grid, linear_model, training_arrays
+from .linear import (DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums,
+                     training_arrays)
 from .ranksvm import query_weights
 
 KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
@@ -83,7 +88,6 @@ class ErfcPairObjective:
     """
 
     def __init__(self, X, y, starts, query_weight, eps, fast, n_threads=1):
-        self.X = X
         self.products = DataMatrix(X, n_threads)        # sparse X stays sparse: no dense copy
         self.n_threads = self.products.n_threads
         self.fast = bool(fast)
@@ -112,27 +116,8 @@ class ErfcPairObjective:
         self.twice_higher = 2.0 * n_higher
         accuracy = eps * (m_query + m_level) if self.fast else 0.0
         self.delta = self.half_c * (accuracy + ROUNDING * m_query * (m_query + 1.0))
-        self.inverse_diagonal = 1.0 / (1.0 + PSI2_MAX * self._pair_square_sums(group_of))
-
-    def _pair_square_sums(self, group_of):
-        """Σ_q c_q Σ_pairs (x_lj − x_kj)² for every column j (≥ 0; rounding clipped)."""
-        X, n = self.X, self.X.shape[0]
-        if n == 0:
-            return np.zeros(X.shape[1])
-        c_query = np.bincount(self.qidx, weights=self.c, minlength=len(self.starts) - 1)
-        c_query /= np.maximum(np.diff(self.starts), 1)
-        n_groups = len(self.group_starts) - 1
-        c_group = np.zeros(n_groups)
-        c_group[group_of] = self.c
-        if issparse(X):
-            X = self.products.X                  # CSR, float32 or float64 (widened as read)
-            by_query = X.group_square_sums(np.arange(n), self.starts, c_query)
-            by_group = X.group_square_sums(self.group_order, self.group_starts, c_group)
-        else:
-            by_query = _weighted_column_squares(_row_sums(X, self.qidx, len(c_query)), c_query)
-            by_group = _weighted_column_squares(_row_sums(X, group_of, n_groups), c_group)
-        total = self.products.rmatvec(self.c * self.n_other, entries="square") - by_query + by_group
-        return np.maximum(total, 0.0)
+        self.inverse_diagonal = 1.0 / (1.0 + PSI2_MAX * pair_square_sums(
+            self.products, self.starts, self.rank, query_weight))
 
     def score_gradient(self, scores):
         """γ = ∂F/∂s at scores s (the loss part of the gradient in score space)."""
@@ -152,24 +137,16 @@ class ErfcPairObjective:
     def precondition(self, g):
         return self.inverse_diagonal * g
 
+    def gradient_at_zero(self):
+        """∇F(0): at w = 0 every erfc is erfc(0) = 1, so γ = (c_q / 2)(2 n_i^> − n_i^≠)."""
+        return self.products.rmatvec(self.half_c * (self.twice_higher - self.n_other))
+
     def gradient_error(self):
-        """A bound on ‖∇F computed − ∇F‖: ‖|X|ᵀδ‖ (the erfc sums' and rounding errors)."""
-        return float(np.linalg.norm(self.products.rmatvec(self.delta, entries="abs")))
+        """|X|ᵀδ: bounds |∇F computed − ∇F| entry by entry (the erfc sums' and rounding errors)."""
+        return self.products.rmatvec(self.delta, entries="abs")
 
     def line(self, point, d):
         return _Line(self, point, d)
-
-
-def _row_sums(X, labels, n_labels):
-    """Row r of the result: the sum of X's rows labelled r (dense X)."""
-    sums = np.zeros((n_labels, X.shape[1]))
-    np.add.at(sums, labels, X)
-    return sums
-
-
-def _weighted_column_squares(A, weights):
-    """Σ_i weights_i A_ij² for every column j (dense A)."""
-    return (A * A).T @ weights
 
 
 @dataclasses.dataclass
@@ -303,7 +280,9 @@ def nonlinear_cg(objective, w0, tol=1e-3, max_iter=1000, log=None):
     w0 : ndarray
         Starting point (copied).
     tol : float
-        Stop when ‖g‖ ≤ tol ‖g(w0)‖, or ‖g‖ ≤ tol ‖g(w0)‖ + gradient_error(): the
+        Stop when ‖g‖_P ≤ tol ‖g(0)‖_P (‖v‖_P² = vᵀPv with P the preconditioner;
+        g(0) from ``objective.gradient_at_zero()``, else g(w0)), or ‖g‖_P ≤
+        tol ‖g(0)‖_P + ‖gradient_error()‖_P: the
         computed gradient is then within its error bound of meeting the tolerance,
         and the sums cannot resolve a better point.
     max_iter : int
@@ -316,15 +295,22 @@ def nonlinear_cg(objective, w0, tol=1e-3, max_iter=1000, log=None):
     NCGResult
     """
     point = objective.point(np.array(w0, dtype=np.float64))
-    g0_norm = float(np.linalg.norm(point.g))
-    resolution = objective.gradient_error()
+
+    def size(v):                         # ‖v‖_P: unchanged when features are rescaled
+        return float(np.sqrt(max(v @ objective.precondition(v), 0.0)))
+
+    # The tolerance is relative to ∇F(0) wherever the run starts: relative to a
+    # warm start's small gradient it would tighten with every step of a C path.
+    reference = getattr(objective, "gradient_at_zero", None)
+    g0_norm = size(reference() if reference is not None else point.g)
+    resolution = size(objective.gradient_error())
     pg = objective.precondition(point.g)
     d = -pg
     ratio = 1.0                          # last step / its t_min: the next first trial
     evaluations, decrease = 1, 0.0
     started = time.perf_counter()
     for iteration in range(1, max_iter + 1):
-        g_norm = float(np.linalg.norm(point.g))
+        g_norm = float(np.sqrt(max(point.g @ pg, 0.0)))
         if g_norm <= tol * g0_norm + resolution:
             message = ("gradient norm below tolerance" if g_norm <= tol * g0_norm else
                        "gradient norm below tolerance within the erfc sums' accuracy")
@@ -389,6 +375,10 @@ class RankNCG(LinearRanker):
     cv, cv_metric, cv_rule, cv_convention, random_state
         With a list of C: folds, selection metric, rule, NDCG convention and
         the seed of the folds, as for rankfast.ranksvm.RankSVM.
+    normalize : {"none", "query", "zscore", "log"}
+        rank_learn's --normalize (rankfast.normalize): features normalised
+        before training; zscore is folded into the weights, query and log are
+        applied again by predict (query: pass ``qid``) and by rank_classify.
 
     Attributes
     ----------
@@ -418,8 +408,9 @@ class RankNCG(LinearRanker):
 
     def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
                  n_jobs=None, cv=None, cv_metric="ndcg@10", cv_rule="best",
-                 cv_convention="letor", random_state=0):
+                 cv_convention="letor", random_state=0, normalize="none"):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
+        self.normalize = normalize
         self.erfc_eps, self.erfc = erfc_eps, erfc
         self.n_jobs = n_jobs
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
@@ -465,6 +456,7 @@ class RankNCG(LinearRanker):
         """
         self.check_parameters()
         X, y, qid = self._fit_input(X, y, qid, group)
+        X, normalizer = self._normalize_fit(X, qid)
         grid = c_grid(self.C)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
@@ -482,8 +474,7 @@ class RankNCG(LinearRanker):
             log(f"NCG: {self.result_.message} after {self.result_.iterations} iterations "
                 f"({self.result_.evaluations} gradients), |grad| {self.result_.grad_norm:.6g}, "
                 f"certified objective decrease {self.result_.decrease:.8g}", 1)
-        self.feature_ids_ = used.astype(np.int64) + 1
-        self.weights_ = self.result_.w
+        self._keep_weights(normalizer, used, self.result_.w)
         return self
 
     def fit_path(self, X, y, qid, Cs):

@@ -142,8 +142,9 @@ class RankRLS(LinearRanker):
 
     def __init__(self, C=0.01, loss=1, solver="auto", tol=1e-6, max_iter=1000, n_jobs=None,
                  cv=None, cv_metric="ndcg@10", cv_rule="best", cv_convention="letor",
-                 random_state=0):
+                 random_state=0, normalize="none"):
         self.C, self.loss, self.solver = C, loss, solver
+        self.normalize = normalize
         self.tol, self.max_iter = tol, max_iter
         self.n_jobs = n_jobs
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
@@ -176,6 +177,7 @@ class RankRLS(LinearRanker):
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
+        X, normalizer = self._normalize_fit(X, qid)
         original = (X, y, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
@@ -216,14 +218,15 @@ class RankRLS(LinearRanker):
                 self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
                 w_varies = self.weights_by_C_[grid.index(self.C_)][varies]
             w = _scatter(w_varies, varies, d)
-        self.feature_ids_ = used.astype(np.int64) + 1
-        self.weights_ = w
+        self._keep_weights(normalizer, used, w)
+        if self.weights_by_C_ is not None:
+            self.weights_by_C_ = normalizer.original_weights(self.weights_by_C_, used)
         return self
 
     def _fit_cg(self, X, y, starts, alpha, lam, log, n_threads):
         op = _NormalEquations(X, starts, alpha, lam, n_threads)
         b = op.rhs(y)
-        w, iterations = conjugate_gradient(op.hessvec, b, self.tol, self.max_iter, op.precondition)
+        w, iterations, _ = conjugate_gradient(op.hessvec, b, self.tol, self.max_iter, op.precondition)
         norm_b = np.linalg.norm(b)
         self.cg_iterations_ = iterations
         self.residual_ = float(np.linalg.norm(b - op.hessvec(w)) / norm_b) if norm_b > 0 else 0.0
@@ -373,8 +376,10 @@ class GreedyRankRLS(LinearRanker):
     sparse_float32 = True          # X is centred into a float64 X̂ first
 
     def __init__(self, C=0.01, k="auto", loss=1, n_jobs=None, cv=None, cv_metric="ndcg@10",
-                 cv_rule="best", cv_convention="letor", random_state=0):   # C first, as for every learner
+                 cv_rule="best", cv_convention="letor", random_state=0,
+                 normalize="none"):   # C first, as for every learner
         self.C, self.k, self.loss = C, k, loss
+        self.normalize = normalize
         self.n_jobs = n_jobs
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
@@ -406,6 +411,7 @@ class GreedyRankRLS(LinearRanker):
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
+        X, normalizer = self._normalize_fit(X, qid)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
@@ -480,8 +486,7 @@ class GreedyRankRLS(LinearRanker):
         self.weights_path_ = path
         final = path[-1] if path else np.zeros(0)
         sort = np.argsort(self.selected_, kind="stable")
-        self.feature_ids_ = self.selected_[sort]
-        self.weights_ = final[sort]
+        self._keep_weights(normalizer, self.selected_[sort] - 1, final[sort])
         return self
 
     def to_model(self, n_features=None, n_documents=0):

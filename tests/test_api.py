@@ -259,7 +259,7 @@ def test_works_without_scikit_learn():
         assert ranker.get_params() == {"C": 2.0, "loss": 1, "tol": 1e-3, "max_iter": 100,
                                        "n_jobs": None, "cv": None, "cv_metric": "ndcg@10",
                                        "cv_rule": "best", "cv_convention": "letor",
-                                       "random_state": 0}
+                                       "random_state": 0, "normalize": "none"}
         scores = ranker.fit(X, y, qid).predict(X)
         assert ranker.score(X, y, qid) == metrics.ndcg(scores, y, qid, k=10)
         assert metrics.ndcg_scorer(5)(ranker, X, y, qid=qid) == metrics.ndcg(scores, y, qid, k=5)

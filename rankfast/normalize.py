@@ -1,0 +1,228 @@
+"""Feature normalisation for data whose features have wildly different scales.
+
+Raw learning-to-rank features (MSLR's go from 0..1 up to 2.3e8) make every
+linear learner's problem badly conditioned and its weights meaningless to
+compare.  rank_learn's ``--normalize`` (and the estimators' ``normalize=``):
+
+``none``
+    svm_rank's behaviour: the features as given.
+``query``
+    LETOR's QueryLevelNorm: within each query, each feature mapped by
+    (x − min) / (max − min) over the query's documents (0 where max = min,
+    implicit zeros of sparse rows counted).  What the LETOR and MQ2008 files
+    already are.  The model file records it (``normalize=query``) and
+    rank_classify applies it query by query; svm_rank_classify cannot, and the
+    model's header says so.
+``zscore``
+    Each feature divided by its standard deviation over the training set (the
+    mean cancels in every pair, so it is not subtracted: sparse data stays
+    sparse).  Folded back into the weights, w_j / σ_j: the model file is a plain
+    svm_rank model that svm_rank_classify applies as it is.
+``log``
+    sign(x) · log(1 + |x|) for every value (zeros stay zeros); recorded and
+    applied like ``query``.
+
+When it helps: ``query`` when the raw features are counts or scores whose
+range differs from query to query (web search features: MSLR, Istella);
+``zscore`` when the features are comparable across queries but on different
+scales (one ranking of regression data); ``log`` for heavy-tailed counts.
+"""
+import numpy as np
+
+from .csr import CSR, as_csr, issparse
+from .errors import UsageError
+
+KINDS = ("none", "query", "zscore", "log")
+APPLIED = ("query", "log")          # what a model file records and rank_classify applies
+
+
+def check_kind(kind):
+    """The kind, or a UsageError naming the allowed values."""
+    if kind not in KINDS:
+        raise UsageError(f"--normalize must be one of {', '.join(KINDS)}, not {kind!r}")
+    return kind
+
+
+def log_transform(values):
+    """sign(x) · log(1 + |x|), elementwise (a new float64 array)."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.copysign(np.log1p(np.abs(values)), values)
+
+
+def query_min_max(X, qid):
+    """X with each feature mapped to (x − min) / (max − min) within each query (0 where max = min).
+
+    Parameters
+    ----------
+    X : ndarray (n × d) or sparse matrix
+    qid : array-like, shape (n,)
+        Query of each row; a query's rows need not be contiguous.
+
+    Returns
+    -------
+    ndarray of float64, or CSR when X is sparse (zeros stay zeros where a
+    query's minimum is 0, the usual case for non-negative features; otherwise
+    the rows are densified)
+    """
+    qid = np.asarray(qid)
+    _, group = np.unique(qid, return_inverse=True)
+    group = group.ravel()
+    if issparse(X):
+        return _sparse_min_max(as_csr(X), group)
+    X = np.asarray(X, dtype=np.float64)
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    low = np.full((n_groups, X.shape[1]), np.inf)
+    high = np.full((n_groups, X.shape[1]), -np.inf)
+    np.minimum.at(low, group, X)
+    np.maximum.at(high, group, X)
+    return _scaled(X, low[group], high[group])
+
+
+def _scaled(values, low, high):
+    span = high - low
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (values - low) / span
+    out[~(span > 0)] = 0.0
+    return out
+
+
+def _sparse_min_max(X, group):
+    n, d = X.shape
+    rows = np.repeat(np.arange(n), np.diff(X.indptr))
+    cols = X.indices.astype(np.int64)
+    values = X.data.astype(np.float64)
+    key = group[rows].astype(np.int64) * d + cols
+    unique, position, stored = np.unique(key, return_inverse=True, return_counts=True)
+    low = np.full(len(unique), np.inf)
+    high = np.full(len(unique), -np.inf)
+    np.minimum.at(low, position, values)
+    np.maximum.at(high, position, values)
+    sizes = np.bincount(group)
+    implicit_zeros = stored < sizes[unique // d]
+    low[implicit_zeros] = np.minimum(low[implicit_zeros], 0.0)
+    high[implicit_zeros] = np.maximum(high[implicit_zeros], 0.0)
+    if np.any(implicit_zeros & (low < 0)):       # a zero would map to a non-zero value
+        return query_min_max(X.toarray(), group)
+    data = _scaled(values, low[position], high[position])
+    return CSR(data, X.indices, X.indptr, X.shape)
+
+
+class Normalizer:
+    """One of KINDS, fitted on training data (only ``zscore`` learns anything: σ per feature).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast.normalize import Normalizer
+    >>> X = np.array([[1.0, 200.0], [3.0, 100.0], [2.0, 5e8], [2.0, 0.0]])
+    >>> Normalizer("query").fit(X, [1, 1, 2, 2]).transform(X, [1, 1, 2, 2])
+    array([[0., 1.],
+           [1., 0.],
+           [0., 1.],
+           [0., 0.]])
+    """
+
+    def __init__(self, kind="none"):
+        self.kind = check_kind(kind)
+        self.scale = None
+
+    def fit(self, X, qid=None):
+        if self.kind == "zscore":
+            self.scale = _standard_deviations(X)
+        return self
+
+    def transform(self, X, qid=None):
+        """X normalised (X itself for ``none``); ``query`` needs each row's qid."""
+        if self.kind == "none":
+            return X
+        if self.kind == "query":
+            if qid is None:
+                raise ValueError("normalize='query' needs the query of each row (qid or group)")
+            return query_min_max(X, qid)
+        if self.kind == "log":
+            if issparse(X):
+                X = as_csr(X)
+                return CSR(log_transform(X.data), X.indices, X.indptr, X.shape)
+            return log_transform(X)
+        inverse = np.where(self.scale > 0, 1.0 / np.where(self.scale > 0, self.scale, 1.0), 0.0)
+        if issparse(X):
+            X = as_csr(X)
+            return CSR(X.data.astype(np.float64) * inverse[X.indices], X.indices, X.indptr,
+                       X.shape)
+        return np.asarray(X, dtype=np.float64) * inverse
+
+    def original_weights(self, w, columns):
+        """Weights on the raw features that score as w does on the normalised ones (``zscore``).
+
+        ``columns``: the 0-based feature of each weight.  Only ``zscore`` folds;
+        the other kinds return w as it is.
+        """
+        if self.kind != "zscore":
+            return w
+        scale = self.scale[columns]
+        return np.where(scale > 0, w / np.where(scale > 0, scale, 1.0), 0.0)
+
+
+def _standard_deviations(X):
+    """σ of every column over the rows (implicit zeros counted)."""
+    n = X.shape[0]
+    if n == 0:
+        return np.zeros(X.shape[1])
+    if issparse(X):
+        X = as_csr(X)
+        d = X.shape[1]
+        values = X.data.astype(np.float64)
+        total = np.bincount(X.indices, weights=values, minlength=d)
+        squares = np.bincount(X.indices, weights=values * values, minlength=d)
+        mean = total / n
+        return np.sqrt(np.maximum(squares / n - mean * mean, 0.0))
+    return np.asarray(X, dtype=np.float64).std(axis=0)
+
+
+def scale_spread(X):
+    """max / min over the columns of each column's largest |value| (non-zero columns), or 1."""
+    if issparse(X):
+        X = as_csr(X)                    # only the columns present: d may be 2^31
+        columns, where = np.unique(X.indices, return_inverse=True)
+        largest = np.zeros(len(columns))
+        np.maximum.at(largest, where.ravel(), np.abs(X.data.astype(np.float64)))
+    else:
+        largest = np.abs(np.asarray(X, dtype=np.float64)).max(axis=0) if X.shape[0] else \
+            np.zeros(X.shape[1])
+    largest = largest[largest > 0]
+    return float(largest.max() / largest.min()) if len(largest) else 1.0
+
+
+def normalized_scores(indptr, indices, values, feature_ids, weights, bias, kind):
+    """Scores of rows (CSR: 0-based columns) under a linear model trained with ``kind``.
+
+    ``query``: the rows must be one query; each weighted feature is min-max
+    normalised over them (implicit zeros counted), computed in O(nnz) without
+    densifying: score_i = Σ_j (w_j / span_j) x_ij − Σ_j w_j low_j / span_j − b.
+    ``log``: any rows; each value x becomes sign(x) log(1 + |x|).  Values are
+    narrowed to float32 first, as svm_rank and rank_classify read them.
+    """
+    n = len(indptr) - 1
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    columns = np.asarray(indices, dtype=np.int64) + 1
+    position = np.searchsorted(feature_ids, columns)
+    position = np.minimum(position, max(len(feature_ids) - 1, 0))
+    weighted = (feature_ids[position] == columns) if len(feature_ids) else \
+        np.zeros(len(columns), dtype=bool)
+    rows, position = rows[weighted], position[weighted]
+    x = np.asarray(values, dtype=np.float32)[weighted].astype(np.float64)
+    if kind == "log":
+        return np.bincount(rows, weights=weights[position] * log_transform(x), minlength=n) - bias
+    k = len(feature_ids)
+    low, high = np.full(k, np.inf), np.full(k, -np.inf)
+    np.minimum.at(low, position, x)
+    np.maximum.at(high, position, x)
+    partial = np.bincount(position, minlength=k) < n
+    low[partial] = np.minimum(low[partial], 0.0)
+    high[partial] = np.maximum(high[partial], 0.0)
+    span = high - low
+    varies = span > 0
+    coef = np.zeros(k)
+    coef[varies] = weights[varies] / span[varies]
+    offset = float(coef[varies] @ low[varies])
+    return np.bincount(rows, weights=coef[position] * x, minlength=n) - offset - bias

@@ -1,0 +1,209 @@
+"""--normalize and normalize=: the transforms against brute force, folding, and rank_classify."""
+import functools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rankfast import read_model
+from rankfast.cli import classify_main, learn_main
+from rankfast.data import dump_svmlight
+from rankfast.normalize import Normalizer, log_transform, normalized_scores, query_min_max
+from rankfast.ranksvm import RankSVM
+from rankfast.rankncg import RankNCG
+from rankfast.rankrls import GreedyRankRLS, RankRLS
+from rankfast.svmrank import RankSVML1
+
+
+def brute_query_min_max(X, qid):
+    X = np.asarray(X, dtype=np.float64)
+    out = np.zeros_like(X)
+    for q in np.unique(qid):
+        rows = np.flatnonzero(qid == q)
+        for j in range(X.shape[1]):
+            column = X[rows, j]
+            low, high = column.min(), column.max()
+            out[rows, j] = (column - low) / (high - low) if high > low else 0.0
+    return out
+
+
+def raw_data(seed=0, n=120, d=6, negative=False):
+    rng = np.random.default_rng(seed)
+    X = rng.lognormal(size=(n, d)) * 10.0 ** rng.uniform(-3, 8, size=d)
+    X[rng.random((n, d)) < 0.3] = 0.0                        # sparse-like
+    if negative:
+        X[:, 1] -= X[:, 1].mean()
+    X[:, 2] = 7.0                                            # constant: max = min
+    qid = np.sort(rng.integers(0, 9, size=n))
+    qid[-1] = 99                                             # a one-document query
+    y = rng.integers(0, 3, size=n).astype(np.float64)
+    return X, y, qid
+
+
+@pytest.mark.parametrize("negative", [False, True])
+def test_query_min_max_matches_brute_force_dense_and_sparse(negative):
+    X, _, qid = raw_data(negative=negative)
+    expected = brute_query_min_max(X, qid)
+    np.testing.assert_allclose(query_min_max(X, qid), expected, rtol=1e-12, atol=1e-15)
+    sparse = query_min_max(sp.csr_matrix(X), qid)
+    dense = sparse.toarray() if hasattr(sparse, "toarray") else sparse
+    np.testing.assert_allclose(dense, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_query_min_max_rows_of_a_query_need_not_be_contiguous():
+    X, _, qid = raw_data()
+    order = np.random.default_rng(1).permutation(len(qid))
+    np.testing.assert_allclose(query_min_max(X[order], qid[order]),
+                               brute_query_min_max(X, qid)[order], rtol=1e-12, atol=1e-15)
+
+
+def test_log_keeps_signs_and_zeros():
+    values = np.array([-1e8, -1.0, 0.0, 1e-3, 2.3e8])
+    np.testing.assert_allclose(log_transform(values), np.sign(values) * np.log1p(np.abs(values)))
+    assert log_transform(np.zeros(3)).tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("make", [lambda k: RankSVM(C=1.0, normalize=k, tol=1e-10),
+                                  lambda k: RankNCG(C=1.0, normalize=k, tol=1e-10,
+                                                    erfc="direct"),
+                                  lambda k: RankSVML1(C=1.0, normalize=k, tol=1e-8),
+                                  lambda k: RankRLS(C=1.0, normalize=k)])
+def test_zscore_is_folded_into_the_weights(make):
+    """normalize="zscore" scores raw X as the plain learner scores X / σ."""
+    X, y, qid = raw_data()
+    folded = make("zscore").fit(X, y, qid)
+    sigma = X.std(axis=0)
+    scaled = np.where(sigma > 0, X / np.where(sigma > 0, sigma, 1.0), 0.0)
+    plain = make("none").fit(scaled, y, qid)
+    np.testing.assert_allclose(folded.predict(X), plain.predict(scaled), rtol=1e-6,
+                               atol=1e-9 * np.abs(plain.predict(scaled)).max())
+    assert folded.to_model().metadata["normalize"] == "zscore"
+
+
+@pytest.mark.parametrize("kind, transform", [("query", brute_query_min_max),
+                                             ("log", lambda X, qid: log_transform(X))])
+def test_query_and_log_models_normalise_what_they_score(kind, transform):
+    X, y, qid = raw_data()
+    model = RankSVM(C=1.0, normalize=kind).fit(X, y, qid)
+    plain = RankSVM(C=1.0).fit(transform(X, qid), y, qid)
+    np.testing.assert_allclose(model.weights_, plain.weights_, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(model.predict(X, qid), plain.predict(transform(X, qid)),
+                               rtol=1e-9, atol=1e-12)
+    stored = model.to_model()                       # the file's float32 weights
+    assert stored.metadata["normalize"] == kind
+    np.testing.assert_allclose(stored.predict(X, qid), model.predict(X, qid), rtol=1e-5,
+                               atol=1e-6 * np.abs(model.predict(X, qid)).max())
+
+
+def test_query_model_needs_the_queries():
+    X, y, qid = raw_data()
+    model = RankSVM(C=1.0, normalize="query").fit(X, y, qid)
+    with pytest.raises(ValueError, match="qid"):
+        model.predict(X)
+    with pytest.raises(ValueError, match="qid"):
+        model.to_model().predict(X)
+
+
+def test_cross_validation_normalises_once():
+    """A C list under normalize="log" cross-validates on the transformed data, as given once."""
+    X, y, qid = raw_data(n=300)
+    model = RankSVM(C=[0.1, 1.0, 10.0], normalize="log", cv=3).fit(X, y, qid)
+    plain = RankSVM(C=[0.1, 1.0, 10.0], cv=3).fit(log_transform(X), y, qid)
+    assert model.C_ == plain.C_
+    np.testing.assert_allclose(model.cv_result_.values, plain.cv_result_.values)
+
+
+def test_greedy_accepts_normalize():
+    X, y, qid = raw_data(n=300)
+    model = GreedyRankRLS(C=1.0, k=3, normalize="query").fit(X, y, qid)
+    plain = GreedyRankRLS(C=1.0, k=3).fit(brute_query_min_max(X, qid), y, qid)
+    np.testing.assert_array_equal(model.feature_ids_, plain.feature_ids_)
+
+
+def test_normalized_scores_are_sparse_exact():
+    """O(nnz) scores of a query equal scoring its densified, normalised rows."""
+    X, _, qid = raw_data(negative=True)
+    rows = np.flatnonzero(qid == qid[0])
+    part = sp.csr_matrix(X[rows])
+    ids = np.array([1, 2, 3, 5], dtype=np.int64)              # feature 4 and 6 weigh nothing
+    weights = np.array([0.5, -2.0, 3.0, 1e-3])
+    got = normalized_scores(part.indptr, part.indices, part.data, ids, weights, 0.25, "query")
+    dense = brute_query_min_max(part.toarray().astype(np.float32).astype(np.float64),
+                                np.zeros(len(rows)))
+    expected = dense[:, ids - 1] @ weights - 0.25
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+def write_data(path, X, y, qid):
+    dump_svmlight(X, y, qid=qid, path=str(path))
+
+
+@pytest.mark.parametrize("kind", ["query", "log"])
+def test_rank_classify_applies_the_model_s_normalisation(tmp_path, capsys, monkeypatch, kind):
+    X, y, qid = raw_data(n=200)
+    train, test = tmp_path / "train.dat", tmp_path / "test.dat"
+    write_data(train, X[:150], y[:150], qid[:150])
+    write_data(test, X[150:], y[150:], qid[150:])
+    model_path, predictions = tmp_path / "model", tmp_path / "predictions"
+    assert learn_main(["-c", "1", "--normalize", kind, str(train), str(model_path)]) == 0
+    header = model_path.read_text().splitlines()[1]
+    assert f"normalize={kind}" in header and "not svm_rank_classify" in header
+    # blocks of 7 documents: queries straddle them and are put back together
+    from rankfast import reader
+    monkeypatch.setattr(reader, "iter_svmlight", functools.partial(reader.iter_svmlight, rows=7))
+    assert classify_main([str(test), str(model_path), str(predictions)]) == 0
+    got = np.loadtxt(predictions)
+    stored = read_model(str(model_path))
+    from rankfast import load_svmlight
+    data = load_svmlight(str(test))
+    np.testing.assert_allclose(got, stored.predict(data.X, data.qid), atol=1e-7)
+    fitted = RankSVM(C=1.0, normalize=kind).fit(
+        load_svmlight(str(train), dtype="float32").features, y[:150], qid[:150])
+    np.testing.assert_allclose(got, fitted.predict(data.X, data.qid), rtol=1e-5, atol=1e-6)
+
+
+def test_zscore_model_file_is_plain(tmp_path):
+    X, y, qid = raw_data()
+    train, model_path = tmp_path / "train.dat", tmp_path / "model"
+    write_data(train, X, y, qid)
+    assert learn_main(["-c", "1", "--normalize", "zscore", str(train), str(model_path)]) == 0
+    assert "normalize" not in model_path.read_text().splitlines()[1]
+    model = read_model(str(model_path))
+    fitted = RankSVM(C=1.0, normalize="zscore").fit(X.astype(np.float32), y, qid)
+    np.testing.assert_allclose(model.predict(X), fitted.predict(X), rtol=1e-5,
+                               atol=1e-6 * np.abs(fitted.predict(X)).max())
+
+
+def test_rank_classify_refuses_a_normalisation_it_does_not_know(tmp_path, capsys):
+    X, y, qid = raw_data()
+    train, model_path = tmp_path / "train.dat", tmp_path / "model"
+    write_data(train, X, y, qid)
+    assert learn_main(["-c", "1", "--normalize", "log", str(train), str(model_path)]) == 0
+    model_path.write_text(model_path.read_text().replace("normalize=log", "normalize=rank"))
+    predictions = tmp_path / "predictions"
+    assert classify_main([str(train), str(model_path), str(predictions)]) == 1
+    err = capsys.readouterr().err
+    assert str(model_path) in err and "normalize=rank" in err and "Traceback" not in err
+    assert not predictions.exists()
+
+
+def test_normalize_usage_errors(tmp_path, capsys):
+    X, y, qid = raw_data()
+    train = tmp_path / "train.dat"
+    write_data(train, X, y, qid)
+    assert learn_main(["--normalize", "minmax", str(train), str(tmp_path / "m")]) == 2
+    assert learn_main(["--normalize", "query", "-t", "2", str(train), str(tmp_path / "m")]) == 2
+    assert "linear kernel" in capsys.readouterr().err
+    with pytest.raises(Exception, match="normalize"):
+        Normalizer("minmax")
+
+
+def test_a_note_suggests_normalize_when_scales_differ(tmp_path, capsys):
+    X, y, qid = raw_data()
+    train = tmp_path / "train.dat"
+    write_data(train, X, y, qid)
+    assert learn_main(["-v", "1", str(train), str(tmp_path / "m")]) == 0
+    assert "--normalize" in capsys.readouterr().err
+    write_data(train, brute_query_min_max(X, qid), y, qid)
+    assert learn_main(["-v", "1", str(train), str(tmp_path / "m")]) == 0
+    assert "--normalize" not in capsys.readouterr().err
