@@ -192,3 +192,35 @@ def _expected_failed(estimator):
     expected_failed_checks=_expected_failed)
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
+
+
+# ------------------------------------------------- issue 24: no silent single ranking
+
+ROUTED = [RankSVM(C=0.5), RankSVML1(C=0.5), RankNCG(C=0.5), RankRLS(C=0.5), GreedyRankRLS(k=2),
+          KernelApproxLearner(RankSVM(C=0.5), RBF, landmarks=20)]
+
+
+@pytest.mark.parametrize("estimator", ROUTED, ids=lambda e: type(e).__name__)
+def test_metadata_routing_lists_qid_and_group_unrequested(estimator):
+    """As scikit-learn's own estimators list their fit parameters: None until requested."""
+    routing = estimator.get_metadata_routing()
+    assert routing.fit.requests["qid"] is None and routing.fit.requests["group"] is None
+    assert routing.score.requests == {"qid": None, "group": None}
+    assert "log" not in routing.fit.requests                  # a callback, not metadata
+    requested = clone(estimator).set_fit_request(qid=True).get_metadata_routing()
+    assert requested.fit.requests["qid"] is True and requested.fit.requests["group"] is None
+    with pytest.raises(TypeError, match="no metadata parameter 'log'"):
+        clone(estimator).set_fit_request(log=True)
+
+
+def test_routing_on_qid_passed_to_an_estimator_that_did_not_request_it_raises():
+    """The issue's case: the scorer requests qid, the estimator's fit does not: scikit-learn's
+    UnsetMetadataPassedError, where every fold used to train on one ranking."""
+    X, y, qid = letor_like(n_queries=12)
+    with sklearn.config_context(enable_metadata_routing=True):
+        for scoring in (metrics.ndcg_scorer(10), None):
+            search = GridSearchCV(RankSVM(), {"C": [0.01, 1.0]}, cv=GroupKFold(n_splits=3),
+                                  scoring=scoring)
+            with pytest.raises(sklearn.exceptions.UnsetMetadataPassedError,
+                               match=r"RankSVM.set_fit_request"):
+                search.fit(X, y, groups=qid, qid=qid)
