@@ -7,6 +7,7 @@ ids, rows of a query need not be contiguous) or as LightGBM-style ``group``
 sizes (consecutive rows); with neither, all rows are one ranking (svm_rank's
 reading of a file without qids).
 """
+import sys
 import warnings
 
 import numpy as np
@@ -157,6 +158,58 @@ def query_ids(n, qid=None, group=None):
     return from_group
 
 
+class OneRankingWarning(UserWarning):
+    """An estimator inside a scikit-learn search was fitted without qid or group: one ranking."""
+
+
+def scoring_queries(estimator, n, qid, group, who):
+    """Query ids for scoring n rows of ``estimator``'s predictions (``who`` names the scorer).
+
+    With neither ``qid`` nor ``group`` the rows are one ranking, as svm_rank
+    reads a file without qids, unless the estimator was trained on several
+    queries: then the rows are almost surely several queries whose ids did
+    not reach the scorer (scikit-learn without metadata routing passes none),
+    and scoring them as one ranking would give a wrong figure with no sign of
+    it, so this raises ValueError saying how to route them.
+    """
+    if qid is None and group is None and _trained_on_several_queries(estimator):
+        raise ValueError(
+            f"{who} was given {n} rows without qid or group, but {type(estimator).__name__} "
+            f"was trained on several queries: scoring the rows as one ranking would be wrong. "
+            f"In scikit-learn, route the queries: sklearn.set_config("
+            f"enable_metadata_routing=True), request them with "
+            f"estimator.set_fit_request(qid=True) (and set_score_request(qid=True) when the "
+            f"search scores with estimator.score), and pass them to the search: "
+            f"search.fit(X, y, groups=qid, qid=qid). Called directly, pass qid= "
+            f"(qid=np.zeros(n) scores the rows as one ranking)")
+    return query_ids(n, qid, group)
+
+
+def _trained_on_several_queries(estimator):
+    """Whether the estimator (or a Pipeline's last step, or a search's best estimator) saw
+    several queries in fit."""
+    for candidate in (estimator, getattr(estimator, "_final_estimator", None),
+                      getattr(estimator, "best_estimator_", None)):
+        if getattr(candidate, "_several_queries", False):
+            return True
+    return False
+
+
+def in_scikit_learn_search():
+    """Whether a scikit-learn model-selection routine (GridSearchCV, cross_validate, ...) is a caller.
+
+    Looks up the call stack only when scikit-learn's model_selection is imported.
+    """
+    if "sklearn.model_selection" not in sys.modules:
+        return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class Ranker(BaseEstimator):
     """Base of rankfast's estimators: input checks, ``n_features_in_``, ``score``.
 
@@ -175,7 +228,15 @@ class Ranker(BaseEstimator):
         X, names = check_features(X, sparse_float32=self.sparse_float32,
                                   n_threads=getattr(self, "n_jobs", 1))
         y = check_labels(y, X.shape[0], type(self).__name__)
+        if qid is None and group is None and in_scikit_learn_search():
+            warnings.warn(
+                f"{type(self).__name__}.fit got neither qid nor group inside a scikit-learn "
+                f"search: its {X.shape[0]} rows are trained as one ranking. If they belong to "
+                f"several queries, route qid: sklearn.set_config(enable_metadata_routing=True), "
+                f"estimator.set_fit_request(qid=True), search.fit(X, y, groups=qid, qid=qid)",
+                OneRankingWarning, stacklevel=3)
         qid = query_ids(X.shape[0], qid, group)
+        self._several_queries = bool(len(qid)) and not bool((qid == qid[0]).all())
         self.n_features_in_ = X.shape[1]
         if names is not None:
             self.feature_names_in_ = names
@@ -218,7 +279,9 @@ class Ranker(BaseEstimator):
         y : array-like, shape (n_documents,)
             Relevance labels.
         qid, group : array-like, optional
-            The queries, as for ``fit``; with neither, one ranking.
+            The queries, as for ``fit``; with neither, one ranking, unless the
+            estimator was trained on several queries: then ValueError (see
+            rankfast.base.scoring_queries).
 
         Returns
         -------
@@ -229,7 +292,8 @@ class Ranker(BaseEstimator):
         from .metrics import ndcg
         scores = self.predict(X)
         y = check_labels(y, len(scores), type(self).__name__)
-        return ndcg(scores, y, query_ids(len(scores), qid, group), k=10)
+        qid = scoring_queries(self, len(scores), qid, group, f"{type(self).__name__}.score")
+        return ndcg(scores, y, qid, k=10)
 
     def __sklearn_tags__(self):
         tags = sparse_input_tags(super().__sklearn_tags__())

@@ -3,6 +3,7 @@
 Skipped as a whole without scikit-learn (``pip install rankfast[sklearn]``).
 """
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -224,3 +225,45 @@ def test_routing_on_qid_passed_to_an_estimator_that_did_not_request_it_raises():
             with pytest.raises(sklearn.exceptions.UnsetMetadataPassedError,
                                match=r"RankSVM.set_fit_request"):
                 search.fit(X, y, groups=qid, qid=qid)
+
+
+def test_routing_off_a_scorer_without_qid_for_a_model_of_several_queries_raises():
+    """Without routing the scorer gets no qid: it used to score each test fold as one ranking
+    (best_score_ 1.0 here against about 0.9 fold by fold), now it says how to route qid."""
+    from rankfast.base import OneRankingWarning
+    X, y, qid = letor_like(n_queries=12)
+    ranker = RankSVM(C=1.0).fit(X, y, qid)
+    for scorer in (metrics.ndcg_scorer(10), metrics.map_scorer(), lambda e, X, y: e.score(X, y)):
+        with pytest.raises(ValueError, match=r"trained on several queries.*"
+                                             r"enable_metadata_routing=True.*set_fit_request"):
+            scorer(ranker, X, y)
+    search = GridSearchCV(RankSVM(), {"C": [0.01, 1.0]}, cv=GroupKFold(n_splits=3),
+                          scoring=metrics.ndcg_scorer(10), error_score="raise")
+    with pytest.raises(ValueError, match="route the queries"):
+        search.fit(X, y, groups=qid, qid=qid)
+    quiet = GridSearchCV(RankSVM(), {"C": [0.01, 1.0]}, cv=GroupKFold(n_splits=3),
+                         scoring=metrics.ndcg_scorer(10), refit=False)
+    with pytest.warns(UserWarning, match="route the queries"):
+        quiet.fit(X, y, groups=qid, qid=qid)
+    assert np.isnan(quiet.cv_results_["mean_test_score"]).all()      # no figure, not a wrong one
+    # with qid given, the same scorer and score work as before
+    assert metrics.ndcg_scorer(10)(ranker, X, y, qid=qid) == ranker.score(X, y, qid) == \
+        metrics.ndcg(ranker.predict(X), y, qid, k=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OneRankingWarning)
+        ranker.fit(X, y, qid)                                  # no note with queries
+
+
+def test_one_ranking_without_qid_stays_allowed_with_a_note_inside_a_search():
+    """svm_rank's reading of rows without qid is kept; in a scikit-learn search a fit without
+    groups emits a note, since there it is most often a qid that was not routed."""
+    from rankfast.base import OneRankingWarning
+    X, y, _ = letor_like(n_queries=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ranker = RankSVM(C=1.0).fit(X, y)                       # outside a search: no note
+        assert metrics.ndcg_scorer(10)(ranker, X, y) == metrics.ndcg(
+            ranker.predict(X), y, np.zeros(len(y)), k=10) == ranker.score(X, y)
+    with pytest.warns(OneRankingWarning, match=r"one ranking.*set_fit_request\(qid=True\)"):
+        GridSearchCV(RankSVM(), {"C": [0.01, 1.0]}, cv=3,
+                     scoring=metrics.ndcg_scorer(10)).fit(X, y)
