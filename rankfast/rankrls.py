@@ -316,10 +316,14 @@ class GreedyRankRLS(LinearRanker):
     O(m_q) per query, O(n d) per step (rankfast._rankrls.lqo_errors).  Adding
     feature b: t = c X̂_bᵀC, C ← C − C_b t (the paper prints C_b C_bᵀ),
     U_q ← U_q − U_qb (t + γ_q U_qbᵀC_q) with the new C, O(n d)
-    (rankfast._rankrls.add_feature).  Time O(k d n), memory two dense n × d
-    arrays besides X (C and U: every step reads and updates both); ``fit``
-    raises ValueError before allocating them when the machine has not that
-    much memory available (check_greedy_memory).
+    (rankfast._rankrls.add_feature).  A single ranking (Q = 1) has no query
+    to leave out: its rows are the held-out blocks instead, i.e. the
+    criterion is the leave-one-out error of the ridge regression of ŷ on X̂
+    (each document's deviation from the mean residual is one term of the
+    pair loss; the same updates with blocks of one row).  Time O(k d n),
+    memory two dense n × d arrays besides X (C and U: every step reads and
+    updates both); ``fit`` raises ValueError before allocating them when the
+    machine has not that much memory available (check_greedy_memory).
 
     Parameters
     ----------
@@ -416,14 +420,14 @@ class GreedyRankRLS(LinearRanker):
         n, d = X.shape
         check_greedy_memory(n, d)
         Q = len(starts) - 1
-        if Q < 2:
-            raise ValueError(f"greedy RankRLS selects features by leave-query-out error, "
-                             f"which needs at least 2 queries (got {Q}); use -a rankrls")
         _check_regularisation(Q, [self.C_])
         lam = Q / (2.0 * float(self.C_))
         alpha = query_scale(starts, self.loss)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
-        chunks = query_chunks(starts)
+        # The held-out blocks: the queries, or for a single ranking its rows (leave-one-out).
+        held_out = starts if Q >= 2 else np.arange(n + 1, dtype=np.int64)
+        n_held_out = len(held_out) - 1
+        chunks = query_chunks(held_out)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
         M, varies = gram(U, n_threads)
         M /= lam                                      # X̂ᵀC (d × d): t = c M_b below
@@ -436,7 +440,7 @@ class GreedyRankRLS(LinearRanker):
         p = yh.copy()
         h = DataMatrix(U, n_threads).rmatvec(yh) / lam
         errors = np.empty(d)
-        current = float(p @ p) / max(Q, 1)
+        current = float(p @ p) / max(n_held_out, 1)
         self.lqo_error_start_ = current
         constant = ~varies                            # X̂_j = 0: no score can change
         k_max = int(d - constant.sum())
@@ -447,9 +451,9 @@ class GreedyRankRLS(LinearRanker):
             log(f"Greedy RankRLS: {d} features, {n} documents, {Q} queries, λ = {lam:.6g}; "
                 f"LQO error without features {current:.8g}", 1)
         if k_max > 0:
-            _rankrls.lqo_errors(C, U, a, p, g, h, starts, errors, chunks, n_threads)
+            _rankrls.lqo_errors(C, U, a, p, g, h, held_out, errors, chunks, n_threads)
         while len(selected) < k_max:
-            scores = errors / max(Q, 1)
+            scores = errors / max(n_held_out, 1)
             scores[selected] = np.inf
             scores[constant] = np.inf
             b = int(np.argmin(scores))
@@ -464,7 +468,7 @@ class GreedyRankRLS(LinearRanker):
             # one pass: the update, and (unless this is the last step) the next errors
             score_next = () if len(selected) + 1 == k_max else (g_next, h_next, errors)
             _rankrls.add_feature(C, U, a, p, C[:, b], U[:, b], t, c, c * h[b],  # no copies
-                                 starts, chunks, n_threads, *score_next)
+                                 held_out, chunks, n_threads, *score_next)
             M -= np.outer(M[:, b], t)                 # X̂ᵀC after C ← C − C_b tᵀ
             h, g = h_next, g_next
             selected.append(b)

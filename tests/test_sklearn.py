@@ -158,39 +158,12 @@ def test_pickle_and_joblib_round_trips(tmp_path):
 
 # ------------------------------------------------------------------ scikit-learn's own checks
 
-# Checks that do not make sense for a ranker, with the reason (marked xfail by
-# parametrize_with_checks, so a check that starts passing shows as XPASS).
-# scikit-learn's checks pass no qid, so every X is one ranking.  Greedy RankRLS
-# selects features by leave-query-out error, which needs two queries or more: it
-# refuses one ranking with a ValueError, so every check that fits it fails.
-GREEDY_NEEDS_QUERIES = (
-    "greedy RankRLS selects features by leave-query-out error and refuses a single "
-    "ranking (the checks give no qid); test_api.py covers it with queries")
-EXPECTED_FAILED = {
-    "GreedyRankRLS": dict.fromkeys([
-        "check_fit_score_takes_y", "check_estimators_overwrite_params",
-        "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-        "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-        "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-        "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
-        "check_estimator_sparse_array", "check_estimator_sparse_matrix",
-        "check_estimators_pickle", "check_estimators_pickle(readonly_memmap=True)",
-        "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
-        "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
-        "check_n_features_in", "check_fit2d_predict1d"], GREEDY_NEEDS_QUERIES),
-}
-
-
-def _expected_failed(estimator):
-    return EXPECTED_FAILED.get(type(estimator).__name__, {})
-
-
+# scikit-learn's checks pass no qid, so every X is one ranking (greedy RankRLS holds out
+# rows then, where it used to refuse, failing 26 checks).
 @parametrize_with_checks(
-    [RankSVM(), RankSVML1(), RankNCG(), RankRLS(), GreedyRankRLS(k=2),
+    [RankSVM(), RankSVML1(), RankNCG(), RankRLS(), GreedyRankRLS(k=2), GreedyRankRLS(),
      KernelApproxLearner(landmarks=20), KernelApproxLearner(approx="rff", landmarks=20),
-     NystroemMap(landmarks=10), RandomFourierMap(components=10)],
-    expected_failed_checks=_expected_failed)
+     NystroemMap(landmarks=10), RandomFourierMap(components=10)])
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 
