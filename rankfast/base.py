@@ -295,8 +295,13 @@ class Ranker(BaseEstimator):
         qid = scoring_queries(self, len(scores), qid, group, f"{type(self).__name__}.score")
         return ndcg(scores, y, qid, k=10)
 
+    #: What the estimator is, for scikit-learn before 1.6 and for libraries that read it
+    #: (XGBRanker has the same); scikit-learn >= 1.6 reads the tag below.
+    _estimator_type = "ranker"
+
     def __sklearn_tags__(self):
         tags = sparse_input_tags(super().__sklearn_tags__())
+        tags.estimator_type = "ranker"
         tags.target_tags.required = True
         return tags
 

@@ -276,3 +276,22 @@ def test_works_without_scikit_learn():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_rank_learn_imports_no_scikit_learn_even_with_it_installed(tmp_path):
+    """rankfast.sklearn's wrappers inherit scikit-learn's classes; the programs use the core
+    learners, whose protocol is rankfast.compat's: no scikit-learn import (a second of start-up)."""
+    rng = np.random.default_rng(3)
+    lines = [f"{rng.integers(0, 3)} qid:{1 + i // 10} " + " ".join(
+        f"{j}:{rng.random():.3f}" for j in range(1, 5)) for i in range(60)]
+    (tmp_path / "train.dat").write_text("\n".join(lines) + "\n")
+    code = ("import sys\nfrom rankfast.cli import learn_main\n"
+            "rc = learn_main(sys.argv[1:])\n"
+            "assert 'sklearn' not in sys.modules, sorted(m for m in sys.modules if 'sklearn' in m)\n"
+            "sys.exit(rc)\n")
+    for options in (["-a", "prsvm", "-c", "0.1,1"], ["-a", "greedy", "-c", "1"],
+                    ["-a", "rankrls", "-c", "0.1,1"], ["-t", "2", "-c", "1"]):
+        done = subprocess.run([sys.executable, "-c", code, "-v", "0", *options,
+                               str(tmp_path / "train.dat"), str(tmp_path / "model")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (options, done.stderr)

@@ -17,6 +17,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from rankfast import metrics  # noqa: E402
+from rankfast import sklearn as wrappers  # noqa: E402
 from rankfast.compat import NotFittedError  # noqa: E402
 from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap  # noqa: E402
 from rankfast.model import KernelParams  # noqa: E402
@@ -159,13 +160,54 @@ def test_pickle_and_joblib_round_trips(tmp_path):
 # ------------------------------------------------------------------ scikit-learn's own checks
 
 # scikit-learn's checks pass no qid, so every X is one ranking (greedy RankRLS holds out
-# rows then, where it used to refuse, failing 26 checks).
+# rows then, where it used to refuse, failing 26 checks).  rankfast.sklearn's classes are
+# the learners with sklearn.base.BaseEstimator as a further base: the same code, checked here.
 @parametrize_with_checks(
-    [RankSVM(), RankSVML1(), RankNCG(), RankRLS(), GreedyRankRLS(k=2), GreedyRankRLS(),
-     KernelApproxLearner(landmarks=20), KernelApproxLearner(approx="rff", landmarks=20),
-     NystroemMap(landmarks=10), RandomFourierMap(components=10)])
+    [wrappers.RankSVM(), wrappers.RankSVML1(), wrappers.RankNCG(), wrappers.RankRLS(),
+     wrappers.GreedyRankRLS(k=2), wrappers.GreedyRankRLS(),
+     wrappers.KernelApproxLearner(landmarks=20),
+     wrappers.KernelApproxLearner(approx="rff", landmarks=20),
+     wrappers.NystroemMap(landmarks=10), wrappers.RandomFourierMap(components=10)])
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_rankfast_sklearn_classes_inherit_scikit_learns_base_estimator():
+    """check_estimator warns of every class of the core (its protocol is rankfast.compat's, so
+    that the programs never import scikit-learn), of none of rankfast.sklearn's."""
+    core = [RankSVM(), RankSVML1(), RankNCG(), RankRLS(), GreedyRankRLS(), KernelApproxLearner(),
+            NystroemMap(), RandomFourierMap()]
+    sk = [estimator() for estimator in wrappers.ESTIMATORS]
+    assert [type(e).__name__ for e in sk] == [type(e).__name__ for e in core]
+    for estimators, warned in ((core, len(core)), (sk, 0)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parametrize_with_checks(estimators)
+        assert sum("does not inherit from `sklearn.base.BaseEstimator`" in str(w.message)
+                   for w in caught) == warned
+    for estimator, plain in zip(sk, core):
+        assert isinstance(estimator, sklearn.base.BaseEstimator) and isinstance(estimator,
+                                                                                type(plain))
+        assert estimator.get_params() == plain.get_params()
+
+
+@pytest.mark.parametrize("make", [RankSVM, wrappers.RankSVM, wrappers.GreedyRankRLS,
+                                  wrappers.KernelApproxLearner])
+def test_rankers_are_tagged_ranker_as_xgboost_does(make):
+    estimator = make()
+    assert estimator._estimator_type == "ranker"
+    assert sklearn.utils.get_tags(estimator).estimator_type == "ranker"
+    assert not sklearn.base.is_regressor(estimator) and not sklearn.base.is_classifier(estimator)
+
+
+def test_a_wrapper_fits_as_its_core_and_round_trips_through_pickle():
+    X, y, qid = letor_like(n_queries=5)
+    ranker = wrappers.RankSVM(C=1.0).fit(X, y, qid)
+    np.testing.assert_array_equal(ranker.predict(X), RankSVM(C=1.0).fit(X, y, qid).predict(X))
+    again = pickle.loads(pickle.dumps(ranker))
+    assert type(again) is wrappers.RankSVM
+    np.testing.assert_array_equal(again.predict(X), ranker.predict(X))
+    assert type(clone(ranker)) is wrappers.RankSVM
 
 
 # ------------------------------------------------- issue 24: no silent single ranking
