@@ -464,6 +464,12 @@ class KernelApproxLearner(Ranker):
     weights_ : ndarray, shape (map_.rank_,)
         w over the mapped features.
     n_features_in_ : int
+    feature_importances_ : not defined
+        f(x) = wᵀφ(x) has no weight per original feature (φ mixes them all),
+        so there is no |w|-based importance, unlike the linear learners.  A
+        model-agnostic measure applies: e.g. the drop of NDCG per query
+        (rankfast.metrics.ndcg with qid) when one column of a validation X is
+        permuted, as sklearn.inspection.permutation_importance computes.
 
     Examples
     --------

@@ -295,3 +295,28 @@ def test_rank_learn_imports_no_scikit_learn_even_with_it_installed(tmp_path):
                                str(tmp_path / "train.dat"), str(tmp_path / "model")],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, (options, done.stderr)
+
+
+# ---------------------------------------------------------------- feature importances
+
+LINEAR = ["RankSVM", "RankSVML1", "RankNCG", "RankRLS", "GreedyRankRLS"]
+
+
+@pytest.mark.parametrize("name", LINEAR)
+def test_feature_importances_are_normalised_weight_magnitudes(name):
+    X, y, qid = data(d=4)
+    X[:, 3] *= 0.0                                   # a column without weight
+    ranker = ESTIMATORS[name]().fit(X, y, qid)
+    importances = ranker.feature_importances_
+    np.testing.assert_allclose(importances, np.abs(ranker.coef_) / np.abs(ranker.coef_).sum(),
+                               rtol=1e-15)
+    assert importances.shape == (4,) and importances[3] == 0.0
+    assert abs(importances.sum() - 1.0) < 1e-12
+    assert not hasattr(ESTIMATORS[name](), "feature_importances_")     # before fit
+
+
+def test_a_zero_model_has_zero_importances_and_a_kernel_learner_none():
+    X, y, qid = data()
+    flat = RankSVM(C=1.0).fit(X, np.ones(len(y)), qid)           # no pair: w = 0
+    np.testing.assert_array_equal(flat.feature_importances_, np.zeros(X.shape[1]))
+    assert not hasattr(ESTIMATORS["Nystroem"]().fit(X, y, qid), "feature_importances_")
