@@ -512,7 +512,7 @@ class KernelApproxLearner(Ranker):
     def name(self):
         return (self.base_learner or self._base()).name
 
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, log=None):
         """Map the documents X (n × d), then train the base learner on φ(X), y and the queries.
 
         Parameters
@@ -525,6 +525,9 @@ class KernelApproxLearner(Ranker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows, instead of ``qid``; with
             neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights, passed to the base learner's fit (the map does not
+            use them).
         log : callable, optional
             ``log(text, level)`` receives progress lines.
 
@@ -543,7 +546,8 @@ class KernelApproxLearner(Ranker):
                     else f"random Fourier features: m = {self.map_.rank_}")
             log(f"{what}, mapped {features.shape[0]} documents in "
                 f"{time.perf_counter() - start:.2f} s", 1)
-        self.learner_ = self._base().fit(features, y, qid, log=log)
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+        self.learner_ = self._base().fit(features, y, qid, log=log, **weights)
         ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
         self.weights_ = np.zeros(self.map_.rank_)
         self.weights_[ids - 1] = self.learner_.weights_

@@ -67,6 +67,7 @@ import numpy as np
 import scipy.linalg
 
 from . import _rankrls
+from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .csr import as_csr, issparse
 from .errors import UsageError
@@ -150,7 +151,7 @@ class RankRLS(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         Parameters
@@ -164,6 +165,10 @@ class RankRLS(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows (LightGBM's ``group``), instead
             of ``qid``.  With neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -176,6 +181,7 @@ class RankRLS(LinearRanker):
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
+        weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
         original = (X, y, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
@@ -192,7 +198,7 @@ class RankRLS(LinearRanker):
         self.solver_, self.cv_table_, self.weights_by_C_ = solver, None, None
         self.cv_result_ = None
         self.cg_iterations_, self.residual_ = 0, 0.0
-        alpha = query_scale(starts, self.loss)
+        alpha = weighted(query_scale(starts, self.loss), weight)
         if log is not None:
             log(f"RankRLS: {d} features, {n} documents, {Q} queries, {solver} solver, "
                 + (f"λ = Q/(2C) = {Q / (2.0 * float(self.C)):.6g}" if grid is None else

@@ -25,6 +25,7 @@ from . import _prsvm
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model,
                      training_arrays)
+from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .newton import minimize
 
@@ -186,7 +187,7 @@ class RankSVM(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, each value is scored by cross-validation
@@ -205,6 +206,10 @@ class RankSVM(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows (LightGBM's ``group``), instead
             of ``qid``.  With neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -215,6 +220,7 @@ class RankSVM(LinearRanker):
         X, y, qid = self._fit_input(X, y, qid, group)
         grid = c_grid(self.C)
         check_loss(self.loss)
+        weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
@@ -223,8 +229,8 @@ class RankSVM(LinearRanker):
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
-        objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss),
-                                          n_threads)
+        objective = SquaredHingeObjective(
+            X, y, starts, weighted(query_weights(y, starts, self.C_, self.loss), weight), n_threads)
         self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
                                 max_iter=self.max_iter, log=log)
         if log is not None:

@@ -59,6 +59,7 @@ import dataclasses
 import numpy as np
 
 from . import _hinge, _prsvm
+from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from ._threads import query_chunks, resolve_n_jobs, stored_entries
 from .linear import DataMatrix, LinearRanker, check_loss, linear_model, training_arrays
@@ -330,7 +331,7 @@ class RankSVML1(LinearRanker):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.n_jobs = n_jobs
 
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         Parameters
@@ -343,6 +344,10 @@ class RankSVML1(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows, instead of ``qid``; with
             neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
         log : callable, optional
             ``log(text, level)`` receives progress lines.
 
@@ -356,9 +361,11 @@ class RankSVML1(LinearRanker):
         if not (np.isfinite(self.tol) and self.tol > 0):
             raise ValueError(f"tol must be positive (got {self.tol!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
+        weight = query_sample_weights(sample_weight, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
-        loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss), n_threads=n_threads)
+        loss = HingeLoss(y, starts, weighted(query_weights(y, starts, self.C, self.loss), weight),
+                         n_threads=n_threads)
         self.result_ = ocas(DataMatrix(X, n_threads), loss,
                             svm_rank_target(self.C, self.tol, self.loss), self.max_iter, log=log)
         if log is not None:
