@@ -107,6 +107,10 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
                      -> K folds of queries, shuffled by --seed (default 5;
                         rankrls: loqo, exact leave-query-out); a file with
                         a single ranking is split by its documents
+         --valid FILE
+                     -> instead of folds, train each value on the whole
+                        training file and score FILE (LETOR's vali.txt);
+                        the model written is a plain fit at the chosen value
          --cv-metric ndcg@k|map|err@k|pairs
                      -> selection metric (default ndcg@10); pairs: pair
                         accuracy of the held-out documents
@@ -264,6 +268,7 @@ LEARN_OPTIONS = {
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
     "--folds": ("folds", _folds), "--cv-metric": ("cv_metric", _cv_metric),
+    "--valid": ("valid", _text),
     "--cv-rule": ("cv_rule", _words("best", "1se")), "--ndcg": ("ndcg", _words("letor", "standard")),
     "--plot": ("plot", _plot_file),
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
@@ -679,6 +684,8 @@ def _learn(argv):
         plot.require_matplotlib()
         check_output(options["plot"])
     if _distributed(options):
+        if "valid" in options:
+            raise UsageError("--valid is not available with --scheduler or --workers")
         return _learn_distributed(learner, train_path, model_path, options)
     _refuse_pattern(train_path)
 
@@ -692,6 +699,8 @@ def _learn(argv):
     n_queries = count_distinct(dataset.qid)       # the learners group each query's rows
     _progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
               f"{dataset.n_documents} examples", verbosity, level=0)
+    if "valid" in options and max(len(options.get("C", ())), len(options.get("gamma", ()))) > 1:
+        learner = _validated_learner(options, given, verbosity, svmlight_verbosity)
 
     def log(text, level=1):
         _progress(text, verbosity, level)
@@ -725,6 +734,23 @@ def _learn(argv):
         plot.save(plot.selection_figure(learner), options["plot"])
         _progress(f"Wrote the plot to {options['plot']}", verbosity)
     return 0
+
+
+def _validated_learner(options, given, verbosity, svmlight_verbosity):
+    """The learner with --valid's file as its validation set (read after the training file)."""
+    from .learners import make_learner
+    from .model_selection import ValidationSet
+    path = options["valid"]
+    _refuse_pattern(path)
+    _progress("Reading validation examples...", verbosity, end="")
+    valid = _load(path, verbosity, "rank_learn", svmlight_verbosity, None,
+                  options.get("n_jobs"), dtype="float32")
+    _progress("done", verbosity)
+    try:
+        validation = ValidationSet(valid.features, valid.y, valid.qid, name=path)
+    except ValueError as exc:
+        raise InputError(path, None, str(exc)) from None
+    return make_learner({**options, "validation": validation}, given)[0]
 
 
 def _print_cv_table(learner, verbosity):

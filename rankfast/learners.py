@@ -20,8 +20,9 @@ def _c(options):
 
 
 def _cv(options):
-    """The learners' cross-validation parameters from --folds, --cv-metric, --cv-rule, --ndcg, --seed."""
-    return {"cv": options.get("folds"), "cv_metric": options.get("cv_metric", "ndcg@10"),
+    """The learners' cross-validation parameters from --folds (or --valid's ValidationSet, as
+    "validation"), --cv-metric, --cv-rule, --ndcg, --seed."""
+    return {"cv": options.get("validation", options.get("folds")), "cv_metric": options.get("cv_metric", "ndcg@10"),
             "cv_rule": options.get("cv_rule", "best"), "cv_convention": options.get("ndcg", "letor"),
             "random_state": options.get("seed", 0)}
 
@@ -74,7 +75,7 @@ LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
                    "--threads": ("prsvm", "rankncg", "rankrls", "greedy")}
 
 # Options that only matter when a grid is cross-validated (a -c list, or a -g list).
-CV_OPTIONS = ("--folds", "--cv-metric", "--cv-rule")
+CV_OPTIONS = ("--folds", "--valid", "--cv-metric", "--cv-rule")
 
 
 def make_learner(options, given):
@@ -122,7 +123,9 @@ def make_learner(options, given):
     if "--plot" in given and not (grid or (algorithm == "greedy" and kernel == 0)):
         raise UsageError("--plot draws a cross-validation (a list of -c values) or greedy's "
                          "selection (-a greedy): give one of them")
-    if grid and options.get("folds") == "loqo" and (algorithm != "rankrls" or len(gammas) > 1):
+    if grid and "--valid" in given and "--folds" in given:
+        notes.append("--folds has no effect with --valid: the validation file scores the grid")
+    elif grid and options.get("folds") == "loqo" and (algorithm != "rankrls" or len(gammas) > 1):
         notes.append(f"--folds loqo: {algorithm} is refitted once per query "
                      f"(only rankrls computes leave-query-out exactly)")
     learner = LEARNERS[algorithm](options)
@@ -151,7 +154,9 @@ def make_learner(options, given):
         learner = kernel_learners[0]
     except ValueError as exc:
         raise UsageError(f"-t {kernel}: {exc}") from None
-    if len(gammas) > 1:
+    if len(gammas) > 1 or ("valid" in options and grid):
+        # (a C list alone would cross-validate the base learner on the mapped training file;
+        # a validation file must be mapped by each model's own map: the grid is searched outside)
         from .model_selection import GridSearch
         learner = GridSearch(learner, {"kernel.gamma": gammas, "base_learner.C": options.get("C", [0.01])},
                              **_cv(options))
