@@ -312,6 +312,49 @@ class Ranker(BaseEstimator):
             del self.feature_names_in_
         return X, y, qid
 
+    def _evaluation_sets(self, eval_set, eval_qid=None, eval_group=None):
+        """fit's eval_set as checked rankfast.model_selection.ValidationSets named validation_i."""
+        if eval_set is None:
+            if eval_qid is not None or eval_group is not None:
+                raise ValueError("eval_qid and eval_group describe eval_set, which is not given")
+            return []
+        from .model_selection import ValidationSet
+        pairs = list(eval_set)
+        for name, given in (("eval_qid", eval_qid), ("eval_group", eval_group)):
+            if given is not None and len(given) != len(pairs):
+                raise ValueError(f"{name} must hold one entry per eval_set pair ({len(pairs)}), "
+                                 f"got {len(given)}")
+        sets = []
+        for i, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
+            X, _ = check_features(pair[0], f"eval_set[{i}]'s X")
+            qid = query_ids(X.shape[0], None if eval_qid is None else eval_qid[i],
+                            None if eval_group is None else eval_group[i])
+            sets.append(ValidationSet(X, pair[1], qid, name=f"validation_{i}"))
+        return sets
+
+    def _record_evals(self, sets):
+        """``evals_result_`` of the fitted model on fit's eval_set (nothing without one).
+
+        XGBRanker's layout, {"validation_0": {"ndcg@10": [value], ...}}, with
+        one value per metric (a linear ranker has no boosting rounds): the
+        table's metrics of rankfast.model_selection, ``cv_metric`` first.
+        """
+        if hasattr(self, "evals_result_"):
+            del self.evals_result_
+        if not sets:
+            return
+        from .model_selection import Metric, table_metrics
+        columns = table_metrics(Metric.parse(getattr(self, "cv_metric", "ndcg@10"),
+                                             getattr(self, "cv_convention", "letor")))
+        results = {}
+        for valid in sets:
+            scores = self.predict(valid.X)
+            results[valid.name] = {column.key: [float(column.evaluate(scores, valid.y, valid.qid))]
+                                   for column in columns}
+        self.evals_result_ = results
+
     def _predict_input(self, X):
         """X checked against what fit saw: dense input must have n_features_in_ columns.
 

@@ -440,7 +440,8 @@ class RankNCG(LinearRanker):
             raise UsageError(f"-c must be positive, not {self.C!r}") from None
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, the chosen value (``C_``, by rankfast.model_selection.
@@ -461,6 +462,11 @@ class RankNCG(LinearRanker):
             Query weights: one per row, the same within a query, or one per
             query in order of first appearance; a weight of 2 counts the
             query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -470,6 +476,7 @@ class RankNCG(LinearRanker):
         """
         self.check_parameters()
         X, y, qid = self._fit_input(X, y, qid, group)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
         weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
         self.C_, self.cv_result_ = self.C, None
@@ -491,6 +498,7 @@ class RankNCG(LinearRanker):
                 f"certified objective decrease {self.result_.decrease:.8g}", 1)
         self.feature_ids_ = used.astype(np.int64) + 1
         self.weights_ = self.result_.w
+        self._record_evals(evals)
         return self
 
     def fit_path(self, X, y, qid, Cs):

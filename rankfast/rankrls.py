@@ -151,7 +151,8 @@ class RankRLS(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         Parameters
@@ -169,6 +170,11 @@ class RankRLS(LinearRanker):
             Query weights: one per row, the same within a query, or one per
             query in order of first appearance; a weight of 2 counts the
             query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -181,6 +187,7 @@ class RankRLS(LinearRanker):
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
         original = (X, y, qid)
         X, y, starts, used = training_arrays(X, y, qid)
@@ -224,6 +231,7 @@ class RankRLS(LinearRanker):
             w = _scatter(w_varies, varies, d)
         self.feature_ids_ = used.astype(np.int64) + 1
         self.weights_ = w
+        self._record_evals(evals)
         return self
 
     def _fit_cg(self, X, y, starts, alpha, lam, log, n_threads):
@@ -390,7 +398,8 @@ class GreedyRankRLS(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, eval_set=None, eval_qid=None,
+            eval_group=None, log=None):
         """Select features and train on documents X (n × d), labels y and their queries.
 
         Parameters
@@ -404,6 +413,11 @@ class GreedyRankRLS(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows (LightGBM's ``group``), instead
             of ``qid``.  With neither, all documents form one ranking.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -416,6 +430,7 @@ class GreedyRankRLS(LinearRanker):
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
@@ -492,6 +507,7 @@ class GreedyRankRLS(LinearRanker):
         sort = np.argsort(self.selected_, kind="stable")
         self.feature_ids_ = self.selected_[sort]
         self.weights_ = final[sort]
+        self._record_evals(evals)
         return self
 
     def to_model(self, n_features=None, n_documents=0):

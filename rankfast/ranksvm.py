@@ -187,7 +187,8 @@ class RankSVM(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, each value is scored by cross-validation
@@ -210,6 +211,11 @@ class RankSVM(LinearRanker):
             Query weights: one per row, the same within a query, or one per
             query in order of first appearance; a weight of 2 counts the
             query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -218,6 +224,7 @@ class RankSVM(LinearRanker):
         self
         """
         X, y, qid = self._fit_input(X, y, qid, group)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
         check_loss(self.loss)
         weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
@@ -238,6 +245,7 @@ class RankSVM(LinearRanker):
                 f"({self.result_.cg_iterations} CG steps), objective {self.result_.f:.8g}", 1)
         self.feature_ids_ = used.astype(np.int64) + 1
         self.weights_ = self.result_.w
+        self._record_evals(evals)
         return self
 
     def fit_path(self, X, y, qid, Cs):

@@ -331,7 +331,8 @@ class RankSVML1(LinearRanker):
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.n_jobs = n_jobs
 
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         Parameters
@@ -348,6 +349,11 @@ class RankSVML1(LinearRanker):
             Query weights: one per row, the same within a query, or one per
             query in order of first appearance; a weight of 2 counts the
             query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines.
 
@@ -361,6 +367,7 @@ class RankSVML1(LinearRanker):
         if not (np.isfinite(self.tol) and self.tol > 0):
             raise ValueError(f"tol must be positive (got {self.tol!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         weight = query_sample_weights(sample_weight, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
@@ -375,6 +382,7 @@ class RankSVML1(LinearRanker):
                 f"duality gap {r.gap:.4g} (svm_rank's -e bound C*eps' = {r.target:.4g})", 1)
         self.feature_ids_ = used.astype(np.int64) + 1
         self.weights_ = self.result_.w
+        self._record_evals(evals)
         return self
 
     def to_model(self, n_features=None, n_documents=0):

@@ -17,7 +17,10 @@ import pytest
 from rankfast import dump_svmlight, metrics, read_model
 from rankfast.cli import learn_main
 from rankfast.model_selection import CVResult, ValidationSet
-from rankfast.rankrls import RankRLS
+from rankfast.kernels import KernelApproxLearner
+from rankfast.model import KernelParams
+from rankfast.rankncg import RankNCG
+from rankfast.rankrls import GreedyRankRLS, RankRLS
 from rankfast.ranksvm import RankSVM
 from rankfast.svmrank import RankSVML1
 from shared_paths import DATA, require
@@ -167,3 +170,42 @@ def test_the_letor_example_runs_the_protocol_on_mq2008_in_one_command(tmp_path):
     assert "<- chosen" in done.stdout and "NDCG@10 (LETOR): " in done.stdout
     model = read_model(str(tmp_path / "model.dat"))
     assert model.metadata["grid"] == "0.001,0.01,0.1,1,10,100"
+
+
+# ---------------------------------------------------------------- fit(eval_set=...) as XGBRanker
+
+@pytest.mark.parametrize("make", [
+    lambda: RankSVM(C=1.0), lambda: RankSVML1(C=1.0), lambda: RankRLS(C=1.0, cv_metric="map"),
+    lambda: RankNCG(C=1.0), lambda: GreedyRankRLS(C=1.0, k=2),
+    lambda: KernelApproxLearner(RankSVM(C=1.0), KernelParams(kernel=2, gamma=0.5), landmarks=20)],
+    ids=["RankSVM", "RankSVML1", "RankRLS-map", "RankNCG", "GreedyRankRLS", "Nystroem"])
+def test_eval_set_records_evals_result_as_xgbranker(make):
+    X, y, qid = letor_like(20, 11)
+    Xv, yv, qv = letor_like(8, 12)
+    Xt, yt, qt = letor_like(6, 13)
+    sizes = np.unique(qt, return_counts=True)[1]
+    ranker = make().fit(X, y, qid, eval_set=[(Xv, yv), (Xt, yt)], eval_qid=[qv, None],
+                        eval_group=[None, sizes])
+    plain = make().fit(X, y, qid)
+    np.testing.assert_array_equal(ranker.weights_, plain.weights_)      # only recorded
+    assert list(ranker.evals_result_) == ["validation_0", "validation_1"]
+    first = list(ranker.evals_result_["validation_0"])
+    assert first[0] == getattr(ranker, "cv_metric", "ndcg@10")
+    assert set(first) >= {"ndcg@10", "map", "err@10", "pairs"}
+    for name, (Xe, ye, qe) in (("validation_0", (Xv, yv, qv)), ("validation_1", (Xt, yt, qt))):
+        scores = plain.predict(Xe)
+        assert ranker.evals_result_[name]["ndcg@10"] == [metrics.ndcg(scores, ye, qe, k=10)]
+        assert ranker.evals_result_[name]["map"] == [metrics.mean_average_precision(scores, ye,
+                                                                                     qe)]
+    assert not hasattr(plain, "evals_result_")
+    assert not hasattr(ranker.fit(X, y, qid), "evals_result_")          # a refit without
+
+
+def test_eval_set_is_checked():
+    X, y, qid = letor_like(5, 14)
+    with pytest.raises(ValueError, match="one entry per eval_set pair"):
+        RankSVM().fit(X, y, qid, eval_set=[(X, y)], eval_qid=[qid, qid])
+    with pytest.raises(ValueError, match="eval_set\\[0\\]'s X contains NaN"):
+        RankSVM().fit(X, y, qid, eval_set=[(np.full_like(X, np.nan), y)])
+    with pytest.raises(ValueError, match="which is not given"):
+        RankSVM().fit(X, y, qid, eval_qid=[qid])
