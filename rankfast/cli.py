@@ -119,6 +119,11 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
                         within one standard error of the best mean
          --ndcg letor|standard
                      -> NDCG convention (default letor: LETOR 4.0's script)
+         --weights FILE
+                     -> per-query weights, one number a line, per line of
+                        the training file (the same within a query) or
+                        per query (LightGBM's .weight); 2 counts a query
+                        twice. Not with a -c list, nor -a greedy
          --plot FILE.png|FILE.svg
                      -> draw the CV curve, rankrls's regularisation path or
                         greedy's selection (needs matplotlib: rankfast[plot])
@@ -268,7 +273,7 @@ LEARN_OPTIONS = {
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
     "--folds": ("folds", _folds), "--cv-metric": ("cv_metric", _cv_metric),
-    "--valid": ("valid", _text),
+    "--valid": ("valid", _text), "--weights": ("weights", _text),
     "--cv-rule": ("cv_rule", _words("best", "1se")), "--ndcg": ("ndcg", _words("letor", "standard")),
     "--plot": ("plot", _plot_file),
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
@@ -684,8 +689,9 @@ def _learn(argv):
         plot.require_matplotlib()
         check_output(options["plot"])
     if _distributed(options):
-        if "valid" in options:
-            raise UsageError("--valid is not available with --scheduler or --workers")
+        for flag, name in (("--valid", "valid"), ("--weights", "weights")):
+            if name in options:
+                raise UsageError(f"{flag} is not available with --scheduler or --workers")
         return _learn_distributed(learner, train_path, model_path, options)
     _refuse_pattern(train_path)
 
@@ -701,6 +707,8 @@ def _learn(argv):
               f"{dataset.n_documents} examples", verbosity, level=0)
     if "valid" in options and max(len(options.get("C", ())), len(options.get("gamma", ()))) > 1:
         learner = _validated_learner(options, given, verbosity, svmlight_verbosity)
+    weights = {} if "weights" not in options else {
+        "sample_weight": _query_weights(options["weights"], dataset.qid)}
 
     def log(text, level=1):
         _progress(text, verbosity, level)
@@ -708,7 +716,7 @@ def _learn(argv):
     from .model import format_model
     start = time.process_time()
     try:
-        learner.fit(dataset.features, dataset.y, dataset.qid, log=log)
+        learner.fit(dataset.features, dataset.y, dataset.qid, log=log, **weights)
         model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
         text = format_model(model)
     except ValueError as exc:
@@ -734,6 +742,16 @@ def _learn(argv):
         plot.save(plot.selection_figure(learner), options["plot"])
         _progress(f"Wrote the plot to {options['plot']}", verbosity)
     return 0
+
+
+def _query_weights(path, qid):
+    """--weights FILE as per-query weights of the training file's queries (InputError on FILE)."""
+    from .base import query_sample_weights
+    from .data import read_weight_file
+    try:
+        return query_sample_weights(read_weight_file(path), qid)
+    except ValueError as exc:
+        raise InputError(path, None, str(exc)) from None
 
 
 def _validated_learner(options, given, verbosity, svmlight_verbosity):
