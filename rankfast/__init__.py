@@ -10,6 +10,9 @@ erfc_sum                       Σ_i q_i erfc(y_j − z_i) at many targets, ε-ac
 learners                       ranksvm.RankSVM, rankncg.RankNCG, rankrls.RankRLS,
                                rankrls.GreedyRankRLS, kernels.KernelApproxLearner:
                                fit(X, y, qid), predict(X), to_model()
+sklearn                        the learners as scikit-learn estimators (import
+                               rankfast.sklearn; needs scikit-learn): routing of
+                               qid through searches, check_estimator
 
 Every name is imported on first use, so a program imports only what its run
 needs (classifying with a linear model needs neither scipy nor the learners).

@@ -7,13 +7,14 @@ ids, rows of a query need not be contiguous) or as LightGBM-style ``group``
 sizes (consecutive rows); with neither, all rows are one ranking (svm_rank's
 reading of a file without qids).
 """
+import sys
 import warnings
 
 import numpy as np
 
 from .compat import BaseEstimator, check_is_fitted
 from .csr import all_finite, as_csr, issparse
-from .data import group_to_qid, query_starts
+from .data import group_to_qid, query_index, query_starts
 
 
 def check_features(X, what="X", sparse_float32=False, n_threads=1):
@@ -157,6 +158,126 @@ def query_ids(n, qid=None, group=None):
     return from_group
 
 
+def query_sample_weights(sample_weight, qid, several_c=False):
+    """Each query's multiplier of its loss term from ``sample_weight`` (None: no weights).
+
+    Weights are per query, as XGBRanker's ranking weights: query q's term of
+    the objective, C/Q times its loss, becomes C w_q / Σ_r w_r times its
+    loss, so that a weight of 2 gives the model of the data with that query
+    twice, and a weight of 0 the model without it.
+
+    Parameters
+    ----------
+    sample_weight : array-like or None
+        One weight per row, the same for every row of a query (the form
+        scikit-learn's searches slice into folds), or one per query in the
+        order the queries first appear.  Finite, ≥ 0, not all zero.
+    qid : ndarray, shape (n_documents,)
+        Query ids as Ranker._fit_input returns them.
+    several_c : bool
+        Whether fit was given a list of C (no weights there yet: ValueError).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_queries,), or None
+        w_q Q / Σ_r w_r for the queries in the order of first appearance
+        (rankfast.linear.training_arrays' order): mean 1, so that the
+        learners multiply their per-query weights C/Q by it.
+
+    Examples
+    --------
+    >>> from rankfast.base import query_sample_weights
+    >>> query_sample_weights([2, 2, 1, 1, 1], [5, 5, 3, 3, 3])
+    array([1.33333333, 0.66666667])
+    >>> query_sample_weights([2, 1], [5, 5, 3, 3, 3])
+    array([1.33333333, 0.66666667])
+    """
+    if sample_weight is None:
+        return None
+    if several_c:
+        raise ValueError("sample_weight with a list of C is not supported: choose C without "
+                         "weights, or with rankfast.model_selection over fits of one C each")
+    weight = np.asarray(sample_weight)
+    if weight.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must hold numbers (got dtype {weight.dtype})")
+    weight = weight.astype(np.float64)
+    query, n_queries = query_index(qid)
+    if weight.ndim != 1 or len(weight) not in (len(qid), n_queries):
+        raise ValueError(f"sample_weight must hold one weight per row ({len(qid)}) or per query "
+                         f"({n_queries}), got shape {weight.shape}")
+    if not np.isfinite(weight).all() or (weight < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative")
+    if len(weight) == len(qid):
+        per_query = np.zeros(n_queries)
+        per_query[query] = weight
+        if not np.array_equal(per_query[query], weight):
+            raise ValueError("sample_weight must be the same for every row of a query: weights "
+                             "are per query (a weight of 2 counts the query twice), as "
+                             "XGBRanker's ranking weights")
+        weight = per_query
+    total = weight.sum()
+    if not total > 0:
+        raise ValueError("sample_weight: every weight is zero, nothing to train on")
+    return weight * (n_queries / total)
+
+
+def weighted(per_query, weight):
+    """per_query times query_sample_weights' multipliers (as is without weights)."""
+    return per_query if weight is None else per_query * weight
+
+
+class OneRankingWarning(UserWarning):
+    """An estimator inside a scikit-learn search was fitted without qid or group: one ranking."""
+
+
+def scoring_queries(estimator, n, qid, group, who):
+    """Query ids for scoring n rows of ``estimator``'s predictions (``who`` names the scorer).
+
+    With neither ``qid`` nor ``group`` the rows are one ranking, as svm_rank
+    reads a file without qids, unless the estimator was trained on several
+    queries: then the rows are almost surely several queries whose ids did
+    not reach the scorer (scikit-learn without metadata routing passes none),
+    and scoring them as one ranking would give a wrong figure with no sign of
+    it, so this raises ValueError saying how to route them.
+    """
+    if qid is None and group is None and _trained_on_several_queries(estimator):
+        raise ValueError(
+            f"{who} was given {n} rows without qid or group, but {type(estimator).__name__} "
+            f"was trained on several queries: scoring the rows as one ranking would be wrong. "
+            f"In scikit-learn, route the queries: sklearn.set_config("
+            f"enable_metadata_routing=True), request them with "
+            f"estimator.set_fit_request(qid=True) (and set_score_request(qid=True) when the "
+            f"search scores with estimator.score), and pass them to the search: "
+            f"search.fit(X, y, groups=qid, qid=qid). Called directly, pass qid= "
+            f"(qid=np.zeros(n) scores the rows as one ranking)")
+    return query_ids(n, qid, group)
+
+
+def _trained_on_several_queries(estimator):
+    """Whether the estimator (or a Pipeline's last step, or a search's best estimator) saw
+    several queries in fit."""
+    for candidate in (estimator, getattr(estimator, "_final_estimator", None),
+                      getattr(estimator, "best_estimator_", None)):
+        if getattr(candidate, "_several_queries", False):
+            return True
+    return False
+
+
+def in_scikit_learn_search():
+    """Whether a scikit-learn model-selection routine (GridSearchCV, cross_validate, ...) is a caller.
+
+    Looks up the call stack only when scikit-learn's model_selection is imported.
+    """
+    if "sklearn.model_selection" not in sys.modules:
+        return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class Ranker(BaseEstimator):
     """Base of rankfast's estimators: input checks, ``n_features_in_``, ``score``.
 
@@ -175,13 +296,64 @@ class Ranker(BaseEstimator):
         X, names = check_features(X, sparse_float32=self.sparse_float32,
                                   n_threads=getattr(self, "n_jobs", 1))
         y = check_labels(y, X.shape[0], type(self).__name__)
+        if qid is None and group is None and in_scikit_learn_search():
+            warnings.warn(
+                f"{type(self).__name__}.fit got neither qid nor group inside a scikit-learn "
+                f"search: its {X.shape[0]} rows are trained as one ranking. If they belong to "
+                f"several queries, route qid: sklearn.set_config(enable_metadata_routing=True), "
+                f"estimator.set_fit_request(qid=True), search.fit(X, y, groups=qid, qid=qid)",
+                OneRankingWarning, stacklevel=3)
         qid = query_ids(X.shape[0], qid, group)
+        self._several_queries = bool(len(qid)) and not bool((qid == qid[0]).all())
         self.n_features_in_ = X.shape[1]
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return X, y, qid
+
+    def _evaluation_sets(self, eval_set, eval_qid=None, eval_group=None):
+        """fit's eval_set as checked rankfast.model_selection.ValidationSets named validation_i."""
+        if eval_set is None:
+            if eval_qid is not None or eval_group is not None:
+                raise ValueError("eval_qid and eval_group describe eval_set, which is not given")
+            return []
+        from .model_selection import ValidationSet
+        pairs = list(eval_set)
+        for name, given in (("eval_qid", eval_qid), ("eval_group", eval_group)):
+            if given is not None and len(given) != len(pairs):
+                raise ValueError(f"{name} must hold one entry per eval_set pair ({len(pairs)}), "
+                                 f"got {len(given)}")
+        sets = []
+        for i, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
+            X, _ = check_features(pair[0], f"eval_set[{i}]'s X")
+            qid = query_ids(X.shape[0], None if eval_qid is None else eval_qid[i],
+                            None if eval_group is None else eval_group[i])
+            sets.append(ValidationSet(X, pair[1], qid, name=f"validation_{i}"))
+        return sets
+
+    def _record_evals(self, sets):
+        """``evals_result_`` of the fitted model on fit's eval_set (nothing without one).
+
+        XGBRanker's layout, {"validation_0": {"ndcg@10": [value], ...}}, with
+        one value per metric (a linear ranker has no boosting rounds): the
+        table's metrics of rankfast.model_selection, ``cv_metric`` first.
+        """
+        if hasattr(self, "evals_result_"):
+            del self.evals_result_
+        if not sets:
+            return
+        from .model_selection import Metric, table_metrics
+        columns = table_metrics(Metric.parse(getattr(self, "cv_metric", "ndcg@10"),
+                                             getattr(self, "cv_convention", "letor")))
+        results = {}
+        for valid in sets:
+            scores = predicted(self, valid.X, valid.qid)
+            results[valid.name] = {column.key: [float(column.evaluate(scores, valid.y, valid.qid))]
+                                   for column in columns}
+        self.evals_result_ = results
 
     def _predict_input(self, X):
         """X checked against what fit saw: dense input must have n_features_in_ columns.
@@ -218,7 +390,9 @@ class Ranker(BaseEstimator):
         y : array-like, shape (n_documents,)
             Relevance labels.
         qid, group : array-like, optional
-            The queries, as for ``fit``; with neither, one ranking.
+            The queries, as for ``fit``; with neither, one ranking, unless the
+            estimator was trained on several queries: then ValueError (see
+            rankfast.base.scoring_queries).
 
         Returns
         -------
@@ -229,10 +403,16 @@ class Ranker(BaseEstimator):
         from .metrics import ndcg
         scores = self.predict(X)
         y = check_labels(y, len(scores), type(self).__name__)
-        return ndcg(scores, y, query_ids(len(scores), qid, group), k=10)
+        qid = scoring_queries(self, len(scores), qid, group, f"{type(self).__name__}.score")
+        return ndcg(scores, y, qid, k=10)
+
+    #: What the estimator is, for scikit-learn before 1.6 and for libraries that read it
+    #: (XGBRanker has the same); scikit-learn >= 1.6 reads the tag below.
+    _estimator_type = "ranker"
 
     def __sklearn_tags__(self):
         tags = sparse_input_tags(super().__sklearn_tags__())
+        tags.estimator_type = "ranker"
         tags.target_tags.required = True
         return tags
 
@@ -249,3 +429,11 @@ def sparse_input_tags(tags):
     """scikit-learn's tags of an estimator that takes sparse X (only scikit-learn asks for tags)."""
     tags.input_tags.sparse = True
     return tags
+
+
+def predicted(estimator, X, qid):
+    """estimator's scores of X; a model that normalises per query (normalize="query") gets qid."""
+    applied = getattr(estimator, "_applied_normalizer", None)
+    if applied is not None and applied() is not None:
+        return estimator.predict(X, qid)
+    return estimator.predict(X)

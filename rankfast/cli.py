@@ -115,6 +115,10 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
                      -> K folds of queries, shuffled by --seed (default 5;
                         rankrls: loqo, exact leave-query-out); a file with
                         a single ranking is split by its documents
+         --valid FILE
+                     -> instead of folds, train each value on the whole
+                        training file and score FILE (LETOR's vali.txt);
+                        the model written is a plain fit at the chosen value
          --cv-metric ndcg@k|map|err@k|pairs
                      -> selection metric (default ndcg@10); pairs: pair
                         accuracy of the held-out documents
@@ -123,6 +127,11 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
                         within one standard error of the best mean
          --ndcg letor|standard
                      -> NDCG convention (default letor: LETOR 4.0's script)
+         --weights FILE
+                     -> per-query weights, one number a line, per line of
+                        the training file (the same within a query) or
+                        per query (LightGBM's .weight); 2 counts a query
+                        twice. Not with a -c list, nor -a greedy
          --plot FILE.png|FILE.svg
                      -> draw the CV curve, rankrls's regularisation path or
                         greedy's selection (needs matplotlib: rankfast[plot])
@@ -272,6 +281,7 @@ LEARN_OPTIONS = {
     "--seed": ("seed", _between(0, 2**32 - 1)),       # numpy's seeds are non-negative
     "--erfc": ("erfc", _text), "--erfc-eps": ("erfc_eps", _positive_float),
     "--folds": ("folds", _folds), "--cv-metric": ("cv_metric", _cv_metric),
+    "--valid": ("valid", _text), "--weights": ("weights", _text),
     "--cv-rule": ("cv_rule", _words("best", "1se")), "--ndcg": ("ndcg", _words("letor", "standard")),
     "--plot": ("plot", _plot_file),
     "-j": ("n_jobs", _at_least(0)), "--threads": ("n_jobs", _at_least(0)),
@@ -691,6 +701,9 @@ def _learn(argv):
         if options.get("normalize", "none") != "none":
             raise UsageError("--normalize is not available with --scheduler/--workers; "
                              "normalise the files first")
+        for flag, name in (("--valid", "valid"), ("--weights", "weights")):
+            if name in options:
+                raise UsageError(f"{flag} is not available with --scheduler or --workers")
         return _learn_distributed(learner, train_path, model_path, options)
     _refuse_pattern(train_path)
 
@@ -706,6 +719,10 @@ def _learn(argv):
               f"{dataset.n_documents} examples", verbosity, level=0)
     if verbosity >= 1 and options.get("normalize", "none") == "none":
         _scale_note(dataset.features)
+    if "valid" in options and max(len(options.get("C", ())), len(options.get("gamma", ()))) > 1:
+        learner = _validated_learner(options, given, verbosity, svmlight_verbosity)
+    weights = {} if "weights" not in options else {
+        "sample_weight": _query_weights(options["weights"], dataset.qid)}
 
     def log(text, level=1):
         _progress(text, verbosity, level)
@@ -713,7 +730,7 @@ def _learn(argv):
     from .model import format_model
     start = time.process_time()
     try:
-        learner.fit(dataset.features, dataset.y, dataset.qid, log=log)
+        learner.fit(dataset.features, dataset.y, dataset.qid, log=log, **weights)
         model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
         text = format_model(model)
     except ValueError as exc:
@@ -752,6 +769,31 @@ def _scale_note(features):
         _note("rank_learn", f"the features' largest values differ by a factor of {spread:.2g}; "
                             f"--normalize query (per query, as LETOR), zscore or log may "
                             f"train a better model")
+def _query_weights(path, qid):
+    """--weights FILE as per-query weights of the training file's queries (InputError on FILE)."""
+    from .base import query_sample_weights
+    from .data import read_weight_file
+    try:
+        return query_sample_weights(read_weight_file(path), qid)
+    except ValueError as exc:
+        raise InputError(path, None, str(exc)) from None
+
+
+def _validated_learner(options, given, verbosity, svmlight_verbosity):
+    """The learner with --valid's file as its validation set (read after the training file)."""
+    from .learners import make_learner
+    from .model_selection import ValidationSet
+    path = options["valid"]
+    _refuse_pattern(path)
+    _progress("Reading validation examples...", verbosity, end="")
+    valid = _load(path, verbosity, "rank_learn", svmlight_verbosity, None,
+                  options.get("n_jobs"), dtype="float32")
+    _progress("done", verbosity)
+    try:
+        validation = ValidationSet(valid.features, valid.y, valid.qid, name=path)
+    except ValueError as exc:
+        raise InputError(path, None, str(exc)) from None
+    return make_learner({**options, "validation": validation}, given)[0]
 
 
 def _print_cv_table(learner, verbosity):

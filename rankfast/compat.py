@@ -154,11 +154,23 @@ class BaseEstimator:
 
     # ---- metadata routing: which of fit's / score's parameters the caller routes
 
+    def _metadata_params(self, method):
+        """The metadata ``method`` takes (qid, group, ...), read from its signature as
+        scikit-learn reads its own estimators': every parameter but the data (X, y) and
+        rank_learn's progress callback (log)."""
+        function = getattr(self, method, None)
+        if function is None:
+            return ()
+        return tuple(name for name, p in inspect.signature(function).parameters.items()
+                     if name not in _NOT_METADATA
+                     and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+
     def _request(self, method, params):
-        known = inspect.signature(getattr(self, method)).parameters
+        known = self._metadata_params(method)
         for name in params:
             if name not in known:
-                raise TypeError(f"{type(self).__name__}.{method} has no parameter {name!r}")
+                raise TypeError(f"{type(self).__name__}.{method} has no metadata parameter "
+                                f"{name!r} (it has: {', '.join(known) or 'none'})")
         requests = _Requests(getattr(self, "_metadata_request", None) or {})
         requests[method] = {**requests.get(method, {}), **params}
         self._metadata_request = requests               # the name sklearn.base.clone copies
@@ -192,14 +204,27 @@ class BaseEstimator:
         return self._request("score", params)
 
     def get_metadata_routing(self):
-        """scikit-learn's MetadataRequest for the requests set above (scikit-learn calls it).
+        """scikit-learn's MetadataRequest: fit's and score's metadata, as requested above.
+
+        Every metadata parameter is listed, unrequested (None) until
+        ``set_fit_request`` / ``set_score_request`` says otherwise, as
+        scikit-learn's own estimators list theirs: so a search given ``qid``
+        for an estimator that did not request it raises scikit-learn's
+        UnsetMetadataPassedError instead of training every fold on one ranking.
 
         Returns
         -------
         sklearn.utils.metadata_routing.MetadataRequest
         """
-        return metadata_request(type(self).__name__,
-                                getattr(self, "_metadata_request", None) or {})
+        requests = {method: dict.fromkeys(self._metadata_params(method))
+                    for method in _ROUTED_METHODS}
+        for method, params in (getattr(self, "_metadata_request", None) or {}).items():
+            requests[method].update(params)
+        return metadata_request(type(self).__name__, requests)
+
+
+_NOT_METADATA = frozenset({"self", "X", "y", "log"})
+_ROUTED_METHODS = ("fit", "score")
 
 
 class _Requests(dict):

@@ -106,6 +106,56 @@ class Dataset:
                        self.path)
 
 
+def read_weight_file(path):
+    """Weights from a side file, one number a line (LightGBM's ``.weight``; rank_learn --weights).
+
+    One weight per line of the data file or per query, in file order (see
+    rankfast.base.query_sample_weights: weights are per query).  Blank lines
+    are skipped.
+
+    Parameters
+    ----------
+    path : str
+        The weights file (gzip, bzip2 and xz are read transparently).
+
+    Returns
+    -------
+    ndarray of float64
+
+    Raises
+    ------
+    InputError
+        A line that is not a finite number ≥ 0 (file and line named).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rankfast.data import read_weight_file
+    >>> path = os.path.join(tempfile.mkdtemp(), "train.txt.weight")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("1\\n2.5\\n")
+    >>> read_weight_file(path)
+    array([1. , 2.5])
+    """
+    import io
+    weights = []
+    with open_binary(path) as stream:
+        for number, raw in enumerate(io.TextIOWrapper(stream, encoding="ascii",
+                                                      errors="replace"), start=1):
+            token = raw.strip()
+            if not token:
+                continue
+            try:
+                value = float(token)
+            except ValueError:
+                value = float("nan")
+            if not (np.isfinite(value) and value >= 0):
+                raise InputError(path, number, f"weight {token[:40]!r} is not a finite "
+                                               f"number >= 0")
+            weights.append(value)
+    return np.array(weights, dtype=np.float64)
+
+
 def query_starts(qid):
     """Offsets where a new run of equal qid starts, with len(qid) appended."""
     qid = np.asarray(qid)

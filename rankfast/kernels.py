@@ -464,6 +464,12 @@ class KernelApproxLearner(Ranker):
     weights_ : ndarray, shape (map_.rank_,)
         w over the mapped features.
     n_features_in_ : int
+    feature_importances_ : not defined
+        f(x) = wᵀφ(x) has no weight per original feature (φ mixes them all),
+        so there is no |w|-based importance, unlike the linear learners.  A
+        model-agnostic measure applies: e.g. the drop of NDCG per query
+        (rankfast.metrics.ndcg with qid) when one column of a validation X is
+        permuted, as sklearn.inspection.permutation_importance computes.
 
     Examples
     --------
@@ -506,7 +512,8 @@ class KernelApproxLearner(Ranker):
     def name(self):
         return (self.base_learner or self._base()).name
 
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, log=None):
         """Map the documents X (n × d), then train the base learner on φ(X), y and the queries.
 
         Parameters
@@ -519,6 +526,14 @@ class KernelApproxLearner(Ranker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows, instead of ``qid``; with
             neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights, passed to the base learner's fit (the map does not
+            use them).
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines.
 
@@ -528,6 +543,7 @@ class KernelApproxLearner(Ranker):
         """
         self.check_parameters()
         X, y, qid = self._fit_input(X, y, qid, group)       # checked: finite, aligned
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         start = time.perf_counter()
         self.map_ = self._new_map().fit(X)
         features = self.map_.transform(X)
@@ -537,10 +553,12 @@ class KernelApproxLearner(Ranker):
                     else f"random Fourier features: m = {self.map_.rank_}")
             log(f"{what}, mapped {features.shape[0]} documents in "
                 f"{time.perf_counter() - start:.2f} s", 1)
-        self.learner_ = self._base().fit(features, y, qid, log=log)
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+        self.learner_ = self._base().fit(features, y, qid, log=log, **weights)
         ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
         self.weights_ = np.zeros(self.map_.rank_)
         self.weights_[ids - 1] = self.learner_.weights_
+        self._record_evals(evals)
         return self
 
     def decision_function(self, X):

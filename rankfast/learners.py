@@ -20,8 +20,9 @@ def _c(options):
 
 
 def _cv(options):
-    """The learners' cross-validation parameters from --folds, --cv-metric, --cv-rule, --ndcg, --seed."""
-    return {"cv": options.get("folds"), "cv_metric": options.get("cv_metric", "ndcg@10"),
+    """The learners' cross-validation parameters from --folds (or --valid's ValidationSet, as
+    "validation"), --cv-metric, --cv-rule, --ndcg, --seed."""
+    return {"cv": options.get("validation", options.get("folds")), "cv_metric": options.get("cv_metric", "ndcg@10"),
             "cv_rule": options.get("cv_rule", "best"), "cv_convention": options.get("ndcg", "letor"),
             "random_state": options.get("seed", 0)}
 
@@ -78,7 +79,7 @@ LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
                    "--threads": ("prsvm", "rankncg", "rankrls", "greedy")}
 
 # Options that only matter when a grid is cross-validated (a -c list, or a -g list).
-CV_OPTIONS = ("--folds", "--cv-metric", "--cv-rule")
+CV_OPTIONS = ("--folds", "--valid", "--cv-metric", "--cv-rule")
 
 
 def make_learner(options, given):
@@ -122,6 +123,10 @@ def make_learner(options, given):
     if len(gammas) > 1 and kernel not in (2,):
         raise UsageError("a -g list needs the RBF kernel (-t 2)")
     grid = len(options.get("C", [])) > 1 or len(gammas) > 1
+    if "--weights" in given and (grid or algorithm == "greedy"):
+        raise UsageError("--weights is not available with a list of -c (or -g) values, nor "
+                         "with -a greedy (its leave-query-out selection holds a query out "
+                         "whole, whatever its weight)")
     if not grid:
         for flag in given:
             if flag in CV_OPTIONS:
@@ -129,7 +134,9 @@ def make_learner(options, given):
     if "--plot" in given and not (grid or (algorithm == "greedy" and kernel == 0)):
         raise UsageError("--plot draws a cross-validation (a list of -c values) or greedy's "
                          "selection (-a greedy): give one of them")
-    if grid and options.get("folds") == "loqo" and (algorithm != "rankrls" or len(gammas) > 1):
+    if grid and "--valid" in given and "--folds" in given:
+        notes.append("--folds has no effect with --valid: the validation file scores the grid")
+    elif grid and options.get("folds") == "loqo" and (algorithm != "rankrls" or len(gammas) > 1):
         notes.append(f"--folds loqo: {algorithm} is refitted once per query "
                      f"(only rankrls computes leave-query-out exactly)")
     learner = LEARNERS[algorithm](options)
@@ -158,7 +165,9 @@ def make_learner(options, given):
         learner = kernel_learners[0]
     except ValueError as exc:
         raise UsageError(f"-t {kernel}: {exc}") from None
-    if len(gammas) > 1:
+    if len(gammas) > 1 or ("valid" in options and grid):
+        # (a C list alone would cross-validate the base learner on the mapped training file;
+        # a validation file must be mapped by each model's own map: the grid is searched outside)
         from .model_selection import GridSearch
         learner = GridSearch(learner, {"kernel.gamma": gammas, "base_learner.C": options.get("C", [0.01])},
                              **_cv(options))

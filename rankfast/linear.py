@@ -260,6 +260,20 @@ class LinearRanker(Ranker):
         w[self.feature_ids_ - 1] = self.weights_
         return w
 
+    @property
+    def feature_importances_(self):
+        """|coef_| / Σ|coef_|, shape (n_features_in_,): each column's share of the weights' size.
+
+        As LGBMRanker's and XGBRanker's attribute (and what scikit-learn's
+        SelectFromModel reads), for a linear model: the magnitude of each
+        feature's weight, normalised to sum 1 (all zeros for a model of zero
+        weights).  Magnitudes compare across features of one scale only:
+        standardise the features first to compare them.
+        """
+        w = np.abs(self.coef_)
+        total = w.sum()
+        return w / total if total > 0 else w
+
     def decision_function(self, X, qid=None):
         """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not).
 

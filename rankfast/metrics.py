@@ -351,8 +351,17 @@ def ndcg_scorer(k=10):
     Usable as ``scoring=`` in scikit-learn's GridSearchCV, cross_validate, ...
     It asks scikit-learn's metadata routing for ``qid`` and ``group`` at
     ``score``, so with ``sklearn.set_config(enable_metadata_routing=True)``
-    each test fold is scored by its own queries.  Without routing (or without
-    qid and group) the fold is scored as one ranking, as ``fit`` reads no qid.
+    and the estimator's ``set_fit_request(qid=True)``, each test fold is
+    scored by its own queries::
+
+        sklearn.set_config(enable_metadata_routing=True)
+        search = GridSearchCV(RankSVM().set_fit_request(qid=True), {"C": [0.01, 0.1, 1]},
+                              cv=GroupKFold(5), scoring=ndcg_scorer(10))
+        search.fit(X, y, groups=qid, qid=qid)
+
+    Without routing the scorer gets no qid: if the estimator was trained on
+    several queries it raises ValueError (scoring the fold as one ranking
+    would be wrong); an estimator trained as one ranking is scored as one.
 
     Parameters
     ----------
@@ -420,10 +429,10 @@ class RankingScorer:
 
     def __call__(self, estimator, X, y, qid=None, group=None):
         """The metric of estimator.predict(X) for labels y and the queries (one ranking without)."""
-        from .base import check_labels, query_ids
+        from .base import check_labels, scoring_queries
         scores = estimator.predict(X)
         y = check_labels(y, len(scores))
-        qid = query_ids(len(scores), qid, group)
+        qid = scoring_queries(estimator, len(scores), qid, group, repr(self))
         if self.metric == "ndcg":
             return ndcg(scores, y, qid, k=self.k)
         return mean_average_precision(scores, y, qid)

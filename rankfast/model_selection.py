@@ -12,6 +12,11 @@ Folds (``cv``)
 * any object with ``split(X, y, groups)`` yielding (train, test) row indices,
   as scikit-learn's splitters do (GroupKFold, GroupShuffleSplit, ...); it is
   called with groups = qid.
+* a ValidationSet(X, y, qid): LETOR's protocol (train on train.txt, choose
+  on vali.txt), ``rank_learn --valid FILE``.  Every row of the grid is
+  trained on all the training documents and scores the validation set; its
+  queries are the table's folds (mean ± sd over them; the 1se rule's
+  standard error is sd / √Q of the validation queries).
 
 The folds depend only on the queries, K and the seed, so every value of C
 (and of any other parameter of the grid) is scored on the same folds.  A
@@ -54,6 +59,7 @@ import time
 import numpy as np
 
 from . import metrics
+from .base import predicted
 from .csr import issparse
 from .data import query_index
 from .errors import UsageError
@@ -145,6 +151,48 @@ def table_metrics(metric):
 
 
 # -------------------------------------------------------------------- folds
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ValidationSet:
+    """Documents that score the grid's models instead of folds (``cv=ValidationSet(...)``).
+
+    Parameters
+    ----------
+    X : array or sparse matrix, shape (n_valid, d)
+        Sparse input may be narrower or wider than the training data (as for predict).
+    y, qid : array, shape (n_valid,)
+        Relevance labels and query ids of the validation documents.
+    name : str
+        What the table's header calls it (rank_learn: the file name).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast.model_selection import ValidationSet
+    >>> from rankfast.ranksvm import RankSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 3)); y = (X[:, 0] > 0).astype(float); qid = np.repeat(range(8), 10)
+    >>> ranker = RankSVM(C=[0.01, 1.0], cv=ValidationSet(X[40:], y[40:], qid[40:]))
+    >>> ranker.fit(X[:40], y[:40], qid[:40]).cv_result_.folds
+    'validation set, 4 queries'
+    """
+
+    X: object
+    y: np.ndarray
+    qid: np.ndarray
+    name: str = "validation set"
+
+    def __post_init__(self):
+        from .base import check_features, check_labels, query_ids
+        X, _ = check_features(self.X, "the validation X")
+        y = check_labels(self.y, X.shape[0], "the validation set")
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "qid", query_ids(X.shape[0], self.qid))
+
+    def __deepcopy__(self, memo):
+        return self                 # data, not state: estimators copied per row share it
+
 
 @dataclasses.dataclass
 class Folds:
@@ -257,6 +305,8 @@ class CVResult:
     folds : str
         The folds in words.
     rule : {"best", "1se"}
+    validation : bool
+        Whether the folds are the queries of a validation set (ValidationSet).
     chosen : int
         The row the rule picks.
     best : int
@@ -268,6 +318,7 @@ class CVResult:
     values: np.ndarray
     folds: str
     rule: str = "best"
+    validation: bool = False
     chosen: int = dataclasses.field(init=False)
     best: int = dataclasses.field(init=False)
 
@@ -323,8 +374,12 @@ class CVResult:
         metric = self.columns[0].label
         rule = ("highest mean" if self.rule == "best" else
                 "one-standard-error rule: smallest C within one standard error of the best mean")
-        lines = [f"Cross-validation ({self.folds}): mean ± sd over folds; "
-                 f"chosen by {metric}, {rule}"]
+        if self.validation:
+            lines = [f"Validation ({self.folds}): mean ± sd over its queries; "
+                     f"chosen by {metric}, {rule}"]
+        else:
+            lines = [f"Cross-validation ({self.folds}): mean ± sd over folds; "
+                     f"chosen by {metric}, {rule}"]
         names = list(self.params[0])
         cells = [[_param_text(row[name]) for name in names] for row in self.params]
         mean, sd = self.mean, self.sd
@@ -419,19 +474,21 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
     metric = Metric.parse(metric, convention)
     columns = table_metrics(metric)
     y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
-    folds = make_folds(qid, cv, random_state, X, y)
     rows = grid_rows(grid)
     c_name = [name for name in rows[0] if name.split(".")[-1] == "C"]
     if not c_name:
         raise UsageError("the grid needs a C")
     c_name = c_name[0]
+    if isinstance(cv, ValidationSet):
+        return _validate(estimator, X, y, qid, rows, c_name, cv, metric, rule, progress)
+    folds = make_folds(qid, cv, random_state, X, y)
     values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
     top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
     total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
     for f, (train, test) in enumerate(folds.splits):
         X_train, X_test = _rows(X, train), _rows(X, test)
         for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train]):
-            scores = np.asarray(_predict(fitted, X_test, qid[test]), dtype=np.float64).ravel()
+            scores = np.asarray(predicted(fitted, X_test, qid[test]), dtype=np.float64).ravel()
             values[i, f] = [column.evaluate(scores, y[test], qid[test], max_grade=top)
                             for column in columns]
             done += 1
@@ -441,12 +498,24 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
     return CVResult([_short(row) for row in rows], columns, values, folds.description, rule)
 
 
-def _predict(fitted, X, qid):
-    """fitted's scores of X; a model that normalises per query (normalize="query") gets qid."""
-    applied = getattr(fitted, "_applied_normalizer", None)
-    if applied is not None and applied() is not None:
-        return fitted.predict(X, qid)
-    return fitted.predict(X)
+
+
+def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress):
+    """cross_validate's table with a ValidationSet: every row trained on X, scored on valid per query."""
+    columns = table_metrics(metric)
+    n_queries = query_index(valid.qid)[1]
+    top = max(metrics.highest_grade(y), metrics.highest_grade(valid.y))
+    values = np.full((len(rows), n_queries, len(columns)), np.nan)
+    start = time.perf_counter()
+    for done, (i, fitted) in enumerate(_fitted_rows(estimator, rows, c_name, X, y, qid), 1):
+        scores = np.asarray(predicted(fitted, valid.X, valid.qid), dtype=np.float64).ravel()
+        values[i] = np.column_stack([column.evaluate(scores, valid.y, valid.qid, True, top)
+                                     for column in columns])
+        if progress is not None:
+            progress(Progress(done, len(rows), None, 1, _short(rows[i]), metric.label,
+                              float(np.nanmean(values[i, :, 0])), time.perf_counter() - start))
+    return CVResult([_short(row) for row in rows], columns, values,
+                    f"{valid.name}, {n_queries} queries", rule, validation=True)
 
 
 def _short(row):

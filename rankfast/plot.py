@@ -75,8 +75,9 @@ def cv_curve(result, ax=None):
                    linewidth=1, label="best − 1 standard error")
     ax.set_xscale("log")
     ax.set_xlabel("C")
-    ax.set_ylabel(f"{result.columns[0].label}, mean ± sd over folds")
-    ax.set_title(f"Cross-validation: {result.folds}", fontsize=9)
+    over, title = ("its queries", "Validation") if result.validation else ("folds", "Cross-validation")
+    ax.set_ylabel(f"{result.columns[0].label}, mean ± sd over {over}")
+    ax.set_title(f"{title}: {result.folds}", fontsize=9)
     ax.legend(fontsize=8)
     return ax
 

@@ -69,6 +69,7 @@ import numpy as np
 
 from . import _erfc
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
+from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .erfc import erfc_parameters
 from .errors import UsageError
@@ -430,7 +431,8 @@ class RankNCG(LinearRanker):
             raise UsageError(f"-c must be positive, not {self.C!r}") from None
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, the chosen value (``C_``, by rankfast.model_selection.
@@ -447,6 +449,15 @@ class RankNCG(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows (LightGBM's ``group``), instead
             of ``qid``.  With neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -457,7 +468,9 @@ class RankNCG(LinearRanker):
         self.check_parameters()
         X, y, qid = self._fit_input(X, y, qid, group)
         X, normalizer = self._normalize_fit(X, qid)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
+        weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
@@ -465,7 +478,8 @@ class RankNCG(LinearRanker):
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
-        objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss),
+        objective = ErfcPairObjective(X, y, starts,
+                                      weighted(query_weights(y, starts, self.C_, self.loss), weight),
                                       self.erfc_eps, self.erfc == "fast",
                                       resolve_n_jobs(self.n_jobs, stored_entries(X)))
         self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
@@ -475,6 +489,7 @@ class RankNCG(LinearRanker):
                 f"({self.result_.evaluations} gradients), |grad| {self.result_.grad_norm:.6g}, "
                 f"certified objective decrease {self.result_.decrease:.8g}", 1)
         self._keep_weights(normalizer, used, self.result_.w)
+        self._record_evals(evals)
         return self
 
     def fit_path(self, X, y, qid, Cs):

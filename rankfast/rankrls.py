@@ -67,6 +67,7 @@ import numpy as np
 import scipy.linalg
 
 from . import _rankrls
+from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .csr import as_csr, issparse
 from .errors import UsageError
@@ -151,7 +152,8 @@ class RankRLS(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         Parameters
@@ -165,6 +167,15 @@ class RankRLS(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows (LightGBM's ``group``), instead
             of ``qid``.  With neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -178,6 +189,8 @@ class RankRLS(LinearRanker):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
         X, normalizer = self._normalize_fit(X, qid)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
         original = (X, y, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
@@ -194,7 +207,7 @@ class RankRLS(LinearRanker):
         self.solver_, self.cv_table_, self.weights_by_C_ = solver, None, None
         self.cv_result_ = None
         self.cg_iterations_, self.residual_ = 0, 0.0
-        alpha = query_scale(starts, self.loss)
+        alpha = weighted(query_scale(starts, self.loss), weight)
         if log is not None:
             log(f"RankRLS: {d} features, {n} documents, {Q} queries, {solver} solver, "
                 + (f"λ = Q/(2C) = {Q / (2.0 * float(self.C)):.6g}" if grid is None else
@@ -221,6 +234,7 @@ class RankRLS(LinearRanker):
         self._keep_weights(normalizer, used, w)
         if self.weights_by_C_ is not None:
             self.weights_by_C_ = normalizer.original_weights(self.weights_by_C_, used)
+        self._record_evals(evals)
         return self
 
     def _fit_cg(self, X, y, starts, alpha, lam, log, n_threads):
@@ -319,10 +333,14 @@ class GreedyRankRLS(LinearRanker):
     O(m_q) per query, O(n d) per step (rankfast._rankrls.lqo_errors).  Adding
     feature b: t = c X̂_bᵀC, C ← C − C_b t (the paper prints C_b C_bᵀ),
     U_q ← U_q − U_qb (t + γ_q U_qbᵀC_q) with the new C, O(n d)
-    (rankfast._rankrls.add_feature).  Time O(k d n), memory two dense n × d
-    arrays besides X (C and U: every step reads and updates both); ``fit``
-    raises ValueError before allocating them when the machine has not that
-    much memory available (check_greedy_memory).
+    (rankfast._rankrls.add_feature).  A single ranking (Q = 1) has no query
+    to leave out: its rows are the held-out blocks instead, i.e. the
+    criterion is the leave-one-out error of the ridge regression of ŷ on X̂
+    (each document's deviation from the mean residual is one term of the
+    pair loss; the same updates with blocks of one row).  Time O(k d n),
+    memory two dense n × d arrays besides X (C and U: every step reads and
+    updates both); ``fit`` raises ValueError before allocating them when the
+    machine has not that much memory available (check_greedy_memory).
 
     Parameters
     ----------
@@ -385,7 +403,8 @@ class GreedyRankRLS(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, eval_set=None, eval_qid=None,
+            eval_group=None, log=None):
         """Select features and train on documents X (n × d), labels y and their queries.
 
         Parameters
@@ -399,6 +418,11 @@ class GreedyRankRLS(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows (LightGBM's ``group``), instead
             of ``qid``.  With neither, all documents form one ranking.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -412,6 +436,7 @@ class GreedyRankRLS(LinearRanker):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
         X, normalizer = self._normalize_fit(X, qid)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
@@ -422,14 +447,14 @@ class GreedyRankRLS(LinearRanker):
         n, d = X.shape
         check_greedy_memory(n, d)
         Q = len(starts) - 1
-        if Q < 2:
-            raise ValueError(f"greedy RankRLS selects features by leave-query-out error, "
-                             f"which needs at least 2 queries (got {Q}); use -a rankrls")
         _check_regularisation(Q, [self.C_])
         lam = Q / (2.0 * float(self.C_))
         alpha = query_scale(starts, self.loss)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
-        chunks = query_chunks(starts)
+        # The held-out blocks: the queries, or for a single ranking its rows (leave-one-out).
+        held_out = starts if Q >= 2 else np.arange(n + 1, dtype=np.int64)
+        n_held_out = len(held_out) - 1
+        chunks = query_chunks(held_out)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
         M, varies = gram(U, n_threads)
         M /= lam                                      # X̂ᵀC (d × d): t = c M_b below
@@ -442,7 +467,7 @@ class GreedyRankRLS(LinearRanker):
         p = yh.copy()
         h = DataMatrix(U, n_threads).rmatvec(yh) / lam
         errors = np.empty(d)
-        current = float(p @ p) / max(Q, 1)
+        current = float(p @ p) / max(n_held_out, 1)
         self.lqo_error_start_ = current
         constant = ~varies                            # X̂_j = 0: no score can change
         k_max = int(d - constant.sum())
@@ -453,9 +478,9 @@ class GreedyRankRLS(LinearRanker):
             log(f"Greedy RankRLS: {d} features, {n} documents, {Q} queries, λ = {lam:.6g}; "
                 f"LQO error without features {current:.8g}", 1)
         if k_max > 0:
-            _rankrls.lqo_errors(C, U, a, p, g, h, starts, errors, chunks, n_threads)
+            _rankrls.lqo_errors(C, U, a, p, g, h, held_out, errors, chunks, n_threads)
         while len(selected) < k_max:
-            scores = errors / max(Q, 1)
+            scores = errors / max(n_held_out, 1)
             scores[selected] = np.inf
             scores[constant] = np.inf
             b = int(np.argmin(scores))
@@ -470,7 +495,7 @@ class GreedyRankRLS(LinearRanker):
             # one pass: the update, and (unless this is the last step) the next errors
             score_next = () if len(selected) + 1 == k_max else (g_next, h_next, errors)
             _rankrls.add_feature(C, U, a, p, C[:, b], U[:, b], t, c, c * h[b],  # no copies
-                                 starts, chunks, n_threads, *score_next)
+                                 held_out, chunks, n_threads, *score_next)
             M -= np.outer(M[:, b], t)                 # X̂ᵀC after C ← C − C_b tᵀ
             h, g = h_next, g_next
             selected.append(b)
@@ -487,6 +512,7 @@ class GreedyRankRLS(LinearRanker):
         final = path[-1] if path else np.zeros(0)
         sort = np.argsort(self.selected_, kind="stable")
         self._keep_weights(normalizer, self.selected_[sort] - 1, final[sort])
+        self._record_evals(evals)
         return self
 
     def to_model(self, n_features=None, n_documents=0):

@@ -25,6 +25,7 @@ from . import _prsvm
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model,
                      pair_square_sums, training_arrays)
+from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .newton import minimize
 
@@ -205,7 +206,8 @@ class RankSVM(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, each value is scored by cross-validation
@@ -224,6 +226,15 @@ class RankSVM(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows (LightGBM's ``group``), instead
             of ``qid``.  With neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines (rank_learn's -v).
 
@@ -233,8 +244,10 @@ class RankSVM(LinearRanker):
         """
         X, y, qid = self._fit_input(X, y, qid, group)
         X, normalizer = self._normalize_fit(X, qid)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
         check_loss(self.loss)
+        weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
@@ -243,14 +256,15 @@ class RankSVM(LinearRanker):
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
-        objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, self.C_, self.loss),
-                                          n_threads)
+        objective = SquaredHingeObjective(
+            X, y, starts, weighted(query_weights(y, starts, self.C_, self.loss), weight), n_threads)
         self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
                                 max_iter=self.max_iter, log=log)
         if log is not None:
             log(f"Newton: {self.result_.message} after {self.result_.iterations} iterations "
                 f"({self.result_.cg_iterations} CG steps), objective {self.result_.f:.8g}", 1)
         self._keep_weights(normalizer, used, self.result_.w)
+        self._record_evals(evals)
         return self
 
     def fit_path(self, X, y, qid, Cs):

@@ -74,6 +74,7 @@ import dataclasses
 import numpy as np
 
 from . import _hinge, _prsvm
+from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from ._threads import query_chunks, resolve_n_jobs, stored_entries
 from .linear import (DataMatrix, LinearRanker, check_loss, linear_model, pair_square_sums,
@@ -571,7 +572,8 @@ class RankSVML1(LinearRanker):
         self.normalize = normalize
         self.n_jobs = n_jobs
 
-    def fit(self, X, y, qid=None, group=None, log=None):
+    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
+            eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         Parameters
@@ -584,6 +586,15 @@ class RankSVML1(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows, instead of ``qid``; with
             neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
             ``log(text, level)`` receives progress lines.
 
@@ -601,9 +612,12 @@ class RankSVML1(LinearRanker):
                              f"(got {self.solver!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
         X, normalizer = self._normalize_fit(X, qid)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        weight = query_sample_weights(sample_weight, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
-        loss = HingeLoss(y, starts, query_weights(y, starts, self.C, self.loss), n_threads=n_threads)
+        loss = HingeLoss(y, starts, weighted(query_weights(y, starts, self.C, self.loss), weight),
+                         n_threads=n_threads)
         products = DataMatrix(X, n_threads)
         target = svm_rank_target(self.C, self.tol, self.loss)
         self.result_ = None
@@ -631,6 +645,7 @@ class RankSVML1(LinearRanker):
             log(f"{how}: objective {r.f:.8g}, certified duality gap {r.gap:.4g} "
                 f"(svm_rank's -e bound C*eps' = {r.target:.4g})", 1)
         self._keep_weights(normalizer, used, self.result_.w)
+        self._record_evals(evals)
         return self
 
     def to_model(self, n_features=None, n_documents=0):

@@ -276,3 +276,103 @@ def test_works_without_scikit_learn():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_rank_learn_imports_no_scikit_learn_even_with_it_installed(tmp_path):
+    """rankfast.sklearn's wrappers inherit scikit-learn's classes; the programs use the core
+    learners, whose protocol is rankfast.compat's: no scikit-learn import (a second of start-up)."""
+    rng = np.random.default_rng(3)
+    lines = [f"{rng.integers(0, 3)} qid:{1 + i // 10} " + " ".join(
+        f"{j}:{rng.random():.3f}" for j in range(1, 5)) for i in range(60)]
+    (tmp_path / "train.dat").write_text("\n".join(lines) + "\n")
+    code = ("import sys\nfrom rankfast.cli import learn_main\n"
+            "rc = learn_main(sys.argv[1:])\n"
+            "assert 'sklearn' not in sys.modules, sorted(m for m in sys.modules if 'sklearn' in m)\n"
+            "sys.exit(rc)\n")
+    for options in (["-a", "prsvm", "-c", "0.1,1"], ["-a", "greedy", "-c", "1"],
+                    ["-a", "rankrls", "-c", "0.1,1"], ["-t", "2", "-c", "1"]):
+        done = subprocess.run([sys.executable, "-c", code, "-v", "0", *options,
+                               str(tmp_path / "train.dat"), str(tmp_path / "model")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (options, done.stderr)
+
+
+# ---------------------------------------------------------------- feature importances
+
+LINEAR = ["RankSVM", "RankSVML1", "RankNCG", "RankRLS", "GreedyRankRLS"]
+
+
+@pytest.mark.parametrize("name", LINEAR)
+def test_feature_importances_are_normalised_weight_magnitudes(name):
+    X, y, qid = data(d=4)
+    X[:, 3] *= 0.0                                   # a column without weight
+    ranker = ESTIMATORS[name]().fit(X, y, qid)
+    importances = ranker.feature_importances_
+    np.testing.assert_allclose(importances, np.abs(ranker.coef_) / np.abs(ranker.coef_).sum(),
+                               rtol=1e-15)
+    assert importances.shape == (4,) and importances[3] == 0.0
+    assert abs(importances.sum() - 1.0) < 1e-12
+    assert not hasattr(ESTIMATORS[name](), "feature_importances_")     # before fit
+
+
+def test_a_zero_model_has_zero_importances_and_a_kernel_learner_none():
+    X, y, qid = data()
+    flat = RankSVM(C=1.0).fit(X, np.ones(len(y)), qid)           # no pair: w = 0
+    np.testing.assert_array_equal(flat.feature_importances_, np.zeros(X.shape[1]))
+    assert not hasattr(ESTIMATORS["Nystroem"]().fit(X, y, qid), "feature_importances_")
+
+
+# ---------------------------------------------------------------- per-query sample_weight
+
+WEIGHTED = {
+    "RankSVM": lambda: RankSVM(C=1.0, tol=1e-12),
+    "RankSVML1": lambda: RankSVML1(C=1.0, tol=1e-10),
+    "RankNCG": lambda: RankNCG(C=1.0, tol=1e-10),
+    "RankRLS": lambda: RankRLS(C=1.0),
+    "RankRLS-cg": lambda: RankRLS(C=1.0, solver="cg", tol=1e-12),
+    "RankSVM-loss2": lambda: RankSVM(C=1.0, loss=2, tol=1e-12),
+    "RFF": lambda: KernelApproxLearner(RankRLS(C=1.0), RBF, approx="rff", landmarks=30),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WEIGHTED))
+def test_a_query_weight_of_two_is_the_query_twice(name):
+    """XGBRanker's per-query weights: C/Q becomes C w_q / Σw, so weight 2 = the query repeated
+    (under a new id), weight 0 = the query left out."""
+    X, y, qid = data(n_queries=4, size=8, d=3, seed=5)
+    twice = qid == 11
+    X2, y2 = np.vstack([X, X[twice]]), np.concatenate([y, y[twice]])
+    qid2 = np.concatenate([qid, np.full(twice.sum(), 99)])
+    repeated = WEIGHTED[name]().fit(X2, y2, qid2).predict(X)
+    per_row = np.where(twice, 2.0, 1.0)
+    weighted = WEIGHTED[name]().fit(X, y, qid, sample_weight=per_row).predict(X)
+    per_query = WEIGHTED[name]().fit(X, y, qid, sample_weight=[1, 2, 1, 1]).predict(X)
+    np.testing.assert_allclose(weighted, repeated, rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(per_query, weighted)
+    keep = qid != 12
+    without = WEIGHTED[name]().fit(X[keep], y[keep], qid[keep]).predict(X)
+    dropped = WEIGHTED[name]().fit(X, y, qid, sample_weight=np.where(qid == 12, 0, 3)).predict(X)
+    np.testing.assert_allclose(dropped, without, rtol=1e-6, atol=1e-9)
+    unweighted = WEIGHTED[name]().fit(X, y, qid).predict(X)
+    np.testing.assert_array_equal(
+        WEIGHTED[name]().fit(X, y, qid, sample_weight=np.full(len(y), 0.5)).predict(X), unweighted)
+
+
+@pytest.mark.parametrize("weight, message", [
+    (np.arange(32.0), "the same for every row of a query"),
+    (np.ones(5), "one weight per row \\(32\\) or per query \\(4\\)"),
+    (np.ones((32, 2)), "one weight per row"),
+    (-np.ones(32), "non-negative"),
+    (np.zeros(32), "every weight is zero"),
+    (["a"] * 32, "numbers"),
+])
+def test_bad_sample_weights_are_refused(weight, message):
+    X, y, qid = data()
+    with pytest.raises(ValueError, match=message):
+        RankSVM().fit(X, y, qid, sample_weight=weight)
+
+
+def test_sample_weight_with_a_list_of_c_is_refused():
+    X, y, qid = data()
+    with pytest.raises(ValueError, match="list of C is not supported"):
+        RankRLS(C=[0.1, 1.0]).fit(X, y, qid, sample_weight=np.ones(len(y)))

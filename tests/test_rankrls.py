@@ -536,10 +536,40 @@ def test_a_c_so_small_that_lambda_overflows_is_refused(make):
         make(1e-320).fit(X, y, qid)
 
 
-def test_greedy_needs_two_queries():
-    X, y = np.random.default_rng(0).normal(size=(10, 3)), np.arange(10) % 3
-    with pytest.raises(ValueError, match="at least 2 queries"):
-        GreedyRankRLS(k=2).fit(X, y, np.ones(10))
+def _ridge_leave_one_row_out(Xh, yh, lam):
+    """Mean squared leave-one-out residual of ridge regression, by retraining without each row."""
+    residuals = []
+    for i in range(len(yh)):
+        keep = np.arange(len(yh)) != i
+        A = Xh[keep].T @ Xh[keep] + lam * np.eye(Xh.shape[1])
+        residuals.append(yh[i] - Xh[i] @ np.linalg.solve(A, Xh[keep].T @ yh[keep]))
+    return float(np.mean(np.square(residuals)))
+
+
+def test_greedy_fits_a_single_ranking_by_leave_one_out_of_its_rows():
+    """One ranking (scikit-learn's checks pass no qid): no query to leave out, so each step
+    picks the feature of least leave-one-out error of the centred regression, ŷ on X̂ with
+    X̂ = √m (X − mean), ŷ = √m (y − mean) and λ = 1/(2C): the brute-force retraining here.
+    It used to refuse one ranking."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(14, 4))
+    y = X @ [0.3, 0.0, 2.0, -1.0] + 0.2 * rng.normal(size=14)
+    C, m = 0.5, len(y)
+    ranker = GreedyRankRLS(C=C, k=3).fit(X, y)
+    Xh, yh = np.sqrt(m) * (X - X.mean(axis=0)), np.sqrt(m) * (y - y.mean())
+    selected, errors = [], []
+    for _ in range(3):
+        trial = {j: _ridge_leave_one_row_out(Xh[:, selected + [j]], yh, 1 / (2 * C))
+                 for j in range(4) if j not in selected}
+        best = min(trial, key=trial.get)
+        selected.append(best)
+        errors.append(trial[best])
+    np.testing.assert_array_equal(ranker.selected_, np.array(selected) + 1)
+    np.testing.assert_allclose(ranker.lqo_errors_, errors, rtol=1e-9)
+    ridge = RankRLS(C=C).fit(X[:, sorted(selected)], y)     # the final model: RankRLS on them
+    np.testing.assert_allclose(ranker.weights_, ridge.weights_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(GreedyRankRLS(C=C, k=3).fit(X, y, np.ones(14)).selected_,
+                                  ranker.selected_)
 
 
 def test_greedy_refuses_features_its_updates_cannot_resolve():

@@ -2,7 +2,9 @@
 
 Skipped as a whole without scikit-learn (``pip install rankfast[sklearn]``).
 """
+import inspect
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from rankfast import metrics  # noqa: E402
+from rankfast import sklearn as wrappers  # noqa: E402
 from rankfast.compat import NotFittedError  # noqa: E402
 from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap  # noqa: E402
 from rankfast.model import KernelParams  # noqa: E402
@@ -157,38 +160,158 @@ def test_pickle_and_joblib_round_trips(tmp_path):
 
 # ------------------------------------------------------------------ scikit-learn's own checks
 
-# Checks that do not make sense for a ranker, with the reason (marked xfail by
-# parametrize_with_checks, so a check that starts passing shows as XPASS).
-# scikit-learn's checks pass no qid, so every X is one ranking.  Greedy RankRLS
-# selects features by leave-query-out error, which needs two queries or more: it
-# refuses one ranking with a ValueError, so every check that fits it fails.
-GREEDY_NEEDS_QUERIES = (
-    "greedy RankRLS selects features by leave-query-out error and refuses a single "
-    "ranking (the checks give no qid); test_api.py covers it with queries")
-EXPECTED_FAILED = {
-    "GreedyRankRLS": dict.fromkeys([
-        "check_fit_score_takes_y", "check_estimators_overwrite_params",
-        "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-        "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-        "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-        "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
-        "check_estimator_sparse_array", "check_estimator_sparse_matrix",
-        "check_estimators_pickle", "check_estimators_pickle(readonly_memmap=True)",
-        "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
-        "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
-        "check_n_features_in", "check_fit2d_predict1d"], GREEDY_NEEDS_QUERIES),
-}
+# sample_weight is per query (XGBRanker's ranking weights: a weight of 2 is the query twice,
+# test_api's test_a_query_weight_of_two_is_the_query_twice).  These three checks weight the
+# documents of one ranking differently, which per-query weights refuse; no weighting can be
+# both: a weight of 2 on every row of a single ranking is the same model as a query (twice
+# the query over twice the queries) but four times each pair's loss as documents.
+PER_QUERY_WEIGHT_CHECKS = dict.fromkeys(
+    ["check_sample_weights_not_overwritten", "check_sample_weight_equivalence_on_dense_data",
+     "check_sample_weight_equivalence_on_sparse_data"],
+    "sample_weight is per query; the check varies it within one ranking")
 
 
-def _expected_failed(estimator):
-    return EXPECTED_FAILED.get(type(estimator).__name__, {})
-
-
+# scikit-learn's checks pass no qid, so every X is one ranking (greedy RankRLS holds out
+# rows then, where it used to refuse, failing 26 checks).  rankfast.sklearn's classes are
+# the learners with sklearn.base.BaseEstimator as a further base: the same code, checked here.
 @parametrize_with_checks(
-    [RankSVM(), RankSVML1(), RankNCG(), RankRLS(), GreedyRankRLS(k=2),
-     KernelApproxLearner(landmarks=20), KernelApproxLearner(approx="rff", landmarks=20),
-     NystroemMap(landmarks=10), RandomFourierMap(components=10)],
-    expected_failed_checks=_expected_failed)
+    [wrappers.RankSVM(), wrappers.RankSVML1(), wrappers.RankNCG(), wrappers.RankRLS(),
+     wrappers.GreedyRankRLS(k=2), wrappers.GreedyRankRLS(),
+     wrappers.KernelApproxLearner(landmarks=20),
+     wrappers.KernelApproxLearner(approx="rff", landmarks=20),
+     wrappers.NystroemMap(landmarks=10), wrappers.RandomFourierMap(components=10)],
+    expected_failed_checks=lambda estimator: PER_QUERY_WEIGHT_CHECKS
+    if "sample_weight" in inspect.signature(estimator.fit).parameters else {})
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_rankfast_sklearn_classes_inherit_scikit_learns_base_estimator():
+    """check_estimator warns of every class of the core (its protocol is rankfast.compat's, so
+    that the programs never import scikit-learn), of none of rankfast.sklearn's."""
+    core = [RankSVM(), RankSVML1(), RankNCG(), RankRLS(), GreedyRankRLS(), KernelApproxLearner(),
+            NystroemMap(), RandomFourierMap()]
+    sk = [estimator() for estimator in wrappers.ESTIMATORS]
+    assert [type(e).__name__ for e in sk] == [type(e).__name__ for e in core]
+    for estimators, warned in ((core, len(core)), (sk, 0)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parametrize_with_checks(estimators)
+        assert sum("does not inherit from `sklearn.base.BaseEstimator`" in str(w.message)
+                   for w in caught) == warned
+    for estimator, plain in zip(sk, core):
+        assert isinstance(estimator, sklearn.base.BaseEstimator) and isinstance(estimator,
+                                                                                type(plain))
+        assert estimator.get_params() == plain.get_params()
+
+
+@pytest.mark.parametrize("make", [RankSVM, wrappers.RankSVM, wrappers.GreedyRankRLS,
+                                  wrappers.KernelApproxLearner])
+def test_rankers_are_tagged_ranker_as_xgboost_does(make):
+    estimator = make()
+    assert estimator._estimator_type == "ranker"
+    assert sklearn.utils.get_tags(estimator).estimator_type == "ranker"
+    assert not sklearn.base.is_regressor(estimator) and not sklearn.base.is_classifier(estimator)
+
+
+def test_a_wrapper_fits_as_its_core_and_round_trips_through_pickle():
+    X, y, qid = letor_like(n_queries=5)
+    ranker = wrappers.RankSVM(C=1.0).fit(X, y, qid)
+    np.testing.assert_array_equal(ranker.predict(X), RankSVM(C=1.0).fit(X, y, qid).predict(X))
+    again = pickle.loads(pickle.dumps(ranker))
+    assert type(again) is wrappers.RankSVM
+    np.testing.assert_array_equal(again.predict(X), ranker.predict(X))
+    assert type(clone(ranker)) is wrappers.RankSVM
+
+
+# ------------------------------------------------- issue 24: no silent single ranking
+
+ROUTED = [RankSVM(C=0.5), RankSVML1(C=0.5), RankNCG(C=0.5), RankRLS(C=0.5), GreedyRankRLS(k=2),
+          KernelApproxLearner(RankSVM(C=0.5), RBF, landmarks=20)]
+
+
+@pytest.mark.parametrize("estimator", ROUTED, ids=lambda e: type(e).__name__)
+def test_metadata_routing_lists_qid_and_group_unrequested(estimator):
+    """As scikit-learn's own estimators list their fit parameters: None until requested."""
+    routing = estimator.get_metadata_routing()
+    assert routing.fit.requests["qid"] is None and routing.fit.requests["group"] is None
+    assert routing.score.requests == {"qid": None, "group": None}
+    assert "log" not in routing.fit.requests                  # a callback, not metadata
+    requested = clone(estimator).set_fit_request(qid=True).get_metadata_routing()
+    assert requested.fit.requests["qid"] is True and requested.fit.requests["group"] is None
+    with pytest.raises(TypeError, match="no metadata parameter 'log'"):
+        clone(estimator).set_fit_request(log=True)
+
+
+def test_routing_on_qid_passed_to_an_estimator_that_did_not_request_it_raises():
+    """The issue's case: the scorer requests qid, the estimator's fit does not: scikit-learn's
+    UnsetMetadataPassedError, where every fold used to train on one ranking."""
+    X, y, qid = letor_like(n_queries=12)
+    with sklearn.config_context(enable_metadata_routing=True):
+        for scoring in (metrics.ndcg_scorer(10), None):
+            search = GridSearchCV(RankSVM(), {"C": [0.01, 1.0]}, cv=GroupKFold(n_splits=3),
+                                  scoring=scoring)
+            with pytest.raises(sklearn.exceptions.UnsetMetadataPassedError,
+                               match=r"RankSVM.set_fit_request"):
+                search.fit(X, y, groups=qid, qid=qid)
+
+
+def test_routing_off_a_scorer_without_qid_for_a_model_of_several_queries_raises():
+    """Without routing the scorer gets no qid: it used to score each test fold as one ranking
+    (best_score_ 1.0 here against about 0.9 fold by fold), now it says how to route qid."""
+    from rankfast.base import OneRankingWarning
+    X, y, qid = letor_like(n_queries=12)
+    ranker = RankSVM(C=1.0).fit(X, y, qid)
+    for scorer in (metrics.ndcg_scorer(10), metrics.map_scorer(), lambda e, X, y: e.score(X, y)):
+        with pytest.raises(ValueError, match=r"trained on several queries.*"
+                                             r"enable_metadata_routing=True.*set_fit_request"):
+            scorer(ranker, X, y)
+    search = GridSearchCV(RankSVM(), {"C": [0.01, 1.0]}, cv=GroupKFold(n_splits=3),
+                          scoring=metrics.ndcg_scorer(10), error_score="raise")
+    with pytest.raises(ValueError, match="route the queries"):
+        search.fit(X, y, groups=qid, qid=qid)
+    quiet = GridSearchCV(RankSVM(), {"C": [0.01, 1.0]}, cv=GroupKFold(n_splits=3),
+                         scoring=metrics.ndcg_scorer(10), refit=False)
+    with pytest.warns(UserWarning, match="route the queries"):
+        quiet.fit(X, y, groups=qid, qid=qid)
+    assert np.isnan(quiet.cv_results_["mean_test_score"]).all()      # no figure, not a wrong one
+    # with qid given, the same scorer and score work as before
+    assert metrics.ndcg_scorer(10)(ranker, X, y, qid=qid) == ranker.score(X, y, qid) == \
+        metrics.ndcg(ranker.predict(X), y, qid, k=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OneRankingWarning)
+        ranker.fit(X, y, qid)                                  # no note with queries
+
+
+def test_one_ranking_without_qid_stays_allowed_with_a_note_inside_a_search():
+    """svm_rank's reading of rows without qid is kept; in a scikit-learn search a fit without
+    groups emits a note, since there it is most often a qid that was not routed."""
+    from rankfast.base import OneRankingWarning
+    X, y, _ = letor_like(n_queries=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ranker = RankSVM(C=1.0).fit(X, y)                       # outside a search: no note
+        assert metrics.ndcg_scorer(10)(ranker, X, y) == metrics.ndcg(
+            ranker.predict(X), y, np.zeros(len(y)), k=10) == ranker.score(X, y)
+    with pytest.warns(OneRankingWarning, match=r"one ranking.*set_fit_request\(qid=True\)"):
+        GridSearchCV(RankSVM(), {"C": [0.01, 1.0]}, cv=3,
+                     scoring=metrics.ndcg_scorer(10)).fit(X, y)
+
+
+def test_sample_weight_is_fit_metadata_routed_per_fold():
+    """Per-row query weights are sliced into folds by a search, as qid is."""
+    X, y, qid = letor_like(n_queries=12)
+    weight = np.where(qid % 3 == 0, 2.0, 1.0)
+    folds = list(GroupKFold(n_splits=3).split(X, y, groups=qid))
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(RankSVM().set_fit_request(qid=True, sample_weight=True),
+                              {"C": [0.1]}, cv=GroupKFold(n_splits=3),
+                              scoring=metrics.ndcg_scorer(10), refit=False)
+        search.fit(X, y, groups=qid, qid=qid, sample_weight=weight)
+    expected = np.mean([metrics.ndcg(RankSVM(C=0.1).fit(X[tr], y[tr], qid[tr],
+                                                       sample_weight=weight[tr]).predict(X[te]),
+                                     y[te], qid[te], k=10) for tr, te in folds])
+    assert search.cv_results_["mean_test_score"][0] == pytest.approx(expected, rel=1e-12)
+    original = weight.copy()
+    RankSVM().fit(X, y, qid, sample_weight=weight)
+    np.testing.assert_array_equal(weight, original)              # not overwritten

@@ -1,0 +1,93 @@
+"""rankfast's estimators as scikit-learn estimators (``pip install rankfast[sklearn]``).
+
+The learners of rankfast.ranksvm, rankncg, rankrls, svmrank and kernels
+implement scikit-learn's protocol themselves (rankfast.compat: parameters,
+tags, metadata requests), so that ``rank_learn`` and ``rank_classify`` never
+import scikit-learn, a second of start-up.  The classes here are those
+learners with scikit-learn's ``BaseEstimator`` as a further base, the shape of
+LightGBM's ``sklearn.py`` around its core: ``check_estimator`` and
+scikit-learn's ``isinstance`` tests see scikit-learn estimators, and pickles
+record scikit-learn's version.  Parameters, attributes and results are those
+of the classes they extend.
+
+Queries reach ``fit`` and the scorers through scikit-learn's metadata routing.
+Turn it on, request ``qid`` from the estimator and pass it to the search::
+
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+    from rankfast.metrics import ndcg_scorer
+    from rankfast.sklearn import RankSVM
+
+    sklearn.set_config(enable_metadata_routing=True)
+    search = GridSearchCV(RankSVM().set_fit_request(qid=True), {"C": [0.01, 0.1, 1.0]},
+                          cv=GroupKFold(5), scoring=ndcg_scorer(10))
+    search.fit(X, y, groups=qid, qid=qid)          # folds of whole queries, scored per query
+
+Without the request, scikit-learn raises UnsetMetadataPassedError; without
+routing, the scorer gets no qid and raises ValueError for a model trained on
+several queries (rankfast.base.scoring_queries).  Rows given without qid or
+group are one ranking, as svm_rank reads a file without qids; inside a
+scikit-learn search such a fit emits rankfast.base.OneRankingWarning.
+
+Examples
+--------
+>>> import numpy as np
+>>> from sklearn.base import BaseEstimator
+>>> from rankfast.sklearn import RankSVM
+>>> X = np.array([[3.0], [2.0], [1.0], [1.0], [2.0], [3.0]])
+>>> y, qid = [2, 1, 0, 0, 1, 2], [1, 1, 1, 2, 2, 2]
+>>> ranker = RankSVM(C=1.0).fit(X, y, qid)
+>>> isinstance(ranker, BaseEstimator), ranker.__sklearn_tags__().estimator_type
+(True, 'ranker')
+"""
+try:
+    from sklearn.base import BaseEstimator
+except ImportError as exc:                       # pragma: no cover - only without scikit-learn
+    raise ImportError("rankfast.sklearn needs scikit-learn: pip install rankfast[sklearn] "
+                      "(the learners of rankfast.ranksvm, ... work without it)") from exc
+
+from . import kernels, rankncg, rankrls, ranksvm, svmrank
+
+
+def _doc(core):
+    return (f"{core.__name__} of {core.__module__} as a scikit-learn estimator (a subclass "
+            f"that also inherits sklearn.base.BaseEstimator).\n\n{core.__doc__}")
+
+
+class RankSVM(ranksvm.RankSVM, BaseEstimator):
+    __doc__ = _doc(ranksvm.RankSVM)
+
+
+class RankSVML1(svmrank.RankSVML1, BaseEstimator):
+    __doc__ = _doc(svmrank.RankSVML1)
+
+
+class RankNCG(rankncg.RankNCG, BaseEstimator):
+    __doc__ = _doc(rankncg.RankNCG)
+
+
+class RankRLS(rankrls.RankRLS, BaseEstimator):
+    __doc__ = _doc(rankrls.RankRLS)
+
+
+class GreedyRankRLS(rankrls.GreedyRankRLS, BaseEstimator):
+    __doc__ = _doc(rankrls.GreedyRankRLS)
+
+
+class KernelApproxLearner(kernels.KernelApproxLearner, BaseEstimator):
+    __doc__ = _doc(kernels.KernelApproxLearner)
+
+
+class NystroemMap(kernels.NystroemMap, BaseEstimator):
+    __doc__ = _doc(kernels.NystroemMap)
+
+
+class RandomFourierMap(kernels.RandomFourierMap, BaseEstimator):
+    __doc__ = _doc(kernels.RandomFourierMap)
+
+
+ESTIMATORS = (RankSVM, RankSVML1, RankNCG, RankRLS, GreedyRankRLS, KernelApproxLearner,
+              NystroemMap, RandomFourierMap)
+
+__all__ = ["GreedyRankRLS", "KernelApproxLearner", "NystroemMap", "RandomFourierMap", "RankNCG",
+           "RankRLS", "RankSVM", "RankSVML1"]
