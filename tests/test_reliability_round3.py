@@ -75,3 +75,67 @@ def test_a_support_vector_line_without_its_hash_is_refused(models, tmp_path):
     with pytest.raises(InputError, match="does not end with '#'") as info:
         read_model(str(path))
     assert info.value.line == 14
+
+
+# ------------------------------------------------------------ 6 and 8. group files
+
+NO_QIDS = ("3 1:1 2:0.5\n2 1:0.5 2:1\n1 1:0 2:0.2\n"
+           "2 1:0.9 2:0.1\n1 1:0.3 2:0.8\n0 1:0.1 2:0.1\n")
+
+
+@pytest.fixture
+def no_qids(tmp_path, models):
+    data = tmp_path / "d.dat"
+    data.write_text(NO_QIDS)
+    return data
+
+
+def run_both(data, tmp_path, models, *flags):
+    """(status, stderr) of rank_learn and of rank_classify on data (in-process, capsys-free)."""
+    results = []
+    for main, args in ((learn_main, [str(data), str(tmp_path / "m")]),
+                       (classify_main, [str(data), str(models["linear"]), str(tmp_path / "p")])):
+        result = launch("rank_learn" if main is learn_main else "rank_classify", *flags, *args)
+        results.append((result.returncode, result.stderr))
+    return results
+
+
+@pytest.mark.parametrize("where", ["sidecar", "--group"])
+@pytest.mark.parametrize("token, says", [
+    ("9" * 5000, ":2: group size '" + "9" * 40 + "... (5000 bytes)' is not a positive integer"),
+    ("1" + "0" * 19, ":2: group size '1" + "0" * 19 + "' is not a positive integer"),
+    ("0" * 4400 + "3", None),                 # leading zeros: a size of 3, as the data grammar
+], ids=["5000 digits", "10**19", "leading zeros"])
+def test_a_huge_group_size_is_one_line_in_both_programs(no_qids, tmp_path, models, where, token,
+                                                        says):
+    group = tmp_path / ("d.dat.query" if where == "sidecar" else "sizes")
+    group.write_text(f"3\n{token}\n")
+    flags = ["--group", str(group)] if where == "--group" else []
+    for status, err in run_both(no_qids, tmp_path, models, *flags):
+        if says is None:
+            assert status == 0 and "Traceback" not in err, err[-3000:]
+            continue
+        assert status == 1 and err.count("\n") == 1 and "Traceback" not in err, err[-3000:]
+        assert f"{group}{says}" in err
+    if says is not None:
+        assert not (tmp_path / "m").exists() and not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("content", [b"\xef\xbb\xbf3\n3\n", b"\xef\xbb\xbf3\r\n3\r\n", b"3\r\n3"],
+                         ids=["bom", "bom crlf", "crlf"])
+def test_group_files_skip_a_bom_and_accept_crlf(no_qids, tmp_path, models, content):
+    (tmp_path / "d.dat.group").write_bytes(content)
+    for status, err in run_both(no_qids, tmp_path, models, "-v", "1"):
+        assert status == 0, err
+        assert "2 queries from" in err
+    from rankfast.data import read_group_file
+    assert list(read_group_file(str(tmp_path / "d.dat.group"))) == [3, 3]
+
+
+def test_a_corrupt_compressed_group_file_is_one_line(no_qids, tmp_path, models):
+    import gzip
+    packed = gzip.compress(b"3\n3\n" * 1000)
+    (tmp_path / "d.dat.query").write_bytes(packed[:len(packed) // 2])
+    for status, err in run_both(no_qids, tmp_path, models):
+        assert status == 1 and err.count("\n") == 1 and "Traceback" not in err, err[-3000:]
+        assert f"{tmp_path / 'd.dat.query'}: cannot read" in err
