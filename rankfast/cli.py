@@ -170,14 +170,30 @@ def _positive_float(text, flag):
 
 
 def _number(text, kind, flag):
-    try:
-        value = kind(text)
-    except ValueError:
+    """An option's number, read with the data files' grammar (rankfast._svmlight).
+
+    Integers are [+-]digits within ±(2**63 - 1); numbers are strtod's decimal
+    forms, finite.  Python's int() and float() would also take '1_0', other
+    scripts' digits ('٣') and surrounding blanks, and int() refuses more
+    than 4300 digits with a ValueError of its own.
+    """
+    from . import _svmlight
+    token = text.encode("utf-8", "replace")
+    value = (_svmlight.integer_of if kind is int else _svmlight.number_of)(token)
+    if value is None:
+        if kind is int and token.lstrip(b"+-").isdigit():
+            bound = "at least -" if token.startswith(b"-") else "at most "
+            raise UsageError(f"{flag} must be {bound}9223372036854775807 (got {_shown(text)})")
         raise UsageError(f"{flag} expects {'an integer' if kind is int else 'a number'}, "
-                         f"got {text!r}") from None
+                         f"got {_shown(text)!r}")
     if kind is float and not math.isfinite(value):
-        raise UsageError(f"{flag} must be finite (got {text})")
+        raise UsageError(f"{flag} must be finite (got {_shown(text)})")
     return value
+
+
+def _shown(text, limit=60):
+    """An option's value as a message quotes it: at most ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def _choice(allowed):

@@ -53,7 +53,7 @@ import time
 
 import numpy as np
 
-from . import metrics
+from . import _svmlight, metrics
 from .csr import issparse
 from .data import query_index
 from .errors import UsageError
@@ -88,8 +88,11 @@ class Metric:
         if kind in ("ndcg", "err"):
             if not cut:
                 return cls(kind, None, convention)
-            if cut.isdigit() and int(cut) >= 1:
-                return cls(kind, int(cut), convention)
+            # the data files' integers (not int(): it takes '1_0' and '٣', and
+            # raises for '²'), within int64, which the metrics compute with
+            k = _svmlight.integer_of(cut.encode("utf-8", "replace"))
+            if k is not None and k >= 1:
+                return cls(kind, k, convention)
         raise UsageError(f"the CV metric must be ndcg@k, map, err@k or pairs (got {text!r})")
 
     @property

@@ -139,3 +139,67 @@ def test_a_corrupt_compressed_group_file_is_one_line(no_qids, tmp_path, models):
     for status, err in run_both(no_qids, tmp_path, models):
         assert status == 1 and err.count("\n") == 1 and "Traceback" not in err, err[-3000:]
         assert f"{tmp_path / 'd.dat.query'}: cannot read" in err
+
+
+# ------------------------------------------------------------ 7. counts and cut-offs
+
+LEARN_COUNTS = ["-l", "-p", "-o", "-w", "-k", "-f", "-b", "-n", "-q", "-m", "-h", "-#", "-t", "-d",
+                "-v", "-y", "--landmarks", "--seed", "--folds", "-j", "--threads", "--workers"]
+CLASSIFY_COUNTS = ["-v", "-y", "--ndcg-at", "-j", "--threads", "--workers"]
+NOT_INTEGERS = {"1_0": "expects an integer, got '1_0'", "\u0663": "expects an integer",
+                "\u00b2": "expects an integer", " 3": "expects an integer",
+                "9223372036854775808": "must be at most 9223372036854775807",
+                "9" * 5000: "must be at most 9223372036854775807 (got 999"}
+
+
+def usage_error(capsys, main, argv):
+    """main(argv) must end in a usage error: returns its stderr (checked to be the two lines)."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "Traceback" not in err and "Try '" in err, err
+    return err
+
+
+@pytest.mark.parametrize("value", list(NOT_INTEGERS), ids=["1_0", "arabic 3", "superscript 2",
+                                                          "blank 3", "2**63", "5000 digits"])
+def test_every_count_option_reads_the_data_files_integers(tmp_path, capsys, value):
+    missing = str(tmp_path / "missing.dat")          # a usage error comes before any data
+    for flag in LEARN_COUNTS:
+        err = usage_error(capsys, learn_main, [flag, value, missing, str(tmp_path / "m")])
+        assert f"rank_learn: {flag} {NOT_INTEGERS[value]}" in err, (flag, err)
+        assert len(err) < 300
+    for flag in CLASSIFY_COUNTS:
+        err = usage_error(capsys, classify_main, [flag, value, missing, missing,
+                                                  str(tmp_path / "p")])
+        assert f"rank_classify: {flag} {NOT_INTEGERS[value]}" in err, (flag, err)
+
+
+@pytest.mark.parametrize("flag", ["-c", "-e", "-g", "-s", "-r", "--erfc-eps"])
+@pytest.mark.parametrize("value", ["1_0", "\u0663", " 1"])
+def test_every_number_option_reads_the_data_files_numbers(tmp_path, capsys, flag, value):
+    err = usage_error(capsys, learn_main, [flag, value, str(tmp_path / "missing.dat")])
+    assert f"rank_learn: {flag} expects a number, got {value!r}" in err
+
+
+@pytest.mark.parametrize("metric", ["ndcg@99999999999999999999999", "err@9223372036854775808",
+                                    "ndcg@\u00b2", "ndcg@\u0663", "ndcg@1_0", "err@0",
+                                    "ndcg@" + "9" * 5000])
+def test_cv_metric_cut_offs_are_usage_errors_before_the_data(tmp_path, capsys, metric):
+    err = usage_error(capsys, learn_main, ["-c", "1,2", "--cv-metric", metric,
+                                           str(tmp_path / "missing.dat")])
+    assert "rank_learn: --cv-metric must be ndcg@k, map, err@k or pairs" in err
+    from rankfast.errors import UsageError
+    from rankfast.model_selection import Metric
+    with pytest.raises(UsageError):
+        Metric.parse(metric)
+
+
+def test_the_largest_cut_offs_are_computed(tmp_path, capsys, models):
+    big = "9223372036854775807"
+    assert classify_main(["--metrics", "--ndcg-at", f"{big},3", str(EXAMPLES / "test.dat"),
+                          str(models["linear"]), str(tmp_path / "p")]) == 0
+    out = capsys.readouterr().out
+    assert f"NDCG@{big} (LETOR): 0.0000" in out and f"ERR@{big}: 0." in out
+    assert learn_main(["-c", "1,2", "--cv-metric", f"ndcg@{big}", str(EXAMPLES / "train.dat"),
+                       str(tmp_path / "m")]) == 0
+    assert f"chosen by NDCG@{big} (LETOR)" in capsys.readouterr().out
