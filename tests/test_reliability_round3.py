@@ -203,3 +203,32 @@ def test_the_largest_cut_offs_are_computed(tmp_path, capsys, models):
     assert learn_main(["-c", "1,2", "--cv-metric", f"ndcg@{big}", str(EXAMPLES / "train.dat"),
                        str(tmp_path / "m")]) == 0
     assert f"chosen by NDCG@{big} (LETOR)" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------ 9. greedy's advice
+
+SMALL = ("3 qid:1 1:1 2:0.5\n2 qid:1 1:0.5 2:1\n1 qid:1 1:0 2:0.2\n"
+         "2 qid:2 1:0.9 2:0.1\n1 qid:2 1:0.3 2:0.8\n0 qid:2 1:0.1 2:0.1\n")
+
+
+@pytest.mark.parametrize("C", ["1e308", "1.7e308", "1e300", "1e30", "1e14"])
+def test_greedy_advises_a_finite_c_that_passes(tmp_path, capsys, C):
+    import math
+    import re
+    data = tmp_path / "d.dat"
+    data.write_text(SMALL)
+    assert learn_main(["-v", "0", "-a", "greedy", "-c", C, str(data), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    advice = re.search(r"use -c (\S+) or less", err).group(1)
+    assert math.isfinite(float(advice)) and 0 < float(advice) < float(C), err
+    assert learn_main(["-v", "0", "-a", "greedy", "-c", advice, str(data),
+                       str(tmp_path / "m")]) == 0, capsys.readouterr().err
+
+
+def test_greedy_memory_message_names_the_d_by_d_arrays(monkeypatch):
+    from rankfast import rankrls
+    monkeypatch.setattr(rankrls, "available_memory", lambda: 10**9)
+    with pytest.raises(ValueError) as info:
+        rankrls.check_greedy_memory(100, 20000)          # 6.4 GB of d x d, 0.03 GB of n x d
+    assert "two d x d arrays: 6.4 GB" in str(info.value)
+    assert "two dense n x d arrays: 0.0 GB" in str(info.value)
