@@ -718,6 +718,8 @@ def _learn(argv):
         learner.fit(dataset.features, dataset.y, dataset.qid, log=log)
         model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
         text = format_model(model)
+    except UsageError:
+        raise                           # a ValueError too (errors.UsageError): exit 2
     except ValueError as exc:
         # The learners raise ValueError for data they cannot learn from (too
         # few queries to cross-validate, no document to draw landmarks from,
@@ -800,6 +802,8 @@ def _learn_distributed(learner, train_path, model_path, options):
             summary = learner.summary_
             model = learner.to_model(n_features=summary.n_features, n_documents=summary.n_documents)
             text = format_model(model)
+        except UsageError:
+            raise
         except ValueError as exc:                 # as in _learn
             raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
     _progress(f"Training set properties: {summary.n_features} features, {summary.n_queries} "

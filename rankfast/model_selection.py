@@ -420,6 +420,8 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
     CVResult
     """
     metric = Metric.parse(metric, convention)
+    if rule not in RULES:
+        raise UsageError(f"the CV rule must be best or 1se (got {rule!r})")
     columns = table_metrics(metric)
     y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
     folds = make_folds(qid, cv, random_state, X, y)
@@ -503,6 +505,28 @@ def select_c(estimator, X, y, qid, grid, log=None, cv=None):
         cv = getattr(estimator, "cv", None)
     return cross_validate(estimator, X, y, qid, grid, DEFAULT_FOLDS if cv is None else cv,
                           **settings(estimator), progress=_log_progress(log))
+
+
+def check_settings(estimator):
+    """UsageError for cv, cv_metric, cv_rule or cv_convention values no grid could use.
+
+    The learners call it even when C is one number (no cross-validation), so
+    that a mistyped setting is not accepted silently.
+    """
+    cv, given = getattr(estimator, "cv", None), settings(estimator)
+    Metric.parse(given["metric"], given["convention"])
+    if given["rule"] not in RULES:
+        raise UsageError(f"the CV rule must be best or 1se (got {given['rule']!r})")
+    if cv is None or (hasattr(cv, "split") and not isinstance(cv, str)):
+        return
+    if isinstance(cv, str):
+        if cv != "loqo":
+            raise UsageError(f"folds must be a number of folds or loqo (got {cv!r})")
+    elif isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+        raise UsageError(f"the number of folds must be an integer of at least 2 (got {cv!r})")
+
+
+RULES = ("best", "1se")
 
 
 def settings(estimator):

@@ -61,7 +61,8 @@ import numpy as np
 from . import _hinge, _prsvm
 from .compat import check_is_fitted
 from ._threads import query_chunks, resolve_n_jobs, stored_entries
-from .linear import DataMatrix, LinearRanker, check_loss, linear_model, training_arrays
+from .errors import UsageError
+from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, training_arrays
 from .ranksvm import query_weights
 
 MU = 0.1            # OCAS: where between w_b and w_c the next cutting plane is taken
@@ -351,10 +352,11 @@ class RankSVML1(LinearRanker):
         self
         """
         check_loss(self.loss)
-        if not (np.ndim(self.C) == 0 and np.isfinite(self.C) and self.C > 0):
-            raise ValueError(f"C must be one positive number (got {self.C!r})")
-        if not (np.isfinite(self.tol) and self.tol > 0):
-            raise ValueError(f"tol must be positive (got {self.tol!r})")
+        if np.ndim(self.C) != 0 or c_grid(self.C) is not None:
+            raise UsageError(f"C must be one positive number (got {self.C!r})")
+        if not (isinstance(self.tol, (int, float, np.number)) and np.isfinite(self.tol)
+                and self.tol > 0):
+            raise UsageError(f"tol must be a positive number (got {self.tol!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))

@@ -232,3 +232,88 @@ def test_greedy_memory_message_names_the_d_by_d_arrays(monkeypatch):
         rankrls.check_greedy_memory(100, 20000)          # 6.4 GB of d x d, 0.03 GB of n x d
     assert "two d x d arrays: 6.4 GB" in str(info.value)
     assert "two dense n x d arrays: 0.0 GB" in str(info.value)
+
+
+# ------------------------------------------------------------ 10. Python API errors
+
+def api_data():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    return (rng.random((40, 5)), rng.integers(0, 3, 40).astype(float),
+            np.repeat(np.arange(8), 5))
+
+
+def learner_classes():
+    from rankfast.rankncg import RankNCG
+    from rankfast.rankrls import GreedyRankRLS, RankRLS
+    from rankfast.ranksvm import RankSVM
+    from rankfast.svmrank import RankSVML1
+    return {"RankSVM": RankSVM, "RankRLS": RankRLS, "GreedyRankRLS": GreedyRankRLS,
+            "RankNCG": RankNCG, "RankSVML1": RankSVML1}
+
+
+@pytest.mark.parametrize("name", ["RankSVM", "RankRLS", "GreedyRankRLS", "RankNCG", "RankSVML1"])
+@pytest.mark.parametrize("C", [-1, float("nan"), [1.0, -1], [], "x", None, float("inf")],
+                         ids=["-1", "nan", "list with -1", "empty list", "str", "None", "inf"])
+def test_an_invalid_c_is_a_usage_error_naming_c(name, C):
+    from rankfast.errors import UsageError
+    X, y, qid = api_data()
+    with pytest.raises(UsageError) as info:
+        learner_classes()[name](C=C).fit(X, y, qid)
+    assert isinstance(info.value, ValueError)           # scikit-learn's convention as well
+    message = str(info.value)
+    assert message.startswith("C must be") or message == "the list of C values is empty"
+    assert "-c" not in message
+
+
+@pytest.mark.parametrize("name", ["RankSVM", "RankRLS", "GreedyRankRLS", "RankNCG"])
+@pytest.mark.parametrize("setting, says", [
+    ({"cv": "bogus"}, "folds must be a number of folds or loqo"),
+    ({"cv": 1}, "the number of folds must be an integer of at least 2"),
+    ({"cv_metric": "bogus"}, "the CV metric must be"),
+    ({"cv_metric": "ndcg@\u00b2"}, "the CV metric must be"),
+    ({"cv_rule": "x"}, "the CV rule must be best or 1se"),
+    ({"cv_convention": "x"}, "NDCG convention must be letor or standard"),
+], ids=["cv", "cv=1", "metric", "metric cut-off", "rule", "convention"])
+@pytest.mark.parametrize("C", [1.0, [1.0, 2.0]], ids=["one C", "C list"])
+def test_cross_validation_settings_are_checked_with_one_c_too(name, setting, says, C):
+    from rankfast.errors import UsageError
+    X, y, qid = api_data()
+    with pytest.raises(UsageError, match=says):
+        learner_classes()[name](C=C, **setting).fit(X, y, qid)
+
+
+def test_rankncg_messages_name_the_parameters():
+    from rankfast.errors import UsageError
+    from rankfast.rankncg import RankNCG
+    X, y, qid = api_data()
+    for kwargs, says in (({"erfc": "x"}, "erfc (--erfc) must be"),
+                         ({"erfc_eps": "x"}, "erfc_eps (--erfc-eps) must lie in (0, 1)"),
+                         ({"loss": 3}, "loss (-l) must be 1 or 2")):
+        with pytest.raises(UsageError, match=says.replace("(", r"\(").replace(")", r"\)")):
+            RankNCG(**kwargs).fit(X, y, qid)
+
+
+def test_pandas_missing_values_are_a_value_error():
+    pd = pytest.importorskip("pandas")
+    from rankfast.ranksvm import RankSVM
+    X, y, qid = api_data()
+    frame = pd.DataFrame({"a": pd.array([1.0, None] * 20, dtype="Float64"), "b": X[:, 1]})
+    with pytest.raises(ValueError, match="missing values"):
+        RankSVM().fit(frame, y, qid)
+    model = RankSVM().fit(frame.fillna(0.0), y, qid)
+    with pytest.raises(ValueError, match="missing values"):
+        model.predict(frame)
+    with pytest.raises(ValueError, match="finite"):
+        RankSVM().fit(X, pd.array([1.0, None] * 20, dtype="Float64"), qid)
+
+
+def test_a_usage_error_while_training_stays_exit_2(tmp_path, capsys, monkeypatch):
+    from rankfast.errors import UsageError
+    from rankfast.ranksvm import RankSVM
+
+    def refuse(self, *args, **kwargs):
+        raise UsageError("a setting the learner refuses")
+    monkeypatch.setattr(RankSVM, "fit", refuse)
+    assert learn_main([str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 2
+    assert "rank_learn: a setting the learner refuses" in capsys.readouterr().err
