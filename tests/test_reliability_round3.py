@@ -317,3 +317,54 @@ def test_a_usage_error_while_training_stays_exit_2(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(RankSVM, "fit", refuse)
     assert learn_main([str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 2
     assert "rank_learn: a setting the learner refuses" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ 4. -j has an upper bound
+
+def test_threads_are_capped_at_the_cores(tmp_path, monkeypatch):
+    import concurrent.futures
+
+    import numpy as np
+
+    import rankfast
+    from rankfast import _threads
+    cores = _threads.available_cores()
+    assert _threads.resolve_n_jobs(10**6) == cores == _threads.resolve_n_jobs(10**6, 10**12)
+    started = []
+
+    class Pool(concurrent.futures.ThreadPoolExecutor):
+        def __init__(self, max_workers=None, *args, **kwargs):
+            started.append(max_workers)
+            super().__init__(max_workers, *args, **kwargs)
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", Pool)
+    path = tmp_path / "d.dat"
+    path.write_bytes((EXAMPLES / "train.dat").read_bytes() * 4)
+    many = rankfast.load_svmlight(str(path), n_jobs=10**6, chunk_bytes=4096)
+    one = rankfast.load_svmlight(str(path), n_jobs=1)
+    assert started and max(started) <= cores
+    np.testing.assert_array_equal(many.X.toarray(), one.X.toarray())
+
+
+def test_a_huge_j_gives_the_same_model_and_predictions(tmp_path):
+    for j in ("1", "1000000"):
+        assert learn_main(["-v", "0", "-j", j, str(EXAMPLES / "train.dat"),
+                           str(tmp_path / f"m{j}")]) == 0
+        assert classify_main(["-v", "0", "-j", j, str(EXAMPLES / "test.dat"),
+                              str(tmp_path / f"m{j}"), str(tmp_path / f"p{j}")]) == 0
+    assert (tmp_path / "m1").read_bytes() == (tmp_path / "m1000000").read_bytes()
+    assert (tmp_path / "p1").read_bytes() == (tmp_path / "p1000000").read_bytes()
+
+
+def test_a_huge_j_under_an_address_space_limit_is_not_a_thread_failure(tmp_path):
+    """libgomp aborted with 'Thread creation failed' when -j 1000000 met ulimit -v."""
+    import resource
+    path = tmp_path / "d.dat"
+    path.write_bytes((EXAMPLES / "train.dat").read_bytes() * 40)     # 9 MB: 9 blocks of 1 MB
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
+    result = launch("rank_learn", "-v", "0", "-j", "1000000", path, tmp_path / "m",
+                    preexec_fn=limit)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (tmp_path / "m").exists()
+
