@@ -56,8 +56,9 @@ General options:
                         the examples and writing the model (its QP solver's
                         lines have no counterpart here)
          -j, --threads int
-                     -> threads (default 0: every core this process may use);
-                        the model file is the same for any number
+                     -> threads (default 0: every core this process may use;
+                        never more), in every learner and every phase (-j 1:
+                        one thread); the model file is the same for any number
 Learning options:
          -a algo     -> learner (default prsvm): {learners}
                         (in any case). svm_rank's -a FILE (write the alphas
@@ -148,7 +149,7 @@ Options:
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
          --ndcg letor|standard -> NDCG convention of --metrics (default letor)
          -j, --threads int -> threads (default 0: every core this process may
-                        use) scoring a linear model (same predictions)
+                        use; never more) reading and scoring (same predictions)
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
                         existing one, or N local worker processes);
                         example_file may then be a quoted glob, scored in
@@ -402,9 +403,57 @@ def _run(program, body, argv, help_text):
             _end_open_line()
             _say(f"{program}: interrupted")
             status = 130
+    _release_threads()
     if _stdout_error[0] is not None:
         _say(f"{program}: standard output: {_stdout_error[0]}; what followed was not printed")
     return status
+
+
+# Thread libraries' environment variables: each is read once, when its library loads.
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                     "BLIS_NUM_THREADS")
+_held_threads = []          # how to undo _hold_threads, once the run is over
+
+
+def _hold_threads(n_jobs):
+    """-j N: the BLAS and OpenMP libraries get at most N threads too, for the whole run.
+
+    rankfast's own kernels and reader take their threads from -j
+    (resolve_n_jobs); numpy's and scipy's BLAS start a thread per core when
+    they load, and use them in the products outside rankfast's kernels (the
+    learners' dense algebra, kernel maps, cross-validation's scoring), so
+    that ``-j 1`` used more than one core.  The programs import numpy late:
+    the libraries' variables are set before it loads (and set back after the
+    run).  When main() is called from Python with numpy already loaded,
+    threadpoolctl (when installed) limits the loaded libraries instead.
+    """
+    if n_jobs is None:
+        return
+    threads = resolve_n_jobs(n_jobs)
+    if "numpy" not in sys.modules:
+        for name in _THREAD_VARIABLES:
+            given = os.environ.get(name)
+            if not (given and given.isdigit() and 0 < int(given) <= threads):
+                os.environ[name] = str(threads)
+                _held_threads.append(lambda name=name, given=given: _restore_variable(name, given))
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                 # the libraries keep their own setting
+        return
+    _held_threads.append(threadpool_limits(limits=threads).restore_original_limits)
+
+
+def _restore_variable(name, value):
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
+def _release_threads():
+    while _held_threads:
+        _held_threads.pop()()
 
 
 class _Terminated(KeyboardInterrupt):
@@ -677,8 +726,9 @@ def _end_process(status):
 
 
 def _learn(argv):
-    from .learners import make_learner, model_notes
     options, given, positional = parse_args(argv, LEARN_OPTIONS, {}, 2, "rank_learn")
+    _hold_threads(options.get("n_jobs"))               # before numpy is imported, if it is not
+    from .learners import make_learner, model_notes
     if not positional:
         raise UsageError("not enough input parameters: rank_learn [options] example_file [model_file]")
     train_path = positional[0]
@@ -827,6 +877,7 @@ def classify_main(argv=None):
 def _classify(argv):
     options, _, positional = parse_args(argv, CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, 3,
                                         "rank_classify")
+    _hold_threads(options.get("n_jobs"))
     if len(positional) < 2:
         raise UsageError("not enough input parameters: "
                          "rank_classify [options] example_file model_file [output_file]")
@@ -854,7 +905,8 @@ def _classify(argv):
             options.get("n_jobs"), options.get("group"))
     else:
         n_documents, runtime, queries, note = _classify_batch(
-            file, test_path, output_path, verbosity, cutoffs, options.get("group"))
+            file, test_path, output_path, verbosity, cutoffs, options.get("group"),
+            options.get("n_jobs"))
     _progress(_svmlight_read_documents(n_documents), svmlight_verbosity, end="")
     if queries.split_qid is not None:
         _split_query_note("rank_classify", test_path, queries.split_qid)
@@ -924,11 +976,12 @@ def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_jobs=1,
         if n_documents == 0:
             raise _no_documents(test_path)
         note = groups.finish()
-        queries.finish(lambda: _rescored(file, test_path))
+        queries.finish(lambda: _rescored(file, test_path, n_jobs))
     return n_documents, runtime, queries, note
 
 
-def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path=None):
+def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path=None,
+                    n_jobs=None):
     """Kernel and random Fourier models: read the whole test file, then score it.
 
     Returns what _classify_stream returns.
@@ -937,7 +990,7 @@ def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path
     from .model import model_of
     model = model_of(file)
     dataset = load_svmlight(test_path, progress=_ReadProgress("rank_classify", test_path,
-                                                              verbosity))
+                                                              verbosity), n_jobs=n_jobs)
     if dataset.n_documents == 0:
         raise _no_documents(test_path)
     dataset, note = _with_groups(dataset, test_path, group_path)
@@ -956,11 +1009,11 @@ def _rereadable(path):
     return path != "-" and os.path.isfile(path)
 
 
-def _rescored(file, path):
+def _rescored(file, path, n_jobs=None):
     """(scores, labels, qid) of a whole test file, read again (non-contiguous queries)."""
     from .data import load_svmlight
     from .model import model_of
-    dataset = load_svmlight(path)
+    dataset = load_svmlight(path, n_jobs=n_jobs)
     return model_of(file).predict(dataset.features), dataset.y, dataset.qid
 
 

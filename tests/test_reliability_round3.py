@@ -368,3 +368,60 @@ def test_a_huge_j_under_an_address_space_limit_is_not_a_thread_failure(tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert (tmp_path / "m").exists()
 
+
+# ------------------------------------------------------------ 11. -j 1 is one thread
+
+THREAD_COUNT = """
+import os, sys
+from rankfast.cli import classify_main, learn_main
+main = learn_main if sys.argv[1] == "learn" else classify_main
+status = main(sys.argv[2:])
+print("threads:", status, len(os.listdir("/proc/self/task")), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("program, flags", [
+    ("learn", ["-a", "prsvm"]), ("learn", ["-a", "svmrank", "-c", "100"]),
+    ("learn", ["-a", "rankncg"]), ("learn", ["-a", "rankrls"]), ("learn", ["-a", "greedy"]),
+    ("learn", ["-c", "1,2"]), ("learn", ["-a", "rankrls", "-c", "1,2"]),
+    ("learn", ["-t", "2", "-g", "0.1", "--landmarks", "12"]),
+    ("classify", ["rbf"]), ("classify", ["linear"]), ("classify", ["rff"]),
+], ids=["prsvm", "svmrank", "rankncg", "rankrls", "greedy", "prsvm cv", "rankrls cv", "nystrom",
+        "classify rbf", "classify linear", "classify rff"])
+def test_j1_runs_on_one_thread_in_every_learner_and_phase(tmp_path, models, program, flags):
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("needs /proc/self/task (Linux)")
+    if program == "learn":
+        args = ["-v", "0", "-j", "1", *flags, EXAMPLES / "train.dat", tmp_path / "m"]
+    else:
+        args = ["-v", "0", "-j", "1", "--metrics", EXAMPLES / "test.dat", models[flags[0]],
+                tmp_path / "p"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.pop(name, None)
+    result = subprocess.run([sys.executable, "-c", THREAD_COUNT, program, *map(str, args)],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.stderr.splitlines()[-1] == "threads: 0 1", result.stderr[-2000:]
+
+
+def test_j1_holds_blas_to_one_thread_when_numpy_is_loaded(tmp_path, monkeypatch):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from rankfast.svmrank import RankSVML1
+    seen = []
+    fit = RankSVML1.fit
+
+    def spy(self, *args, **kwargs):
+        seen.extend(info["num_threads"] for info in threadpoolctl.threadpool_info())
+        return fit(self, *args, **kwargs)
+    monkeypatch.setattr(RankSVML1, "fit", spy)
+    before = [info["num_threads"] for info in threadpoolctl.threadpool_info()]
+    assert learn_main(["-v", "0", "-j", "1", "-a", "svmrank", str(EXAMPLES / "train.dat"),
+                       str(tmp_path / "m")]) == 0
+    assert seen and set(seen) == {1}
+    assert [info["num_threads"] for info in threadpoolctl.threadpool_info()] == before
+
+
+def test_j_with_svmrank_has_no_false_note(tmp_path, capsys):
+    assert learn_main(["-j", "1", "-a", "svmrank", str(EXAMPLES / "train.dat"),
+                       str(tmp_path / "m")]) == 0
+    assert "-j has no effect" not in capsys.readouterr().err
