@@ -825,6 +825,21 @@ def _distributed(options):
     return distributed
 
 
+def _local_workers(options, program, verbosity):
+    """--workers N, at most the cores this process may run on (a note says so when N is more)."""
+    workers = options.get("workers")
+    if workers is None:
+        return None
+    from .dask import max_local_workers
+    cores = max_local_workers()
+    if workers > cores:
+        if verbosity >= 1:
+            _note(program, f"--workers {workers}: starting {cores} (the cores this process "
+                           f"may run on; more would only compete for them)")
+        workers = cores
+    return workers
+
+
 def _refuse_pattern(path):
     """A glob pattern naming no file is an error without a cluster (a literal name is read as is)."""
     if not any(c in path for c in "*?["):
@@ -844,7 +859,8 @@ def _learn_distributed(learner, train_path, model_path, options):
     def log(text, level=1):
         _progress(text, verbosity, level)
 
-    with cluster.cluster_client(options.get("scheduler"), options.get("workers")) as client:
+    workers = _local_workers(options, "rank_learn", verbosity)
+    with cluster.cluster_client(options.get("scheduler"), workers) as client:
         _progress(f"Training on a Dask cluster ({len(client.scheduler_info()['workers'])} workers)",
                   verbosity)
         try:
@@ -1177,7 +1193,8 @@ def _classify_distributed(model, test_path, output_path, options):
     from . import dask as cluster
     verbosity = options.get("verbosity", 2)
     _progress("Classifying test examples on the cluster...", verbosity, end="")
-    with cluster.cluster_client(options.get("scheduler"), options.get("workers")) as client:
+    workers = _local_workers(options, "rank_classify", verbosity)
+    with cluster.cluster_client(options.get("scheduler"), workers) as client:
         scores, labels, qid = cluster.predict(model, test_path, client)
     with atomic_output(output_path) as out:
         write_predictions(scores, out)

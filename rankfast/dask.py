@@ -892,6 +892,9 @@ def _describe_source(source):
 def local_client(n_workers):
     """A Client on a new LocalCluster of ``n_workers`` one-thread processes on 127.0.0.1.
 
+    At most max_local_workers() of them: more would only compete for the same
+    cores (and --workers 100000 waited forever for its workers to start).
+
     No dashboard (the scheduler's HTTP endpoint listens on a free loopback
     port), and the cluster's own log lines silenced below CRITICAL (a task's
     error reaches the driver, which reports it); use it as a context manager
@@ -902,11 +905,18 @@ def local_client(n_workers):
     import dask
     from distributed import Client, LocalCluster
     with dask.config.set({"distributed.scheduler.work-stealing": False}):  # shards stay put
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+        cluster = LocalCluster(n_workers=min(n_workers, max_local_workers()),
+                               threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address=None,
                                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                                silence_logs=logging.CRITICAL)
     return _ClientAndCluster(Client(cluster), cluster)
+
+
+def max_local_workers():
+    """The most worker processes local_client starts: the cores this process may run on."""
+    from ._threads import available_cores
+    return available_cores()
 
 
 class _ClientAndCluster:

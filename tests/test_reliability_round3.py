@@ -425,3 +425,21 @@ def test_j_with_svmrank_has_no_false_note(tmp_path, capsys):
     assert learn_main(["-j", "1", "-a", "svmrank", str(EXAMPLES / "train.dat"),
                        str(tmp_path / "m")]) == 0
     assert "-j has no effect" not in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ 5. --workers has an upper bound
+
+@pytest.mark.parametrize("program", ["rank_learn", "rank_classify"])
+def test_a_huge_worker_count_starts_the_cores_at_once(tmp_path, models, program):
+    pytest.importorskip("distributed")
+    from rankfast._threads import available_cores
+    if program == "rank_learn":
+        args = ["-c", "3", EXAMPLES / "train.dat", tmp_path / "out"]
+    else:
+        args = [EXAMPLES / "test.dat", models["linear"], tmp_path / "out"]
+    result = launch(program, "--workers", "100000", *args, timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    cores = available_cores()
+    assert result.stderr == (f"{program}: note: --workers 100000: starting {cores} (the cores "
+                             f"this process may run on; more would only compete for them)\n")
+    assert (tmp_path / "out").exists()
