@@ -713,8 +713,10 @@ def _end_process(status):
     """
     import atexit
     threading = sys.modules.get("threading")
-    if (getattr(atexit, "_ncallbacks", lambda: 1)() == 0
-            and (threading is None or threading.active_count() == 1)):
+    if _ClusterRun.interrupted:
+        _ClusterRun.stop_workers()
+    if _ClusterRun.interrupted or (getattr(atexit, "_ncallbacks", lambda: 1)() == 0
+                                   and (threading is None or threading.active_count() == 1)):
         for stream in (sys.stdout, sys.stderr):
             try:
                 if stream is not None:
@@ -825,6 +827,70 @@ def _distributed(options):
     return distributed
 
 
+class _ClusterRun:
+    """The Dask client of a --scheduler / --workers run (rankfast.dask.cluster_client).
+
+    Ctrl-C and SIGTERM end such a run at once.  Leaving the block by an
+    interrupt skips the cluster's orderly close (seconds of waiting for the
+    workers, more under load), and marks the run: _end_process then kills
+    the local cluster's worker processes and exits without the interpreter's
+    teardown, whose atexit handlers (distributed's close_clusters) would
+    close the cluster again and print tracebacks.  The cluster's and
+    asyncio's log lines are silenced for the run, and the worker processes
+    are started with standard error on os.devnull: a Ctrl-C sent to the
+    process group would have each of them print its KeyboardInterrupt (a
+    task's error reaches the driver, which reports it).
+    """
+
+    interrupted = False
+
+    def __init__(self, options, workers):
+        self.scheduler, self.workers = options.get("scheduler"), workers
+        _ClusterRun.interrupted = False
+
+    def __enter__(self):
+        import logging
+
+        from . import dask as cluster
+        for name in ("asyncio", "distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        saved = os.dup(2)
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            os.close(devnull)
+            self.manager = cluster.cluster_client(self.scheduler, self.workers)
+        except KeyboardInterrupt:                     # a cluster half started: stopped by force
+            _ClusterRun.interrupted = True
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        return self.manager.__enter__()
+
+    def __exit__(self, kind, value, traceback):
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            _ClusterRun.interrupted = True
+            return False
+        try:
+            return self.manager.__exit__(kind, value, traceback)
+        except KeyboardInterrupt:
+            _ClusterRun.interrupted = True
+            raise
+
+    @staticmethod
+    def stop_workers():
+        """Kill this process's worker processes (a local cluster's), at once."""
+        multiprocessing = sys.modules.get("multiprocessing")
+        if multiprocessing is None:
+            return
+        for child in multiprocessing.active_children():
+            try:
+                child.kill()
+            except (OSError, ValueError, AttributeError):
+                pass
+
+
 def _local_workers(options, program, verbosity):
     """--workers N, at most the cores this process may run on (a note says so when N is more)."""
     workers = options.get("workers")
@@ -859,8 +925,7 @@ def _learn_distributed(learner, train_path, model_path, options):
     def log(text, level=1):
         _progress(text, verbosity, level)
 
-    workers = _local_workers(options, "rank_learn", verbosity)
-    with cluster.cluster_client(options.get("scheduler"), workers) as client:
+    with _ClusterRun(options, _local_workers(options, "rank_learn", verbosity)) as client:
         _progress(f"Training on a Dask cluster ({len(client.scheduler_info()['workers'])} workers)",
                   verbosity)
         try:
@@ -1193,8 +1258,7 @@ def _classify_distributed(model, test_path, output_path, options):
     from . import dask as cluster
     verbosity = options.get("verbosity", 2)
     _progress("Classifying test examples on the cluster...", verbosity, end="")
-    workers = _local_workers(options, "rank_classify", verbosity)
-    with cluster.cluster_client(options.get("scheduler"), workers) as client:
+    with _ClusterRun(options, _local_workers(options, "rank_classify", verbosity)) as client:
         scores, labels, qid = cluster.predict(model, test_path, client)
     with atomic_output(output_path) as out:
         write_predictions(scores, out)

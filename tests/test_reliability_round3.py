@@ -443,3 +443,122 @@ def test_a_huge_worker_count_starts_the_cores_at_once(tmp_path, models, program)
     assert result.stderr == (f"{program}: note: --workers 100000: starting {cores} (the cores "
                              f"this process may run on; more would only compete for them)\n")
     assert (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------ 2 and 3. signals under --workers
+
+def slow_training_file(path):
+    """Big queries for rankncg's direct O(m^2) erfc sums: seconds of training on the workers."""
+    import numpy as np
+    rng = np.random.default_rng(2)
+    with open(path, "w") as f:
+        for q in range(8):
+            x = rng.random((6000, 10))
+            labels = rng.integers(0, 5, 6000)
+            f.writelines(f"{labels[i]} qid:{q + 1} " +
+                         " ".join(f"{j + 1}:{x[i, j]:.4f}" for j in range(10)) + "\n"
+                         for i in range(6000))
+
+
+def children_of(pid):
+    """Process ids whose parent is pid (Linux /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def slow_data(tmp_path_factory):
+    pytest.importorskip("distributed")
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("needs /proc (Linux)")
+    path = tmp_path_factory.mktemp("slow") / "train.dat"
+    slow_training_file(path)
+    return path
+
+
+@pytest.mark.parametrize("signal_name, status, says", [("SIGINT", 130, "interrupted"),
+                                                       ("SIGTERM", 143, "terminated")])
+@pytest.mark.parametrize("target", ["process", "group"])
+def test_a_signal_under_workers_stops_the_run_at_once(tmp_path, slow_data, signal_name, status,
+                                                      says, target):
+    import signal
+    import time
+    model = tmp_path / "m"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, str(ROOT / "rank_learn"), "--workers", "2",
+                             "-a", "rankncg", "--erfc", "direct", "-c", "100", "-e", "1e-12",
+                             str(slow_data), str(model)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, start_new_session=True, text=True)
+    try:
+        for line in proc.stdout:                  # the cluster is up and training has begun
+            if line.startswith("Training on a Dask cluster"):
+                break
+        time.sleep(1.0)
+        workers = children_of(proc.pid)
+        assert proc.poll() is None, "the training ended before the signal: make it longer"
+        sent = time.monotonic()
+        if target == "group":
+            os.killpg(proc.pid, getattr(signal, signal_name))
+        else:
+            proc.send_signal(getattr(signal, signal_name))
+        proc.wait(timeout=60)
+        took = time.monotonic() - sent
+        err = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.stdout.close()
+        proc.stderr.close()
+    assert (proc.returncode, err) == (status, f"rank_learn: {says}\n")
+    assert took < 10, f"{took:.1f} s from the signal to the end"
+    assert not model.exists() and sorted(os.listdir(tmp_path)) == []
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert workers and not any(alive(pid) for pid in workers)
+
+
+STARTING = """
+import os, signal, sys, threading
+import distributed
+from rankfast.cli import learn_command
+start, SIGNAL = distributed.LocalCluster.__init__, getattr(signal, sys.argv[1])
+
+def interrupted_start(self, *args, **kwargs):      # the signal comes while the workers start
+    threading.Timer(0.2, os.kill, (os.getpid(), SIGNAL)).start()
+    start(self, *args, **kwargs)
+    threading.Event().wait(60)                     # (when the start was quicker than the timer)
+distributed.LocalCluster.__init__ = interrupted_start
+sys.argv[1:] = sys.argv[2:]
+learn_command()
+"""
+
+
+@pytest.mark.parametrize("signal_name, status, says", [("SIGINT", 130, "interrupted"),
+                                                       ("SIGTERM", 143, "terminated")])
+def test_a_signal_while_the_local_cluster_starts_is_one_line(tmp_path, signal_name, status, says):
+    pytest.importorskip("distributed")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-c", STARTING, signal_name, "--workers", "2",
+                             str(EXAMPLES / "train.dat"), str(tmp_path / "m")],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert (result.returncode, result.stderr) == (status, f"rank_learn: {says}\n")
+    assert not (tmp_path / "m").exists()
+
