@@ -359,6 +359,8 @@ def _ordered_sum(values):
     """Σ values, added left to right (shard order): the same bits on every run."""
     values = list(values)
     total = values[0]
+    if isinstance(total, np.ndarray):   # a copy: one shard's array, unpickled from a frame,
+        total = total.copy()            # may be unaligned (scipy.linalg.solve refuses it)
     for value in values[1:]:
         total = total + value
     return total
@@ -708,6 +710,7 @@ def _fit_rankncg(learner, data, client, log):
     objective = ErfcObjective(shards)
     learner.result_ = nonlinear_cg(objective, np.zeros(len(data.used)), tol=learner.tol,
                                    max_iter=learner.max_iter, log=log)
+    learner.C_ = learner.C                              # to_model's metadata, as _fit_prsvm
     if log is not None:
         result = learner.result_
         log(f"NCG: {result.message} after {result.iterations} iterations "

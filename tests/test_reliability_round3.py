@@ -562,3 +562,19 @@ def test_a_signal_while_the_local_cluster_starts_is_one_line(tmp_path, signal_na
     assert (result.returncode, result.stderr) == (status, f"rank_learn: {says}\n")
     assert not (tmp_path / "m").exists()
 
+
+# ------------------------------------------------------------ found on the way: --workers tracebacks
+
+@pytest.mark.parametrize("algorithm", ["rankrls", "rankncg"])
+def test_workers_train_rankrls_and_rankncg_from_one_file(tmp_path, algorithm):
+    """rankrls on one file: scipy refused the one shard's unaligned (unpickled) Gram matrix;
+    rankncg: to_model needed C_, which the distributed fit did not set (both tracebacks)."""
+    pytest.importorskip("distributed")
+    import numpy as np
+    result = launch("rank_learn", "-v", "0", "--workers", "1", "-a", algorithm, "-c", "3",
+                    EXAMPLES / "train.dat", tmp_path / "cluster")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert learn_main(["-v", "0", "-a", algorithm, "-c", "3", str(EXAMPLES / "train.dat"),
+                       str(tmp_path / "local")]) == 0
+    cluster, local = read_model(str(tmp_path / "cluster")), read_model(str(tmp_path / "local"))
+    np.testing.assert_allclose(cluster.weights, local.weights, rtol=1e-4, atol=1e-7)
