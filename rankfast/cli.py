@@ -788,11 +788,12 @@ def _learn(argv):
     _progress("Writing learned model...", verbosity, end="")
     with atomic_output(model_path) as out:
         out.write(text)
+        if "plot" in options:           # before the model is in place: a plot that cannot be
+            from . import plot          # written (a full device) leaves no model either
+            plot.save(plot.selection_figure(learner), options["plot"])
     _progress("Writing model file...done", svmlight_verbosity)
     _progress("done", verbosity)
     if "plot" in options:
-        from . import plot
-        plot.save(plot.selection_figure(learner), options["plot"])
         _progress(f"Wrote the plot to {options['plot']}", verbosity)
     return 0
 

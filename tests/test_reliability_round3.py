@@ -578,3 +578,20 @@ def test_workers_train_rankrls_and_rankncg_from_one_file(tmp_path, algorithm):
                        str(tmp_path / "local")]) == 0
     cluster, local = read_model(str(tmp_path / "cluster")), read_model(str(tmp_path / "local"))
     np.testing.assert_allclose(cluster.weights, local.weights, rtol=1e-4, atol=1e-7)
+
+
+# ------------------------------------------------------------ also seen
+
+@pytest.mark.parametrize("suffix", ["png", "svg"])
+def test_a_plot_that_cannot_be_written_leaves_no_model(tmp_path, capsys, suffix):
+    pytest.importorskip("matplotlib")
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full")
+    plot = tmp_path / f"curve.{suffix}"
+    os.symlink("/dev/full", plot)
+    model = tmp_path / "m"
+    assert learn_main(["-v", "0", "-c", "1,2", "--plot", str(plot), str(EXAMPLES / "train.dat"),
+                       str(model)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"rank_learn: {plot}: cannot write: ") and err.count("\n") == 1
+    assert not model.exists() and sorted(p.name for p in tmp_path.iterdir()) == [plot.name]
