@@ -595,3 +595,14 @@ def test_a_plot_that_cannot_be_written_leaves_no_model(tmp_path, capsys, suffix)
     err = capsys.readouterr().err
     assert err.startswith(f"rank_learn: {plot}: cannot write: ") and err.count("\n") == 1
     assert not model.exists() and sorted(p.name for p in tmp_path.iterdir()) == [plot.name]
+
+
+@pytest.mark.parametrize("program", ["rank_learn", "rank_classify"])
+def test_ctrl_c_while_the_launcher_imports_rankfast_is_one_line(tmp_path, program):
+    (tmp_path / program).write_bytes((ROOT / program).read_bytes())
+    (tmp_path / "rankfast").mkdir()
+    (tmp_path / "rankfast" / "__init__.py").write_text("")
+    (tmp_path / "rankfast" / "cli.py").write_text("raise KeyboardInterrupt\n")   # as if Ctrl-C
+    result = subprocess.run([sys.executable, str(tmp_path / program)], capture_output=True,
+                            text=True, timeout=60)
+    assert (result.returncode, result.stderr) == (130, f"{program}: interrupted\n")
