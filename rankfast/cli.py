@@ -433,7 +433,8 @@ def _hold_threads(n_jobs):
     if "numpy" not in sys.modules:
         for name in _THREAD_VARIABLES:
             given = os.environ.get(name)
-            if not (given and given.isdigit() and 0 < int(given) <= threads):
+            if not (given and given.isascii() and given.isdigit() and len(given) < 10
+                    and 0 < int(given) <= threads):
                 os.environ[name] = str(threads)
                 _held_threads.append(lambda name=name, given=given: _restore_variable(name, given))
         return

@@ -606,3 +606,14 @@ def test_ctrl_c_while_the_launcher_imports_rankfast_is_one_line(tmp_path, progra
     result = subprocess.run([sys.executable, str(tmp_path / program)], capture_output=True,
                             text=True, timeout=60)
     assert (result.returncode, result.stderr) == (130, f"{program}: interrupted\n")
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "9" * 5000, "", "4"])
+def test_j_with_any_thread_variable_in_the_environment(tmp_path, value):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS=value)
+    result = subprocess.run([sys.executable, str(ROOT / "rank_learn"), "-v", "0", "-j", "1",
+                             str(EXAMPLES / "train.dat"), str(tmp_path / "m")],
+                            capture_output=True, text=True, env=env, timeout=120)
+    # (libgomp itself complains of an invalid value when it loads, before rankfast runs)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "rank_learn:" not in result.stderr and (tmp_path / "m").exists()
