@@ -84,18 +84,18 @@ NO_QIDS = ("3 1:1 2:0.5\n2 1:0.5 2:1\n1 1:0 2:0.2\n"
 
 
 @pytest.fixture
-def no_qids(tmp_path, models):
+def no_qids(tmp_path):
     data = tmp_path / "d.dat"
     data.write_text(NO_QIDS)
     return data
 
 
 def run_both(data, tmp_path, models, *flags):
-    """(status, stderr) of rank_learn and of rank_classify on data (in-process, capsys-free)."""
+    """[(status, stderr)] of rank_learn and of rank_classify (a linear model) run on data."""
     results = []
-    for main, args in ((learn_main, [str(data), str(tmp_path / "m")]),
-                       (classify_main, [str(data), str(models["linear"]), str(tmp_path / "p")])):
-        result = launch("rank_learn" if main is learn_main else "rank_classify", *flags, *args)
+    for program, args in (("rank_learn", [data, tmp_path / "m"]),
+                          ("rank_classify", [data, models["linear"], tmp_path / "p"])):
+        result = launch(program, *flags, *args)
         results.append((result.returncode, result.stderr))
     return results
 
@@ -563,7 +563,7 @@ def test_a_signal_while_the_local_cluster_starts_is_one_line(tmp_path, signal_na
     assert not (tmp_path / "m").exists()
 
 
-# ------------------------------------------------------------ found on the way: --workers tracebacks
+# ------------------------------------------------ found on the way: --workers tracebacks
 
 @pytest.mark.parametrize("algorithm", ["rankrls", "rankncg"])
 def test_workers_train_rankrls_and_rankncg_from_one_file(tmp_path, algorithm):
