@@ -832,22 +832,28 @@ def _distributed(options):
 class _ClusterRun:
     """The Dask client of a --scheduler / --workers run (rankfast.dask.cluster_client).
 
-    Ctrl-C and SIGTERM end such a run at once.  Leaving the block by an
-    interrupt skips the cluster's orderly close (seconds of waiting for the
-    workers, more under load), and marks the run: _end_process then kills
-    the local cluster's worker processes and exits without the interpreter's
-    teardown, whose atexit handlers (distributed's close_clusters) would
-    close the cluster again and print tracebacks.  The cluster's and
-    asyncio's log lines are silenced for the run, and the worker processes
-    are started with standard error on os.devnull: a Ctrl-C sent to the
-    process group would have each of them print its KeyboardInterrupt (a
-    task's error reaches the driver, which reports it).
+    Ctrl-C and SIGTERM end such a run at once.  While the block runs (no
+    output is open then: the model and the predictions are written after
+    it), the two signals have a handler of their own, which prints the
+    program's one line, kills the local cluster's worker processes and
+    exits (130, 143) without the interpreter's teardown: no orderly close of
+    the cluster (seconds of waiting for the workers, more under load), no
+    atexit close_clusters closing it again with tracebacks, and nothing
+    that a KeyboardInterrupt raised inside a finaliser or distributed's own
+    code could be lost in.  Outside the main thread, where handlers cannot
+    be set, an interrupt leaving the block marks the run for _end_process,
+    which does the same.  The cluster's and asyncio's log lines are silenced
+    for the run, and the worker processes are started with standard error on
+    os.devnull: a Ctrl-C sent to the process group would have each of them
+    print its KeyboardInterrupt (a task's error reaches the driver, which
+    reports it).
     """
 
     interrupted = False
 
-    def __init__(self, options, workers):
-        self.scheduler, self.workers = options.get("scheduler"), workers
+    def __init__(self, program, options, workers):
+        self.program, self.scheduler, self.workers = program, options.get("scheduler"), workers
+        self.handlers, self.stderr = {}, None
         _ClusterRun.interrupted = False
 
     def __enter__(self):
@@ -856,29 +862,58 @@ class _ClusterRun:
         from . import dask as cluster
         for name in ("asyncio", "distributed", "tornado"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
-        saved = os.dup(2)
+        try:
+            for signum in (_signal.SIGINT, _signal.SIGTERM):
+                self.handlers[signum] = _signal.signal(signum, self._stop)
+        except ValueError:                             # not the main thread
+            pass
+        self.stderr = os.dup(2)
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 2)
             os.close(devnull)
             self.manager = cluster.cluster_client(self.scheduler, self.workers)
-        except KeyboardInterrupt:                     # a cluster half started: stopped by force
-            _ClusterRun.interrupted = True
+        except BaseException as exc:
+            _ClusterRun.interrupted = isinstance(exc, KeyboardInterrupt)
+            self._restore_handlers()
             raise
         finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+            os.dup2(self.stderr, 2)
+            os.close(self.stderr)
+            self.stderr = None
         return self.manager.__enter__()
 
     def __exit__(self, kind, value, traceback):
-        if kind is not None and issubclass(kind, KeyboardInterrupt):
-            _ClusterRun.interrupted = True
-            return False
         try:
-            return self.manager.__exit__(kind, value, traceback)
-        except KeyboardInterrupt:
-            _ClusterRun.interrupted = True
-            raise
+            if kind is not None and issubclass(kind, KeyboardInterrupt):
+                _ClusterRun.interrupted = True
+                return False
+            try:
+                return self.manager.__exit__(kind, value, traceback)
+            except KeyboardInterrupt:
+                _ClusterRun.interrupted = True
+                raise
+        finally:
+            self._restore_handlers()
+
+    def _restore_handlers(self):
+        while self.handlers:
+            signum, previous = self.handlers.popitem()
+            _signal.signal(signum, _signal.SIG_DFL if previous is None else previous)
+
+    def _stop(self, signum, frame):
+        """The signal handler: one line, the workers killed, the process ended (os._exit)."""
+        if self.stderr is not None:                    # the cluster is starting: stderr back
+            os.dup2(self.stderr, 2)
+        what = "terminated" if signum == _signal.SIGTERM else "interrupted"
+        try:                                           # os.write: no buffered stream re-entered
+            if _open_line[0] and sys.stdout is not None:
+                os.write(sys.stdout.fileno(), b"\n")
+            os.write(2, f"{self.program}: {what}\n".encode())
+        except (OSError, ValueError):
+            pass
+        _ClusterRun.stop_workers()
+        os._exit(128 + signum)
 
     @staticmethod
     def stop_workers():
@@ -927,7 +962,8 @@ def _learn_distributed(learner, train_path, model_path, options):
     def log(text, level=1):
         _progress(text, verbosity, level)
 
-    with _ClusterRun(options, _local_workers(options, "rank_learn", verbosity)) as client:
+    with _ClusterRun("rank_learn", options,
+                     _local_workers(options, "rank_learn", verbosity)) as client:
         _progress(f"Training on a Dask cluster ({len(client.scheduler_info()['workers'])} workers)",
                   verbosity)
         try:
@@ -1260,7 +1296,8 @@ def _classify_distributed(model, test_path, output_path, options):
     from . import dask as cluster
     verbosity = options.get("verbosity", 2)
     _progress("Classifying test examples on the cluster...", verbosity, end="")
-    with _ClusterRun(options, _local_workers(options, "rank_classify", verbosity)) as client:
+    with _ClusterRun("rank_classify", options,
+                     _local_workers(options, "rank_classify", verbosity)) as client:
         scores, labels, qid = cluster.predict(model, test_path, client)
     with atomic_output(output_path) as out:
         write_predictions(scores, out)
