@@ -42,6 +42,11 @@ def available_cores():
 def resolve_n_jobs(n_jobs, entries=None):
     """Number of threads for ``n_jobs``: None or 0 → all cores, −k → cores + 1 − k (≥ 1).
 
+    Never more than the cores this process may run on: threads beyond them
+    only compete for the same cores, and each parsing thread holds a block of
+    the file in flight (``-j 1000000`` would start a thread per megabyte of a
+    file, and fail where the address space is limited).
+
     With ``entries``, the stored entries of the data the threads go over
     (:func:`stored_entries`), no more than one thread per
     MIN_ENTRIES_PER_THREAD of them: a fit calls its kernels hundreds of times,
@@ -60,7 +65,7 @@ def resolve_n_jobs(n_jobs, entries=None):
     elif n_jobs < 0:
         threads = max(available_cores() + 1 + n_jobs, 1)
     else:
-        threads = n_jobs
+        threads = min(n_jobs, available_cores())
     if entries is not None:
         threads = max(1, min(threads, entries // MIN_ENTRIES_PER_THREAD))
     return threads

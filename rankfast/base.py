@@ -74,7 +74,7 @@ def check_features(X, what="X", sparse_float32=False, n_threads=1):
             raise ValueError(f"Expected a 2-D {what}, got a {X.ndim}-D array of shape {X.shape}: "
                              f"Reshape your data with X.reshape(-1, 1) for one feature or "
                              f"X.reshape(1, -1) for one document")
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = _float64(X, what)
         values = X
     n, d = X.shape
     if n == 0:
@@ -85,6 +85,24 @@ def check_features(X, what="X", sparse_float32=False, n_threads=1):
     if not all_finite(values, n_threads):
         raise ValueError(f"Input {what} contains NaN or infinity: feature values must be finite")
     return X, names
+
+
+def _float64(values, what):
+    """values as a C-contiguous float64 array; a missing value (None, pandas.NA) is a ValueError.
+
+    An object array holding pandas.NA (a nullable column beside others) or
+    None would otherwise raise float()'s TypeError.
+    """
+    try:
+        return np.ascontiguousarray(values, dtype=np.float64)
+    except TypeError:
+        if values.dtype == object:
+            import sys
+            missing = getattr(sys.modules.get("pandas"), "NA", None)
+            if any(value is None or value is missing for value in values.ravel()):
+                raise ValueError(f"Input {what} contains missing values (None or pandas.NA): "
+                                 f"values must be finite numbers") from None
+        raise
 
 
 def _feature_names(X):
@@ -106,7 +124,7 @@ def check_labels(y, n, name="the estimator"):
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y should be a 1d array of relevance labels, got shape {y.shape}")
-    y = np.ascontiguousarray(y, dtype=np.float64)
+    y = _float64(y, "y")
     if len(y) != n:
         raise ValueError(f"X has {n} rows but y has {len(y)} labels")
     if not np.isfinite(y).all():

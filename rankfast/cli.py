@@ -56,8 +56,9 @@ General options:
                         the examples and writing the model (its QP solver's
                         lines have no counterpart here)
          -j, --threads int
-                     -> threads (default 0: every core this process may use);
-                        the model file is the same for any number
+                     -> threads (default 0: every core this process may use;
+                        never more), in every learner and every phase (-j 1:
+                        one thread); the model file is the same for any number
 Learning options:
          -a algo     -> learner (default prsvm): {learners}
                         (in any case). svm_rank's -a FILE (write the alphas
@@ -165,7 +166,7 @@ Options:
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
          --ndcg letor|standard -> NDCG convention of --metrics (default letor)
          -j, --threads int -> threads (default 0: every core this process may
-                        use) scoring a linear model (same predictions)
+                        use; never more) reading and scoring (same predictions)
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
                         existing one, or N local worker processes);
                         example_file may then be a quoted glob, scored in
@@ -187,14 +188,30 @@ def _positive_float(text, flag):
 
 
 def _number(text, kind, flag):
-    try:
-        value = kind(text)
-    except ValueError:
+    """An option's number, read with the data files' grammar (rankfast._svmlight).
+
+    Integers are [+-]digits within ±(2**63 - 1); numbers are strtod's decimal
+    forms, finite.  Python's int() and float() would also take '1_0', other
+    scripts' digits ('٣') and surrounding blanks, and int() refuses more
+    than 4300 digits with a ValueError of its own.
+    """
+    from . import _svmlight
+    token = text.encode("utf-8", "replace")
+    value = (_svmlight.integer_of if kind is int else _svmlight.number_of)(token)
+    if value is None:
+        if kind is int and token.lstrip(b"+-").isdigit():
+            bound = "at least -" if token.startswith(b"-") else "at most "
+            raise UsageError(f"{flag} must be {bound}9223372036854775807 (got {_shown(text)})")
         raise UsageError(f"{flag} expects {'an integer' if kind is int else 'a number'}, "
-                         f"got {text!r}") from None
+                         f"got {_shown(text)!r}")
     if kind is float and not math.isfinite(value):
-        raise UsageError(f"{flag} must be finite (got {text})")
+        raise UsageError(f"{flag} must be finite (got {_shown(text)})")
     return value
+
+
+def _shown(text, limit=60):
+    """An option's value as a message quotes it: at most ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def _choice(allowed):
@@ -405,9 +422,58 @@ def _run(program, body, argv, help_text):
             _end_open_line()
             _say(f"{program}: interrupted")
             status = 130
+    _release_threads()
     if _stdout_error[0] is not None:
         _say(f"{program}: standard output: {_stdout_error[0]}; what followed was not printed")
     return status
+
+
+# Thread libraries' environment variables: each is read once, when its library loads.
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                     "BLIS_NUM_THREADS")
+_held_threads = []          # how to undo _hold_threads, once the run is over
+
+
+def _hold_threads(n_jobs):
+    """-j N: the BLAS and OpenMP libraries get at most N threads too, for the whole run.
+
+    rankfast's own kernels and reader take their threads from -j
+    (resolve_n_jobs); numpy's and scipy's BLAS start a thread per core when
+    they load, and use them in the products outside rankfast's kernels (the
+    learners' dense algebra, kernel maps, cross-validation's scoring), so
+    that ``-j 1`` used more than one core.  The programs import numpy late:
+    the libraries' variables are set before it loads (and set back after the
+    run).  When main() is called from Python with numpy already loaded,
+    threadpoolctl (when installed) limits the loaded libraries instead.
+    """
+    if n_jobs is None:
+        return
+    threads = resolve_n_jobs(n_jobs)
+    if "numpy" not in sys.modules:
+        for name in _THREAD_VARIABLES:
+            given = os.environ.get(name)
+            if not (given and given.isascii() and given.isdigit() and len(given) < 10
+                    and 0 < int(given) <= threads):
+                os.environ[name] = str(threads)
+                _held_threads.append(lambda name=name, given=given: _restore_variable(name, given))
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                 # the libraries keep their own setting
+        return
+    _held_threads.append(threadpool_limits(limits=threads).restore_original_limits)
+
+
+def _restore_variable(name, value):
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
+def _release_threads():
+    while _held_threads:
+        _held_threads.pop()()
 
 
 class _Terminated(KeyboardInterrupt):
@@ -667,8 +733,10 @@ def _end_process(status):
     """
     import atexit
     threading = sys.modules.get("threading")
-    if (getattr(atexit, "_ncallbacks", lambda: 1)() == 0
-            and (threading is None or threading.active_count() == 1)):
+    if _ClusterRun.interrupted:
+        _ClusterRun.stop_workers()
+    if _ClusterRun.interrupted or (getattr(atexit, "_ncallbacks", lambda: 1)() == 0
+                                   and (threading is None or threading.active_count() == 1)):
         for stream in (sys.stdout, sys.stderr):
             try:
                 if stream is not None:
@@ -680,8 +748,9 @@ def _end_process(status):
 
 
 def _learn(argv):
-    from .learners import make_learner, model_notes
     options, given, positional = parse_args(argv, LEARN_OPTIONS, {}, 2, "rank_learn")
+    _hold_threads(options.get("n_jobs"))               # before numpy is imported, if it is not
+    from .learners import make_learner, model_notes
     if not positional:
         raise UsageError("not enough input parameters: rank_learn [options] example_file [model_file]")
     train_path = positional[0]
@@ -733,6 +802,8 @@ def _learn(argv):
         learner.fit(dataset.features, dataset.y, dataset.qid, log=log, **weights)
         model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
         text = format_model(model)
+    except UsageError:
+        raise                           # a ValueError too (errors.UsageError): exit 2
     except ValueError as exc:
         # The learners raise ValueError for data they cannot learn from (too
         # few queries to cross-validate, no document to draw landmarks from,
@@ -749,11 +820,12 @@ def _learn(argv):
     _progress("Writing learned model...", verbosity, end="")
     with atomic_output(model_path) as out:
         out.write(text)
+        if "plot" in options:           # before the model is in place: a plot that cannot be
+            from . import plot          # written (a full device) leaves no model either
+            plot.save(plot.selection_figure(learner), options["plot"])
     _progress("Writing model file...done", svmlight_verbosity)
     _progress("done", verbosity)
     if "plot" in options:
-        from . import plot
-        plot.save(plot.selection_figure(learner), options["plot"])
         _progress(f"Wrote the plot to {options['plot']}", verbosity)
     return 0
 
@@ -826,6 +898,120 @@ def _distributed(options):
     return distributed
 
 
+class _ClusterRun:
+    """The Dask client of a --scheduler / --workers run (rankfast.dask.cluster_client).
+
+    Ctrl-C and SIGTERM end such a run at once.  While the block runs (no
+    output is open then: the model and the predictions are written after
+    it), the two signals have a handler of their own, which prints the
+    program's one line, kills the local cluster's worker processes and
+    exits (130, 143) without the interpreter's teardown: no orderly close of
+    the cluster (seconds of waiting for the workers, more under load), no
+    atexit close_clusters closing it again with tracebacks, and nothing
+    that a KeyboardInterrupt raised inside a finaliser or distributed's own
+    code could be lost in.  Outside the main thread, where handlers cannot
+    be set, an interrupt leaving the block marks the run for _end_process,
+    which does the same.  The cluster's and asyncio's log lines are silenced
+    for the run, and the worker processes are started with standard error on
+    os.devnull: a Ctrl-C sent to the process group would have each of them
+    print its KeyboardInterrupt (a task's error reaches the driver, which
+    reports it).
+    """
+
+    interrupted = False
+
+    def __init__(self, program, options, workers):
+        self.program, self.scheduler, self.workers = program, options.get("scheduler"), workers
+        self.handlers, self.stderr = {}, None
+        _ClusterRun.interrupted = False
+
+    def __enter__(self):
+        import logging
+
+        from . import dask as cluster
+        for name in ("asyncio", "distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        try:
+            for signum in (_signal.SIGINT, _signal.SIGTERM):
+                self.handlers[signum] = _signal.signal(signum, self._stop)
+        except ValueError:                             # not the main thread
+            pass
+        self.stderr = os.dup(2)
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+            os.close(devnull)
+            self.manager = cluster.cluster_client(self.scheduler, self.workers)
+        except BaseException as exc:
+            _ClusterRun.interrupted = isinstance(exc, KeyboardInterrupt)
+            self._restore_handlers()
+            raise
+        finally:
+            os.dup2(self.stderr, 2)
+            os.close(self.stderr)
+            self.stderr = None
+        return self.manager.__enter__()
+
+    def __exit__(self, kind, value, traceback):
+        try:
+            if kind is not None and issubclass(kind, KeyboardInterrupt):
+                _ClusterRun.interrupted = True
+                return False
+            try:
+                return self.manager.__exit__(kind, value, traceback)
+            except KeyboardInterrupt:
+                _ClusterRun.interrupted = True
+                raise
+        finally:
+            self._restore_handlers()
+
+    def _restore_handlers(self):
+        while self.handlers:
+            signum, previous = self.handlers.popitem()
+            _signal.signal(signum, _signal.SIG_DFL if previous is None else previous)
+
+    def _stop(self, signum, frame):
+        """The signal handler: one line, the workers killed, the process ended (os._exit)."""
+        if self.stderr is not None:                    # the cluster is starting: stderr back
+            os.dup2(self.stderr, 2)
+        what = "terminated" if signum == _signal.SIGTERM else "interrupted"
+        try:                                           # os.write: no buffered stream re-entered
+            if _open_line[0] and sys.stdout is not None:
+                os.write(sys.stdout.fileno(), b"\n")
+            os.write(2, f"{self.program}: {what}\n".encode())
+        except (OSError, ValueError):
+            pass
+        _ClusterRun.stop_workers()
+        os._exit(128 + signum)
+
+    @staticmethod
+    def stop_workers():
+        """Kill this process's worker processes (a local cluster's), at once."""
+        multiprocessing = sys.modules.get("multiprocessing")
+        if multiprocessing is None:
+            return
+        for child in multiprocessing.active_children():
+            try:
+                child.kill()
+            except (OSError, ValueError, AttributeError):
+                pass
+
+
+def _local_workers(options, program, verbosity):
+    """--workers N, at most the cores this process may run on (a note says so when N is more)."""
+    workers = options.get("workers")
+    if workers is None:
+        return None
+    from .dask import max_local_workers
+    cores = max_local_workers()
+    if workers > cores:
+        if verbosity >= 1:
+            _note(program, f"--workers {workers}: starting {cores} (the cores this process "
+                           f"may run on; more would only compete for them)")
+        workers = cores
+    return workers
+
+
 def _refuse_pattern(path):
     """A glob pattern naming no file is an error without a cluster (a literal name is read as is)."""
     if not any(c in path for c in "*?["):
@@ -845,7 +1031,8 @@ def _learn_distributed(learner, train_path, model_path, options):
     def log(text, level=1):
         _progress(text, verbosity, level)
 
-    with cluster.cluster_client(options.get("scheduler"), options.get("workers")) as client:
+    with _ClusterRun("rank_learn", options,
+                     _local_workers(options, "rank_learn", verbosity)) as client:
         _progress(f"Training on a Dask cluster ({len(client.scheduler_info()['workers'])} workers)",
                   verbosity)
         try:
@@ -853,6 +1040,8 @@ def _learn_distributed(learner, train_path, model_path, options):
             summary = learner.summary_
             model = learner.to_model(n_features=summary.n_features, n_documents=summary.n_documents)
             text = format_model(model)
+        except UsageError:
+            raise
         except ValueError as exc:                 # as in _learn
             raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
     _progress(f"Training set properties: {summary.n_features} features, {summary.n_queries} "
@@ -876,6 +1065,7 @@ def classify_main(argv=None):
 def _classify(argv):
     options, _, positional = parse_args(argv, CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, 3,
                                         "rank_classify")
+    _hold_threads(options.get("n_jobs"))
     if len(positional) < 2:
         raise UsageError("not enough input parameters: "
                          "rank_classify [options] example_file model_file [output_file]")
@@ -892,15 +1082,18 @@ def _classify(argv):
     file = read_model_file(model_path)
     _progress(_svmlight_read_model(file), svmlight_verbosity, end="")
     _progress("done.", verbosity)
-    if distributed:
-        from .model import model_of
-        return _classify_distributed(model_of(file), test_path, output_path, options)
-    _refuse_pattern(test_path)
-    _progress("Reading test examples...", verbosity, end="")
     normalize = file.metadata.get("normalize", "none")
     if normalize not in ("none", "zscore", "query", "log"):
         raise InputError(model_path, None, f"the model asks for normalize={normalize}, which "
                                            f"this rank_classify cannot apply (a newer rankfast?)")
+    if distributed:
+        if normalize in ("query", "log"):
+            raise UsageError(f"a model trained with --normalize {normalize} is not available "
+                             f"with --scheduler/--workers")
+        from .model import model_of
+        return _classify_distributed(model_of(file), test_path, output_path, options)
+    _refuse_pattern(test_path)
+    _progress("Reading test examples...", verbosity, end="")
     if normalize in ("query", "log"):
         n_documents, runtime, queries, note = _classify_normalized(
             file, normalize, test_path, output_path, verbosity, cutoffs, options.get("group"))
@@ -910,7 +1103,8 @@ def _classify(argv):
             options.get("n_jobs"), options.get("group"))
     else:
         n_documents, runtime, queries, note = _classify_batch(
-            file, test_path, output_path, verbosity, cutoffs, options.get("group"))
+            file, test_path, output_path, verbosity, cutoffs, options.get("group"),
+            options.get("n_jobs"))
     _progress(_svmlight_read_documents(n_documents), svmlight_verbosity, end="")
     if queries.split_qid is not None:
         _split_query_note("rank_classify", test_path, queries.split_qid)
@@ -980,7 +1174,7 @@ def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_jobs=1,
         if n_documents == 0:
             raise _no_documents(test_path)
         note = groups.finish()
-        queries.finish(lambda: _rescored(file, test_path))
+        queries.finish(lambda: _rescored(file, test_path, n_jobs))
     return n_documents, runtime, queries, note
 
 
@@ -1067,7 +1261,8 @@ def _joined(first, second):
     return tuple(None if a is None else np.concatenate((a, b)) for a, b in zip(first, second))
 
 
-def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path=None):
+def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path=None,
+                    n_jobs=None):
     """Kernel and random Fourier models: read the whole test file, then score it.
 
     Returns what _classify_stream returns.
@@ -1076,7 +1271,7 @@ def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path
     from .model import model_of
     model = model_of(file)
     dataset = load_svmlight(test_path, progress=_ReadProgress("rank_classify", test_path,
-                                                              verbosity))
+                                                              verbosity), n_jobs=n_jobs)
     if dataset.n_documents == 0:
         raise _no_documents(test_path)
     dataset, note = _with_groups(dataset, test_path, group_path)
@@ -1095,11 +1290,11 @@ def _rereadable(path):
     return path != "-" and os.path.isfile(path)
 
 
-def _rescored(file, path):
+def _rescored(file, path, n_jobs=None):
     """(scores, labels, qid) of a whole test file, read again (non-contiguous queries)."""
     from .data import load_svmlight
     from .model import model_of
-    dataset = load_svmlight(path)
+    dataset = load_svmlight(path, n_jobs=n_jobs)
     return model_of(file).predict(dataset.features, dataset.qid), dataset.y, dataset.qid
 
 
@@ -1263,7 +1458,8 @@ def _classify_distributed(model, test_path, output_path, options):
     from . import dask as cluster
     verbosity = options.get("verbosity", 2)
     _progress("Classifying test examples on the cluster...", verbosity, end="")
-    with cluster.cluster_client(options.get("scheduler"), options.get("workers")) as client:
+    with _ClusterRun("rank_classify", options,
+                     _local_workers(options, "rank_classify", verbosity)) as client:
         scores, labels, qid = cluster.predict(model, test_path, client)
     with atomic_output(output_path) as out:
         write_predictions(scores, out)

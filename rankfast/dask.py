@@ -359,6 +359,8 @@ def _ordered_sum(values):
     """Σ values, added left to right (shard order): the same bits on every run."""
     values = list(values)
     total = values[0]
+    if isinstance(total, np.ndarray):   # a copy: one shard's array, unpickled from a frame,
+        total = total.copy()            # may be unaligned (scipy.linalg.solve refuses it)
     for value in values[1:]:
         total = total + value
     return total
@@ -720,6 +722,7 @@ def _fit_rankncg(learner, data, client, log):
     objective = ErfcObjective(shards)
     learner.result_ = nonlinear_cg(objective, np.zeros(len(data.used)), tol=learner.tol,
                                    max_iter=learner.max_iter, log=log)
+    learner.C_ = learner.C                              # to_model's metadata, as _fit_prsvm
     if log is not None:
         result = learner.result_
         log(f"NCG: {result.message} after {result.iterations} iterations "
@@ -904,6 +907,9 @@ def _describe_source(source):
 def local_client(n_workers):
     """A Client on a new LocalCluster of ``n_workers`` one-thread processes on 127.0.0.1.
 
+    At most max_local_workers() of them: more would only compete for the same
+    cores (and --workers 100000 waited forever for its workers to start).
+
     No dashboard (the scheduler's HTTP endpoint listens on a free loopback
     port), and the cluster's own log lines silenced below CRITICAL (a task's
     error reaches the driver, which reports it); use it as a context manager
@@ -914,11 +920,18 @@ def local_client(n_workers):
     import dask
     from distributed import Client, LocalCluster
     with dask.config.set({"distributed.scheduler.work-stealing": False}):  # shards stay put
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+        cluster = LocalCluster(n_workers=min(n_workers, max_local_workers()),
+                               threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address=None,
                                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                                silence_logs=logging.CRITICAL)
     return _ClientAndCluster(Client(cluster), cluster)
+
+
+def max_local_workers():
+    """The most worker processes local_client starts: the cores this process may run on."""
+    from ._threads import available_cores
+    return available_cores()
 
 
 class _ClientAndCluster:

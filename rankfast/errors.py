@@ -26,8 +26,12 @@ class InputError(RankfastError):
         super().__init__(f"{where}: {reason}")
 
 
-class UsageError(RankfastError):
-    """Options or arguments that do not make sense (the programs exit with 2)."""
+class UsageError(RankfastError, ValueError):
+    """Options or arguments that do not make sense (the programs exit with 2).
+
+    Also a ValueError: scikit-learn's convention for a parameter out of range,
+    so that code written for scikit-learn's estimators catches it.
+    """
 
 
 class MissingDependencyError(RankfastError):

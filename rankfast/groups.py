@@ -7,11 +7,12 @@ block by block in file order, so that rank_classify can apply it to a stream
 of documents without holding them (and without numpy).
 """
 import array
-import io
 import os
 
+from . import _svmlight
 from .errors import InputError
 from .files import open_binary
+from .reader import BOM, read_errors
 
 GROUP_SIDECARS = (".query", ".group")
 _WORD = 8                                   # bytes of an int64 qid
@@ -47,7 +48,7 @@ def group_sidecar(path):
 def read_group_file(path):
     """Group sizes from a LightGBM / XGBoost ``.query`` / ``.group`` file, one size a line.
 
-    Blank lines are skipped.
+    Blank lines and a UTF-8 byte order mark are skipped; lines may end in CRLF.
 
     Parameters
     ----------
@@ -62,7 +63,8 @@ def read_group_file(path):
     Raises
     ------
     InputError
-        A line that is not a positive integer (file and line named).
+        A line that is not a positive integer (below 2**63; file and line
+        named), or a file that cannot be read.
 
     Examples
     --------
@@ -76,16 +78,29 @@ def read_group_file(path):
     """
     sizes = array.array("q")
     with open_binary(path) as stream:
-        for number, raw in enumerate(io.TextIOWrapper(stream, encoding="ascii",
-                                                      errors="replace"), start=1):
-            token = raw.strip()
-            if not token:
-                continue
-            if not (token.isascii() and token.isdigit() and 1 <= int(token) < 2**63):
-                raise InputError(path, number, f"group size {token[:40]!r} is not a "
-                                               f"positive integer")
-            sizes.append(int(token))
+        try:
+            for number, raw in enumerate(stream, start=1):
+                if number == 1 and raw.startswith(BOM):
+                    raw = raw[len(BOM):]
+                token = raw.strip()             # ASCII white space: CRLF line ends too
+                if not token:
+                    continue
+                # ASCII digits, read in compiled code: Python's int() would refuse (with
+                # its own ValueError) a token of more than 4300 digits
+                size = _svmlight.integer_of(token) if token.isdigit() else None
+                if size is None or size < 1:
+                    raise InputError(path, number, f"group size {_shown(token)!r} is not a "
+                                                   f"positive integer")
+                sizes.append(size)
+        except read_errors() as exc:
+            raise InputError(path, None, f"cannot read: {exc}") from None
     return sizes
+
+
+def _shown(token):
+    """A group file's token as an error message quotes it: at most 40 characters."""
+    text = token[:41].decode("ascii", "replace")
+    return text if len(token) <= 40 else text[:40] + f"... ({len(token)} bytes)"
 
 
 class QueryGroups:

@@ -75,8 +75,8 @@ LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy":
 LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
                    "-#": ("prsvm", "rankncg", "rankrls", "svmrank"),
                    "--erfc": ("rankncg",), "--erfc-eps": ("rankncg",),
-                   "-j": ("prsvm", "rankncg", "rankrls", "greedy"),
-                   "--threads": ("prsvm", "rankncg", "rankrls", "greedy")}
+                   "-j": ("prsvm", "rankncg", "rankrls", "greedy", "svmrank"),
+                   "--threads": ("prsvm", "rankncg", "rankrls", "greedy", "svmrank")}
 
 # Options that only matter when a grid is cross-validated (a -c list, or a -g list).
 CV_OPTIONS = ("--folds", "--valid", "--cv-metric", "--cv-rule")

@@ -203,7 +203,11 @@ def c_grid(C):
     """Sorted list of C values if C is a sequence, None for one number; checks C > 0."""
     values = list(C) if isinstance(C, (list, tuple, np.ndarray)) else [C]
     for value in values:
-        if not (np.isfinite(value) and value > 0):
+        try:
+            positive = bool(np.isfinite(value) and value > 0) and not isinstance(value, bool)
+        except (TypeError, ValueError):            # a string, None, a nested list
+            positive = False
+        if not positive:
             raise UsageError(f"C must be a positive number (got {value!r})")
     if not isinstance(C, (list, tuple, np.ndarray)):
         return None
@@ -251,6 +255,12 @@ class LinearRanker(Ranker):
         normalizer = getattr(self, "normalizer_", None)
         return normalizer if normalizer is not None and normalizer.kind in ("query", "log") \
             else None
+
+    def _fit_input(self, X, y, qid, group):
+        """Ranker._fit_input, after the cv_* settings are checked (with one C as with a list)."""
+        from .model_selection import check_settings
+        check_settings(self)
+        return super()._fit_input(X, y, qid, group)
 
     @property
     def coef_(self):

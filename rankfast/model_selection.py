@@ -58,7 +58,7 @@ import time
 
 import numpy as np
 
-from . import metrics
+from . import _svmlight, metrics
 from .base import predicted
 from .csr import issparse
 from .data import query_index
@@ -94,8 +94,11 @@ class Metric:
         if kind in ("ndcg", "err"):
             if not cut:
                 return cls(kind, None, convention)
-            if cut.isdigit() and int(cut) >= 1:
-                return cls(kind, int(cut), convention)
+            # the data files' integers (not int(): it takes '1_0' and '٣', and
+            # raises for '²'), within int64, which the metrics compute with
+            k = _svmlight.integer_of(cut.encode("utf-8", "replace"))
+            if k is not None and k >= 1:
+                return cls(kind, k, convention)
         raise UsageError(f"the CV metric must be ndcg@k, map, err@k or pairs (got {text!r})")
 
     @property
@@ -472,6 +475,8 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
     CVResult
     """
     metric = Metric.parse(metric, convention)
+    if rule not in RULES:
+        raise UsageError(f"the CV rule must be best or 1se (got {rule!r})")
     columns = table_metrics(metric)
     y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
     rows = grid_rows(grid)
@@ -577,6 +582,29 @@ def select_c(estimator, X, y, qid, grid, log=None, cv=None):
         cv = getattr(estimator, "cv", None)
     return cross_validate(estimator, X, y, qid, grid, DEFAULT_FOLDS if cv is None else cv,
                           **settings(estimator), progress=_log_progress(log))
+
+
+def check_settings(estimator):
+    """UsageError for cv, cv_metric, cv_rule or cv_convention values no grid could use.
+
+    The learners call it even when C is one number (no cross-validation), so
+    that a mistyped setting is not accepted silently.
+    """
+    cv, given = getattr(estimator, "cv", None), settings(estimator)
+    Metric.parse(given["metric"], given["convention"])
+    if given["rule"] not in RULES:
+        raise UsageError(f"the CV rule must be best or 1se (got {given['rule']!r})")
+    if cv is None or isinstance(cv, ValidationSet) or (hasattr(cv, "split")
+                                                       and not isinstance(cv, str)):
+        return
+    if isinstance(cv, str):
+        if cv != "loqo":
+            raise UsageError(f"folds must be a number of folds or loqo (got {cv!r})")
+    elif isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+        raise UsageError(f"the number of folds must be an integer of at least 2 (got {cv!r})")
+
+
+RULES = ("best", "1se")
 
 
 def settings(estimator):

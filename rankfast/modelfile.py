@@ -52,6 +52,7 @@ def read_model_file(path):
     raw = read_bytes(path)
     first = raw.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
     if first == RFF_VERSION_LINE:
+        _check_last_newline(raw, path)
         return ModelFile(path, rff=raw)
     if first != VERSION_LINE:
         raise InputError(path, 1, f"not an SVM-light V6.20 model file "
@@ -89,6 +90,11 @@ def read_model_file(path):
                          f"{n} support vector lines, but the header "
                          f"(line 10) announces {sv_plus_one - 1}")
     del alphas[n:], indptr[n + 1:], indices[nnz:], values[nnz:]
+    if n and -1 in starts[:n]:
+        row = starts[:n].index(-1)
+        raise InputError(path, 12 + lines[row], "support vector line does not end with '#': "
+                                                "the file is cut short or damaged")
+    _check_last_newline(raw, path)
     above = _predict.first_at_least(indices, file.highest)
     if above >= 0:
         import bisect                         # here: only a faulty model needs it
@@ -122,6 +128,13 @@ def read_bytes(path):
         except read_errors() as exc:
             raise InputError(path, None, f"cannot read: {exc}") from None
     return raw[len(BOM):] if raw.startswith(BOM) else raw
+
+
+def _check_last_newline(raw, path):
+    """A model file ends with a line end: without one, its last line may be cut short."""
+    if raw and not raw.endswith(b"\n"):
+        raise InputError(path, raw.count(b"\n") + 1, "the last line does not end with a "
+                                                     "newline: the file is cut short")
 
 
 def _split_header(raw, path):

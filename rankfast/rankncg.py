@@ -418,17 +418,15 @@ class RankNCG(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     def check_parameters(self):
-        """UsageError naming the rank_learn flag of a parameter out of range (fit calls it)."""
+        """UsageError naming a parameter out of range, and its rank_learn flag (fit calls it)."""
         if self.erfc not in ("fast", "direct"):
-            raise UsageError(f"--erfc must be 'fast' or 'direct', not {self.erfc!r}")
-        if isinstance(self.erfc_eps, bool) or not 0.0 < self.erfc_eps < 1.0:
-            raise UsageError(f"--erfc-eps must lie in (0, 1), not {self.erfc_eps!r}")
+            raise UsageError(f"erfc (--erfc) must be 'fast' or 'direct', not {self.erfc!r}")
+        eps = self.erfc_eps
+        if isinstance(eps, bool) or not (isinstance(eps, (int, float, np.number)) and 0 < eps < 1):
+            raise UsageError(f"erfc_eps (--erfc-eps) must lie in (0, 1), not {self.erfc_eps!r}")
         if self.loss not in (1, 2):
-            raise UsageError(f"-l must be 1 or 2, not {self.loss!r}")
-        try:
-            c_grid(self.C)                           # a positive number or a list of them
-        except UsageError:
-            raise UsageError(f"-c must be positive, not {self.C!r}") from None
+            raise UsageError(f"loss (-l) must be 1 or 2, not {self.loss!r}")
+        c_grid(self.C)                               # a positive number or a list of them
 
     @blas_single_thread
     def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,

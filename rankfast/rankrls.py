@@ -457,9 +457,9 @@ class GreedyRankRLS(LinearRanker):
         chunks = query_chunks(held_out)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
         M, varies = gram(U, n_threads)
+        _check_greedy_conditioning(np.diag(M), Q, float(self.C_))
         M /= lam                                      # X̂ᵀC (d × d): t = c M_b below
         g = np.diag(M).copy()                         # ‖x̂_j‖² / λ
-        _check_greedy_conditioning(g, float(self.C_))
         yh = centred(y[:, None], starts, alpha).ravel()
         C = np.empty_like(U)
         _rankrls.divide(U, lam, C, n_threads)         # C = U / λ
@@ -535,14 +535,16 @@ def check_greedy_memory(n, d):
 
     The caches C and U are two dense n × d float64 arrays (both are read and
     updated by every step), besides X̂ᵀC (d × d, and its update) and O(n + d)
-    vectors: greedy_memory_bytes(n, d).
+    vectors: greedy_memory_bytes(n, d).  The message gives both terms: with
+    more features than documents the d × d arrays are the larger.
     No check when the memory is unknown.
     """
     needed = greedy_memory_bytes(n, d)
     available = available_memory()
     if available is not None and needed > available:
         raise ValueError(f"greedy RankRLS needs {needed / 1e9:.1f} GB for {n} documents x "
-                         f"{d} features (two dense n x d arrays) but {available / 1e9:.1f} GB "
+                         f"{d} features (two dense n x d arrays: {16 * n * d / 1e9:.1f} GB, two "
+                         f"d x d arrays: {16 * d * d / 1e9:.1f} GB) but {available / 1e9:.1f} GB "
                          f"is available: use a linear learner (prsvm, rankrls) or fewer features")
 
 
@@ -736,18 +738,26 @@ class _NormalEquations:
 GREEDY_MAX_CONDITION = 1e12
 
 
-def _check_greedy_conditioning(g, C):
+def _check_greedy_conditioning(squares, Q, C):
     """ValueError when C and a feature's within-query spread make greedy's updates unreliable.
 
-    g holds ‖x̂_j‖²/λ for every feature (greedy's starting diagonal); it grows
-    with C (λ = Q/(2C)), so the message names the C that would pass.
+    squares holds ‖x̂_j‖² for every feature; greedy's starting diagonal
+    ‖x̂_j‖²/λ grows with C (λ = Q/(2C)), so the message names the C that
+    would pass, C_max = GREEDY_MAX_CONDITION · Q / (2 max ‖x̂_j‖²): computed
+    from the finite squares, not from the ratio (which overflows for a huge
+    C), it is a finite number below C.
     """
-    largest = float(g.max(initial=0.0))
+    square = float(squares.max(initial=0.0))
+    largest = square * (2.0 * C / Q)
     if largest > GREEDY_MAX_CONDITION:
+        advice = GREEDY_MAX_CONDITION * (Q / (2.0 * square))
+        shown = f"{advice:.2g}"
+        if float(shown) > advice:                     # rounded up: it would fail again
+            shown = f"{advice * 0.95:.2g}"
         raise ValueError(f"C = {C:g} is too large for greedy RankRLS on these features "
                          f"(max ||x_j||^2 / lambda = {largest:.3g} > {GREEDY_MAX_CONDITION:g}, "
                          f"lambda = Q/(2C): its updates would lose all precision); use "
-                         f"-c {C * GREEDY_MAX_CONDITION / largest:.2g} or less, rescale the "
+                         f"-c {shown} or less, rescale the "
                          f"features, or use -a rankrls")
 
 

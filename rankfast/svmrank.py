@@ -77,7 +77,8 @@ from . import _hinge, _prsvm
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from ._threads import query_chunks, resolve_n_jobs, stored_entries
-from .linear import (DataMatrix, LinearRanker, check_loss, linear_model, pair_square_sums,
+from .errors import UsageError
+from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model, pair_square_sums,
                      training_arrays)
 from .ranksvm import query_weights
 
@@ -603,12 +604,13 @@ class RankSVML1(LinearRanker):
         self
         """
         check_loss(self.loss)
-        if not (np.ndim(self.C) == 0 and np.isfinite(self.C) and self.C > 0):
-            raise ValueError(f"C must be one positive number (got {self.C!r})")
-        if not (np.isfinite(self.tol) and self.tol > 0):
-            raise ValueError(f"tol must be positive (got {self.tol!r})")
+        if np.ndim(self.C) != 0 or c_grid(self.C) is not None:
+            raise UsageError(f"C must be one positive number (got {self.C!r})")
+        if not (isinstance(self.tol, (int, float, np.number)) and np.isfinite(self.tol)
+                and self.tol > 0):
+            raise UsageError(f"tol must be a positive number (got {self.tol!r})")
         if self.solver not in ("auto", "smoothing", "ocas"):
-            raise ValueError(f"solver must be 'auto', 'smoothing' or 'ocas' "
+            raise UsageError(f"solver must be 'auto', 'smoothing' or 'ocas' "
                              f"(got {self.solver!r})")
         X, y, qid = self._fit_input(X, y, qid, group)
         X, normalizer = self._normalize_fit(X, qid)

@@ -40,7 +40,7 @@ def starts_of(sizes):
 def test_resolve_n_jobs():
     cores = _threads.available_cores()
     assert _threads.resolve_n_jobs(None) == cores == _threads.resolve_n_jobs(0)
-    assert _threads.resolve_n_jobs(1) == 1 and _threads.resolve_n_jobs(5) == 5
+    assert _threads.resolve_n_jobs(1) == 1 and _threads.resolve_n_jobs(5) == min(5, cores)
     assert _threads.resolve_n_jobs(-1) == cores
     assert _threads.resolve_n_jobs(-cores - 5) == 1
     for bad in (1.5, "2", True):
@@ -48,12 +48,13 @@ def test_resolve_n_jobs():
             _threads.resolve_n_jobs(bad)
         with pytest.raises(ValueError):
             _threads.resolve_n_jobs(bad, 10)
-    assert _threads.resolve_n_jobs(np.int64(3)) == 3
+    assert _threads.resolve_n_jobs(np.int64(3)) == min(3, cores)
 
 
 def test_small_data_gets_one_thread_per_min_entries(monkeypatch):
     per_thread = 100
     monkeypatch.setattr(_threads, "MIN_ENTRIES_PER_THREAD", per_thread)
+    monkeypatch.setattr(_threads, "available_cores", lambda: 8)
     assert _threads.resolve_n_jobs(8, 0) == 1 == _threads.resolve_n_jobs(8, per_thread - 1)
     assert _threads.resolve_n_jobs(8, 3 * per_thread) == 3
     assert _threads.resolve_n_jobs(2, 100 * per_thread) == 2
