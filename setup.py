@@ -39,7 +39,8 @@ from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("RANKFAST_DEBUG", "") not in ("", "0")
 ONLY = [name for name in os.environ.get("RANKFAST_ONLY", "").split(",") if name]
-JOBS = int(os.environ.get("RANKFAST_JOBS") or 0) or len(os.sched_getaffinity(0))
+JOBS = (int(os.environ.get("RANKFAST_JOBS") or 0)
+        or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 SHARED = "rankfast._cyutility"      # Cython's memoryview utility code, shared by every kernel
 SHARED_C = os.path.join("build", "cython", "_cyutility.c")   # under build/: never in the sdist
 STAMPS = os.path.join("build", "stamps")
