@@ -6,7 +6,10 @@ from the sdist breaks it), installs the wheel into a new venv with that venv's
 own pip (numpy and scipy come from the package index, as for a user), and trains
 and classifies the examples with the installed programs from another directory.
 """
+import hashlib
+import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +52,85 @@ def _run(args, cwd, timeout=900, env=None):
     return done
 
 
+def test_the_license_is_declared_by_spdx_expression():
+    tomllib = pytest.importorskip("tomllib")              # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "BSD-3-Clause" and project["license-files"] == ["LICENSE"]
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]
+
+
+def _optional_modules():
+    """Every module a test imports through pytest.importorskip."""
+    found = set()
+    for path in (ROOT / "tests").glob("*.py"):
+        found.update(re.findall(r"""importorskip\(\s*["']([\w.]+)["']""", path.read_text()))
+    return sorted(found)
+
+
+@pytest.mark.skipif(os.environ.get("CI") != "true",
+                    reason="checked in CI (CI=true), which installs the test extra into a new venv")
+def test_ci_has_every_module_the_tests_can_skip_without():
+    """The test extra brings them all: in CI no test skips for want of one."""
+    assert "dask.dataframe" in _optional_modules()
+    missing = []
+    for name in _optional_modules():
+        try:
+            importlib.import_module(name)
+        except ImportError as error:
+            missing.append(f"{name}: {error}")
+    assert not missing, "add to the test extra in pyproject.toml: " + "; ".join(missing)
+
+
+def _copy_for_build(tmp_path, kernels):
+    for name in ("setup.py", "pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "pyx").mkdir()
+    for source in [*kernels, *(ROOT / "pyx").glob("*.pxi")]:
+        shutil.copy(ROOT / "pyx" / source, tmp_path / "pyx" / Path(source).name)
+    (tmp_path / "rankfast").mkdir()
+    shutil.copy(ROOT / "rankfast" / "__init__.py", tmp_path / "rankfast" / "__init__.py")
+
+
+def test_an_in_place_build_keeps_what_is_current_and_rebuilds_what_is_not(tmp_path):
+    """As pip install -e does twice: each build in a new build directory (--build-lib).
+
+    The stamps under build/stamps/ keep a module compiled from the same C file with the
+    same flags, and say when Cython is needed (setup.py's build_requirements()).
+    """
+    pytest.importorskip("Cython")
+    _copy_for_build(tmp_path, ["_swapped.pyx"])
+    env = dict(os.environ, RANKFAST_ONLY="_swapped", RANKFAST_DEBUG="1")     # -O0: quick
+    requirements = [sys.executable, "-c", "import runpy; print(runpy.run_path('setup.py', "
+                    "run_name='probe')['build_requirements']())"]
+
+    def build(name, **changes):
+        return subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "--build-lib",
+                               str(tmp_path / name)], cwd=tmp_path, env=dict(env, **changes),
+                              capture_output=True, text=True, timeout=300, check=True).stdout
+
+    assert "Cython" in subprocess.run(requirements, cwd=tmp_path, env=env, capture_output=True,
+                                      text=True, check=True).stdout
+    first = build("first")
+    module = next((tmp_path / "rankfast").glob("_swapped*.so"))
+    built = hashlib.sha256(module.read_bytes()).hexdigest()
+    assert "rankfast._swapped" in first and "is current" not in first
+    assert subprocess.run(requirements, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          check=True).stdout.strip() == "[]"
+
+    second = build("second")
+    assert "_swapped" in second and "is current" in second and "building 'rankfast._swapped'" not in second
+    assert hashlib.sha256(module.read_bytes()).hexdigest() == built     # the same file, copied back
+
+    third = build("third", RANKFAST_DEBUG="0")           # other flags: compiled again, stripped
+    assert "building 'rankfast._swapped'" in third
+    assert hashlib.sha256(module.read_bytes()).hexdigest() != built
+    assert b".debug_info" not in module.read_bytes()
+
+    (tmp_path / "pyx" / "_swapped.pyx").write_text((ROOT / "pyx" / "_swapped.pyx").read_text() + "\n# changed\n")
+    assert "Cython" in subprocess.run(requirements, cwd=tmp_path, env=env, capture_output=True,
+                                      text=True, check=True).stdout
+
+
 def test_setup_refuses_to_build_without_kernel_sources(tmp_path):
     for name in ("setup.py", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)
@@ -63,7 +145,9 @@ def test_setup_refuses_to_build_without_kernel_sources(tmp_path):
 def test_sdist_and_wheel_install_into_a_fresh_venv_and_run(tmp_path):
     pytest.importorskip("build")
     dist = tmp_path / "dist"
-    _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)], cwd=tmp_path)
+    built = _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)], cwd=tmp_path)
+    said = built.stdout + built.stderr
+    assert not re.findall(r".*(?:[Dd]eprecat|no files found matching|no previously-included).*", said)
     version = rankfast.__version__
     sdist = dist / f"rankfast-{version}.tar.gz"
     wheels = list(dist.glob(f"rankfast-{version}-*.whl"))
@@ -84,6 +168,12 @@ def test_sdist_and_wheel_install_into_a_fresh_venv_and_run(tmp_path):
     for k in kernels:
         assert any(m.startswith(f"rankfast/{k[:-4]}.") and m.endswith(".so") for m in members), k
     assert not [m for m in members if "_reference" in m or m.startswith("tests/")]
+    with zipfile.ZipFile(wheels[0]) as whl:
+        modules = {m: whl.read(m) for m in members if m.endswith(".so")}
+        metadata = whl.read(next(m for m in members if m.endswith(".dist-info/METADATA"))).decode()
+    # Linked stripped (setup.py: -g0, -s): no symbol table, no DWARF sections.
+    assert not [m for m, data in modules.items() if b".symtab" in data or b".debug_info" in data]
+    assert "License-Expression: BSD-3-Clause" in metadata.splitlines()
     assert any(m.endswith(".dist-info/licenses/LICENSE") or m.endswith("LICENSE")
                for m in members)
 
