@@ -44,9 +44,10 @@ Formats
     them; linear models, Nyström (SVM-light kernel) models and random
     Fourier feature models.  Needs the ``onnx`` package (``rankfast[onnx]``).
 
-The search-engine formats hold one weight per feature and no threshold: the
-threshold b shifts every score by the same amount and changes no ranking, so
-it is left out (ONNX keeps it).  Every weight is written as the shortest
+The search-engine formats list the features with a non-zero weight (the
+others weigh 0 in each of them, and a hashed feature space stays small) and
+no threshold: the threshold b shifts every score by the same amount and
+changes no ranking, so it is left out (ONNX keeps it).  Every weight is written as the shortest
 decimal that reads back as the same float64, which is the model file's
 float32 value: a float parser (the plugins, Solr) and a double parser
 (RankLib, Python) get the model file's weights bit for bit.  A model that
@@ -76,6 +77,7 @@ ONNX_OPSET = 17
 ONNX_IR_VERSION = 8
 ONNX_INPUT = "features"
 ONNX_OUTPUT = "scores"
+ONNX_MAX_BYTES = (1 << 31) - (1 << 24)    # protobuf's 2 GB, less room for the graph itself
 
 
 # ------------------------------------------------------------------ feature names
@@ -177,10 +179,13 @@ def default_name(model_path):
 # ------------------------------------------------------------------ linear formats
 
 def linear_weights(model, format, names=None):
-    """(names, weights) of a linear model for a search-engine format, or the UsageError why not.
+    """(names, weights) of a linear model's weighted features, or the UsageError why not.
 
-    ``weights[i]`` weighs feature i + 1, zeros included, as float64 (the
-    model file's float32 values).
+    The features with a non-zero weight, in index order, named by ``names``
+    (line i names feature i) or by their index; the weights as float64 (the
+    model file's float32 values).  A feature left out weighs 0 in every
+    format, so a model over a wide (hashed) feature space stays as small as
+    its file.
     """
     from .model import LinearModel
     if not isinstance(model, LinearModel):
@@ -197,15 +202,20 @@ def linear_weights(model, format, names=None):
                          f"sign(x)*log(1+|x|) of every feature value, which {format}'s linear "
                          f"weights cannot express; export it with --format onnx")
     _check_normalize(kind)
-    names = feature_names_of(model, names)
-    weights = model.dense_weights(len(names))
+    if names is not None:
+        names = feature_names_of(model, names)
+    weights = np.asarray(model.weights, dtype=np.float64)
     if not np.all(np.isfinite(weights)):
         raise UsageError("the model has a weight that is not finite")
-    return names, weights
+    ids = [int(i) for i in model.feature_ids]
+    return [names[i - 1] if names is not None else str(i) for i in ids], weights.tolist()
 
 
 def to_json(model, format="es-ltr", feature_names=None, name=DEFAULT_NAME):
     """The text of a linear model in a search engine's format (see the module's docstring).
+
+    Only the features with a non-zero weight are listed (in index order): the
+    others weigh 0 in every format.  The threshold b is left out.
 
     Parameters
     ----------
@@ -213,7 +223,8 @@ def to_json(model, format="es-ltr", feature_names=None, name=DEFAULT_NAME):
     format : {"es-ltr", "opensearch-ltr", "solr-ltr", "ranklib"}
         "ranklib" gives RankLib's model text, not JSON.
     feature_names : sequence of str, optional
-        The engine's feature set in index order (default: "1", "2", …).
+        The engine's feature set in index order (default: features are
+        named by their index, "1", "2", …).
     name : str
         The model's name in the engine.
 
@@ -224,8 +235,9 @@ def to_json(model, format="es-ltr", feature_names=None, name=DEFAULT_NAME):
     Raises
     ------
     UsageError
-        An unknown format, or a model the format cannot hold (a kernel
-        model, ``--normalize query`` or ``log``), with the reason.
+        An unknown format, too few feature names, or a model the format
+        cannot hold (a kernel model, ``--normalize query`` or ``log``), with
+        the reason.
 
     Examples
     --------
@@ -233,23 +245,23 @@ def to_json(model, format="es-ltr", feature_names=None, name=DEFAULT_NAME):
     >>> from rankfast import LinearModel
     >>> model = LinearModel.from_dense([0.5, 0.0, -2.0])
     >>> body = json.loads(model.to_json("solr-ltr", ["title", "body", "age"], name="m"))
-    >>> body["params"]["weights"]
-    {'title': 0.5, 'body': 0.0, 'age': -2.0}
+    >>> body["features"], body["params"]["weights"]
+    ([{'name': 'title'}, {'name': 'age'}], {'title': 0.5, 'age': -2.0})
     >>> print(model.to_json("ranklib"), end="")
     ## Coordinate Ascent
-    ## rankfast linear model rankfast_model (3 features; threshold left out: it ranks alike)
-    1:0.5 2:0.0 3:-2.0
+    ## rankfast linear model rankfast_model (threshold left out: it ranks alike)
+    1:0.5 3:-2.0
     """
     if format not in FORMATS or format == "onnx":
         allowed = ", ".join(f for f in FORMATS if f != "onnx")
         raise UsageError(f"format must be one of {allowed} (got {format!r}); ONNX: to_onnx()")
-    names, weights = linear_weights(model, format, feature_names)
-    values = [float(w) for w in weights]
+    names, values = linear_weights(model, format, feature_names)
     if format == "ranklib":
-        pairs = " ".join(f"{i}:{_number(w)}" for i, w in enumerate(values, start=1))
+        ids = [int(i) for i in model.feature_ids] or [1]       # no weight at all: 1:0.0
+        pairs = " ".join(f"{i}:{_number(w)}" for i, w in zip(ids, values or [0.0]))
         return (f"## Coordinate Ascent\n"
-                f"## rankfast linear model {name} ({len(values)} features; "
-                f"threshold left out: it ranks alike)\n{pairs}\n")
+                f"## rankfast linear model {name} (threshold left out: it ranks alike)\n"
+                f"{pairs}\n")
     definition = dict(zip(names, values))
     if format == "solr-ltr":
         body = {"class": SOLR_LINEAR_MODEL, "name": name,
@@ -270,9 +282,9 @@ def _number(value):
 def _kind(model):
     from .model import KernelModel
     if isinstance(model, KernelModel):
-        from .modelfile import KERNEL_NAMES
         approx = model.metadata.get("approx")
-        what = f"{KERNEL_NAMES.get(model.kernel.kernel, 'custom')} kernel"
+        what = {1: "polynomial", 2: "RBF", 3: "sigmoid"}.get(model.kernel.kernel, "custom")
+        what += " kernel"
         return f"a kernel model ({what}{', Nyström' if approx == 'nystrom' else ''})"
     return "a random Fourier feature model (RBF kernel)"
 
@@ -371,6 +383,10 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
         else:
             out = _fourier_scores(graph, x, model, width)
     graph.node("Sub", [out, graph.constant(float(model.bias))], output=ONNX_OUTPUT)
+    size = sum(len(tensor.raw_data) for tensor in graph.initializers)
+    if size > ONNX_MAX_BYTES:
+        raise UsageError(f"the graph's numbers take {size / 1e9:.1f} GB, above the 2 GB that "
+                         f"one ONNX file (a protobuf message) can hold")
     inputs = [helper.make_tensor_value_info(ONNX_INPUT, TensorProto.FLOAT, ["n", d])]
     outputs = [helper.make_tensor_value_info(ONNX_OUTPUT, TensorProto.DOUBLE, ["n"])]
     doc = _onnx_doc(model, kind, d)

@@ -65,19 +65,20 @@ def file_weights(path):
     return {int(i): v for i, v in (word.split(":") for word in words[1:])}
 
 
-def assert_bit_for_bit(exported, path, width=20):
-    """exported[j] (float64, feature j + 1) equals the model file's float32 number, both ways."""
+def assert_bit_for_bit(exported, path):
+    """exported ({feature: weight}) holds the model file's weights, float32 and float64 alike."""
     text = file_weights(path)
-    expected = np.zeros(width, dtype=np.float32)
-    for i, value in text.items():
-        expected[i - 1] = np.float32(value)
-    exported = np.asarray(exported, dtype=np.float64)
-    assert exported.shape == (width,)
-    np.testing.assert_array_equal(exported.view(np.uint64),
-                                  expected.astype(np.float64).view(np.uint64))
-    np.testing.assert_array_equal(exported.astype(np.float32).view(np.uint32),
-                                  expected.view(np.uint32))
-    assert np.count_nonzero(exported) == len([v for v in text.values() if np.float32(v) != 0])
+    expected = {i: np.float32(value) for i, value in text.items() if np.float32(value) != 0}
+    assert sorted(exported) == sorted(expected) and len(expected) > 10
+    got = np.array([exported[i] for i in sorted(expected)], dtype=np.float64)
+    want = np.array([expected[i] for i in sorted(expected)], dtype=np.float32)
+    np.testing.assert_array_equal(got.view(np.uint64), want.astype(np.float64).view(np.uint64))
+    np.testing.assert_array_equal(got.astype(np.float32).view(np.uint32), want.view(np.uint32))
+
+
+def weighted(path):
+    """The model file's features with a non-zero weight, in index order."""
+    return sorted(i for i, value in file_weights(path).items() if np.float32(value) != 0)
 
 
 def export(args, capsys):
@@ -102,8 +103,9 @@ def test_ltr_plugin_body_round_trips_the_weights(models, names_file, tmp_path, c
     definition = body["model"]["model"]["definition"]
     assert isinstance(definition, str)                  # the documented form: a JSON string
     weights = json.loads(definition)
-    assert list(weights) == NAMES                       # the feature set, in index order
-    assert_bit_for_bit([weights[name] for name in NAMES], models[key])
+    ids = weighted(models[key])
+    assert list(weights) == [NAMES[i - 1] for i in ids]         # named, in index order
+    assert_bit_for_bit({i: weights[NAMES[i - 1]] for i in ids}, models[key])
 
 
 def test_es_and_opensearch_bodies_are_the_same(models, tmp_path):
@@ -122,11 +124,12 @@ def test_solr_linear_model_round_trips_the_weights(models, names_file, tmp_path,
     assert list(body) == ["class", "name", "features", "params"]
     assert body["class"] == "org.apache.solr.ltr.model.LinearModel"
     assert body["name"] == "myModelName"
-    assert body["features"] == [{"name": name} for name in NAMES]
+    ids = weighted(models["linear"])
+    assert body["features"] == [{"name": NAMES[i - 1]} for i in ids]
     assert list(body["params"]) == ["weights"]
     weights = body["params"]["weights"]
-    assert list(weights) == NAMES                       # Solr wants a weight for every feature
-    assert_bit_for_bit([weights[name] for name in NAMES], models["linear"])
+    assert list(weights) == [NAMES[i - 1] for i in ids]  # Solr wants a weight for every feature
+    assert_bit_for_bit({i: weights[NAMES[i - 1]] for i in ids}, models["linear"])
 
 
 def ranklib_weights(text):
@@ -147,29 +150,44 @@ def test_ranklib_coordinate_ascent_round_trips_the_weights(models, tmp_path, cap
     text = out.read_text(encoding="ascii")
     assert text.split("\n")[0] == "## Coordinate Ascent"    # RankerFactory reads the name here
     weights = ranklib_weights(text)
-    assert sorted(weights) == list(range(1, 21))            # ordinals: 1 = the first feature
-    assert_bit_for_bit([weights[i] for i in range(1, 21)], models["linear"])
+    assert list(weights) == weighted(models["linear"])      # ordinals: 1 = the first feature
+    assert_bit_for_bit(weights, models["linear"])
 
 
 def test_features_are_named_by_index_without_names(models, tmp_path):
     out = tmp_path / "model.json"
     assert main(["--format", "solr-ltr", models["linear"], str(out)]) == 0
     body = json.loads(out.read_text())
-    assert [f["name"] for f in body["features"]] == [str(i) for i in range(1, 21)]
+    ids = weighted(models["linear"])
+    assert [f["name"] for f in body["features"]] == [str(i) for i in ids]
     assert body["name"] == "linear"                          # the model file's name
-    assert_bit_for_bit([body["params"]["weights"][str(i)] for i in range(1, 21)],
+    assert_bit_for_bit({int(k): w for k, w in body["params"]["weights"].items()},
                        models["linear"])
 
 
-def test_more_names_than_features_weigh_the_others_zero(models, tmp_path):
+def test_more_names_than_features_are_the_feature_sets_others(models, tmp_path):
     names = tmp_path / "names.txt"
     names.write_text("\n".join(NAMES + ["extra_a", "extra_b"]) + "\n")
     out = tmp_path / "model.json"
     assert main(["--format", "solr-ltr", "--feature-names", str(names), models["linear"],
                  str(out)]) == 0
     weights = json.loads(out.read_text())["params"]["weights"]
-    assert (weights["extra_a"], weights["extra_b"]) == (0.0, 0.0)
-    assert_bit_for_bit([weights[name] for name in NAMES], models["linear"])
+    assert "extra_a" not in weights and "extra_b" not in weights      # weigh 0: not listed
+    assert_bit_for_bit({NAMES.index(k) + 1: w for k, w in weights.items()}, models["linear"])
+
+
+def test_a_hashed_feature_space_stays_small():
+    from rankfast import LinearModel
+    model = LinearModel([5, 2**31 - 1], [0.5, -0.25], bias=3.0, highest_feature_index=2**31)
+    body = json.loads(model.to_json("es-ltr", name="hashed"))
+    assert json.loads(body["model"]["model"]["definition"]) == {"5": 0.5, "2147483647": -0.25}
+    assert ranklib_weights(model.to_json("ranklib")) == {5: 0.5, 2**31 - 1: -0.25}
+
+
+def test_a_model_without_weights_is_still_a_ranklib_model():
+    from rankfast import LinearModel
+    text = LinearModel.from_dense([0.0, 0.0]).to_json("ranklib")
+    assert text.split("\n")[0] == "## Coordinate Ascent" and ranklib_weights(text) == {1: 0.0}
 
 
 def test_python_api_gives_the_programs_bytes(models, names_file, tmp_path):
@@ -186,7 +204,7 @@ def test_python_api_gives_the_programs_bytes(models, names_file, tmp_path):
 
 @pytest.mark.parametrize("fmt", LINEAR_FORMATS)
 @pytest.mark.parametrize("key, why", [
-    ("rbf", "a kernel model (rbf kernel, Nyström) is not linear in the features"),
+    ("rbf", "a kernel model (RBF kernel, Nyström) is not linear in the features"),
     ("poly", "a kernel model (polynomial kernel, Nyström) is not linear in the features"),
     ("rff", "a random Fourier feature model (RBF kernel) is not linear in the features"),
     ("query", "trained with --normalize query"),
