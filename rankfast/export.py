@@ -66,7 +66,6 @@ from .errors import InputError, MissingDependencyError, UsageError
 from .files import atomic_output, open_binary
 
 FORMATS = ("onnx", "es-ltr", "opensearch-ltr", "solr-ltr", "ranklib")
-JSON_FORMATS = ("es-ltr", "opensearch-ltr", "solr-ltr")
 DEFAULT_NAME = "rankfast_model"
 SOLR_LINEAR_MODEL = "org.apache.solr.ltr.model.LinearModel"
 LTR_LINEAR_TYPE = "model/linear"
@@ -315,7 +314,7 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
     ``scores``: float64, shape (n,).  Inside, the values are widened to
     float64 and scored as rank_classify does (model values are the model
     file's float32 numbers), so the scores agree with its predictions to
-    rounding (1e-12 relative, not bit for bit: the sums run in another
+    rounding (about 1e-12 relative, not bit for bit: the sums run in another
     order).
 
     * linear: ``features @ w − b``;
@@ -354,14 +353,21 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
     """
     onnx = require_onnx()
     from onnx import TensorProto, helper, numpy_helper
-    names = feature_names_of(model, feature_names)
-    d = len(names)
-    graph = _Graph(numpy_helper)
-    x = graph.node("Cast", [ONNX_INPUT], to=TensorProto.DOUBLE)
+    from .model import KernelModel, LinearModel
     width = model_width(model)
+    names = feature_names_of(model, feature_names) if feature_names is not None else None
+    d = len(names) if names is not None else width
     kind = model.metadata.get("normalize", "none")
     _check_normalize(kind)
-    from .model import KernelModel, LinearModel
+    rows = 1 if isinstance(model, LinearModel) else \
+        len(model.alphas if isinstance(model, KernelModel) else model.offset)
+    size = 8 * rows * (d if isinstance(model, LinearModel) else width)
+    if size > ONNX_MAX_BYTES:                     # checked before anything that large exists
+        raise UsageError(f"the graph's numbers would take {size / 1e9:.1f} GB, above the 2 GB "
+                         f"that one ONNX file (a protobuf message) can hold")
+    names = names if names is not None else feature_names_of(model)
+    graph = _Graph(numpy_helper)
+    x = graph.node("Cast", [ONNX_INPUT], to=TensorProto.DOUBLE)
     if isinstance(model, LinearModel):
         if kind == "log":
             x = graph.node("Mul", [graph.node("Sign", [x]),
@@ -383,10 +389,6 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
         else:
             out = _fourier_scores(graph, x, model, width)
     graph.node("Sub", [out, graph.constant(float(model.bias))], output=ONNX_OUTPUT)
-    size = sum(len(tensor.raw_data) for tensor in graph.initializers)
-    if size > ONNX_MAX_BYTES:
-        raise UsageError(f"the graph's numbers take {size / 1e9:.1f} GB, above the 2 GB that "
-                         f"one ONNX file (a protobuf message) can hold")
     inputs = [helper.make_tensor_value_info(ONNX_INPUT, TensorProto.FLOAT, ["n", d])]
     outputs = [helper.make_tensor_value_info(ONNX_OUTPUT, TensorProto.DOUBLE, ["n"])]
     doc = _onnx_doc(model, kind, d)

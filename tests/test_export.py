@@ -490,3 +490,24 @@ def test_onnx_too_few_names_for_a_kernel_model(models, runtime, tmp_path, capsys
     assert status == 1
     assert "19 feature names, but the model reads every feature up to 20" in stderr
     assert not out.exists()
+
+
+def test_pyproject_declares_the_program_and_the_extra():
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11+")
+    root = os.path.dirname(EXAMPLES)
+    with open(os.path.join(root, "pyproject.toml"), "rb") as stream:
+        project = tomllib.load(stream)["project"]
+    assert project["scripts"]["rank_export"] == "rankfast.export_cli:export_command"
+    assert project["optional-dependencies"]["onnx"] == ["onnx>=1.14"]
+    import importlib
+    module, _, function = project["scripts"]["rank_export"].partition(":")
+    assert callable(getattr(importlib.import_module(module), function))
+    with open(os.path.join(root, "MANIFEST.in")) as stream:
+        assert "include rank_export" in stream.read().splitlines()
+
+
+def test_onnx_refuses_a_graph_above_two_gigabytes(runtime):
+    from rankfast import LinearModel
+    model = LinearModel([5, 2**30], [0.5, -0.25], highest_feature_index=2**30 + 1)
+    with pytest.raises(UsageError, match="8.6 GB, above the 2 GB"):
+        model.to_onnx()                            # refused before 8 GB are allocated
