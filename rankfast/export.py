@@ -86,6 +86,15 @@ def read_feature_names(path):
 
     Surrounding blanks and a final line end are dropped.
 
+    Parameters
+    ----------
+    path : str
+        The file ('-' reads standard input; compressed files are read transparently).
+
+    Returns
+    -------
+    list of str
+
     Raises
     ------
     InputError
@@ -143,6 +152,15 @@ def feature_names_of(model, names=None):
     uses: each weighted feature of a linear model, every feature up to the
     width of a kernel or random Fourier model (an RBF kernel reads them all).
     More names than that are the feature set's other features.
+
+    Parameters
+    ----------
+    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    names : sequence of str, optional
+
+    Returns
+    -------
+    list of str
 
     Raises
     ------
@@ -515,6 +533,24 @@ def write(model, path, format, feature_names=None, name=DEFAULT_NAME):
 
     The whole content is built before the file is opened, so a model the
     format refuses creates no file.
+
+    Parameters
+    ----------
+    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    path : str
+        Where to write (a device such as /dev/stdout is written in place).
+    format : {"onnx", "es-ltr", "opensearch-ltr", "solr-ltr", "ranklib"}
+    feature_names : sequence of str, optional
+    name : str
+
+    Raises
+    ------
+    UsageError
+        A model the format cannot hold, or too few feature names.
+    MissingDependencyError
+        ``onnx`` without the onnx package.
+    InputError
+        The file cannot be written.
     """
     content = export_bytes(model, format, feature_names, name)
     with atomic_output(path, "wb") as out:
