@@ -19,6 +19,7 @@ from rankfast.cli import classify_main, learn_main
 from rankfast.errors import InputError, MissingDependencyError, UsageError
 from rankfast.export import FORMATS, read_feature_names, to_json
 from rankfast.export_cli import main
+from shared_paths import REFERENCE
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 TRAIN, TEST = os.path.join(EXAMPLES, "train.dat"), os.path.join(EXAMPLES, "test.dat")
@@ -65,11 +66,11 @@ def file_weights(path):
     return {int(i): v for i, v in (word.split(":") for word in words[1:])}
 
 
-def assert_bit_for_bit(exported, path):
+def assert_bit_for_bit(exported, path, minimum=10):
     """exported ({feature: weight}) holds the model file's weights, float32 and float64 alike."""
     text = file_weights(path)
     expected = {i: np.float32(value) for i, value in text.items() if np.float32(value) != 0}
-    assert sorted(exported) == sorted(expected) and len(expected) > 10
+    assert sorted(exported) == sorted(expected) and len(expected) >= minimum
     got = np.array([exported[i] for i in sorted(expected)], dtype=np.float64)
     want = np.array([expected[i] for i in sorted(expected)], dtype=np.float32)
     np.testing.assert_array_equal(got.view(np.uint64), want.astype(np.float64).view(np.uint64))
@@ -511,3 +512,51 @@ def test_onnx_refuses_a_graph_above_two_gigabytes(runtime):
     model = LinearModel([5, 2**30], [0.5, -0.25], highest_feature_index=2**30 + 1)
     with pytest.raises(UsageError, match="8.6 GB, above the 2 GB"):
         model.to_onnx()                            # refused before 8 GB are allocated
+
+
+# ------------------------------------------------------------------ svm_rank's own models
+
+@pytest.mark.parametrize("c", ["0.01", "1", "3", "20"])
+def test_svm_rank_linear_models_export_bit_for_bit(svm_rank_reference, tmp_path, c):
+    model = str(svm_rank_reference / "example3" / f"model_c{c}.dat")
+    out = tmp_path / "model.json"
+    assert main(["--format", "es-ltr", model, str(out)]) == 0
+    weights = json.loads(json.loads(out.read_text())["model"]["model"]["definition"])
+    assert_bit_for_bit({int(k): w for k, w in weights.items()}, model, minimum=1)
+
+
+@pytest.mark.parametrize("model_name, predictions", [
+    ("model_c3.dat", "pred_test_c3.txt"), ("model_c20.dat", "pred_test_c20.txt"),
+    ("model_c3_t2.dat", "pred_test_c3_t2.txt"),          # svm_rank's own RBF kernel model
+])
+def test_onnx_runtime_reproduces_svm_rank_classify(svm_rank_reference, runtime, tmp_path,
+                                                   model_name, predictions):
+    folder = svm_rank_reference / "example3"
+    out = tmp_path / "model.onnx"
+    assert main(["--format", "onnx", str(folder / model_name), str(out)]) == 0
+    data = load_svmlight(str(folder / "test.dat"))
+    X = data.features.toarray() if hasattr(data.features, "toarray") else \
+        np.asarray(data.features)
+    session = runtime.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    scores = session.run(None, {"features": X.astype(np.float32)})[0]
+    expected = np.loadtxt(folder / predictions)        # svm_rank_classify's '%.8f' numbers
+    np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=5.000001e-9)
+
+
+@pytest.mark.parametrize("case", ["opt_t1", "opt_t2", "opt_t3"])
+def test_onnx_runtime_scores_svm_rank_kernel_models_as_rank_classify(
+        svm_rank_reference, runtime, tmp_path, case):
+    folder = svm_rank_reference / "edge_cases" / case     # polynomial, RBF, sigmoid
+    out = tmp_path / "model.onnx"
+    assert main(["--format", "onnx", str(folder / "model.dat"), str(out)]) == 0
+    data = load_svmlight(str(folder / "train.dat"))
+    X = data.features.toarray() if hasattr(data.features, "toarray") else \
+        np.asarray(data.features)
+    session = runtime.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    scores = session.run(None, {"features": X[:, :session.get_inputs()[0].shape[1]]
+                                .astype(np.float32)})[0]
+    predictions = tmp_path / "predictions"
+    assert classify_main(["-v", "0", str(folder / "train.dat"), str(folder / "model.dat"),
+                          str(predictions)]) == 0
+    expected = np.loadtxt(predictions)
+    np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=5.000001e-9)
