@@ -57,7 +57,7 @@ from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .csr import issparse, scipy_csr
 from .data import mostly_dense, with_width
 from .errors import InputError
-from .model import (RFF_VERSION_LINE, KernelModel, KernelParams,  # noqa: F401
+from .model import (RFF_VERSION_LINE, Exportable, KernelModel, KernelParams,  # noqa: F401
                     format_rff_model, parse_rff_model)
 
 # Ω is dense, one value per random feature and feature index, held in memory and
@@ -377,7 +377,7 @@ def _transform_input(transformer, X):
 
 
 @dataclasses.dataclass
-class RFFModel:
+class RFFModel(Exportable):
     """f(x) = √(2/m) Σ_i w_i cos(ω_iᵀx + b_i) − bias: a ranker on random Fourier features.
 
     Attributes

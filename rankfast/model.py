@@ -135,8 +135,22 @@ def _row_norms_sq(M):
     return np.einsum("ij,ij->i", M, M)
 
 
+class Exportable:
+    """``to_onnx()`` and ``to_json(format=...)`` for the models (rankfast.export, as rank_export)."""
+
+    def to_onnx(self, feature_names=None, name="rankfast_model"):
+        """This model as an ONNX graph (see rankfast.export.to_onnx; needs rankfast[onnx])."""
+        from .export import to_onnx
+        return to_onnx(self, feature_names, name)
+
+    def to_json(self, format="es-ltr", feature_names=None, name="rankfast_model"):
+        """This model in a search engine's format (see rankfast.export.to_json)."""
+        from .export import to_json
+        return to_json(self, format, feature_names, name)
+
+
 @dataclasses.dataclass
-class LinearModel:
+class LinearModel(Exportable):
     """f(x) = Σ_j w_j x_j − b, with the weights kept sparse.
 
     Attributes
@@ -247,7 +261,7 @@ class LinearModel:
 
 
 @dataclasses.dataclass
-class KernelModel:
+class KernelModel(Exportable):
     """f(x) = Σ_i α_i k(x, s_i) − b over support vectors s_i (SVM-light kernel model).
 
     Attributes
