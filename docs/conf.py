@@ -22,6 +22,7 @@ extensions = [
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build"]
+smartquotes = False          # --normalize stays two hyphens, not an en dash
 
 # The user guide includes README.md's sections: GitHub-style heading anchors
 # (#model-selection) become targets, and $ is left alone (README uses no math).
@@ -38,6 +39,7 @@ numpydoc_validation_checks = set()
 html_theme = "alabaster"
 html_title = f"rankfast {release}"
 html_static_path = []
+html_theme_options = {"page_width": "1180px", "sidebar_width": "230px"}   # room for the tables
 
 
 # The docstrings are written to be read by help() as well: |x| is an absolute
