@@ -13,25 +13,17 @@ author = "the rankfast developers"
 copyright = "the rankfast developers"
 version = release = rankfast.__version__
 
-extensions = [
-    "sphinx.ext.autodoc",
-    "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
-    "numpydoc",
-    "myst_parser",
-]
+extensions = ["sphinx.ext.autodoc", "numpydoc", "myst_parser"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build"]
 smartquotes = False          # --normalize stays two hyphens, not an en dash
 
-# The user guide includes README.md's sections: GitHub-style heading anchors
-# (#model-selection) become targets, and $ is left alone (README uses no math).
+# The user guide includes README.md's sections (Markdown, through MyST), whose
+# GitHub-style heading anchors (#model-selection) become link targets.
 myst_heading_anchors = 3
-myst_enable_extensions = ["colon_fence"]
 
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "show-inheritance": False}
-autosummary_generate = False
 numpydoc_show_class_members = False          # autodoc lists the members once
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks = set()
