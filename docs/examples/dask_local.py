@@ -40,19 +40,19 @@ def main():
     import dask
     from distributed import Client, LocalCluster
 
-    folder = tempfile.mkdtemp()
-    pattern, data = write_shards(folder)
-    with dask.config.set({"distributed.scheduler.work-stealing": False}):   # shards stay put
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               host="127.0.0.1",                  # loopback only
-                               dashboard_address=None,
-                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                               silence_logs=logging.ERROR)
-    with cluster, Client(cluster) as client:
-        client.wait_for_workers(2, timeout=60)
-        learner = rdask.fit(RankSVM(C=1.0), pattern, client)
-        scores, y, qid = rdask.predict(learner.to_model(n_features=learner.summary_.n_features),
-                                       pattern, client)
+    with tempfile.TemporaryDirectory() as folder:           # the shard files, removed at the end
+        pattern, data = write_shards(folder)
+        with dask.config.set({"distributed.scheduler.work-stealing": False}):   # shards stay put
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                   host="127.0.0.1",                  # loopback only
+                                   dashboard_address=None,
+                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                   silence_logs=logging.ERROR)
+        with cluster, Client(cluster) as client:
+            client.wait_for_workers(2, timeout=60)
+            learner = rdask.fit(RankSVM(C=1.0), pattern, client)
+            scores, y, qid = rdask.predict(learner.to_model(n_features=learner.summary_.n_features),
+                                           pattern, client)
     # Here the client is closed and the cluster's processes have stopped.
 
     alone = RankSVM(C=1.0).fit(data.features, data.y, data.qid)
