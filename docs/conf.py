@@ -58,7 +58,8 @@ def _indent(line):
 
 def escape_docstring(app, what, name, obj, options, lines):
     literal_indent = None            # inside a literal block: the indent of its "::" paragraph
-    in_doctest = expect_literal = open_span = False   # open_span: a ``span`` goes on to the next line
+    in_doctest = expect_literal = False
+    open_span = False                # a ``span`` goes on to the next line
     for i, line in enumerate(lines):
         stripped = line.strip()
         if not stripped:

@@ -92,9 +92,9 @@ def cv_curve(result, ax=None, learner=None):
                     label=label or "mean ± standard error")
     chosen = result.chosen
     rule = "highest mean" if result.rule == "best" else "1se rule"
+    chosen_text = ", ".join(f"{k} = {v:g}" for k, v in result.params[chosen].items())
     ax.axvline(C[chosen], color="0.4", linestyle="--", linewidth=1,
-               label="chosen: " + ", ".join(f"{k} = {v:g}" for k, v in result.params[chosen].items())
-               + f" ({rule})")
+               label=f"chosen: {chosen_text} ({rule})")
     ax.plot([C[chosen]], [mean[chosen]], marker="*", markersize=16, color="crimson",
             linestyle="none", gid="chosen")
     if result.best != chosen:

@@ -19,7 +19,8 @@ DOCS = ROOT / "docs"
 
 
 def load_example(name):
-    spec = importlib.util.spec_from_file_location(f"docs_example_{name}", DOCS / "examples" / f"{name}.py")
+    path = DOCS / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"docs_example_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -29,8 +30,8 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     if importlib.util.find_spec("sphinx") is None:
         pytest.skip("Sphinx is not importable: pip install -e '.[docs]' to build the documentation")
     out = tmp_path / "html"
-    built = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-b", "html", str(DOCS), str(out)],
-                           cwd=ROOT, capture_output=True, text=True)
+    command = [sys.executable, "-m", "sphinx", "-W", "-b", "html", str(DOCS), str(out)]
+    built = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-5000:]
     pages = {path.relative_to(out).as_posix() for path in out.rglob("*.html")}
     assert {"index.html", "api.html", "changelog.html", "contributing.html",
@@ -77,8 +78,9 @@ def test_letor_example_runs_the_protocol_on_mq2008(tmp_path):
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     if shutil.which("rank_learn", path=env["PATH"]) is None:
         pytest.skip("rank_learn is not installed beside this Python (pip install -e .)")
-    run = subprocess.run(["sh", str(ROOT / "examples" / "letor_mq2008.sh"), str(mq2008), str(tmp_path)],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    script = ROOT / "examples" / "letor_mq2008.sh"
+    run = subprocess.run(["sh", str(script), str(mq2008), str(tmp_path)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert re.search(r"^Validation \(\S*vali.txt, \d+ queries\)", run.stdout, re.M)
     assert run.stdout.count("<- chosen") == 1
