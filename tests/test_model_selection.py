@@ -514,3 +514,9 @@ def test_svmrank_takes_a_c_list_from_the_command_line(tmp_path, capsys):
     chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
     meta = read_model(str(model)).metadata
     assert meta["algorithm"] == "svmrank" and float(meta["C"]) == float(chosen)
+
+
+def test_rank_learn_help_says_how_often_cv_progress_prints(capsys):
+    assert learn_main(["-?"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "1 prints cross-validation progress about once a second, 2 every fold and C" in help_text
