@@ -1,7 +1,8 @@
 """Whole-process time and peak memory of rank_classify / rank_learn on small and large files.
 
-Issue 12's targets, side by side with svm_rank's figures as the issue quotes
-them (svm_rank is not installed here, so they are quoted, not measured) and
+The start-up targets (a small classify run near svm_rank's, a large one much
+faster), side by side with svm_rank's figures recorded on the same files
+(svm_rank is not installed here, so they are quoted, not measured) and
 with baselines measured in the same run: the bare interpreter, the imports
 alone (numpy, scipy.sparse), and optionally another checkout's launchers
 (``--compare /work/main``: rankfast before this change).
@@ -37,7 +38,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# svm_rank's figures as issue 12 quotes them (same files, whole process).
+# svm_rank's figures, recorded once on the same files (whole process).
 SVM_RANK = {
     "classify 60 lines": ("0.002 s", "11 MB"),
     "classify 2,000 docs": ("0.030 s", ""),
@@ -102,7 +103,7 @@ def measure_interleaved(cases, repeat):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--large", type=int, default=0,
-                        help="documents of the large file (issue: 500000; 0 skips it)")
+                        help="documents of the large file (the target is read at 500000; 0 skips it)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--loop", type=int, default=100)
     parser.add_argument("--compare", help="another checkout whose launchers run beside these")
@@ -164,7 +165,7 @@ def main():
                   "source (about 40 ms more than an installed package, whose .pyc files pip "
                   "writes); unset it for figures users will see\n")
         print(f"{'run':52s} {'wall s':>8s} {'median':>8s} {'cpu s':>7s} {'peak MB':>8s}   "
-              f"{'svm_rank (issue 12)':24s} target")
+              f"{'svm_rank (recorded)':24s} target")
         for name, (seconds, cpu_seconds, rss, median), key in rows:
             theirs = " ".join(x for x in SVM_RANK.get(key, ("", "")) if x)
             extra = ""

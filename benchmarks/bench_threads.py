@@ -14,9 +14,9 @@ Printed, nothing asserted:
   "prepare" (input checks, grouping; greedy: also centring, X̂ᵀX̂ and the caches)
   and the rest ("solve": centring, X̂ᵀX̂, the solve; "select": the k steps);
 * peak RSS of a whole ``rank_learn -j 1`` process (default learner) against
-  svm_rank's recorded 302 MB at 500k × 50 (issue 14);
+  svm_rank's recorded 302 MB at 500k × 50;
 * one thread: PRSVM's solve at 220k documents against liblinear-ranksvm's
-  recorded 0.39 s (issue 14; not rebuilt here), and greedy RankRLS, k = 10 on
+  recorded 0.39 s (not rebuilt here), and greedy RankRLS, k = 10 on
   100k × 200 in 1000 queries, against RLScore's recorded 5.0 s;
 * greedy RankRLS's memory traffic: one selection step at 500k × 50 (its caches
   C and U read and written once: 800 MB) in GB/s at each -j, beside a plain
@@ -49,9 +49,9 @@ from rankfast._predict import linear_scores                 # noqa: E402
 from rankfast.learners import LEARNERS                      # noqa: E402
 from rankfast.model import write_model                      # noqa: E402
 
-SVM_RANK_PEAK_MB_500K = 302.0       # issue 14: svm_rank_learn on 500k x 50
-LIBLINEAR_SOLVE_220K = 0.39         # issue 14: liblinear-ranksvm -s 8, train() at 220k
-RLSCORE_GREEDY = 5.0                # issue 14: RLScore GreedyRLS, k = 10, 100k x 200
+SVM_RANK_PEAK_MB_500K = 302.0       # recorded: svm_rank_learn on 500k x 50
+LIBLINEAR_SOLVE_220K = 0.39         # recorded: liblinear-ranksvm -s 8, train() at 220k
+RLSCORE_GREEDY = 5.0                # recorded: RLScore GreedyRLS, k = 10, 100k x 200
 LEARNER_OPTIONS = {"prsvm": {}, "rankncg": {}, "rankrls": {}, "greedy": {"k": 10}}
 # learners whose fit is split at its first progress line: (before, after)
 SPLIT_AT_FIRST_LOG = {"rankrls": ("prepare", "solve"), "greedy": ("prepare", "select")}

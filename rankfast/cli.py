@@ -50,7 +50,9 @@ General options:
                         svm_rank's QP option, see the end)
          --version   -> print the version and exit
          -v [0..3]   -> verbosity level (default 1; 0 still prints the
-                        training set properties, as svm_rank does)
+                        training set properties, as svm_rank does; 1 prints
+                        cross-validation progress about once a second, 2
+                        every fold and C)
          -y [0..3]   -> verbosity level for svm_light (default 0): from 1 on,
                         the lines svm_rank's svm_light prints while reading
                         the examples and writing the model (its QP solver's

@@ -615,8 +615,28 @@ def settings(estimator):
             "convention": getattr(estimator, "cv_convention", "letor")}
 
 
-def _log_progress(log):
-    return None if log is None else (lambda step: log(str(step), 1))
+PROGRESS_INTERVAL = 1.0     # seconds between the progress lines shown at -v 1
+
+
+def _log_progress(log, interval=PROGRESS_INTERVAL):
+    """A progress callback sending each Progress to log(text, level), rate-limited at level 1.
+
+    The first step, the last one and any step at least ``interval`` seconds
+    (by the steps' own elapsed times) after the last step sent at level 1 go
+    at level 1 (rank_learn's -v 1); the others at level 2, so -v 1 prints
+    about one line a second and -v 2 every line.
+    """
+    if log is None:
+        return None
+    shown = [None]
+
+    def send(step):
+        if shown[0] is None or step.elapsed - shown[0] >= interval or step.done == step.total:
+            shown[0] = step.elapsed
+            log(str(step), 1)
+        else:
+            log(str(step), 2)
+    return send
 
 
 def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None, log=None):
@@ -628,13 +648,13 @@ def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None
     columns = table_metrics(metric)
     per_query = []
     top = metrics.highest_grade(y)
-    start = time.perf_counter()
+    start, progress = time.perf_counter(), _log_progress(log)
     for i, scores in enumerate(scores_by_row):
         per_query.append(np.column_stack([column.evaluate(scores, y, qid, True, top)
                                           for column in columns]))
-        if log is not None:
-            log(str(Progress(i + 1, len(rows), None, 1, rows[i], metric.label,
-                             float(np.nanmean(per_query[-1][:, 0])), time.perf_counter() - start)), 1)
+        if progress is not None:
+            progress(Progress(i + 1, len(rows), None, 1, rows[i], metric.label,
+                              float(np.nanmean(per_query[-1][:, 0])), time.perf_counter() - start))
     values = np.array(per_query)
     if extra is not None:
         columns = columns + [extra[0]]

@@ -6,10 +6,12 @@ no window and no global state, so they work headless and in notebooks
 (a Figure displays itself there).  Each drawing function takes an optional
 Axes and returns the Axes it drew on.
 
-* cv_curve: the selection metric's mean ± sd over folds against C (log
-  axis), one curve per value of any other parameter (a kernel's gamma), the
-  chosen C marked (an artist with gid "chosen"; the row with the highest
-  mean, where the 1se rule chose another, with gid "best").
+* cv_curve: the selection metric's mean ± one standard error over folds
+  (sd / √folds, the one the 1se rule uses) against C (log axis), one curve
+  per value of any other parameter (a kernel's gamma), the chosen C marked
+  by a line in the legend (an artist with gid "chosen"; the row with the
+  highest mean, where the 1se rule chose another, with gid "best"); the
+  title names the learner when it is given.
 * greedy_path: greedy RankRLS's leave-query-out error against the number of
   selected features, each point labelled with the feature id it added.
 * regularisation_path: RankRLS's weights against C (``weights_by_C_``),
@@ -51,23 +53,50 @@ def _axes(ax):
     return _figure_class()(figsize=(6.4, 4.4)).add_subplot()
 
 
-def cv_curve(result, ax=None):
-    """The CV curve of a rankfast.model_selection.CVResult: metric mean ± sd against C."""
+LEARNERS = {"prsvm": "RankSVM (prsvm)", "svmrank": "svm_rank's L1-hinge RankSVM (svmrank)",
+            "rankncg": "RankNCG", "rankrls": "RankRLS", "greedy": "Greedy RankRLS"}
+
+
+def learner_title(learner):
+    """A learner's name for a title: "RankRLS", "RankSVM (prsvm) on Nyström features", ...
+
+    ``learner`` is a fitted or unfitted estimator (its ``name``) or a string.
+    """
+    if isinstance(learner, str):
+        return LEARNERS.get(learner, learner)
+    title = LEARNERS.get(getattr(learner, "name", None), type(learner).__name__)
+    inner = getattr(learner, "estimator", learner)        # a GridSearch's estimator
+    approx = getattr(inner, "approx", None)
+    if approx is not None and hasattr(inner, "base_learner"):
+        title += " on " + ("Nyström" if approx == "nystrom" else "random Fourier") + " features"
+    return title
+
+
+def cv_curve(result, ax=None, learner=None):
+    """The CV curve of a rankfast.model_selection.CVResult: metric mean ± standard error against C.
+
+    The error bars are one standard error of the mean (sd / √folds), the
+    distance the 1se rule allows; the legend names the chosen C's line and
+    the rule.  ``learner`` (an estimator or a name), when given, is named in
+    the title.
+    """
     ax = _axes(ax)
-    mean, sd = result.mean[:, 0], result.sd[:, 0]
+    mean, se = result.mean[:, 0], result.se[:, 0]
     C = np.array([row["C"] for row in result.params])
     others = [name for name in result.params[0] if name != "C"]
     keys = [tuple(row[name] for name in others) for row in result.params]
     for key in dict.fromkeys(keys):
         rows = [i for i, k in enumerate(keys) if k == key]
-        label = ", ".join(f"{name} = {value:g}" for name, value in zip(others, key)) or None
-        ax.errorbar(C[rows], mean[rows], yerr=np.nan_to_num(sd[rows]), marker="o", capsize=3,
-                    label=label)
+        label = ", ".join(f"{name} = {value:g}" for name, value in zip(others, key))
+        ax.errorbar(C[rows], mean[rows], yerr=np.nan_to_num(se[rows]), marker="o", capsize=3,
+                    label=label or "mean ± standard error")
     chosen = result.chosen
-    ax.axvline(C[chosen], color="0.4", linestyle="--", linewidth=1)
+    rule = "highest mean" if result.rule == "best" else "1se rule"
+    chosen_text = ", ".join(f"{k} = {v:g}" for k, v in result.params[chosen].items())
+    ax.axvline(C[chosen], color="0.4", linestyle="--", linewidth=1,
+               label=f"chosen: {chosen_text} ({rule})")
     ax.plot([C[chosen]], [mean[chosen]], marker="*", markersize=16, color="crimson",
-            linestyle="none", gid="chosen",
-            label="chosen: " + ", ".join(f"{k} = {v:g}" for k, v in result.params[chosen].items()))
+            linestyle="none", gid="chosen")
     if result.best != chosen:
         ax.plot([C[result.best]], [mean[result.best]], marker="s", markersize=9, color="0.2",
                 fillstyle="none", linestyle="none", gid="best", label="highest mean")
@@ -76,8 +105,9 @@ def cv_curve(result, ax=None):
     ax.set_xscale("log")
     ax.set_xlabel("C")
     over, title = ("its queries", "Validation") if result.validation else ("folds", "Cross-validation")
-    ax.set_ylabel(f"{result.columns[0].label}, mean ± sd over {over}")
-    ax.set_title(f"{title}: {result.folds}", fontsize=9)
+    ax.set_ylabel(f"{result.columns[0].label}, mean ± standard error over {over}", fontsize=8)
+    name = "" if learner is None else learner_title(learner) + " — "
+    ax.set_title(f"{name}{title}: {result.folds}", fontsize=9)
     ax.legend(fontsize=8)
     return ax
 
@@ -131,7 +161,7 @@ def selection_figure(learner):
     result = cv_result_of(learner)
     panels = []
     if result is not None:
-        panels.append(lambda ax: cv_curve(result, ax))
+        panels.append(lambda ax: cv_curve(result, ax, learner))
     if getattr(learner, "weights_by_C_", None) is not None:
         panels.append(lambda ax: regularisation_path(learner, ax))
     if getattr(learner, "lqo_errors_", None) is not None:

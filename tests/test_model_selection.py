@@ -11,7 +11,7 @@ from rankfast.cli import learn_main
 from rankfast.errors import UsageError
 from rankfast.model import read_model
 from rankfast.model_selection import (CVResult, GridSearch, Metric, Progress, choose,
-                                      cross_validate, make_folds, table_metrics)
+                                      _log_progress, cross_validate, make_folds, table_metrics)
 from rankfast.rankncg import RankNCG
 from rankfast.rankrls import GreedyRankRLS, RankRLS
 from rankfast.ranksvm import RankSVM
@@ -212,6 +212,43 @@ def test_progress_reports_elapsed_time_and_eta():
     assert str(step) == "CV 2/8: fold 2/4, C = 0.5: MAP 0.6123 (elapsed 3.0 s, ETA 9.0 s)"
 
 
+def test_progress_lines_are_rate_limited_at_verbosity_1():
+    """A fake clock (each step's elapsed time, 0.3 s apart): level 1 about once a second."""
+    sent = []
+    send = _log_progress(lambda text, level: sent.append((level, text)))
+    for done in range(1, 11):
+        send(Progress(done, 10, 0, 2, {"C": 1.0}, "MAP", 0.5, 0.3 * (done - 1)))
+    assert len(sent) == 10                                      # -v 2: every line
+    shown = [i + 1 for i, (level, _) in enumerate(sent) if level == 1]
+    assert shown == [1, 5, 9, 10]                              # first, ≥ 1 s apart, last
+    assert all(level == 2 for i, (level, _) in enumerate(sent) if i + 1 not in shown)
+    assert sent[4][1].startswith("CV 5/10: fold 1/2, C = 1: MAP 0.5000 (elapsed 1.2 s")
+    assert _log_progress(None) is None
+
+
+def test_progress_lines_of_a_slow_search_are_all_shown():
+    sent = []
+    send = _log_progress(lambda text, level: sent.append(level))
+    for done in range(1, 5):
+        send(Progress(done, 4, None, 1, {"C": 1.0}, "MAP", 0.5, 2.0 * done))
+    assert sent == [1, 1, 1, 1]
+
+
+def _cv_lines(out):
+    return re.findall(r"^CV (\d)/6: .* \(elapsed (\S+) s, ETA .* s\)$", out, re.M)
+
+
+def test_rank_learn_prints_cv_progress_about_once_a_second(tmp_path, capsys):
+    train, model = str(EXAMPLES / "train.dat"), str(tmp_path / "m")
+    assert learn_main(["-c", "0.01,1", "--folds", "3", "-v", "2", train, model]) == 0
+    assert [int(done) for done, _ in _cv_lines(capsys.readouterr().out)] == [1, 2, 3, 4, 5, 6]
+    assert learn_main(["-c", "0.01,1", "--folds", "3", train, model]) == 0      # -v 1
+    lines = _cv_lines(capsys.readouterr().out)
+    assert lines[0][0] == "1" and lines[-1][0] == "6"
+    elapsed = [float(seconds) for _, seconds in lines[:-1]]
+    assert all(b - a >= 0.9 for a, b in zip(elapsed, elapsed[1:]))   # printed to 0.1 s
+
+
 # ---------------------------------------------------------------- paths against refits
 
 def test_prsvm_warm_started_path_equals_cold_retraining():
@@ -364,7 +401,7 @@ def test_rank_learn_cv_options(tmp_path, capsys):
     model = tmp_path / "m"
     train = str(EXAMPLES / "train.dat")
     assert learn_main(["-c", "0.01,1", "--folds", "3", "--cv-metric", "map", "--cv-rule", "1se",
-                       "--seed", "9", train, str(model)]) == 0
+                       "--seed", "9", "-v", "2", train, str(model)]) == 0
     out = capsys.readouterr().out
     assert "Cross-validation (3 folds of queries, seed 9)" in out
     assert "chosen by MAP, one-standard-error rule" in out
@@ -381,7 +418,7 @@ def test_rank_learn_cv_options(tmp_path, capsys):
 def test_rank_learn_seed_changes_the_folds(tmp_path, capsys):
     tables = []
     for seed in ("0", "0", "5"):
-        assert learn_main(["-c", "0.01,1", "--folds", "3", "--seed", seed,
+        assert learn_main(["-c", "0.01,1", "--folds", "3", "--seed", seed, "-v", "2",
                            str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 0
         out = capsys.readouterr().out
         tables.append(re.findall(r"^CV .* (\S+) \(elapsed", out, re.M))
@@ -477,3 +514,9 @@ def test_svmrank_takes_a_c_list_from_the_command_line(tmp_path, capsys):
     chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
     meta = read_model(str(model)).metadata
     assert meta["algorithm"] == "svmrank" and float(meta["C"]) == float(chosen)
+
+
+def test_rank_learn_help_says_how_often_cv_progress_prints(capsys):
+    assert learn_main(["-?"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "1 prints cross-validation progress about once a second, 2 every fold and C" in help_text

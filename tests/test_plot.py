@@ -123,7 +123,7 @@ def test_cv_curve_draws_one_curve_per_gamma_and_the_1se_marks():
     ax = plot.cv_curve(result)
     assert len(ax.containers) == 2
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert {"gamma = 0.1", "gamma = 1", "chosen: gamma = 0.1, C = 1"} <= set(legend)
+    assert {"gamma = 0.1", "gamma = 1", "chosen: gamma = 0.1, C = 1 (1se rule)"} <= set(legend)
     assert chosen_x(ax) == [1.0]                              # 0.72 ≥ 0.73 − se 0.02
     best = [line for line in ax.get_lines() if line.get_gid() == "best"]
     assert len(best) == 1 and list(best[0].get_xdata()) == [10.0]
@@ -135,3 +135,65 @@ def test_rank_learn_checks_the_plot_path_before_training(tmp_path, capsys):
                        str(tmp_path / "m")]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"rank_learn: {missing}: cannot write") and not (tmp_path / "m").exists()
+
+
+def test_cv_curve_error_bars_are_the_standard_error_the_1se_rule_uses():
+    X, y, qid = make_data()
+    model = RankSVM(C=[0.001, 0.1, 10.0], cv=3, cv_rule="1se").fit(X, y, qid)
+    result = model.cv_result_
+    ax = plot.cv_curve(result, learner=model)
+    bars = ax.containers[0].lines[2][0].get_segments()         # one vertical segment per C
+    half_heights = [(segment[1, 1] - segment[0, 1]) / 2 for segment in bars]
+    np.testing.assert_allclose(half_heights, result.se[:, 0])
+    np.testing.assert_allclose(result.se[:, 0], result.sd[:, 0] / np.sqrt(3))
+    assert "mean ± standard error over folds" in ax.get_ylabel()
+    legend = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert "mean ± standard error" in legend
+    assert f"chosen: C = {model.C_:g} (1se rule)" in legend
+
+
+def test_cv_curve_legend_holds_the_chosen_line():
+    X, y, qid = make_data(3)
+    model = RankSVM(C=[0.01, 1.0, 100.0], cv=3).fit(X, y, qid)
+    ax = plot.cv_curve(model.cv_result_)
+    label = f"chosen: C = {model.C_:g} (highest mean)"
+    assert label in [text.get_text() for text in ax.get_legend().get_texts()]
+    vertical = [line for line in ax.get_lines() if line.get_label() == label]
+    assert len(vertical) == 1 and vertical[0].get_linestyle() == "--"    # a line, not a marker
+    assert list(np.unique(vertical[0].get_xdata())) == [model.C_]
+    assert ax.get_title().startswith("Cross-validation: 3 folds")    # no learner given
+
+
+@pytest.mark.parametrize("learner, title", [
+    (RankSVM(C=[0.1, 1.0], cv=3), "RankSVM (prsvm)"),
+    (RankRLS(C=[0.1, 1.0]), "RankRLS"),
+])
+def test_the_selection_figure_names_the_learner(learner, title):
+    X, y, qid = make_data(4)
+    figure = plot.selection_figure(learner.fit(X, y, qid))
+    assert figure.axes[0].get_title().startswith(f"{title} — ")
+
+
+def test_learner_titles():
+    from rankfast.kernels import KernelApproxLearner
+    from rankfast.model_selection import GridSearch
+    from rankfast.rankncg import RankNCG
+    from rankfast.svmrank import RankSVML1
+    assert plot.learner_title(RankNCG()) == "RankNCG"
+    assert plot.learner_title(GreedyRankRLS()) == "Greedy RankRLS"
+    assert plot.learner_title("svmrank") == "svm_rank's L1-hinge RankSVM (svmrank)"
+    svmrank = plot.learner_title("svmrank")
+    assert plot.learner_title(GridSearch(RankSVML1(), {"C": [1.0]})) == svmrank
+    assert plot.learner_title(KernelApproxLearner(approx="rff")) == \
+        "RankSVM (prsvm) on random Fourier features"
+    assert plot.learner_title(GridSearch(KernelApproxLearner(), {"base_learner.C": [1.0]})) == \
+        "RankSVM (prsvm) on Nyström features"
+
+
+def test_rank_learn_plot_title_names_the_learner(tmp_path, monkeypatch):
+    drawn = []
+    monkeypatch.setattr(plot, "save", lambda figure, path: drawn.append(figure))
+    assert learn_main(["-a", "rankncg", "-c", "0.1,1", "--folds", "3", "-v", "0", "--plot",
+                       str(tmp_path / "cv.png"), str(EXAMPLES / "train.dat"),
+                       str(tmp_path / "m")]) == 0
+    assert drawn[0].axes[0].get_title().startswith("RankNCG — Cross-validation: 3 folds")
