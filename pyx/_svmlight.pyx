@@ -11,7 +11,7 @@ between counting and parsing.  No state outside the arguments: parse_lines
 is reentrant and works on any byte range.
 """
 from cpython.array cimport array, clone
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, strtod, strtol
 from libc.string cimport memchr, memcpy
 from libc.math cimport fabs, fabsf, isfinite, signbit
@@ -59,6 +59,35 @@ cdef extern from *:
         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     """
     const double POW10 "RANKFAST_POW10"[23]
+
+include "_pow5.pxi"
+
+cdef extern from *:
+    """
+    /* The high and low words of a * b, and the leading zero bits of a nonzero word. */
+    #if defined(__SIZEOF_INT128__)
+    static inline uint64_t rankfast_mul64(uint64_t a, uint64_t b, uint64_t* low) {
+        unsigned __int128 p = (unsigned __int128)a * b;
+        *low = (uint64_t)p;
+        return (uint64_t)(p >> 64);
+    }
+    #else
+    static inline uint64_t rankfast_mul64(uint64_t a, uint64_t b, uint64_t* low) {
+        uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+        uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+        uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+        *low = (mid << 32) | (uint32_t)p00;
+        return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+    }
+    #endif
+    #if defined(__GNUC__) || defined(__clang__)
+    static inline int rankfast_clz64(uint64_t x) { return __builtin_clzll(x); }
+    #else
+    static inline int rankfast_clz64(uint64_t x) { int n = 0; while (!(x >> 63)) { x <<= 1; n++; } return n; }
+    #endif
+    """
+    uint64_t mul64 "rankfast_mul64"(uint64_t a, uint64_t b, uint64_t* low) noexcept nogil
+    int clz64 "rankfast_clz64"(uint64_t x) noexcept nogil
 
 
 cdef struct ParseResult:
@@ -121,18 +150,115 @@ cdef inline const unsigned char* token_end(const unsigned char* p,
     return p
 
 
+cdef inline bint eisel_lemire(uint64_t w, int q, double* out) noexcept nogil:
+    """w * 10**q correctly rounded to a double, for 0 < w < 2**64; False when undecided.
+
+    Eisel-Lemire (Lemire, "Number Parsing at a Gigabyte per Second", 2021):
+    w, shifted left by its l leading zeros, times T[q] (5**q scaled into
+    [2**127, 2**128), |T - exact| < 1: _pow5.pxi) gives w * 10**q = (hi:mid:lo)
+    * 2**(F(q) - l - 127 + 1), F = floor(q log2 10), to within 2**64 units of lo.
+    The double's 53 bits and its rounding bit are the top 54 bits of hi, below
+    them `low`.  The result is only in doubt near a halfway point (rounding bit
+    1 and nothing below it); the first product (w times T's high word, short of
+    the exact one by under one unit of hi) is enough unless it is within that
+    error of one, the second (T's low word) narrows the error to two units of
+    mid, and a product still that near a halfway point (exact ties such as
+    2**53 + 1 among them) returns False, as do subnormal, zero and infinite
+    results and q outside the table: the caller asks strtod.
+    """
+    cdef uint64_t hi, mid, lo, carry, mask, m, sig, bits
+    cdef int l, upper, sh, i
+    cdef int64_t biased
+    cdef bint round_bit
+    if q < Q_MIN or q > Q_MAX:
+        return False
+    i = q - Q_MIN
+    l = clz64(w)
+    w <<= l
+    hi = mul64(w, POW5[2 * i], &mid)
+    upper = <int>(hi >> 63)
+    sh = 9 + upper
+    mask = (<uint64_t>1 << sh) - 1
+    round_bit = (hi >> sh) & 1
+    if (round_bit and (hi & mask) == 0 and mid <= 2) or (not round_bit and (hi & mask) >= mask - 1):
+        carry = mul64(w, POW5[2 * i + 1], &lo)
+        mid += carry
+        hi += mid < carry
+        upper = <int>(hi >> 63)
+        sh = 9 + upper
+        mask = (<uint64_t>1 << sh) - 1
+        round_bit = (hi >> sh) & 1
+        if ((round_bit and (hi & mask) == 0 and mid <= 2) or
+                (not round_bit and (hi & mask) == mask and mid >= ~(<uint64_t>3))):
+            return False
+    m = hi >> sh                                   # 2**53 <= m < 2**54
+    sig = (m + 1) >> 1                             # ties excluded above: half up is nearest
+    biased = POW10_EXP[i] - l + upper
+    if biased <= 0:                                # subnormal or zero: strtod
+        return False
+    if sig == (<uint64_t>1 << 53):
+        sig >>= 1
+        biased += 1
+    if biased >= 2047:                             # overflow: strtod says inf
+        return False
+    bits = (<uint64_t>biased << 52) | (sig & ((<uint64_t>1 << 52) - 1))
+    memcpy(out, &bits, 8)
+    return True
+
+
+cdef bint long_decimal(const unsigned char* s, int exp10, double* out) noexcept nogil:
+    """The decimal digits[.digits] at s (more than 19 of them) times 10**exp10, or False.
+
+    The first 19 significant digits make w; if the rest are not all zeros the
+    value lies strictly between w and w + 1 (times the same power of ten), and
+    when both round to the same double so does it (Lemire 2021, section 11).
+    """
+    cdef uint64_t w = 0
+    cdef int kept = 0, q = exp10
+    cdef bint point = False, inexact = False
+    cdef double v, upper
+    while True:
+        if s[0] == 46:
+            point = True
+        elif is_digit(s[0]):
+            if kept < 19:
+                if w or s[0] != 48:
+                    w = w * 10 + (s[0] - 48)
+                    kept += 1
+                q -= point
+            else:
+                q += not point
+                inexact |= s[0] != 48
+        else:
+            break
+        s += 1
+    if w == 0:
+        out[0] = 0.0
+        return True
+    if not eisel_lemire(w, q, &v):
+        return False
+    if inexact and not (eisel_lemire(w + 1, q, &upper) and upper == v):
+        return False
+    out[0] = v
+    return True
+
+
 cdef inline const unsigned char* scan_double(const unsigned char* s, const unsigned char* end,
                                              double* out, int* ok) noexcept nogil:
     """Parse the number starting at s; return where its token ends.
 
-    Plain decimals take an exact fast path (Clinger: mantissa < 2**53 and
-    |exponent| <= 22 need one correctly rounded multiply or divide); anything
-    else (hex, inf, long mantissas) goes through strtod on the whole token.
-    ok[0] says which: EXACT (the fast path), NUMBER (strtod's, maybe inf or
-    beyond float range) or NOT_A_NUMBER.  Telling EXACT apart lets the caller
-    skip the range checks, whose branches would wait for the division.
+    Plain decimals are read exactly without strtod: mantissa < 2**53 and
+    |exponent| <= 22 by one correctly rounded multiply or divide (Clinger),
+    other mantissas of up to 19 digits by eisel_lemire, longer ones by
+    long_decimal; what those leave undecided (exact ties, subnormals,
+    overflow), hex, inf and nan go through strtod on the whole token.  ok[0]
+    says which: EXACT (Clinger's path: finite and within float range),
+    NUMBER (any other, maybe inf or beyond float range) or NOT_A_NUMBER.
+    Telling EXACT apart lets the caller skip the range checks, whose
+    branches would wait for the division.
     """
     cdef const unsigned char* p = s
+    cdef const unsigned char* first
     cdef bint negative = False
     cdef uint64_t mantissa = 0
     cdef int digits = 0, frac = 0, exponent = 0, exp_sign = 1, exp_digits = 0
@@ -141,6 +267,7 @@ cdef inline const unsigned char* scan_double(const unsigned char* s, const unsig
     if p < end and (p[0] == 43 or p[0] == 45):    # '+' '-'
         negative = p[0] == 45
         p += 1
+    first = p
     while p < end and is_digit(p[0]):
         mantissa = mantissa * 10 + (p[0] - 48)
         digits += 1
@@ -164,17 +291,28 @@ cdef inline const unsigned char* scan_double(const unsigned char* s, const unsig
             p += 1
         if exp_digits == 0:
             digits = 0                             # '1e': let strtod judge
-    if digits == 0 or digits > 19 or not is_delim(p, end):
+    if digits == 0 or not is_delim(p, end):
         p = token_end(p, end)
         ok[0] = strtod_token(s, p, out)
         return p
-    e10 = exp_sign * exponent - frac
     ok[0] = EXACT
+    if digits > 19:                                # mantissa overflowed: read the digits again
+        ok[0] = NUMBER
+        if long_decimal(first, exp_sign * exponent, &v):
+            out[0] = -v if negative else v
+        else:
+            ok[0] = strtod_token(s, p, out)
+        return p
+    e10 = exp_sign * exponent - frac
     if mantissa == 0:
         out[0] = -0.0 if negative else 0.0
         return p
     if mantissa > MAX_EXACT or e10 < -22 or e10 > 22:
-        ok[0] = strtod_token(s, p, out)
+        ok[0] = NUMBER
+        if eisel_lemire(mantissa, e10, &v):
+            out[0] = -v if negative else v
+        else:
+            ok[0] = strtod_token(s, p, out)
         return p
     v = <double>mantissa
     if e10 >= 0:
