@@ -34,8 +34,8 @@ cdef enum:
     ERR_FULL = 13             # the next line does not fit in the arrays (not a data error)
     ERR_VALUE_FLOAT32 = 14    # feature value rounds to inf in float32 (float32 values only)
 
-# What scan_double found: not a number, a number, or a number from the exact fast path
-# (|v| < 2**53 * 1e22 < FLT_MAX: finite and within float range without looking at it).
+# What scan_double found: not a number, a number, or a number read without strtod and
+# below 2**127 (finite and within float range without looking at it).
 cdef enum:
     NOT_A_NUMBER = 0
     NUMBER = 1
@@ -150,8 +150,25 @@ cdef inline const unsigned char* token_end(const unsigned char* p,
     return p
 
 
-cdef inline bint eisel_lemire(uint64_t w, int q, double* out) noexcept nogil:
-    """w * 10**q correctly rounded to a double, for 0 < w < 2**64; False when undecided.
+cdef inline const unsigned char* digit_loop(const unsigned char* p, const unsigned char* end,
+                                            uint64_t* value, int* count) noexcept nogil:
+    """Read the decimal digits at p into value (value * 10 + digit each, modulo 2**64)
+    and add their number to count; return the first byte after them.
+
+    One byte at a time: eight at once (SWAR) measured slower on LETOR-like
+    lines, whose run lengths the branch predictor learns, and the word's
+    first non-digit (a ctz) lengthens the chain from one token to the next."""
+    while p < end and is_digit(p[0]):
+        value[0] = value[0] * 10 + (p[0] - 48)
+        count[0] += 1
+        p += 1
+    return p
+
+
+cdef inline int eisel_lemire(uint64_t w, int q, bint negative, double* out) noexcept nogil:
+    """(-1)**negative * w * 10**q correctly rounded to a double, for 0 < w < 2**64.
+
+    Returns the double's biased binary exponent (1 .. 2046), or 0 when undecided.
 
     Eisel-Lemire (Lemire, "Number Parsing at a Gigabyte per Second", 2021):
     w, shifted left by its l leading zeros, times T[q] (5**q scaled into
@@ -163,15 +180,14 @@ cdef inline bint eisel_lemire(uint64_t w, int q, double* out) noexcept nogil:
     the exact one by under one unit of hi) is enough unless it is within that
     error of one, the second (T's low word) narrows the error to two units of
     mid, and a product still that near a halfway point (exact ties such as
-    2**53 + 1 among them) returns False, as do subnormal, zero and infinite
+    2**53 + 1 among them) returns 0, as do subnormal, zero and infinite
     results and q outside the table: the caller asks strtod.
     """
-    cdef uint64_t hi, mid, lo, carry, mask, m, sig, bits
+    cdef uint64_t hi, mid, lo, carry, mask, r, m, sig, bits
     cdef int l, upper, sh, i
     cdef int64_t biased
-    cdef bint round_bit
     if q < Q_MIN or q > Q_MAX:
-        return False
+        return 0
     i = q - Q_MIN
     l = clz64(w)
     w <<= l
@@ -179,31 +195,33 @@ cdef inline bint eisel_lemire(uint64_t w, int q, double* out) noexcept nogil:
     upper = <int>(hi >> 63)
     sh = 9 + upper
     mask = (<uint64_t>1 << sh) - 1
-    round_bit = (hi >> sh) & 1
-    if (round_bit and (hi & mask) == 0 and mid <= 2) or (not round_bit and (hi & mask) >= mask - 1):
+    r = hi & ((mask << 1) | 1)                     # the rounding bit and those below it
+    # Within the first product's error of a halfway point (r = 10..0): r = 01..10 or
+    # 01..11, or 10..0 with mid <= 2.  One unsigned test first, as it is rarely true
+    # (a branch on the rounding bit itself would be mispredicted half the time).
+    if r - (mask - 1) <= 2 and (r != mask + 1 or mid <= 2):
         carry = mul64(w, POW5[2 * i + 1], &lo)
         mid += carry
         hi += mid < carry
         upper = <int>(hi >> 63)
         sh = 9 + upper
         mask = (<uint64_t>1 << sh) - 1
-        round_bit = (hi >> sh) & 1
-        if ((round_bit and (hi & mask) == 0 and mid <= 2) or
-                (not round_bit and (hi & mask) == mask and mid >= ~(<uint64_t>3))):
-            return False
+        r = hi & ((mask << 1) | 1)
+        if (r == mask + 1 and mid <= 2) or (r == mask and mid >= ~(<uint64_t>3)):
+            return 0
     m = hi >> sh                                   # 2**53 <= m < 2**54
     sig = (m + 1) >> 1                             # ties excluded above: half up is nearest
     biased = POW10_EXP[i] - l + upper
     if biased <= 0:                                # subnormal or zero: strtod
-        return False
+        return 0
     if sig == (<uint64_t>1 << 53):
         sig >>= 1
         biased += 1
     if biased >= 2047:                             # overflow: strtod says inf
-        return False
-    bits = (<uint64_t>biased << 52) | (sig & ((<uint64_t>1 << 52) - 1))
+        return 0
+    bits = (<uint64_t>negative << 63) | (<uint64_t>biased << 52) | (sig & ((<uint64_t>1 << 52) - 1))
     memcpy(out, &bits, 8)
-    return True
+    return <int>biased
 
 
 cdef bint long_decimal(const unsigned char* s, int exp10, double* out) noexcept nogil:
@@ -235,50 +253,43 @@ cdef bint long_decimal(const unsigned char* s, int exp10, double* out) noexcept 
     if w == 0:
         out[0] = 0.0
         return True
-    if not eisel_lemire(w, q, &v):
+    if not eisel_lemire(w, q, False, &v):
         return False
-    if inexact and not (eisel_lemire(w + 1, q, &upper) and upper == v):
+    if inexact and not (eisel_lemire(w + 1, q, False, &upper) and upper == v):
         return False
     out[0] = v
     return True
 
 
-cdef inline const unsigned char* scan_double(const unsigned char* s, const unsigned char* end,
-                                             double* out, int* ok) noexcept nogil:
+cdef const unsigned char* scan_number(const unsigned char* s, const unsigned char* end,
+                                     double* out, int* ok) noexcept nogil:
     """Parse the number starting at s; return where its token ends.
 
-    Plain decimals are read exactly without strtod: mantissa < 2**53 and
+    Plain decimals are read exactly without strtod: mantissa <= 2**53 and
     |exponent| <= 22 by one correctly rounded multiply or divide (Clinger),
     other mantissas of up to 19 digits by eisel_lemire, longer ones by
     long_decimal; what those leave undecided (exact ties, subnormals,
     overflow), hex, inf and nan go through strtod on the whole token.  ok[0]
-    says which: EXACT (Clinger's path: finite and within float range),
-    NUMBER (any other, maybe inf or beyond float range) or NOT_A_NUMBER.
-    Telling EXACT apart lets the caller skip the range checks, whose
-    branches would wait for the division.
+    says which: EXACT (read here and below 2**127: finite and within float
+    range without looking at it), NUMBER (any other, maybe inf or beyond
+    float range) or NOT_A_NUMBER.  Telling EXACT apart lets the caller skip
+    the range checks, whose branches would wait for the division.
     """
     cdef const unsigned char* p = s
     cdef const unsigned char* first
     cdef bint negative = False
     cdef uint64_t mantissa = 0
     cdef int digits = 0, frac = 0, exponent = 0, exp_sign = 1, exp_digits = 0
-    cdef int e10
+    cdef int e10, biased
     cdef double v
     if p < end and (p[0] == 43 or p[0] == 45):    # '+' '-'
         negative = p[0] == 45
         p += 1
     first = p
-    while p < end and is_digit(p[0]):
-        mantissa = mantissa * 10 + (p[0] - 48)
-        digits += 1
-        p += 1
+    p = digit_loop(p, end, &mantissa, &digits)
     if p < end and p[0] == 46:                     # '.'
-        p += 1
-        while p < end and is_digit(p[0]):
-            mantissa = mantissa * 10 + (p[0] - 48)
-            digits += 1
-            frac += 1
-            p += 1
+        p = digit_loop(p + 1, end, &mantissa, &frac)
+        digits += frac
     if p < end and (p[0] == 101 or p[0] == 69) and digits > 0:    # 'e' 'E'
         p += 1
         if p < end and (p[0] == 43 or p[0] == 45):
@@ -307,19 +318,44 @@ cdef inline const unsigned char* scan_double(const unsigned char* s, const unsig
     if mantissa == 0:
         out[0] = -0.0 if negative else 0.0
         return p
-    if mantissa > MAX_EXACT or e10 < -22 or e10 > 22:
-        ok[0] = NUMBER
-        if eisel_lemire(mantissa, e10, &v):
-            out[0] = -v if negative else v
+    if mantissa <= MAX_EXACT and -22 <= e10 <= 22:
+        v = <double>mantissa
+        if e10 >= 0:
+            v = v * POW10[e10]
         else:
-            ok[0] = strtod_token(s, p, out)
+            v = v / POW10[-e10]
+        out[0] = -v if negative else v
         return p
-    v = <double>mantissa
-    if e10 >= 0:
-        v = v * POW10[e10]
-    else:
-        v = v / POW10[-e10]
+    biased = eisel_lemire(mantissa, e10, negative, out)
+    if biased:
+        ok[0] = EXACT if biased < 1023 + 127 else NUMBER
+        return p
+    ok[0] = strtod_token(s, p, out)
+    return p
+
+
+cdef inline const unsigned char* scan_double(const unsigned char* s, const unsigned char* end,
+                                             double* out, int* ok) noexcept nogil:
+    """scan_number, with its common case inline: [-]digits[.digits] of at most 19 digits
+    and at most 22 decimals, mantissa <= 2**53, then a delimiter: mantissa / 10**decimals,
+    both exact, so the one division rounds correctly (Clinger).  Anything else (exponents,
+    signs other than '-', longer mantissas, errors) is read again by scan_number."""
+    cdef const unsigned char* p = s
+    cdef uint64_t mantissa = 0
+    cdef int digits = 0, frac = 0
+    cdef bint negative
+    cdef double v
+    negative = p < end and p[0] == 45
+    p += negative
+    p = digit_loop(p, end, &mantissa, &digits)
+    if p < end and p[0] == 46:
+        p = digit_loop(p + 1, end, &mantissa, &frac)
+        digits += frac
+    if digits == 0 or digits > 19 or frac > 22 or mantissa > MAX_EXACT or not is_delim(p, end):
+        return scan_number(s, end, out, ok)
+    v = <double>mantissa / POW10[frac]
     out[0] = -v if negative else v
+    ok[0] = EXACT
     return p
 
 
@@ -391,6 +427,8 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
     cdef double value
     cdef int ok
     cdef int64_t index, previous, qid, ignored
+    cdef uint64_t uindex
+    cdef int index_digits
     cdef bint has_qid
     r.error = OK
     r.error_start = 0
@@ -441,11 +479,12 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                 break
             tok = p
             if is_digit(p[0]):                         # idx:value, the common case
-                index = 0
-                while p < end and is_digit(p[0]) and index <= MAX_INDEX:
-                    index = index * 10 + (p[0] - 48)
-                    p += 1
-                if p < end and p[0] == 58 and index <= MAX_INDEX and index >= 1 and index > previous:
+                uindex = 0
+                index_digits = 0
+                p = digit_loop(p, end, &uindex, &index_digits)
+                index = <int64_t>uindex
+                if (p < end and p[0] == 58 and index_digits <= 19 and uindex <= <uint64_t>MAX_INDEX
+                        and index > previous):                  # previous >= 0: index >= 1
                     stop = scan_double(p + 1, end, &value, &ok)
                     if ok == EXACT or (ok and isfinite(value) and
                                        (value_t is double or fabs(value) < FLOAT32_OVERFLOW)):
