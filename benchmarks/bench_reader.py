@@ -42,6 +42,16 @@ Usage::
     python benchmarks/bench_reader.py                 # 200 MB per file
     python benchmarks/bench_reader.py --size-mb 20 --keep
     python benchmarks/bench_reader.py --repeat 5 --compare /tmp/rankfast-main
+    python benchmarks/bench_reader.py --repeat 5 --svm-rank /tmp/svm_rank
+
+``--svm-rank DIR`` names a folder holding svm_rank's ``svm_rank_classify``,
+built from public sources outside the project (see the reference folder's
+BUILDING.md): it and ``rank_classify`` then score the dense file with the same
+linear model in turn, ``--repeat`` times each, timed from outside (interpreter
+start included; CPU = the child's user + system from wait4), and the median
+wall and CPU ratios are printed with the load average.  Without it, the
+figures recorded in benchmarks/README.md (from another machine) are all there
+is to compare with.
 """
 import argparse
 import gzip
@@ -357,6 +367,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="children per measurement; median time, highest peak (default 1)")
+    parser.add_argument("--svm-rank", metavar="DIR",
+                        help="folder with svm_rank_classify: run it and rank_classify in turn "
+                        "on the dense file, with wall and CPU ratios")
     parser.add_argument("--compare", metavar="DIR",
                         help="another rankfast checkout, kernels built in place: its rankfast "
                         "readers run in turn with this checkout's, with ratio rows")
@@ -367,6 +380,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.size_mb <= 0 or args.repeat < 1:
         parser.error("--size-mb must be positive and --repeat at least 1")
+    if args.svm_rank and not os.access(os.path.join(args.svm_rank, "svm_rank_classify"), os.X_OK):
+        parser.error(f"--svm-rank {args.svm_rank}: no executable svm_rank_classify there")
     if args.compare and not os.path.isfile(os.path.join(args.compare, "rankfast", "__init__.py")):
         parser.error(f"--compare {args.compare}: no rankfast/__init__.py there")
 
@@ -535,7 +550,48 @@ def _run(args, workdir, created):
     size = files["dense"][1]
     print(f"rank_classify dense {_mb(size):.1f} MB: {seconds:.2f} s wall (interpreter start "
           f"included), {_mb(size) / seconds:.1f} MB/s, peak RSS {_mb(peak):.1f} MB (absolute)")
+    if args.svm_rank:
+        created.append(predictions + ".svm_rank")
+        _against_svm_rank(args, files["dense"], model, predictions)
     return 0
+
+
+def run_program(argv):
+    """Wall and CPU seconds (user + system, from wait4) of one run of argv, output discarded."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[0]} exited with {proc.returncode}")
+    return seconds, usage.ru_utime + usage.ru_stime
+
+
+def _against_svm_rank(args, dense, model, predictions):
+    """svm_rank_classify and rank_classify on the dense file in turn: medians and ratios."""
+    path, size = dense
+    ours_argv = [sys.executable, os.path.join(ROOT, "rank_classify"), path, model, predictions]
+    theirs_argv = [os.path.join(args.svm_rank, "svm_rank_classify"), path, model,
+                   predictions + ".svm_rank"]
+    ours, theirs = [], []
+    for k in range(max(args.repeat, 3)):
+        pair = [(theirs_argv, theirs), (ours_argv, ours)]
+        for argv, into in (pair if k % 2 == 0 else pair[::-1]):
+            into.append(run_program(argv))
+    wall = statistics.median(t[0] / o[0] for o, t in zip(ours, theirs))
+    cpu = statistics.median(t[1] / o[1] for o, t in zip(ours, theirs))
+    ranked = np.loadtxt(predictions, ndmin=1)
+    reference = np.loadtxt(predictions + ".svm_rank", ndmin=1)
+    if ranked.shape != reference.shape or not np.allclose(ranked, reference, rtol=1e-6, atol=1e-9):
+        print("  WARNING: rank_classify's and svm_rank_classify's predictions differ")
+    load = os.getloadavg()
+    print(f"svm_rank_classify vs rank_classify, dense {_mb(size):.1f} MB, {len(ours)} runs each in "
+          f"turn (whole processes): svm_rank {statistics.median(t[0] for t in theirs):.2f} s wall "
+          f"{statistics.median(t[1] for t in theirs):.2f} s cpu, rank_classify "
+          f"{statistics.median(o[0] for o in ours):.2f} s wall {statistics.median(o[1] for o in ours):.2f} "
+          f"s cpu: rank_classify {wall:.2f}x faster (wall), {cpu:.2f}x (cpu); load average "
+          f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
