@@ -510,7 +510,7 @@ def _run(args, workdir, created):
         one, two = by[("rankfast", which)], by2.get(which)
         if one and two:
             print(f"rankfast two threads over one, {which:6s}: {one['seconds'] / two['seconds']:5.2f}x "
-                  f"(wall), {one['cpu'] / two['cpu']:5.2f}x CPU time per MB of one over two")
+                  f"as fast (wall); CPU seconds {two['cpu'] / one['cpu']:5.2f}x one thread's")
     for which in ("dense", "sparse"):
         ours = by[("rankfast", which)]
         if ours is None:
