@@ -9,8 +9,9 @@ dense   50 features, 6 significant digits, labels 0..4, 50 documents per
 sparse  10,000 columns, 20 random non-zeros per row (increasing indices),
         values U(0, 1) written with 6 decimals, 50 documents per query
 
-Readers: ``rankfast.load_svmlight`` (also on the dense file gzip-compressed;
-MB/s counts uncompressed bytes), the parser kernel alone (``_svmlight.parse_into`` into arrays sized for each chunk)
+Readers: ``rankfast.load_svmlight`` on one thread and on two (``n_jobs``; also
+on the dense file gzip-compressed, one thread; MB/s counts uncompressed bytes),
+the parser kernel alone (``_svmlight.parse_into`` into arrays sized for each chunk)
 over load_svmlight's chunks (CHUNK_BYTES, 8 MB) already in memory (the kernel without the Python wrapper),
 ``sklearn.datasets.load_svmlight_file`` without and with ``query_id=True``
 (skipped when scikit-learn is missing: ``pip install scikit-learn``; it is a
@@ -19,7 +20,14 @@ on the dense file (skipped while ``rankfast.cli`` does not exist).
 
 Seconds are the reader call alone, timed inside the child, as wall time and
 as CPU time (user + system; on a busy machine wall MB/s understate, and the
-load average is printed).  Peak RSS is the child's VmHWM at the end minus its
+load average is printed); with ``--repeat`` N, the median of N children.
+
+``--compare DIR`` times a second checkout of rankfast (its kernels built in
+place: ``python setup.py build_ext --inplace`` there) in the same run: each
+rankfast reader runs from DIR and from this checkout in turn (B A, A B, ...),
+and a ratio row (this checkout's MB/s over DIR's, wall and CPU, medians of
+the pairs) follows each pair of rows.  That is how a change to the parser is
+measured against the commit before it while the machine's load drifts.  Peak RSS is the child's VmHWM at the end minus its
 VmHWM once numpy, scipy and rankfast (and scikit-learn, for its readers) are
 imported; that import baseline is printed.  "array MB" is X.data + X.indices
 + X.indptr + y + qid.  MB = 10**6 bytes.  A child running longer than
@@ -33,12 +41,24 @@ Usage::
 
     python benchmarks/bench_reader.py                 # 200 MB per file
     python benchmarks/bench_reader.py --size-mb 20 --keep
+    python benchmarks/bench_reader.py --repeat 5 --compare /tmp/rankfast-main
+    python benchmarks/bench_reader.py --repeat 5 --svm-rank /tmp/svm_rank
+
+``--svm-rank DIR`` names a folder holding svm_rank's ``svm_rank_classify``,
+built from public sources outside the project (see the reference folder's
+BUILDING.md): it and ``rank_classify`` then score the dense file with the same
+linear model in turn, ``--repeat`` times each, timed from outside (interpreter
+start included; CPU = the child's user + system from wait4), and the median
+wall and CPU ratios are printed with the load average.  Without it, the
+figures recorded in benchmarks/README.md (from another machine) are all there
+is to compare with.
 """
 import argparse
 import gzip
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -211,7 +231,7 @@ def status(key):
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
-reader, path = sys.argv[1], sys.argv[2]
+reader, path, n_jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 import numpy as np, scipy.sparse, rankfast
 if reader.startswith("sklearn"):
     from sklearn.datasets import load_svmlight_file
@@ -225,7 +245,7 @@ base = status("VmHWM")
 r0 = resource.getrusage(resource.RUSAGE_SELF)
 t0 = time.perf_counter()
 if reader == "rankfast":
-    ds = rankfast.load_svmlight(path)
+    ds = rankfast.load_svmlight(path, n_jobs=n_jobs)
     X, y, qid = ds.X, ds.y, ds.qid
 elif reader == "sklearn":
     X, y = load_svmlight_file(path)
@@ -258,28 +278,44 @@ print(json.dumps(dict(seconds=seconds, cpu=cpu, base=base, peak=peak, arrays=arr
 """
 
 
-def run_reader(reader, path, repeat, timeout):
-    """Best time and highest peak of ``repeat`` fresh children reading ``path``.
+def run_child(reader, path, n_jobs, timeout, root=ROOT):
+    """One fresh child reading ``path`` with the rankfast of checkout ``root``.
 
-    None when a child runs longer than ``timeout`` seconds (it is killed).
+    None when it runs longer than ``timeout`` seconds (it is killed).
     """
-    best = None
-    for _ in range(repeat):
-        try:
-            proc = subprocess.run([sys.executable, "-c", CHILD, reader, path], cwd=ROOT,
-                                  capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-        if proc.returncode != 0:
-            raise RuntimeError(f"{reader} on {path} failed:\n{proc.stderr}")
-        got = json.loads(proc.stdout.strip().splitlines()[-1])
-        if best is None:
-            best = got
-        else:
-            best["seconds"] = min(best["seconds"], got["seconds"])
-            best["cpu"] = min(best["cpu"], got["cpu"])
-            best["peak"] = max(best["peak"], got["peak"])
+    try:
+        proc = subprocess.run([sys.executable, "-c", CHILD, reader, path, str(n_jobs)], cwd=root,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    if proc.returncode != 0:
+        raise RuntimeError(f"{reader} on {path} ({root}) failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def summarise(runs):
+    """Median wall and CPU seconds and the highest peak of several children's results."""
+    if not runs or any(r is None for r in runs):
+        return None
+    best = dict(runs[0])
+    best["seconds"] = statistics.median(r["seconds"] for r in runs)
+    best["cpu"] = statistics.median(r["cpu"] for r in runs)
+    best["peak"] = max(r["peak"] for r in runs)
+    best["runs"] = runs
     return best
+
+
+def run_reader(reader, path, n_jobs, repeat, timeout, other=None):
+    """``repeat`` children of this checkout's reader, summarised; with ``other`` (a
+    checkout's directory) as many of its, in turn (B A, A B, ...): (ours, theirs)."""
+    ours, theirs = [], []
+    for k in range(repeat):
+        order = [(ROOT, ours)] + ([(other, theirs)] if other else [])
+        for root, into in (order[::-1] if k % 2 == 0 else order):
+            into.append(run_child(reader, path, n_jobs, timeout, root))
+            if into[-1] is None:
+                return summarise(ours), summarise(theirs) if other else None
+    return summarise(ours), summarise(theirs) if other else None
 
 
 def run_classify(test, model, predictions, repeat):
@@ -330,7 +366,13 @@ def main(argv=None):
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
     parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     parser.add_argument("--repeat", type=int, default=1,
-                        help="children per measurement; best time, highest peak (default 1)")
+                        help="children per measurement; median time, highest peak (default 1)")
+    parser.add_argument("--svm-rank", metavar="DIR",
+                        help="folder with svm_rank_classify: run it and rank_classify in turn "
+                        "on the dense file, with wall and CPU ratios")
+    parser.add_argument("--compare", metavar="DIR",
+                        help="another rankfast checkout, kernels built in place: its rankfast "
+                        "readers run in turn with this checkout's, with ratio rows")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds after which a reader's child is killed and reported "
                         "as timed out (default 300; scikit-learn's query_id=True is "
@@ -338,6 +380,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.size_mb <= 0 or args.repeat < 1:
         parser.error("--size-mb must be positive and --repeat at least 1")
+    if args.svm_rank and not os.access(os.path.join(args.svm_rank, "svm_rank_classify"), os.X_OK):
+        parser.error(f"--svm-rank {args.svm_rank}: no executable svm_rank_classify there")
+    if args.compare and not os.path.isfile(os.path.join(args.compare, "rankfast", "__init__.py")):
+        parser.error(f"--compare {args.compare}: no rankfast/__init__.py there")
 
     if args.workdir:
         os.makedirs(args.workdir, exist_ok=True)
@@ -359,6 +405,23 @@ def main(argv=None):
             print(f"\nfiles kept in {workdir}")
 
 
+def _print_comparison(compared, names, other):
+    """This checkout's readers against ``other``'s, pair by pair (medians of per-pair ratios)."""
+    if not compared:
+        return
+    print(f"\nthis checkout ({ROOT}) against {other}, run in turn: MB/s, and ours over theirs "
+          f"(median of the pairs' ratios)")
+    for reader, which, n_jobs, size, ours, theirs in compared:
+        if ours is None or theirs is None:
+            print(f"  {names[reader]:28s} {which:9s} -j{n_jobs}: timed out")
+            continue
+        wall = statistics.median(b["seconds"] / a["seconds"] for a, b in zip(ours["runs"], theirs["runs"]))
+        cpu = statistics.median(b["cpu"] / a["cpu"] for a, b in zip(ours["runs"], theirs["runs"]))
+        print(f"  {names[reader]:28s} {which:9s} -j{n_jobs}: ours {_mb(size) / ours['seconds']:7.1f} "
+              f"wall {_mb(size) / ours['cpu']:7.1f} cpu, theirs {_mb(size) / theirs['seconds']:7.1f} "
+              f"wall {_mb(size) / theirs['cpu']:7.1f} cpu; ratio {wall:5.2f}x wall {cpu:5.2f}x cpu")
+
+
 def _run(args, workdir, created):
     files = {}
     for kind in ("dense", "sparse"):
@@ -377,18 +440,23 @@ def _run(args, workdir, created):
           f"{time.perf_counter() - t0:.1f} s")
 
     with_sklearn = has_module("sklearn")
-    plan = [("rankfast", "dense"), ("rankfast", "sparse"), ("rankfast", "dense.gz"),
-            ("kernel", "dense"), ("kernel", "sparse")]
+    plan = [("rankfast", "dense", 1), ("rankfast", "dense", 2), ("rankfast", "sparse", 1),
+            ("rankfast", "sparse", 2), ("rankfast", "dense.gz", 1),
+            ("kernel", "dense", 1), ("kernel", "sparse", 1)]
     if with_sklearn:
-        plan += [("sklearn", "dense"), ("sklearn", "sparse"),
-                 ("sklearn-qid", "dense"), ("sklearn-qid", "sparse")]
+        plan += [("sklearn", "dense", 1), ("sklearn", "sparse", 1),
+                 ("sklearn-qid", "dense", 1), ("sklearn-qid", "sparse", 1)]
 
-    rows = []
-    for reader, which in plan:
+    rows, compared = [], []
+    for reader, which, n_jobs in plan:
         path = gz if which == "dense.gz" else files[which][0]
         size = files["dense" if which == "dense.gz" else which][1]
-        print(f"  reading {which:8s} with {reader} ...", flush=True)
-        rows.append((reader, which, size, run_reader(reader, path, args.repeat, args.timeout)))
+        other = args.compare if reader in ("rankfast", "kernel") else None
+        print(f"  reading {which:8s} with {reader} (n_jobs={n_jobs}) ...", flush=True)
+        ours, theirs = run_reader(reader, path, n_jobs, args.repeat, args.timeout, other)
+        rows.append((reader, which, n_jobs, size, ours))
+        if other:
+            compared.append((reader, which, n_jobs, size, ours, theirs))
 
     names = {"rankfast": "rankfast.load_svmlight",
              "kernel": "_svmlight.parse_into only",
@@ -399,11 +467,12 @@ def _run(args, workdir, created):
           f"{'cpu s':>7s} {'MB/cpu s':>8s} {'peak RSS MB':>11s} {'array MB':>8s} "
           f"{'RSS/arrays':>10s}  target (wall / cpu)")
     baselines = {}
-    for reader, which, size, r in rows:
+    for reader, which, n_jobs, size, r in rows:
+        name = names[reader] + (f" -j{n_jobs}" if reader == "rankfast" else "")
         if r is None:
             slowest = f">{args.timeout:.0f}"
             fastest = f"<{_mb(size) / args.timeout:.2f}"
-            print(f"{names[reader]:28s} {which:9s} {_mb(size):6.1f} {slowest:>8s} "
+            print(f"{name:28s} {which:9s} {_mb(size):6.1f} {slowest:>8s} "
                   f"{fastest:>6s}  (killed after --timeout {args.timeout:.0f} s)")
             continue
         speed, cpu_speed = _mb(size) / r["seconds"], _mb(size) / r["cpu"]
@@ -411,13 +480,13 @@ def _run(args, workdir, created):
         baselines[reader] = r["base"]
         ratio = extra / r["arrays"] if r["arrays"] else float("nan")
         target = ""
-        if reader == "rankfast":
+        if reader == "rankfast" and n_jobs == 1:
             verdict = lambda ok: "ok" if ok else "MISS"  # noqa: E731
             target = (f"{verdict(speed >= TARGET_MB_S)} / {verdict(cpu_speed >= TARGET_MB_S)} "
                       f">={TARGET_MB_S:.0f} MB/s, {verdict(ratio <= TARGET_MEMORY_RATIO)} "
                       f"<={TARGET_MEMORY_RATIO:.0f}x arrays")
         arrays = _mb(r["arrays"]) if r["arrays"] else float("nan")
-        print(f"{names[reader]:28s} {which:9s} {_mb(size):6.1f} {r['seconds']:8.2f} "
+        print(f"{name:28s} {which:9s} {_mb(size):6.1f} {r['seconds']:8.2f} "
               f"{speed:6.1f} {r['cpu']:7.2f} {cpu_speed:8.1f} {_mb(extra):11.1f} "
               f"{arrays:8.1f} {ratio:10.2f}  {target}")
     load = os.getloadavg()[0]
@@ -434,7 +503,14 @@ def _run(args, workdir, created):
     print("'_svmlight.parse_into only' reads the file into memory first (untimed, "
           "in its baseline) and parses CHUNK_BYTES chunks: the kernel without data.py's wrapper")
 
-    by = {(reader, which): r for reader, which, _, r in rows}
+    _print_comparison(compared, names, args.compare)
+    by = {(reader, which): r for reader, which, n_jobs, _, r in rows if n_jobs == 1}
+    by2 = {which: r for reader, which, n_jobs, _, r in rows if reader == "rankfast" and n_jobs == 2}
+    for which in ("dense", "sparse"):
+        one, two = by[("rankfast", which)], by2.get(which)
+        if one and two:
+            print(f"rankfast two threads over one, {which:6s}: {one['seconds'] / two['seconds']:5.2f}x "
+                  f"as fast (wall); CPU seconds {two['cpu'] / one['cpu']:5.2f}x one thread's")
     for which in ("dense", "sparse"):
         ours = by[("rankfast", which)]
         if ours is None:
@@ -474,7 +550,48 @@ def _run(args, workdir, created):
     size = files["dense"][1]
     print(f"rank_classify dense {_mb(size):.1f} MB: {seconds:.2f} s wall (interpreter start "
           f"included), {_mb(size) / seconds:.1f} MB/s, peak RSS {_mb(peak):.1f} MB (absolute)")
+    if args.svm_rank:
+        created.append(predictions + ".svm_rank")
+        _against_svm_rank(args, files["dense"], model, predictions)
     return 0
+
+
+def run_program(argv):
+    """Wall and CPU seconds (user + system, from wait4) of one run of argv, output discarded."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[0]} exited with {proc.returncode}")
+    return seconds, usage.ru_utime + usage.ru_stime
+
+
+def _against_svm_rank(args, dense, model, predictions):
+    """svm_rank_classify and rank_classify on the dense file in turn: medians and ratios."""
+    path, size = dense
+    ours_argv = [sys.executable, os.path.join(ROOT, "rank_classify"), path, model, predictions]
+    theirs_argv = [os.path.join(args.svm_rank, "svm_rank_classify"), path, model,
+                   predictions + ".svm_rank"]
+    ours, theirs = [], []
+    for k in range(max(args.repeat, 3)):
+        pair = [(theirs_argv, theirs), (ours_argv, ours)]
+        for argv, into in (pair if k % 2 == 0 else pair[::-1]):
+            into.append(run_program(argv))
+    wall = statistics.median(t[0] / o[0] for o, t in zip(ours, theirs))
+    cpu = statistics.median(t[1] / o[1] for o, t in zip(ours, theirs))
+    ranked = np.loadtxt(predictions, ndmin=1)
+    reference = np.loadtxt(predictions + ".svm_rank", ndmin=1)
+    if ranked.shape != reference.shape or not np.allclose(ranked, reference, rtol=1e-6, atol=1e-9):
+        print("  WARNING: rank_classify's and svm_rank_classify's predictions differ")
+    load = os.getloadavg()
+    print(f"svm_rank_classify vs rank_classify, dense {_mb(size):.1f} MB, {len(ours)} runs each in "
+          f"turn (whole processes): svm_rank {statistics.median(t[0] for t in theirs):.2f} s wall "
+          f"{statistics.median(t[1] for t in theirs):.2f} s cpu, rank_classify "
+          f"{statistics.median(o[0] for o in ours):.2f} s wall {statistics.median(o[1] for o in ours):.2f} "
+          f"s cpu: rank_classify {wall:.2f}x faster (wall), {cpu:.2f}x (cpu); load average "
+          f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
