@@ -134,3 +134,16 @@ def all_finite(const value_t[::1] values, int n_threads=1):
             if (s0 + s1) + (s2 + s3) != 0.0:
                 bad += 1
     return bad == 0
+
+
+def column_abs_max(const value_t[::1] data, const index_t[::1] indices, double[::1] out):
+    """out[j] = max(out[j], |x|) over the stored entries x of every column j (out: zeros, one per column)."""
+    cdef Py_ssize_t k
+    cdef double v
+    with nogil:
+        for k in range(data.shape[0]):
+            v = data[k]
+            if v < 0:
+                v = -v
+            if v > out[indices[k]]:
+                out[indices[k]] = v

@@ -29,6 +29,7 @@ scales (one ranking of regression data); ``log`` for heavy-tailed counts.
 """
 import numpy as np
 
+from . import _csr
 from .csr import CSR, as_csr, issparse
 from .errors import UsageError
 
@@ -180,15 +181,25 @@ def _standard_deviations(X):
 
 
 def scale_spread(X):
-    """max / min over the columns of each column's largest |value| (non-zero columns), or 1."""
+    """max / min over the columns of each column's largest |value| (non-zero columns), or 1.
+
+    One pass over the stored values, no copy of them (rank_learn asks at -v 1, the
+    default, before every fit).
+    """
     if issparse(X):
-        X = as_csr(X)                    # only the columns present: d may be 2^31
-        columns, where = np.unique(X.indices, return_inverse=True)
-        largest = np.zeros(len(columns))
-        np.maximum.at(largest, where.ravel(), np.abs(X.data.astype(np.float64)))
+        X = as_csr(X)
+        if X.shape[1] <= 4 * X.nnz + 1024:          # as compact_columns: d may be 2^31
+            largest = np.zeros(X.shape[1])
+            _csr.column_abs_max(X.kernel_data(), X.indices, largest)
+        else:
+            columns, where = np.unique(X.indices, return_inverse=True)
+            largest = np.zeros(len(columns))
+            np.maximum.at(largest, where.ravel(), np.abs(X.data.astype(np.float64)))
+    elif X.shape[0]:
+        X = np.asarray(X)
+        largest = np.maximum(np.abs(X.max(axis=0)), np.abs(X.min(axis=0))).astype(np.float64)
     else:
-        largest = np.abs(np.asarray(X, dtype=np.float64)).max(axis=0) if X.shape[0] else \
-            np.zeros(X.shape[1])
+        largest = np.zeros(X.shape[1])
     largest = largest[largest > 0]
     return float(largest.max() / largest.min()) if len(largest) else 1.0
 
