@@ -207,3 +207,17 @@ def test_a_note_suggests_normalize_when_scales_differ(tmp_path, capsys):
     write_data(train, brute_query_min_max(X, qid), y, qid)
     assert learn_main(["-v", "1", str(train), str(tmp_path / "m")]) == 0
     assert "--normalize" not in capsys.readouterr().err
+
+
+def test_scale_spread_is_the_ratio_of_the_columns_largest_magnitudes():
+    from rankfast.csr import CSR
+    from rankfast.normalize import scale_spread
+    X, _, _ = raw_data(negative=True)
+    largest = np.abs(X).max(axis=0)
+    expected = largest[largest > 0].max() / largest[largest > 0].min()
+    assert scale_spread(X) == pytest.approx(expected, rel=1e-12)
+    sparse = sp.csr_matrix(X)
+    assert scale_spread(sparse) == pytest.approx(expected, rel=1e-12)
+    wide = CSR(sparse.data, sparse.indices.astype(np.int64), sparse.indptr.astype(np.int64),
+               (X.shape[0], 2**40))                      # the unique path: no array of 2^40
+    assert scale_spread(wide) == pytest.approx(expected, rel=1e-12)
