@@ -318,6 +318,9 @@ class HuberObjective:
         self.X, self.loss, self.delta = products, loss, float(delta)
         self.theta = 1.0 - self.delta
         self.inverse_diagonal = inverse_diagonal
+        sizes = np.diff(loss.starts)
+        self._query = np.repeat(np.arange(len(sizes)), sizes)      # each document's query
+        self._sizes = np.maximum(sizes, 1)
         self._scores = self._order = None
 
     def _order_of(self, scores):
@@ -337,10 +340,8 @@ class HuberObjective:
         """Scores less their query's mean: the pairs see the same differences, and the
         kernels' sums of squares (of scores, not of margins) lose far less to
         cancellation, which the 1/δ of the difference below would magnify."""
-        sizes = np.maximum(np.diff(self.loss.starts), 1)
-        query = np.repeat(np.arange(len(sizes)), np.diff(self.loss.starts))
-        mean = np.bincount(query, weights=scores, minlength=len(sizes)) / sizes
-        return scores - mean[query]
+        mean = np.bincount(self._query, weights=scores, minlength=len(self._sizes)) / self._sizes
+        return scores - mean[self._query]
 
     def score_space(self, scores, order):
         """(L_δ, ∂L_δ/∂s) at scores (δ = 1: the squared hinge (1 − m)₊² / 2 alone)."""
