@@ -174,3 +174,16 @@ def test_rankncg_refines_its_erfc_sums_rather_than_stop_on_them():
     X, y, qid = unscaled(one_ranking=False, seed=5)
     model = RankNCG(C=10.0, erfc_eps=1e-3).fit(X, y, qid)
     assert model.result_.message == "gradient norm below tolerance"
+
+
+@pytest.mark.parametrize("make", [lambda j: RankSVML1(C=1.0, n_jobs=j),           # smoothing path
+                                  lambda j: RankSVM(C=1.0, n_jobs=j),
+                                  lambda j: RankNCG(C=10.0, erfc_eps=1e-3, n_jobs=j),  # refined sums
+                                  lambda j: RankSVM(C=1.0, n_jobs=j, normalize="query")])
+def test_the_new_paths_give_the_same_bits_for_any_thread_count(make, every_thread_counts):
+    X, y, qid = unscaled(one_ranking=True, seed=6)
+    models = [make(j).fit(X, y, qid) for j in (1, 2, 3)]
+    if isinstance(models[0], RankSVML1):
+        assert type(models[0].result_).__name__ == "SmoothingResult"
+    for model in models[1:]:
+        assert model.weights_.tobytes() == models[0].weights_.tobytes()
