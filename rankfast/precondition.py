@@ -31,11 +31,14 @@ import numpy as np
 from .csr import issparse
 
 FULL_MAX = 2048                 # largest d whose d × d matrix is formed
-BLOCK_ROWS = 1 << 15            # rows densified and centred at a time (whole queries)
+BLOCK_VALUES = 1 << 22          # values of X densified at a time (32 MB)
 
 
 def pair_gram(X, starts, rank, query_weight):
     """XᵀLX = Σ_q c_q Σ_{pairs of q with different labels} (x_l − x_k)(x_l − x_k)ᵀ.
+
+    Rows are densified BLOCK_VALUES at a time: whole queries together, a query larger
+    than that in pieces (its mean and level sums first, then its centred rows).
 
     Parameters
     ----------
@@ -56,37 +59,62 @@ def pair_gram(X, starts, rank, query_weight):
     gram = np.zeros((d, d))
     starts = np.asarray(starts, dtype=np.int64)
     query_weight = np.asarray(query_weight, dtype=np.float64)
-    first = 0
-    n_queries = len(starts) - 1
+    budget = max(BLOCK_VALUES // max(d, 1), 1)
+    first, n_queries = 0, len(starts) - 1
     while first < n_queries:
-        last = int(np.searchsorted(starts, starts[first] + BLOCK_ROWS, side="right")) - 1
+        last = int(np.searchsorted(starts, starts[first] + budget, side="right")) - 1
         last = min(max(last, first + 1), n_queries)
-        _add_block(gram, X, starts[first:last + 1], rank, query_weight[first:last])
+        _add_queries(gram, X, starts[first:last + 1], rank, query_weight[first:last], budget)
         first = last
     return 0.5 * (gram + gram.T)
 
 
-def _add_block(gram, X, starts, rank, query_weight):
+def _dense(X, begin, end):
+    """Rows begin..end of X as a new dense float64 array."""
+    rows = X[begin:end]
+    return (rows.toarray() if issparse(rows) else np.asarray(rows)).astype(np.float64)
+
+
+def _runs(labels):
+    """(starts, labels) of the runs of equal values in labels."""
+    heads = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
+    return heads, labels[heads]
+
+
+def _add_queries(gram, X, starts, rank, query_weight, budget):
     """Add the queries of X[starts[0]:starts[-1]] to gram (see the module docstring)."""
     begin, end = int(starts[0]), int(starts[-1])
-    block = X[begin:end]
-    block = block.toarray() if issparse(block) else np.array(block, dtype=np.float64)
-    block = block.astype(np.float64, copy=False)
-    local = starts - begin
-    sizes = np.diff(local)
+    sizes = np.diff(starts)
     query = np.repeat(np.arange(len(sizes)), sizes)
-    block -= (np.add.reduceat(block, local[:-1], axis=0) / sizes[:, None])[query]
-    order = np.lexsort((rank[begin:end], query))
-    level_key = query[order] * (int(rank[begin:end].max()) + 1) + rank[begin:end][order]
+    ranks = rank[begin:end]
+    order = np.lexsort((ranks, query))
+    level_key = query[order] * (int(ranks.max()) + 1) + ranks[order]
     level_starts = np.flatnonzero(np.r_[True, np.diff(level_key) != 0])
     level_size = np.diff(np.r_[level_starts, len(order)])
     level_of = np.empty(len(order), dtype=np.int64)
     level_of[order] = np.repeat(np.arange(len(level_starts)), level_size)
+    pieces = [(a - begin, min(a + budget, end) - begin) for a in range(begin, end, budget)]
+    blocks = {}
+    query_sums = np.zeros((len(sizes), X.shape[1]))
+    for a, b in pieces:                          # each query's sum (rows are grouped by query)
+        block = blocks[a] = _dense(X, begin + a, begin + b)
+        heads, queries = _runs(query[a:b])
+        query_sums[queries] += np.add.reduceat(block, heads, axis=0)
+        if len(pieces) > 1:
+            blocks.clear()                       # densified again below: memory stays bounded
+    mean = query_sums / sizes[:, None]
     c = query_weight[query]
-    rows = block * np.sqrt(c * (sizes[query] - level_size[level_of]))[:, None]
-    gram += rows.T @ rows
-    level_sums = np.add.reduceat(block[order], level_starts, axis=0)
-    level_sums *= np.sqrt(c[order[level_starts]])[:, None]
+    weight = np.sqrt(c * (sizes[query] - level_size[level_of]))
+    level_sums = np.zeros((len(level_starts), X.shape[1]))
+    for a, b in pieces:
+        block = blocks.pop(a) if a in blocks else _dense(X, begin + a, begin + b)
+        block -= mean[query[a:b]]                # centred: Σ_q x = 0
+        by_level = np.argsort(level_of[a:b], kind="stable")
+        heads, levels = _runs(level_of[a:b][by_level])
+        level_sums[levels] += np.add.reduceat(block[by_level], heads, axis=0)
+        block *= weight[a:b, None]               # c_q (m_q − m_level) on each row's square
+        gram += block.T @ block
+    level_sums *= np.sqrt(query_weight[query[order[level_starts]]])[:, None]
     gram += level_sums.T @ level_sums
 
 

@@ -45,7 +45,7 @@ CASES = {
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_pair_gram_is_the_pairs_sum(case, sparse, monkeypatch):
-    monkeypatch.setattr(precondition, "BLOCK_ROWS", 5)        # blocks of whole queries
+    monkeypatch.setattr(precondition, "BLOCK_VALUES", 25)  # 5 rows: queries together, or in pieces
     X, starts, rank, weight = queries(1, **case)
     expected = pairs_gram(X, starts, rank, weight)
     A = as_csr(sp.csr_matrix(X)) if sparse else X
