@@ -76,7 +76,7 @@ import numpy as np
 from . import _hinge, _prsvm
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
-from ._threads import query_chunks, resolve_n_jobs, stored_entries
+from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .errors import UsageError
 from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model, pair_square_sums,
                      training_arrays)
@@ -579,6 +579,7 @@ class RankSVML1(LinearRanker):
         self.normalize = normalize
         self.n_jobs = n_jobs
 
+    @blas_single_thread
     def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
             eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.

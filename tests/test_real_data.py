@@ -94,3 +94,14 @@ def test_the_hessian_preconditioner_is_what_makes_raw_mslr_fast(mslr, monkeypatc
     assert strong.decrease > weak.decrease
     assert weak_newton.cg_iterations > 3 * newton.cg_iterations
     assert newton.f <= weak_newton.f * (1 + 1e-4)
+
+
+@pytest.mark.parametrize("make", [lambda j: RankSVM(C=1.0, n_jobs=j), lambda j: RankNCG(C=1.0, n_jobs=j),
+                                  lambda j: RankSVML1(C=0.01, n_jobs=j)],
+                         ids=["prsvm", "rankncg", "svmrank"])
+def test_the_hessian_preconditioned_paths_give_the_same_bits_for_any_thread_count(
+        mslr, make, every_thread_counts):
+    train, _ = mslr
+    models = [make(j).fit(train.features, train.y, train.qid) for j in (1, 2, 3)]
+    for model in models[1:]:
+        assert model.weights_.tobytes() == models[0].weights_.tobytes()
