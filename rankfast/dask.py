@@ -473,6 +473,43 @@ def _hinge_diagonal(shard):
     return shard.objective.pair_diagonal
 
 
+def _pair_gram(shard):
+    """(the shard's XᵀLX, its stored entries): its part of the full preconditioner."""
+    preconditioner = shard.objective.preconditioner
+    return preconditioner.gram(), preconditioner.stored_entries
+
+
+def _stored_entries(shard):
+    return shard.objective.preconditioner.stored_entries
+
+
+class _Strengthened:
+    """The driver's preconditioner: the shards' summed diagonal, then, when the solver asks
+    (rankfast.precondition.PairPreconditioner.strengthen) and it is cheap, the summed
+    d × d matrix I + scale · XᵀLX (one round of tasks, one d × d matrix from each shard)."""
+
+    def __init__(self, shards, diagonal, scale):
+        self.shards, self.scale = shards, scale
+        self.inverse_diagonal = 1.0 / diagonal
+        self.full = None
+        self.asked = False
+
+    def __call__(self, v):
+        return self.inverse_diagonal * v if self.full is None else self.full(v)
+
+    def strengthen(self):
+        from .precondition import FullPreconditioner, full_is_cheap
+        if self.asked:
+            return False
+        self.asked = True
+        d = len(self.inverse_diagonal)
+        if not full_is_cheap(d, _ordered_sum(self.shards.map(_stored_entries))):
+            return False
+        self.full = FullPreconditioner(_ordered_sum(g for g, _ in self.shards.map(_pair_gram)),
+                                       self.scale)
+        return True
+
+
 def _hinge_hessvec(shard, tag, v):
     _check(shard, tag)
     return shard.objective.hessvec(v) - v
@@ -505,11 +542,15 @@ class NewtonObjective(_Stepper):
     def __init__(self, shards):
         super().__init__(shards)
         self.tag, self.w, self.direction = 0, None, None
-        # Jacobi, as SquaredHingeObjective's: the shards' parts of the pair diagonal
-        self.inverse_diagonal = 1.0 / (1.0 + _ordered_sum(shards.map(_hinge_diagonal)))
+        # as SquaredHingeObjective's: the shards' parts of the pair diagonal, then of I + 2XᵀLX
+        self.preconditioner = _Strengthened(
+            shards, 1.0 + _ordered_sum(shards.map(_hinge_diagonal)), 2.0)
 
     def precondition(self, r):
-        return self.inverse_diagonal * r
+        return self.preconditioner(r)
+
+    def strengthen(self):
+        return self.preconditioner.strengthen()
 
     def value_grad(self, w):
         self.tag += 1
@@ -565,16 +606,16 @@ class _ErfcPart:
         from .rankncg import ErfcPairObjective
         from .ranksvm import query_weights
         X, y, starts = _grouped(part, used)
-        # the driver preconditions with the shards' summed diagonals (queries cut across
-        # shards have no per-shard d × d Hessian to sum)
+        # never strengthened here: the driver sums the shards' parts (_Strengthened)
         self.objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, C, loss, n_queries),
                                            eps, fast, preconditioner="diagonal")
+        self.refined = 0                # the driver's refine() calls this objective has had
         self.tag = self.scores = self.gamma = self.sd = None
         self.gammas = {}
 
     def __getstate__(self):
-        return {"objective": self.objective, "tag": None, "scores": None, "gamma": None,
-                "sd": None, "gammas": {}}
+        return {"objective": self.objective, "refined": self.refined, "tag": None,
+                "scores": None, "gamma": None, "sd": None, "gammas": {}}
 
 
 def _erfc_constants(shard):
@@ -583,6 +624,18 @@ def _erfc_constants(shard):
     ob = shard.objective
     pair_squares = (1.0 / ob.inverse_diagonal - 1.0) / PSI2_MAX
     return pair_squares, ob.products.rmatvec(ob.delta, entries="abs")
+
+
+def _erfc_refine(shard, times):
+    """The shard's fast sums refined ``times`` times since it was built (ErfcPairObjective.refine:
+    a shard recomputed after a lost worker starts again from the first accuracy);
+    (whether the last refinement did anything, eps, the shard's |X|ᵀδ)."""
+    ob = shard.objective
+    refined = True
+    while shard.refined < times:
+        refined = ob.refine()
+        shard.refined += 1
+    return refined, ob.eps, ob.products.rmatvec(ob.delta, entries="abs")
 
 
 def _erfc_point(shard, tag, w):
@@ -651,8 +704,10 @@ class ErfcObjective(_Stepper):
         from .rankncg import PSI2_MAX
         super().__init__(shards)
         parts = shards.map(_erfc_constants)
-        self.inverse_diagonal = 1.0 / (1.0 + PSI2_MAX * _ordered_sum(p[0] for p in parts))
+        self.preconditioner = _Strengthened(
+            shards, 1.0 + PSI2_MAX * _ordered_sum(p[0] for p in parts), PSI2_MAX)
         self.error_vector = _ordered_sum(p[1] for p in parts)
+        self.refined = 0                # refinements of the shards' fast sums (refine)
         self.tag, self.current, self.direction = 0, None, None
 
     def _new_tag(self):
@@ -665,7 +720,18 @@ class ErfcObjective(_Stepper):
         return _Point(w, w + _ordered_sum(self.shards.map(_erfc_point, tag, w)), tag)
 
     def precondition(self, g):
-        return self.inverse_diagonal * g
+        return self.preconditioner(g)
+
+    def strengthen(self):
+        return self.preconditioner.strengthen()
+
+    def refine(self):
+        """The shards' fast sums 1e4 times more accurate, as ErfcPairObjective.refine."""
+        self.refined += 1
+        parts = list(self.shards.map(_erfc_refine, self.refined))
+        self.error_vector = _ordered_sum(p[2] for p in parts)
+        self.eps = parts[0][1]
+        return all(p[0] for p in parts)
 
     def gradient_error(self):
         return self.error_vector
@@ -675,6 +741,8 @@ class ErfcObjective(_Stepper):
 
     def restore(self):
         tag, w = self.current
+        if self.refined:
+            self.shards.map(_erfc_refine, self.refined)
         self.shards.map(_erfc_point, tag, w)
         if self.direction is not None:
             self.shards.map(_erfc_line, tag, self.direction)
