@@ -112,12 +112,18 @@ class Metric:
             return f"NDCG{at} ({metrics.ndcg_label(self.convention)})"
         return {"map": "MAP", "err": f"ERR{at}", "pairs": "pair accuracy"}[self.kind]
 
-    def evaluate(self, scores, labels, qid, per_query=False, max_grade=None):
+    def evaluate(self, scores, labels, qid, per_query=False, max_grade=None, weight=None):
         """The metric of scores (mean over queries, pairs pooled), or per query (nan: no pair).
 
         ``max_grade``: ERR's g_max (rankfast.metrics.err); cross-validation
         passes the whole data set's, so that every fold grades alike.
+        ``weight`` (one per row, the same within a query; not with
+        per_query): each query counts w_q times, in the mean over queries
+        and in the pooled pairs (a weight of 2 is the query twice; nan when
+        every weight is 0).
         """
+        if weight is not None and not per_query:
+            return self._weighted(scores, labels, qid, max_grade, weight)
         if self.kind == "pairs":
             swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
             if per_query:
@@ -131,6 +137,18 @@ class Metric:
             return metrics.err(scores, labels, qid, k=self.k, max_grade=max_grade,
                                per_query=per_query)
         return metrics.mean_average_precision(scores, labels, qid, per_query=per_query)
+
+    def _weighted(self, scores, labels, qid, max_grade, weight):
+        query, n_queries = query_index(qid)
+        w = np.zeros(n_queries)
+        w[query] = weight
+        if self.kind == "pairs":
+            swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+            total = w @ pairs
+            return float(1.0 - (w @ swapped) / total) if total > 0 else float("nan")
+        values = self.evaluate(scores, labels, qid, True, max_grade)
+        total = w.sum()
+        return float(w @ values / total) if total > 0 else float("nan")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,6 +328,12 @@ class CVResult:
     rule : {"best", "1se"}
     validation : bool
         Whether the folds are the queries of a validation set (ValidationSet).
+    weights : ndarray, shape (folds,), or None
+        Each fold's weight when the folds are queries of weighted training
+        data (RankRLS's exact leave-query-out with sample_weight): the mean
+        and sd over folds are weighted, each query counting w_q times, and
+        the standard error divides by the root of the effective number of
+        folds (Σw)² / Σw² (Kish).  None: every fold counts once.
     chosen : int
         The row the rule picks.
     best : int
@@ -322,6 +346,7 @@ class CVResult:
     folds: str
     rule: str = "best"
     validation: bool = False
+    weights: np.ndarray = None
     chosen: int = dataclasses.field(init=False)
     best: int = dataclasses.field(init=False)
 
@@ -332,28 +357,45 @@ class CVResult:
         self.best = choose(self.mean[:, 0], self.se[:, 0], C, "best")
         self.chosen = choose(self.mean[:, 0], self.se[:, 0], C, self.rule)
 
+    def _fold_weights(self):
+        """Each fold's weight where its value is defined, 0 elsewhere: shape of values."""
+        defined = np.isfinite(self.values)
+        if self.weights is None:
+            return defined.astype(np.float64)
+        return np.where(defined, np.asarray(self.weights, dtype=np.float64)[None, :, None], 0.0)
+
     @property
     def count(self):
-        """Folds on which each row's column is defined."""
-        return np.sum(np.isfinite(self.values), axis=1)
+        """Folds on which each row's column is defined ((Σw)²/Σw² of them when weighted)."""
+        w = self._fold_weights()
+        total, squares = w.sum(axis=1), (w * w).sum(axis=1)
+        return np.divide(total * total, squares, out=np.zeros(total.shape), where=squares > 0)
 
     @property
     def mean(self):
-        """Mean over folds, shape (rows, columns)."""
-        total = np.nansum(self.values, axis=1)
-        return np.divide(total, self.count, out=np.full(total.shape, np.nan), where=self.count > 0)
+        """Mean over folds (weighted by ``weights``), shape (rows, columns)."""
+        w = self._fold_weights()
+        total, weight = np.sum(w * np.nan_to_num(self.values), axis=1), w.sum(axis=1)
+        return np.divide(total, weight, out=np.full(total.shape, np.nan), where=weight > 0)
 
     @property
     def sd(self):
-        """Standard deviation over folds (ddof 1; nan with fewer than 2 folds)."""
-        deviation = np.where(np.isfinite(self.values), self.values - self.mean[:, None, :], 0.0)
-        squares = np.sum(deviation * deviation, axis=1)
-        return np.divide(squares, self.count - 1, out=np.full(squares.shape, np.nan),
+        """Standard deviation over folds (ddof 1; weighted: Σw(v − mean)² / (Σw − Σw²/Σw)).
+
+        nan with fewer than 2 (effective) folds.
+        """
+        w = self._fold_weights()
+        deviation = np.where(w > 0, np.nan_to_num(self.values) - self.mean[:, None, :], 0.0)
+        squares = np.sum(w * deviation * deviation, axis=1)
+        total = w.sum(axis=1)
+        dof = total - np.divide((w * w).sum(axis=1), total, out=np.zeros(total.shape),
+                                where=total > 0)
+        return np.divide(squares, dof, out=np.full(squares.shape, np.nan),
                          where=self.count > 1) ** 0.5
 
     @property
     def se(self):
-        """Standard error of the mean: sd / √(folds)."""
+        """Standard error of the mean: sd / √(folds) (effective folds when weighted)."""
         return self.sd / np.sqrt(np.maximum(self.count, 1))
 
     @property
@@ -443,7 +485,8 @@ def grid_rows(grid):
 
 
 def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_METRIC,
-                   rule="best", random_state=0, convention="letor", progress=None):
+                   rule="best", random_state=0, convention="letor", progress=None,
+                   sample_weight=None):
     """Score every row of a grid on the same folds; the chosen row by the rule.
 
     Parameters
@@ -469,32 +512,48 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
         NDCG convention (rankfast.metrics.ndcg).
     progress : callable(Progress), optional
         Called after every fold and row, with elapsed time and ETA.
+    sample_weight : array-like, optional
+        Query weights, per row (the same within a query) or per query
+        (rankfast.base.query_sample_weights).  Each fold's model is fitted
+        with its training rows' weights (``sample_weight=``: the learner
+        normalises them over its training queries, as on a file of those
+        queries), and each fold's value is the mean over its held-out queries
+        with each query counting w_q times (pair accuracy: pairs pooled with
+        those weights); the folds themselves count once each, as without
+        weights.  So a weight of 2 gives the table of the data with that
+        query twice, both copies in the same fold.  A ValidationSet's
+        queries are not weighted (the weights are the training queries').
 
     Returns
     -------
     CVResult
     """
+    from .base import query_sample_weights, row_weights
     metric = Metric.parse(metric, convention)
     if rule not in RULES:
         raise UsageError(f"the CV rule must be best or 1se (got {rule!r})")
     columns = table_metrics(metric)
     y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
+    weight = row_weights(query_sample_weights(sample_weight, qid), qid)
     rows = grid_rows(grid)
     c_name = [name for name in rows[0] if name.split(".")[-1] == "C"]
     if not c_name:
         raise UsageError("the grid needs a C")
     c_name = c_name[0]
     if isinstance(cv, ValidationSet):
-        return _validate(estimator, X, y, qid, rows, c_name, cv, metric, rule, progress)
+        return _validate(estimator, X, y, qid, rows, c_name, cv, metric, rule, progress, weight)
     folds = make_folds(qid, cv, random_state, X, y)
     values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
     top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
     total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
     for f, (train, test) in enumerate(folds.splits):
         X_train, X_test = _rows(X, train), _rows(X, test)
-        for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train]):
+        held_out = None if weight is None else weight[test]
+        for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train],
+                                      None if weight is None else weight[train]):
             scores = np.asarray(predicted(fitted, X_test, qid[test]), dtype=np.float64).ravel()
-            values[i, f] = [column.evaluate(scores, y[test], qid[test], max_grade=top)
+            values[i, f] = [column.evaluate(scores, y[test], qid[test], max_grade=top,
+                                            weight=held_out)
                             for column in columns]
             done += 1
             if progress is not None:
@@ -505,14 +564,15 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
 
 
 
-def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress):
+def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress, weight=None):
     """cross_validate's table with a ValidationSet: every row trained on X, scored on valid per query."""
     columns = table_metrics(metric)
     n_queries = query_index(valid.qid)[1]
     top = max(metrics.highest_grade(y), metrics.highest_grade(valid.y))
     values = np.full((len(rows), n_queries, len(columns)), np.nan)
     start = time.perf_counter()
-    for done, (i, fitted) in enumerate(_fitted_rows(estimator, rows, c_name, X, y, qid), 1):
+    for done, (i, fitted) in enumerate(_fitted_rows(estimator, rows, c_name, X, y, qid, weight),
+                                       1):
         scores = np.asarray(predicted(fitted, valid.X, valid.qid), dtype=np.float64).ravel()
         values[i] = np.column_stack([column.evaluate(scores, valid.y, valid.qid, True, top)
                                      for column in columns])
@@ -532,8 +592,12 @@ def _rows(X, index):
     return X[index] if issparse(X) else np.asarray(X)[index]
 
 
-def _fitted_rows(estimator, rows, c_name, X, y, qid):
-    """(row index, fitted estimator) for every row; C paths warm-started where the estimator can."""
+def _fitted_rows(estimator, rows, c_name, X, y, qid, weight=None):
+    """(row index, fitted estimator) for every row; C paths warm-started where the estimator can.
+
+    ``weight`` (per row, or None) reaches fit and fit_path as ``sample_weight``.
+    """
+    weights = {} if weight is None else {"sample_weight": weight}
     i = 0
     while i < len(rows):
         others = {name: v for name, v in rows[i].items() if name != c_name}
@@ -543,10 +607,11 @@ def _fitted_rows(estimator, rows, c_name, X, y, qid):
         template = with_params(estimator, others)
         if c_name == "C" and hasattr(template, "fit_path"):
             Cs = [rows[r][c_name] for r in range(i, j)]
-            yield from zip(range(i, j), template.fit_path(X, y, qid, Cs))
+            yield from zip(range(i, j), template.fit_path(X, y, qid, Cs, **weights))
         else:
             for r in range(i, j):
-                yield r, with_params(template, {c_name: rows[r][c_name]}).fit(X, y, qid)
+                yield r, with_params(template, {c_name: rows[r][c_name]}).fit(X, y, qid,
+                                                                              **weights)
         i = j
 
 
@@ -571,17 +636,19 @@ def fitted_linear(estimator, C, used, w):
     return fitted
 
 
-def select_c(estimator, X, y, qid, grid, log=None, cv=None):
+def select_c(estimator, X, y, qid, grid, log=None, cv=None, sample_weight=None):
     """cross_validate over a C list with the estimator's own settings, progress sent to log.
 
     The settings are the estimator's ``cv`` (None: DEFAULT_FOLDS, or the
     ``cv`` argument), ``cv_metric``, ``cv_rule``, ``cv_convention`` and
-    ``random_state``, with the defaults of cross_validate when it has none.
+    ``random_state``, with the defaults of cross_validate when it has none;
+    ``sample_weight`` as cross_validate's.
     """
     if cv is None:
         cv = getattr(estimator, "cv", None)
     return cross_validate(estimator, X, y, qid, grid, DEFAULT_FOLDS if cv is None else cv,
-                          **settings(estimator), progress=_log_progress(log))
+                          **settings(estimator), progress=_log_progress(log),
+                          sample_weight=sample_weight)
 
 
 def check_settings(estimator):
@@ -639,11 +706,14 @@ def _log_progress(log, interval=PROGRESS_INTERVAL):
     return send
 
 
-def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None, log=None):
+def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None, log=None,
+                    weights=None):
     """CVResult where every query is a fold, from each row's held-out scores of every document.
 
     ``extra`` (optional): (Column, per-row per-query values) appended as a
-    last column, e.g. RankRLS's exact leave-query-out pair loss.
+    last column, e.g. RankRLS's exact leave-query-out pair loss.  ``weights``
+    (optional, one per query in order of first appearance): the queries'
+    sample weights, which weigh the folds (CVResult.weights).
     """
     columns = table_metrics(metric)
     per_query = []
@@ -659,7 +729,7 @@ def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None
     if extra is not None:
         columns = columns + [extra[0]]
         values = np.concatenate((values, np.asarray(extra[1], dtype=np.float64)[:, :, None]), axis=2)
-    return CVResult(list(rows), columns, values, folds, rule)
+    return CVResult(list(rows), columns, values, folds, rule, weights=weights)
 
 
 # ------------------------------------------------------- a grid over any learner
@@ -697,13 +767,19 @@ class GridSearch:
     def name(self):
         return self.estimator.name
 
-    def fit(self, X, y, qid, log=None):
-        """Cross-validate every row, then fit the chosen one on all documents."""
+    def fit(self, X, y, qid, log=None, sample_weight=None):
+        """Cross-validate every row, then fit the chosen one on all documents.
+
+        ``sample_weight``: query weights, as cross_validate's (and the refit's).
+        """
         self.cv_result_ = cross_validate(self.estimator, X, y, qid, self.grid,
                                          DEFAULT_FOLDS if self.cv is None else self.cv,
-                                         **settings(self), progress=_log_progress(log))
+                                         **settings(self), progress=_log_progress(log),
+                                         sample_weight=sample_weight)
         chosen = grid_rows(self.grid)[self.cv_result_.chosen]
-        self.best_estimator_ = with_params(self.estimator, chosen).fit(X, y, qid, log=log)
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+        self.best_estimator_ = with_params(self.estimator, chosen).fit(X, y, qid, log=log,
+                                                                       **weights)
         return self
 
     def predict(self, X):
