@@ -11,7 +11,8 @@ Folds (``cv``)
   exactly from one eigendecomposition; any other learner is refitted Q times.
 * any object with ``split(X, y, groups)`` yielding (train, test) row indices,
   as scikit-learn's splitters do (GroupKFold, GroupShuffleSplit, ...); it is
-  called with groups = qid.
+  called with groups = qid.  Or a list (tuple) of such (train, test) pairs,
+  scikit-learn's other form of ``cv``.
 * a ValidationSet(X, y, qid): LETOR's protocol (train on train.txt, choose
   on vali.txt), ``rank_learn --valid FILE``.  Every row of the grid is
   trained on all the training documents and scores the validation set; its
@@ -236,7 +237,7 @@ def make_folds(qid, cv=DEFAULT_FOLDS, random_state=0, X=None, y=None):
     qid = np.asarray(qid)
     n = len(qid)
     group, Q = query_index(qid)
-    if hasattr(cv, "split") and not isinstance(cv, str):
+    if _given_splits(cv):
         return _splitter_folds(cv, X, y, qid, n)
     if isinstance(cv, str):
         if cv != "loqo":
@@ -269,9 +270,18 @@ def make_folds(qid, cv=DEFAULT_FOLDS, random_state=0, X=None, y=None):
     return Folds(splits, what)
 
 
+def _given_splits(cv):
+    """Whether cv is a splitter (``split``) or a list or tuple of (train, test) pairs."""
+    return (hasattr(cv, "split") and not isinstance(cv, str)) or isinstance(cv, (list, tuple))
+
+
 def _splitter_folds(cv, X, y, qid, n):
     splits = []
-    for train, test in cv.split(X, y, qid):
+    pairs = cv.split(X, y, qid) if hasattr(cv, "split") else cv
+    for pair in pairs:
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+            raise UsageError("cv as a list must hold (train, test) pairs of row indices")
+        train, test = pair
         train, test = np.asarray(train), np.asarray(test)
         for part in (train, test):
             if part.dtype == bool:
@@ -281,7 +291,8 @@ def _splitter_folds(cv, X, y, qid, n):
         splits.append((train.astype(np.int64), test.astype(np.int64)))
     if not splits:
         raise UsageError("the splitter yielded no fold")
-    return Folds(splits, f"{len(splits)} splits of {type(cv).__name__}")
+    what = f"{type(cv).__name__}" if hasattr(cv, "split") else "the list given"
+    return Folds(splits, f"{len(splits)} splits of {what}")
 
 
 # ------------------------------------------------------------------ results
@@ -661,8 +672,7 @@ def check_settings(estimator):
     Metric.parse(given["metric"], given["convention"])
     if given["rule"] not in RULES:
         raise UsageError(f"the CV rule must be best or 1se (got {given['rule']!r})")
-    if cv is None or isinstance(cv, ValidationSet) or (hasattr(cv, "split")
-                                                       and not isinstance(cv, str)):
+    if cv is None or isinstance(cv, ValidationSet) or _given_splits(cv):
         return
     if isinstance(cv, str):
         if cv != "loqo":

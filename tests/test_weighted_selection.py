@@ -238,3 +238,18 @@ def test_rank_learn_weights_with_c_lists_folds_valid_and_greedy(tmp_path, capsys
         table = expected.cv_result_.format().replace("VALID", str(tmp_path / "vali.txt"))
         assert table in out
         assert "Cross-validation" in table or "Validation" in table
+
+
+def test_cv_as_a_list_of_splits_is_the_splitter_that_made_them():
+    """scikit-learn's other form of cv (its sample-weight checks pass one)."""
+    from rankfast.errors import UsageError
+    X, y, qid = data()
+    splits = list(SameFold().split(X, y, qid))
+    by_list = RankSVM(C=CS, cv=splits, cv_metric=M).fit(X, y, qid, sample_weight=row_weights(qid))
+    by_splitter = RankSVM(C=CS, cv=SameFold(), cv_metric=M).fit(X, y, qid,
+                                                                sample_weight=row_weights(qid))
+    np.testing.assert_array_equal(by_list.cv_result_.values, by_splitter.cv_result_.values)
+    assert by_list.cv_result_.folds == "3 splits of the list given"
+    for bad in ([(splits[0][0],)], [], [(np.ones(3, dtype=bool), splits[0][1])]):
+        with pytest.raises(UsageError):
+            RankSVM(C=CS, cv=bad).fit(X, y, qid)
