@@ -734,12 +734,20 @@ def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None
                                           for column in columns]))
         if progress is not None:
             progress(Progress(i + 1, len(rows), None, 1, rows[i], metric.label,
-                              float(np.nanmean(per_query[-1][:, 0])), time.perf_counter() - start))
+                              _mean_over_folds(per_query[-1][:, 0], weights),
+                              time.perf_counter() - start))
     values = np.array(per_query)
     if extra is not None:
         columns = columns + [extra[0]]
         values = np.concatenate((values, np.asarray(extra[1], dtype=np.float64)[:, :, None]), axis=2)
     return CVResult(list(rows), columns, values, folds, rule, weights=weights)
+
+
+def _mean_over_folds(values, weights=None):
+    """The mean of the defined values (nan: none), weighted as CVResult.mean is."""
+    w = np.where(np.isfinite(values), 1.0 if weights is None else weights, 0.0)
+    total = w.sum()
+    return float(w @ np.nan_to_num(values) / total) if total > 0 else float("nan")
 
 
 # ------------------------------------------------------- a grid over any learner

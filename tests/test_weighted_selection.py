@@ -162,9 +162,14 @@ def test_greedy_with_a_c_list_scores_each_fold_with_its_weighted_fits():
 @pytest.mark.parametrize("loss", [1, 2])
 def test_rankrls_exact_lqo_with_weights_equals_retraining_without_each_query(loss):
     X, y, qid = data()
-    ranker = RankRLS(C=CS, loss=loss, cv_metric=M).fit(X, y, qid, sample_weight=row_weights(qid))
+    lines = []
+    ranker = RankRLS(C=CS, loss=loss, cv_metric=M).fit(X, y, qid, sample_weight=row_weights(qid),
+                                                       log=lambda text, level: lines.append(text))
     multipliers = query_sample_weights(row_weights(qid), qid)
     result = ranker.cv_result_
+    progress = [line for line in lines if line.startswith("CV ")]
+    assert [line.split(": ")[-1][:len("NDCG@5 (LETOR) 0.0000")] for line in progress] == \
+        [f"NDCG@5 (LETOR) {value:.4f}" for value in result.mean[:, 0]]
     np.testing.assert_array_equal(result.weights, multipliers)
     ndcg = Metric.parse(M)
     for i, C in enumerate(CS):
