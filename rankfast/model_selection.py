@@ -37,6 +37,16 @@ mean over its queries (pair accuracy: pooled over them).  The table shows,
 per row, the mean over folds ± the standard deviation over folds (ddof 1);
 a fold where a metric is undefined (no held-out pair) is left out of it.
 
+Query weights (``sample_weight``, rankfast.base.query_sample_weights) weigh
+the table as they weigh the fits, so that a weight of 2 is the query twice:
+each fold's model is fitted on its training queries' weights, and a fold's
+value is the mean over its held-out queries with each query counted w_q
+times (pair accuracy: pairs pooled with those weights); the folds count once
+each.  Where every query is a fold (RankRLS's exact leave-query-out), the
+folds are weighted by w_q instead: weighted mean and sd, and a standard
+error over the effective number of queries (Σw)²/Σw² (CVResult.weights).
+A validation set's queries are not weighted.
+
 Selection rule (``rule``)
 -------------------------
 ``"best"``: the row with the highest mean of the selection metric, ties to

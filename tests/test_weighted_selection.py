@@ -102,6 +102,10 @@ KFOLD = {
     "RankNCG": lambda cv: RankNCG(C=CS, tol=1e-12, cv=cv, cv_metric=M),
     "RankRLS": lambda cv: RankRLS(C=CS, cv=cv, cv_metric=M),
     "RankSVML1-grid": lambda cv: GridSearch(RankSVML1(tol=1e-10), {"C": CS}, cv=cv, cv_metric=M),
+    "RFF-gamma-grid": lambda cv: GridSearch(
+        KernelApproxLearner(RankRLS(C=1.0), KernelParams(kernel=2, gamma=1.0), approx="rff",
+                            landmarks=30),
+        {"kernel.gamma": [0.1, 1.0], "base_learner.C": [0.1, 1.0]}, cv=cv, cv_metric=M),
     "RFF": lambda cv: KernelApproxLearner(RankRLS(C=CS, cv=cv, cv_metric=M),
                                           KernelParams(kernel=2, gamma=0.3), approx="rff",
                                           landmarks=30),
