@@ -568,6 +568,10 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
     top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
     total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
     for f, (train, test) in enumerate(folds.splits):
+        if weight is not None and not weight[train].sum() > 0:
+            raise ValueError(f"cross-validation fold {f + 1} of {len(folds.splits)} trains on "
+                             f"queries whose weights are all zero: weigh more queries, or use "
+                             f"other folds")
         X_train, X_test = _rows(X, train), _rows(X, test)
         held_out = None if weight is None else weight[test]
         for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train],

@@ -262,3 +262,10 @@ def test_cv_as_a_list_of_splits_is_the_splitter_that_made_them():
     for bad in ([(splits[0][0],)], [], [(np.ones(3, dtype=bool), splits[0][1])]):
         with pytest.raises(UsageError):
             RankSVM(C=CS, cv=bad).fit(X, y, qid)
+
+
+def test_a_fold_whose_training_queries_all_weigh_zero_is_refused_by_its_number():
+    X, y, qid = data()
+    weight = np.where(qid % 3 == 0, 1.0, 0.0)        # only fold 0's queries weigh
+    with pytest.raises(ValueError, match="fold 1 of 3 trains on queries whose weights are all"):
+        RankSVM(C=CS, cv=SameFold()).fit(X, y, qid, sample_weight=weight)
