@@ -176,13 +176,16 @@ def query_ids(n, qid=None, group=None):
     return from_group
 
 
-def query_sample_weights(sample_weight, qid, several_c=False):
+def query_sample_weights(sample_weight, qid):
     """Each query's multiplier of its loss term from ``sample_weight`` (None: no weights).
 
     Weights are per query, as XGBRanker's ranking weights: query q's term of
     the objective, C/Q times its loss, becomes C w_q / Σ_r w_r times its
     loss, so that a weight of 2 gives the model of the data with that query
-    twice, and a weight of 0 the model without it.
+    twice, and a weight of 0 the model without it.  A list of C, K-fold and
+    leave-query-out cross-validation use the same weights: every fold's model
+    normalises the weights of its training queries alike, and the table
+    counts each held-out query's value w_q times (rankfast.model_selection).
 
     Parameters
     ----------
@@ -192,8 +195,6 @@ def query_sample_weights(sample_weight, qid, several_c=False):
         order the queries first appear.  Finite, ≥ 0, not all zero.
     qid : ndarray, shape (n_documents,)
         Query ids as Ranker._fit_input returns them.
-    several_c : bool
-        Whether fit was given a list of C (no weights there yet: ValueError).
 
     Returns
     -------
@@ -201,6 +202,13 @@ def query_sample_weights(sample_weight, qid, several_c=False):
         w_q Q / Σ_r w_r for the queries in the order of first appearance
         (rankfast.linear.training_arrays' order): mean 1, so that the
         learners multiply their per-query weights C/Q by it.
+
+    Raises
+    ------
+    ValueError
+        Weights that are not numbers, of the wrong length, negative, not
+        finite, all zero, or different within a query (sample_weight is per
+        query: weights of documents within one ranking have no meaning here).
 
     Examples
     --------
@@ -212,13 +220,10 @@ def query_sample_weights(sample_weight, qid, several_c=False):
     """
     if sample_weight is None:
         return None
-    if several_c:
-        raise ValueError("sample_weight with a list of C is not supported: choose C without "
-                         "weights, or with rankfast.model_selection over fits of one C each")
     weight = np.asarray(sample_weight)
     if weight.dtype.kind not in "biuf":
         raise ValueError(f"sample_weight must hold numbers (got dtype {weight.dtype})")
-    weight = weight.astype(np.float64)
+    weight = weight.astype(np.float64)           # a copy: the caller's array is never changed
     query, n_queries = query_index(qid)
     if weight.ndim != 1 or len(weight) not in (len(qid), n_queries):
         raise ValueError(f"sample_weight must hold one weight per row ({len(qid)}) or per query "
@@ -237,6 +242,11 @@ def query_sample_weights(sample_weight, qid, several_c=False):
     if not total > 0:
         raise ValueError("sample_weight: every weight is zero, nothing to train on")
     return weight * (n_queries / total)
+
+
+def row_weights(per_query, qid):
+    """Per-query weights (query_sample_weights' order) as one weight per row of qid (None: None)."""
+    return None if per_query is None else per_query[query_index(qid)[0]]
 
 
 def weighted(per_query, weight):

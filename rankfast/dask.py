@@ -18,6 +18,13 @@ order.  A shard's part is its objective's value (gradient, product) minus the
 regulariser ½‖w‖² (w, v), which the driver adds once: the result equals the
 one-process objective up to rounding (tests check 1e-9 relative).
 
+Query weights.  ``fit(..., sample_weight={qid: weight})`` weighs each query's
+term as the learners' ``sample_weight`` does (rankfast.base.query_sample_weights):
+the driver sums the weights of the data's queries shard by shard (each query is
+whole on one shard) and every shard multiplies its queries' c_q (α_q for RankRLS)
+by w_q Q / Σ_r w_r, the one-process multipliers.  A mapping, not an array of
+rows: it names queries, whichever file or chunk holds their rows.
+
 Data.  ``fit(learner, source, client)`` takes a list or glob of SVMlight files
 (each read on a worker by rankfast.load_svmlight; glob expanded on the driver and
 sorted, one shard per file, the files visible to every worker at the same path),
@@ -229,6 +236,67 @@ def _describe(part):
     X = part.X
     used = np.unique(X.indices[:X.nnz]).astype(np.int64)
     return X.shape[0], len(np.unique(part.qid)), X.shape[1], used
+
+
+def _weight_table(sample_weight):
+    """(sorted int64 query ids, their float64 weights) of a mapping qid → weight (dict, Series)."""
+    items = sample_weight.items() if hasattr(sample_weight, "items") else None
+    if items is None or isinstance(sample_weight, str):
+        raise UsageError("sample_weight for distributed training maps each query id to its "
+                         "weight (a dict or a pandas Series indexed by qid)")
+    pairs = list(items)
+    ids = np.array([key for key, _ in pairs]).reshape(-1)
+    values = np.array([value for _, value in pairs]).reshape(-1)
+    if ids.dtype.kind not in "iub" or values.dtype.kind not in "iubf":
+        raise ValueError("sample_weight must map integer query ids to numbers")
+    ids, values = ids.astype(np.int64), values.astype(np.float64)
+    if len(np.unique(ids)) != len(ids):
+        raise ValueError("sample_weight names a query id twice")
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative")
+    order = np.argsort(ids)
+    return ids[order], values[order]
+
+
+def _query_weight_sum(part, ids, values):
+    """Task: (Σ of the weights of the shard's queries, a query id without weight or None)."""
+    qids = np.unique(part.qid)
+    at = np.minimum(np.searchsorted(ids, qids), max(len(ids) - 1, 0))
+    found = (ids[at] == qids) if len(ids) else np.zeros(len(qids), dtype=bool)
+    missing = qids[~found]
+    return float(values[at[found]].sum()), (int(missing[0]) if len(missing) else None)
+
+
+def _query_multipliers(part, table):
+    """The multiplier of each query of the shard, in _grouped's order (None without weights)."""
+    if table is None:
+        return None
+    ids, values = table
+    perm, starts = group_rows(part.qid)
+    qid = part.qid if perm is None else part.qid[perm]
+    return values[np.searchsorted(ids, qid[starts[:-1]])]
+
+
+def query_multipliers(client, data, sample_weight):
+    """(ids, w_q Q / Σ_r w_r) over the data's queries: the table the shards read, or None.
+
+    Raises
+    ------
+    ValueError
+        A query of the data without a weight, or every weight zero.
+    """
+    if sample_weight is None:
+        return None
+    ids, values = _weight_table(sample_weight)
+    sums = gather(client, [client.submit(_query_weight_sum, part, ids, values, **_on(where))
+                           for part, where in zip(data.parts, data.places)])
+    missing = [m for _, m in sums if m is not None]
+    if missing:
+        raise ValueError(f"sample_weight has no weight for query {missing[0]}")
+    total = _ordered_sum(s for s, _ in sums)
+    if not total > 0:
+        raise ValueError("sample_weight: every weight is zero, nothing to train on")
+    return ids, values * (data.summary.n_queries / total)
 
 
 def _grouped(part, used):
@@ -450,11 +518,13 @@ class _SquaredHingePart:
 
     __sizeof__ = _data_bytes
 
-    def __init__(self, part, used, n_queries, C, loss):
+    def __init__(self, part, used, n_queries, C, loss, table=None):
+        from .base import weighted
         from .ranksvm import SquaredHingeObjective, query_weights
         X, y, starts = _grouped(part, used)
-        self.objective = SquaredHingeObjective(X, y, starts,
-                                               query_weights(y, starts, C, loss, n_queries))
+        self.objective = SquaredHingeObjective(
+            X, y, starts, weighted(query_weights(y, starts, C, loss, n_queries),
+                                   _query_multipliers(part, table)))
         self.tag, self.phi = None, None
 
     def __getstate__(self):                     # a copy moved elsewhere holds no step
@@ -578,12 +648,12 @@ class NewtonObjective(_Stepper):
             self.shards.map(_hinge_line, self.tag, *self.direction)
 
 
-def _fit_prsvm(learner, data, client, log):
+def _fit_prsvm(learner, data, client, log, table=None):
     from .linear import check_loss
     from .newton import minimize
     check_loss(learner.loss)
     shards = Shards(client, _SquaredHingePart, data, data.used,
-                    data.summary.n_queries, float(learner.C), learner.loss)
+                    data.summary.n_queries, float(learner.C), learner.loss, table)
     objective = NewtonObjective(shards)
     learner.result_ = minimize(objective, np.zeros(len(data.used)), tol=learner.tol,
                                max_iter=learner.max_iter, log=log)
@@ -602,13 +672,16 @@ class _ErfcPart:
 
     __sizeof__ = _data_bytes
 
-    def __init__(self, part, used, n_queries, C, loss, eps, fast):
+    def __init__(self, part, used, n_queries, C, loss, eps, fast, table=None):
+        from .base import weighted
         from .rankncg import ErfcPairObjective
         from .ranksvm import query_weights
         X, y, starts = _grouped(part, used)
         # never strengthened here: the driver sums the shards' parts (_Strengthened)
-        self.objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, C, loss, n_queries),
-                                           eps, fast, preconditioner="diagonal")
+        self.objective = ErfcPairObjective(
+            X, y, starts, weighted(query_weights(y, starts, C, loss, n_queries),
+                                   _query_multipliers(part, table)), eps, fast,
+            preconditioner="diagonal")
         self.refined = 0                # the driver's refine() calls this objective has had
         self.tag = self.scores = self.gamma = self.sd = None
         self.gammas = {}
@@ -785,10 +858,11 @@ class _ErfcLine:
         return _Point(w, g, tag)
 
 
-def _fit_rankncg(learner, data, client, log):
+def _fit_rankncg(learner, data, client, log, table=None):
     from .rankncg import nonlinear_cg
     shards = Shards(client, _ErfcPart, data, data.used, data.summary.n_queries,
-                    float(learner.C), learner.loss, learner.erfc_eps, learner.erfc == "fast")
+                    float(learner.C), learner.loss, learner.erfc_eps, learner.erfc == "fast",
+                    table)
     objective = ErfcObjective(shards)
     learner.result_ = nonlinear_cg(objective, np.zeros(len(data.used)), tol=learner.tol,
                                    max_iter=learner.max_iter, log=log)
@@ -803,11 +877,12 @@ def _fit_rankncg(learner, data, client, log):
 
 # ---------------------------------------------------------------- RankRLS
 
-def _rls_gram(part, used, loss):
+def _rls_gram(part, used, loss, table=None):
     """Task: (X̂ᵀX̂, X̂ᵀŷ) of a shard, X̂ = blockdiag(√α_q P_q) X (rankrls.centred)."""
+    from .base import weighted
     from .rankrls import centred, query_scale
     X, y, starts = _grouped(part, used)
-    alpha = query_scale(starts, loss)
+    alpha = weighted(query_scale(starts, loss), _query_multipliers(part, table))
     Xh = centred(X, starts, alpha)
     yh = centred(y[:, None], starts, alpha).ravel()
     return Xh.T @ Xh, Xh.T @ yh
@@ -818,10 +893,12 @@ class _LaplacianPart:
 
     __sizeof__ = _data_bytes
 
-    def __init__(self, part, used, loss):
+    def __init__(self, part, used, loss, table=None):
+        from .base import weighted
         from .rankrls import _NormalEquations, query_scale
         X, y, starts = _grouped(part, used)
-        self.operator = _NormalEquations(X, starts, query_scale(starts, loss), 0.0)
+        alpha = weighted(query_scale(starts, loss), _query_multipliers(part, table))
+        self.operator = _NormalEquations(X, starts, alpha, 0.0)
         self.y = y
 
 
@@ -836,7 +913,7 @@ def _laplacian_product(shard, v):
     return shard.operator.hessvec(v)
 
 
-def _fit_rankrls(learner, data, client, log):
+def _fit_rankrls(learner, data, client, log, table=None):
     from .linear import check_loss
     from .newton import conjugate_gradient
     from .rankrls import DENSE_MAX_ENTRIES, DENSE_MAX_FEATURES, _check_regularisation
@@ -857,14 +934,14 @@ def _fit_rankrls(learner, data, client, log):
         log(f"RankRLS: {d} features, {data.summary.n_documents} documents, {Q} queries on "
             f"{len(data.parts)} shards, {solver} solver, λ = Q/(2C) = {lam:.6g}", 1)
     if solver == "dense":
-        futures = [client.submit(_rls_gram, part, data.used, learner.loss, **_on(where))
+        futures = [client.submit(_rls_gram, part, data.used, learner.loss, table, **_on(where))
                    for part, where in zip(data.parts, data.places)]
         parts = gather(client, futures)
         A = _ordered_sum(p[0] for p in parts)
         b = _ordered_sum(p[1] for p in parts)
         A[np.diag_indices_from(A)] += lam
         return scipy.linalg.solve(A, b, assume_a="pos"), Traffic(1, 0, _nbytes(parts), 0)
-    shards = Shards(client, _LaplacianPart, data, data.used, learner.loss)
+    shards = Shards(client, _LaplacianPart, data, data.used, learner.loss, table)
     parts = shards.map(_laplacian_setup)
     b = _ordered_sum(p[0] for p in parts)
     inverse_diagonal = 1.0 / (np.maximum(_ordered_sum(p[1] for p in parts), 0.0) + lam)
@@ -894,7 +971,7 @@ class Traffic:
     repeated_steps: int
 
 
-def fit(learner, source, client, log=None, label="label", qid="qid"):
+def fit(learner, source, client, log=None, label="label", qid="qid", sample_weight=None):
     """Train a linear learner on a Dask cluster: the same model as ``learner.fit`` on all the data.
 
     Parameters
@@ -911,6 +988,11 @@ def fit(learner, source, client, log=None, label="label", qid="qid"):
         Progress lines, as the learners' ``fit``.
     label, qid : str
         A DataFrame source's label and query-id columns.
+    sample_weight : mapping of int to float, optional
+        Each query's weight (a dict or a pandas Series indexed by query id;
+        every query of the data needs one, others are ignored): the model of
+        ``learner.fit(..., sample_weight=...)`` on all the data, a weight of
+        2 being the query twice.
 
     Returns
     -------
@@ -927,6 +1009,9 @@ def fit(learner, source, client, log=None, label="label", qid="qid"):
     UsageError
         A learner or option distributed training does not offer (greedy,
         kernels, a list of C).
+    ValueError
+        sample_weight without a weight for some query, negative, not finite
+        or all zero.
     """
     run = check_learner(learner)
     if hasattr(learner, "check_parameters"):          # RankNCG checks its options in fit
@@ -940,7 +1025,8 @@ def fit(learner, source, client, log=None, label="label", qid="qid"):
         s = data.summary
         log(f"Shards: {s.n_shards} inputs, {len(data.parts)} non-empty shards, "
             f"{data.n_straddling} queries re-assembled across shards", 1)
-    w, learner.traffic_ = run(learner, data, client, log)
+    table = query_multipliers(client, data, sample_weight)
+    w, learner.traffic_ = run(learner, data, client, log, table)
     learner.feature_ids_ = data.used + 1
     learner.weights_ = w
     learner.n_features_in_ = data.summary.n_features     # predict checks dense X against it

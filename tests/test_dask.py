@@ -317,3 +317,38 @@ def test_a_missing_distributed_is_a_missing_dependency_naming_the_extra(monkeypa
     monkeypatch.setattr(builtins, "__import__", without_distributed)
     with pytest.raises(MissingDependencyError, match=r"pip install 'rankfast\[dask\]'"):
         cluster_client(workers=1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RankSVM(C=3.0, tol=1e-9),
+    lambda: RankNCG(C=3.0, tol=1e-8, erfc="direct"),
+    lambda: RankRLS(C=3.0, solver="dense"),
+    lambda: RankRLS(C=3.0, solver="cg", tol=1e-10),
+])
+def test_query_weights_train_the_one_process_weighted_model(client, shards, make):
+    """sample_weight={qid: w}: each shard weighs its queries as fit(..., sample_weight) does."""
+    directory, data = shards
+    qids = np.unique(data.qid)
+    weights = np.resize([1.0, 2.0, 0.0, 0.5], len(qids))
+    weight_of = {int(q): float(w) for q, w in zip(qids, weights)}
+    weight_of[123456] = 7.0                         # a query the data does not have: ignored
+    spread = rdask.fit(make(), str(directory / "train-*.dat"), client, sample_weight=weight_of)
+    single = make().fit(data.X, data.y, data.qid,
+                        sample_weight=[weight_of[int(q)] for q in data.qid])
+    plain = make().fit(data.X, data.y, data.qid)
+    np.testing.assert_array_equal(spread.feature_ids_, single.feature_ids_)
+    np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-7, atol=1e-9)
+    assert not np.allclose(spread.weights_, plain.weights_, rtol=1e-4)
+
+
+@pytest.mark.parametrize("weights, error, message", [
+    ({1: 1.0}, ValueError, "no weight for query"),
+    ("weights.txt", UsageError, "maps each query id to its weight"),
+    ({1: -1.0}, ValueError, "non-negative"),
+])
+def test_bad_query_weights_are_refused(client, shards, weights, error, message):
+    directory, data = shards
+    if isinstance(weights, dict) and weights.get(1) == -1.0:
+        weights = {int(q): -1.0 for q in np.unique(data.qid)}
+    with pytest.raises(error, match=message):
+        rdask.fit(RankSVM(C=1.0), str(directory / "train-*.dat"), client, sample_weight=weights)
