@@ -65,13 +65,15 @@ def liblinear(args):
     return programs(args.liblinear_ranksvm, "train", "predict")
 
 
-def run(argv, env=None, cwd=None):
-    """One whole process: Run(wall s, user + system s, peak RSS MB); output discarded."""
+def run(argv, env=None, cwd=None, output=None):
+    """One whole process: Run(wall s, user + system s, peak RSS MB); its standard output
+    goes to the file ``output`` (overwritten), else nowhere."""
     timed = [TIME, "-f", "%U %S %M", *argv] if os.access(TIME, os.X_OK) else list(argv)
     start = time.perf_counter()
-    proc = subprocess.Popen(timed, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    err = proc.stderr.read()
+    with open(output or os.devnull, "wb") as out:
+        proc = subprocess.Popen(timed, env=env, cwd=cwd, stdout=out,
+                                stderr=subprocess.PIPE, text=True)
+        err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.stderr.close()
@@ -84,13 +86,13 @@ def run(argv, env=None, cwd=None):
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1000.0)
 
 
-def in_turn(commands, repeat):
-    """{name: [Run, ...]}: each of commands ((name, argv) or (name, argv, env)) run
-    repeat times, in turn, the order reversed every other round."""
-    runs = {command[0]: [] for command in commands}
+def in_turn(commands, repeat, env=None, outputs=None):
+    """{name: [Run, ...]}: each of commands ((name, argv) pairs) run repeat times, in
+    turn, the order reversed every other round; outputs: {name: file for its stdout}."""
+    runs = {name: [] for name, _ in commands}
     for k in range(repeat):
-        for name, argv, *env in (commands if k % 2 == 0 else commands[::-1]):
-            runs[name].append(run(argv, env=env[0] if env else None))
+        for name, argv in (commands if k % 2 == 0 else commands[::-1]):
+            runs[name].append(run(argv, env=env, output=(outputs or {}).get(name)))
     return runs
 
 
