@@ -71,6 +71,7 @@ ROOT = os.path.dirname(HERE)
 MB = 1e6
 TARGET_MB_S = 150.0
 TARGET_MEMORY_RATIO = 2.0
+TARGET_SPEED_UP = 1.8            # one thread over --compare's, and two threads over one
 DOCS_PER_QUERY = 50
 DENSE_FEATURES = 50
 SPARSE_COLUMNS = 10_000
@@ -373,6 +374,8 @@ def main(argv=None):
     parser.add_argument("--compare", metavar="DIR",
                         help="another rankfast checkout, kernels built in place: its rankfast "
                         "readers run in turn with this checkout's, with ratio rows")
+    parser.add_argument("--skip-sklearn", action="store_true",
+                        help="leave out scikit-learn's readers (query_id=True takes minutes)")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds after which a reader's child is killed and reported "
                         "as timed out (default 300; scikit-learn's query_id=True is "
@@ -417,9 +420,14 @@ def _print_comparison(compared, names, other):
             continue
         wall = statistics.median(b["seconds"] / a["seconds"] for a, b in zip(ours["runs"], theirs["runs"]))
         cpu = statistics.median(b["cpu"] / a["cpu"] for a, b in zip(ours["runs"], theirs["runs"]))
+        target = ""
+        if reader == "rankfast" and n_jobs == 1 and which in ("dense", "sparse"):
+            target = (f"  target >= {TARGET_SPEED_UP}x: "
+                      f"{'ok' if min(wall, cpu) >= TARGET_SPEED_UP else 'MISS'}")
         print(f"  {names[reader]:28s} {which:9s} -j{n_jobs}: ours {_mb(size) / ours['seconds']:7.1f} "
               f"wall {_mb(size) / ours['cpu']:7.1f} cpu, theirs {_mb(size) / theirs['seconds']:7.1f} "
-              f"wall {_mb(size) / theirs['cpu']:7.1f} cpu; ratio {wall:5.2f}x wall {cpu:5.2f}x cpu")
+              f"wall {_mb(size) / theirs['cpu']:7.1f} cpu; ratio {wall:5.2f}x wall {cpu:5.2f}x cpu"
+              f"{target}")
 
 
 def _run(args, workdir, created):
@@ -439,7 +447,7 @@ def _run(args, workdir, created):
     print(f"gzipped dense -> {_mb(os.path.getsize(gz)):.1f} MB in "
           f"{time.perf_counter() - t0:.1f} s")
 
-    with_sklearn = has_module("sklearn")
+    with_sklearn = not args.skip_sklearn and has_module("sklearn")
     plan = [("rankfast", "dense", 1), ("rankfast", "dense", 2), ("rankfast", "sparse", 1),
             ("rankfast", "sparse", 2), ("rankfast", "dense.gz", 1),
             ("kernel", "dense", 1), ("kernel", "sparse", 1)]
@@ -494,7 +502,9 @@ def _run(args, workdir, created):
           f"Load average now {load:.1f} on {os.cpu_count()} CPUs" +
           (": other processes competed for the CPU, so wall MB/s understate; compare "
            "MB/cpu s" if load > 0.5 * (os.cpu_count() or 1) else ""))
-    if not with_sklearn:
+    if args.skip_sklearn:
+        print("sklearn readers: skipped (--skip-sklearn)")
+    elif not with_sklearn:
         print("sklearn readers: skipped (scikit-learn is not importable; "
               "'pip install scikit-learn' to compare, it is a benchmark-only dependency)")
     print("peak RSS MB = child's VmHWM after the read minus its VmHWM once imports are "
@@ -509,8 +519,12 @@ def _run(args, workdir, created):
     for which in ("dense", "sparse"):
         one, two = by[("rankfast", which)], by2.get(which)
         if one and two:
-            print(f"rankfast two threads over one, {which:6s}: {one['seconds'] / two['seconds']:5.2f}x "
-                  f"as fast (wall); CPU seconds {two['cpu'] / one['cpu']:5.2f}x one thread's")
+            speed_up = one["seconds"] / two["seconds"]
+            print(f"rankfast two threads over one, {which:6s}: {speed_up:5.2f}x "
+                  f"as fast (wall); CPU seconds {two['cpu'] / one['cpu']:5.2f}x one thread's; "
+                  f"target >= {TARGET_SPEED_UP}x on a quiet machine: "
+                  f"{'ok' if speed_up >= TARGET_SPEED_UP else 'MISS'} at load average "
+                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     for which in ("dense", "sparse"):
         ours = by[("rankfast", which)]
         if ours is None:
