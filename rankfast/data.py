@@ -275,12 +275,13 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
     n_jobs : int or None
         Threads parsing a plain file (None or 0: every core this process may
         run on; see rankfast._threads): blocks of chunk_bytes / threads (1 MB
-        at least), threads + 1 of them in flight (peak memory: the result
-        plus about threads + 2 blocks), each parsed into its own part of the
-        arrays, joined in file order; the same
-        Dataset and the same first error (in file order) as one thread.
-        Streams (standard input, compressed files) and ``comments=True`` are
-        parsed by one thread.
+        at least), each thread reading its own, parsed straight into their
+        place in the arrays (peak memory: the result plus a block a thread);
+        the same Dataset and the same first error (in file order) as one
+        thread.  A plain file with ``comments=True`` is parsed by one thread.
+        A stream (standard input, a compressed file) is parsed by one thread;
+        for a compressed file, with n_jobs above 1, a second one reads
+        (decompresses) the next blocks meanwhile, two blocks ahead at most.
     dtype : numpy.float64 or numpy.float32
         How feature values are stored.  float32 is svm_rank's choice (it
         reads each value as a double and stores it as a float; rank_learn
@@ -329,12 +330,64 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
         if size is not None:                                   # one buffer for both passes
             newlines, colons, size = _count(stream, path, buffer)
             whole = _Arrays(newlines, colons, comments, dtype)
+        elif resolve_n_jobs(n_jobs) > 1 and path != "-":     # a terminal's reads never end
+            parts = _parse_read_ahead(_blocks(stream, path, buffer, progress=progress),
+                                      path, comments, dtype)
+            return _dataset(parts, path, n_features, comments, dtype)
         for block in _blocks(stream, path, buffer, progress=progress, size=size):
             part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments, dtype)
             line_offset = part.parse(block, path, line_offset)
             if whole is None:
                 parts.append(part)
     return _dataset([whole] if whole else parts, path, n_features, comments, dtype)
+
+
+def _parse_read_ahead(blocks, path, comments, dtype):
+    """The parts of a stream's blocks, parsed here while a second thread reads the next ones.
+
+    Decompressing (zlib, bz2, lzma) and reading release the GIL, so reading
+    a compressed file takes about as long as its decompression alone rather
+    than that plus the parsing.  The reader copies each block (its buffer is
+    reused) and stays at most two blocks ahead; an error it meets (a corrupt
+    stream, a read error) is raised here, after the blocks before it are
+    parsed, as one thread would.
+    """
+    import queue
+    import threading
+    ready, stop = queue.Queue(maxsize=2), threading.Event()
+
+    def read():
+        try:
+            for block in blocks:
+                item = bytes(block)
+                while not stop.is_set():
+                    try:
+                        ready.put(item, timeout=0.05)
+                        break
+                    except queue.Full:
+                        pass
+                if stop.is_set():
+                    return
+            ready.put(None)
+        except BaseException as exc:                  # raised in the parsing thread
+            ready.put(exc)
+
+    reader = threading.Thread(target=read, name="rankfast-read-ahead", daemon=True)
+    reader.start()
+    parts, line_offset = [], 0
+    try:
+        while True:
+            block = ready.get()
+            if block is None:
+                return parts
+            if isinstance(block, BaseException):
+                raise block
+            part = _Arrays(*_svmlight.count_bytes_of(block), comments, dtype)
+            line_offset = part.parse(block, path, line_offset)
+            parts.append(part)
+    finally:
+        stop.set()
+        reader.join()
 
 
 def _count(stream, path, buffer):

@@ -431,3 +431,28 @@ def test_parallel_reading_reports_a_file_that_grows_between_the_passes(tmp_path,
     monkeypatch.setattr(data, "_count_blocks", count_then_grow)
     with pytest.raises(rankfast.InputError, match="the file changed while being read"):
         rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096)
+
+
+def test_compressed_files_read_ahead_on_a_second_thread_give_the_one_thread_dataset(tmp_path):
+    """gzip with n_jobs=2: a second thread decompresses while this one parses; the same
+    dataset and comments, the first error at its line, and a corrupt stream's message."""
+    import gzip
+    lines = [f"{i % 3} qid:{i // 7 + 1} 1:{i} 2:0.5 # c{i}\n" for i in range(30000)]
+    path = tmp_path / "data.dat.gz"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    for comments in (False, True):
+        one = rankfast.load_svmlight(str(path), n_jobs=1, chunk_bytes=4096, comments=comments)
+        two = rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096, comments=comments)
+        for attribute in ("y", "qid", "line"):
+            np.testing.assert_array_equal(getattr(two, attribute), getattr(one, attribute))
+        for attribute in ("data", "indices", "indptr"):
+            np.testing.assert_array_equal(getattr(two.X, attribute), getattr(one.X, attribute))
+        assert two.comments == one.comments and len(one.y) == 30000
+    lines[20000] = "1 qid:5 3:x\n"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    with pytest.raises(rankfast.InputError, match=r":20001: feature value in '3:x'"):
+        rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096)
+    packed = gzip.compress("".join(lines[:10000]).encode())
+    path.write_bytes(packed[:len(packed) // 2])                  # cut short
+    with pytest.raises(rankfast.InputError, match="cannot read"):
+        rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096)
