@@ -10,7 +10,8 @@ sparse  10,000 columns, 20 random non-zeros per row (increasing indices),
         values U(0, 1) written with 6 decimals, 50 documents per query
 
 Readers: ``rankfast.load_svmlight`` on one thread and on two (``n_jobs``; also
-on the dense file gzip-compressed, one thread; MB/s counts uncompressed bytes),
+on the dense file gzip-compressed, where the second thread decompresses, beside
+Python's gzip module alone, the floor; MB/s counts uncompressed bytes),
 the parser kernel alone (``_svmlight.parse_into`` into arrays sized for each chunk)
 over load_svmlight's chunks (CHUNK_BYTES, 8 MB) already in memory (the kernel without the Python wrapper),
 ``sklearn.datasets.load_svmlight_file`` without and with ``query_id=True``
@@ -236,7 +237,7 @@ reader, path, n_jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 import numpy as np, scipy.sparse, rankfast
 if reader.startswith("sklearn"):
     from sklearn.datasets import load_svmlight_file
-if reader == "kernel":
+if reader in ("kernel", "gunzip"):
     from rankfast import _svmlight
     from rankfast.data import CHUNK_BYTES, _Arrays
     with open(path, "rb") as f:
@@ -253,6 +254,12 @@ elif reader == "sklearn":
     qid = np.empty(0, np.int64)
 elif reader == "sklearn-qid":
     X, y, qid = load_svmlight_file(path, query_id=True)
+elif reader == "gunzip":
+    import gzip
+    buffer, n_rows = bytearray(CHUNK_BYTES), 0
+    with gzip.open(path, "rb") as f:
+        while f.readinto(buffer):
+            pass
 elif reader == "kernel":
     n_rows = nnz = 0
     pos = 0
@@ -268,8 +275,8 @@ seconds = time.perf_counter() - t0
 r1 = resource.getrusage(resource.RUSAGE_SELF)
 cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 peak = status("VmHWM")
-if reader == "kernel":
-    arrays = 0; shape = [n_rows, None]; checksum = None
+if reader in ("kernel", "gunzip"):
+    arrays = 0; shape = [n_rows, None]; checksum = None; nnz = 0
 else:
     arrays = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + y.nbytes + qid.nbytes
     shape = list(X.shape); nnz = int(X.nnz)
@@ -449,8 +456,8 @@ def _run(args, workdir, created):
 
     with_sklearn = not args.skip_sklearn and has_module("sklearn")
     plan = [("rankfast", "dense", 1), ("rankfast", "dense", 2), ("rankfast", "sparse", 1),
-            ("rankfast", "sparse", 2), ("rankfast", "dense.gz", 1),
-            ("kernel", "dense", 1), ("kernel", "sparse", 1)]
+            ("rankfast", "sparse", 2), ("rankfast", "dense.gz", 1), ("rankfast", "dense.gz", 2),
+            ("gunzip", "dense.gz", 1), ("kernel", "dense", 1), ("kernel", "sparse", 1)]
     if with_sklearn:
         plan += [("sklearn", "dense", 1), ("sklearn", "sparse", 1),
                  ("sklearn-qid", "dense", 1), ("sklearn-qid", "sparse", 1)]
@@ -468,6 +475,7 @@ def _run(args, workdir, created):
 
     names = {"rankfast": "rankfast.load_svmlight",
              "kernel": "_svmlight.parse_into only",
+             "gunzip": "gzip module alone",
              "sklearn": "sklearn load_svmlight_file",
              "sklearn-qid": "sklearn ... query_id=True"}
     print()
@@ -512,6 +520,8 @@ def _run(args, workdir, created):
           ", ".join(f"{k} {_mb(v):.0f} MB" for k, v in baselines.items()))
     print("'_svmlight.parse_into only' reads the file into memory first (untimed, "
           "in its baseline) and parses CHUNK_BYTES chunks: the kernel without data.py's wrapper")
+    print("'gzip module alone' decompresses dense.gz into a CHUNK_BYTES buffer and drops it: "
+          "the floor of reading the compressed file (-j2 decompresses on a second thread)")
 
     _print_comparison(compared, names, args.compare)
     by = {(reader, which): r for reader, which, n_jobs, _, r in rows if n_jobs == 1}
