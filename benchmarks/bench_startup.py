@@ -1,11 +1,13 @@
 """Whole-process time and peak memory of rank_classify / rank_learn on small and large files.
 
 The start-up targets (a small classify run near svm_rank's, a large one much
-faster), side by side with svm_rank's figures recorded on the same files
-(svm_rank is not installed here, so they are quoted, not measured) and
-with baselines measured in the same run: the bare interpreter, the imports
-alone (numpy, scipy.sparse), and optionally another checkout's launchers
-(``--compare /work/main``: rankfast before this change).
+faster), side by side with svm_rank run on the same files in the same run
+(``--svm-rank DIR``, see benchmarks/anchors.py: svm_rank_classify and
+svm_rank_learn interleaved with the other rows, and the ratios of the medians)
+or, without it, svm_rank's figures recorded on another machine (quoted, not
+measured), and with baselines measured in the same run: the bare interpreter,
+the imports alone (numpy, scipy.sparse), and optionally another checkout's
+launchers (``--compare /work/main``: rankfast before this change).
 
 Files (generated, seeded, in a temporary directory; nothing is committed):
 60 lines (6 queries of 10), 2,000 documents, 500k documents (``--large``),
@@ -37,8 +39,10 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(HERE, "benchmarks"))
+import anchors  # noqa: E402
 
-# svm_rank's figures, recorded once on the same files (whole process).
+# svm_rank's figures, recorded once on the same files (whole process), on another machine.
 SVM_RANK = {
     "classify 60 lines": ("0.002 s", "11 MB"),
     "classify 2,000 docs": ("0.030 s", ""),
@@ -107,7 +111,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--loop", type=int, default=100)
     parser.add_argument("--compare", help="another checkout whose launchers run beside these")
+    anchors.add_arguments(parser)
     args = parser.parse_args()
+    svm_rank = anchors.svm_rank(args)
     checkouts = [("this checkout", HERE)] + ([("compare: " + args.compare, args.compare)]
                                             if args.compare else [])
     with tempfile.TemporaryDirectory() as tmp:
@@ -144,6 +150,20 @@ def main():
                               classify + [files["large"], model, pred], run_env, 1,
                               "classify 500k docs"))
             loops.append((label, classify + [files["60"], model, pred], run_env))
+        if svm_rank:
+            learn_theirs, classify_theirs = svm_rank
+            cases += [("classify 60 lines [svm_rank]", [classify_theirs, files["60"], model, pred],
+                       env, args.repeat, "classify 60 lines"),
+                      ("classify 2,000 docs [svm_rank]",
+                       [classify_theirs, files["2000"], model, pred], env, args.repeat,
+                       "classify 2,000 docs"),
+                      ("learn 60 lines [svm_rank]",
+                       [learn_theirs, "-c", "1", files["60"], os.path.join(tmp, "m60.svm_rank")],
+                       env, args.repeat, "learn 60 lines")]
+            if args.large:
+                cases.append((f"classify {args.large // 1000}k docs [svm_rank]",
+                              [classify_theirs, files["large"], model, pred], env, 1,
+                              "classify 500k docs"))
         figures = measure_interleaved([case[:4] for case in cases], args.repeat)
         rows = [(name, figures[name], key) for name, _, _, _, key in cases]
         for label, argv, run_env in loops:
@@ -164,15 +184,24 @@ def main():
             print("PYTHONDONTWRITEBYTECODE is set: every run compiles rankfast's modules from "
                   "source (about 40 ms more than an installed package, whose .pyc files pip "
                   "writes); unset it for figures users will see\n")
+        measured = {key: figures[name] for name, _, _, _, key in cases
+                    if name.endswith("[svm_rank]")}
         print(f"{'run':52s} {'wall s':>8s} {'median':>8s} {'cpu s':>7s} {'peak MB':>8s}   "
-              f"{'svm_rank (recorded)':24s} target")
+              f"{'svm_rank' if svm_rank else 'svm_rank (' + anchors.RECORDED + ')':24s} target")
         for name, (seconds, cpu_seconds, rss, median), key in rows:
             theirs = " ".join(x for x in SVM_RANK.get(key, ("", "")) if x)
+            if name.endswith("[svm_rank]"):
+                theirs = ""
+            elif key in measured:
+                _, t_cpu, _, t_median = measured[key]
+                theirs = (f"{t_median / median:.2f}x wall, {t_cpu / cpu_seconds:.2f}x cpu "
+                          f"(svm_rank over ours; cpu in 10 ms steps)")
             extra = ""
             if name.startswith(f"{args.loop} x"):
                 extra = f"  = {seconds * 1000 / args.loop:.1f} s per 1,000 calls"
+            target = "" if name.endswith("[svm_rank]") else TARGETS.get(key, "")
             print(f"{name:52s} {seconds:8.3f} {median:8.3f} {cpu_seconds:7.3f} {rss:8.1f}   "
-                  f"{theirs:24s} {TARGETS.get(key, '')}{extra}")
+                  f"{theirs:24s} {target}{extra}")
 
 
 if __name__ == "__main__":

@@ -10,9 +10,14 @@ dense, 50 N(0,1) features, 50 documents per query, gen_data.py with seed 12 for
 generator, which draws the same numbers as gen_data.py.  Per (n, C), in process:
 reading, solving (wall and CPU), OCAS iterations, our objective F and its
 certified gap, and the whole `rank_learn -a svmrank` process (start-up, reading,
-training, writing the model), beside svm_rank's recorded figures quoted as recorded (wall of the
-whole run, its "Runtime in cpu-seconds" without I/O, iterations, its objective
-"pval" at its model), the ratios, and F − pval against svm_rank's tolerance C ε'.
+training, writing the model), beside svm_rank's figures (wall and CPU of the whole
+run, its "Runtime in cpu-seconds" without I/O, iterations, its objective "pval"
+at its model), the ratios, and F − pval against svm_rank's tolerance C ε'.
+With ``--svm-rank DIR`` (benchmarks/anchors.py) svm_rank_learn runs on the same
+file, in turn with rank_learn, --repeat times each: medians, and ratios that are
+medians of the pairs, with the load average.  Without it, its figures recorded
+on another machine are quoted as recorded (svm_rank built here ran 1.8-2.5x
+faster than those: ratios against them are inflated by that much).
 
 Then where our process's CPU time goes, per (n, C): start-up (a process that
 only starts Python and imports what `rank_learn -a svmrank` imports), reading,
@@ -40,10 +45,19 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if another is installed
+sys.path.insert(0, str(HERE))
+import anchors  # noqa: E402
 from bench_prsvm import SIZES, WORK, make_file, run_process  # noqa: E402  (same generator as gen_data.py)
 
 REFERENCE = ROOT.parent / "shared" / "reference" / "svm_rank"
 SEEDS = {"10k": 11, "100k": 12, "500k": 13}         # run_scaling.sh's seeds
+
+
+def reported(text):
+    """(cpu s without I/O, iterations, pval) from svm_rank_learn's output."""
+    return (float(re.search(r"Runtime in cpu-seconds: ([0-9.]+)", text).group(1)),
+            int(re.search(r"Number of iterations: (\d+)", text).group(1)),
+            float(re.search(r"pval=([0-9.]+)", text).group(1)))
 
 
 def recorded(label, C):
@@ -57,9 +71,7 @@ def recorded(label, C):
     wall = sum(float(part) * 60 ** k for k, part in enumerate(reversed(clock)))
     cpu = sum(float(re.search(rf"{kind} time \(seconds\): ([0-9.]+)", times).group(1))
               for kind in ("User", "System"))
-    return (wall, cpu, float(re.search(r"Runtime in cpu-seconds: ([0-9.]+)", text).group(1)),
-            int(re.search(r"Number of iterations: (\d+)", text).group(1)),
-            float(re.search(r"pval=([0-9.]+)", text).group(1)))
+    return (wall, cpu) + reported(text)
 
 
 def cpu_min(run, repeat):
@@ -121,7 +133,7 @@ def startup_process(repeat):
     return min(run_process([sys.executable, "-c", code])[1] for _ in range(repeat))
 
 
-def speed(sizes, cs, repeat):
+def speed(sizes, cs, repeat, svm_rank=None):
     import rankfast
     from rankfast.svmrank import RankSVML1
     WORK.mkdir(exist_ok=True)
@@ -141,28 +153,45 @@ def speed(sizes, cs, repeat):
             est, cpu = cpu_min(lambda: RankSVML1(C=float(C)).fit(data.features, data.y, data.qid),
                                repeat)
             r = est.result_
-            runs = [run_process(learn + ["-c", C, str(path), str(WORK / "svmrank_model.dat")])
-                    for _ in range(repeat)]
-            p_wall, p_cpu = min(run[0] for run in runs), min(run[1] for run in runs)
-            phases.append((label, C, p_cpu, read, cpu, r.iterations,
+            commands = [("ours", learn + ["-c", C, str(path), str(WORK / "svmrank_model.dat")])]
+            if svm_rank:
+                commands.append(("svm_rank", [svm_rank[0], "-c", C, str(path),
+                                              str(WORK / "svmrank_model.svm_rank")]))
+            log = WORK / "svm_rank_learn.stdout"
+            runs = anchors.in_turn(commands, repeat, outputs={"svm_rank": log})
+            p_wall, p_cpu = anchors.median(runs["ours"], "wall"), anchors.median(runs["ours"], "cpu")
+            phases.append((label, C, min(r.cpu for r in runs["ours"]), read, cpu, r.iterations,
                            min((fit_phases(data, float(C)) for _ in range(repeat)),
                                key=lambda phase: phase[1])))
-            theirs = recorded(label, C)
             ours = (f"{label:>5} {C:>5} | {read:>6.2f} {cpu:>6.3f} {r.iterations:>5} "
                     f"{r.f:>14.5f} {r.gap:>9.3g} {p_wall:>6.2f}s/{p_cpu:>5.2f}c |")
-            if theirs is None:
-                print(ours + " (no recorded svm_rank run)")
-                continue
-            t_wall, t_cpu, t_solve, t_iters, pval = theirs
+            if svm_rank:
+                theirs = runs["svm_rank"]
+                t_wall, t_cpu = anchors.median(theirs, "wall"), anchors.median(theirs, "cpu")
+                t_solve, t_iters, pval = reported(log.read_text())
+                cpu_ratio = anchors.ratio(runs["ours"], theirs, "cpu")
+                wall_ratio = anchors.ratio(runs["ours"], theirs, "wall")
+                where = "measured"
+            else:
+                theirs = recorded(label, C)
+                if theirs is None:
+                    print(ours + " (no recorded svm_rank run)")
+                    continue
+                t_wall, t_cpu, t_solve, t_iters, pval = theirs
+                cpu_ratio, wall_ratio = t_cpu / p_cpu, t_wall / p_wall
+                where = "recorded"
             print(ours + f" {t_wall:>12.2f}s {t_cpu:>6.2f} {t_solve:>10.2f} {t_iters:>5} "
-                  f"{pval:>14.5f} | {t_cpu / p_cpu:>6.1f}x {t_wall / p_wall:>5.1f}x "
-                  f"{t_solve / cpu:>5.1f}x {r.f - pval:>10.4g} {r.target:>9.4g}")
-    print("\nread, fit: CPU s in this process.  process: our whole rank_learn run, wall s / CPU s."
-          "\nRatios, svm_rank's recorded figure over ours: cpu = its user + sys over our process's"
+                  f"{pval:>14.5f} | {cpu_ratio:>6.1f}x {wall_ratio:>5.1f}x "
+                  f"{t_solve / cpu:>5.1f}x {r.f - pval:>10.4g} {r.target:>9.4g} {where}")
+    print("\nread, fit: CPU s in this process.  process: our whole rank_learn run, wall s / CPU s"
+          "\n(medians).  svm_rank: measured = run here in turn with ours (ratios: medians of the"
+          "\npairs); recorded = its figures " + anchors.RECORDED + " (ratios inflated by the"
+          "\nother machine's slowness).  " + anchors.load() + "."
+          "\nRatios, svm_rank's figure over ours: cpu = its user + sys over our process's"
           "\nCPU; wall = its wall over our process's wall (swings with the load); solve = its"
           "\n'Runtime in cpu-seconds' (no I/O) over our fit's CPU seconds.  F - pval ≤ 0: our"
           "\nobjective is below svm_rank's at its model; the certified gap bounds F − F*;"
-          "\nsvm_rank's own guarantee is F − F* ≤ C eps.  Minimum of %d runs each." % repeat)
+          "\nsvm_rank's own guarantee is F − F* ≤ C eps.  %d runs each." % repeat)
     print(f"\nWhere the process's CPU time goes (s): start-up = Python + imports, alone "
           f"{startup:.3f} s")
     print(f"{'n':>5} {'C':>5} | {'process':>7} = {'start-up':>8} + {'read':>6} + {'fit':>6} + "
@@ -227,11 +256,12 @@ def main():
                         help="runs per figure; the least CPU time is printed (default 3)")
     parser.add_argument("--reference", action="store_true",
                         help="print the agreement table on svm_rank's reference models instead")
+    anchors.add_arguments(parser)
     args = parser.parse_args()
     if args.reference:
         agreement()
     else:
-        speed(args.sizes.split(","), args.cs.split(","), args.repeat)
+        speed(args.sizes.split(","), args.cs.split(","), args.repeat, anchors.svm_rank(args))
 
 
 if __name__ == "__main__":

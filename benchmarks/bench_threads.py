@@ -14,16 +14,20 @@ Printed, nothing asserted:
   "prepare" (input checks, grouping; greedy: also centring, X̂ᵀX̂ and the caches)
   and the rest ("solve": centring, X̂ᵀX̂, the solve; "select": the k steps);
 * peak RSS of a whole ``rank_learn -j 1`` process (default learner) against
-  svm_rank's recorded 302 MB at 500k × 50;
+  svm_rank_learn's on the same file, both run in turn (``--svm-rank DIR``, see
+  benchmarks/anchors.py; with their CPU and wall ratios), else against svm_rank's
+  302 MB at 500k × 50 recorded on another machine;
 * one thread: PRSVM's solve at 220k documents against liblinear-ranksvm's
-  recorded 0.39 s (not rebuilt here), and greedy RankRLS, k = 10 on
-  100k × 200 in 1000 queries, against RLScore's recorded 5.0 s;
+  recorded 0.39 s (another machine), and with ``--liblinear-ranksvm DIR`` the
+  whole processes ``rank_learn -j 1 -c 0.01`` and ``train -s 8 -c 0.01`` (on
+  a copy without comments) in turn; greedy RankRLS, k = 10 on 100k × 200 in
+  1000 queries, against RLScore's recorded 5.0 s;
 * greedy RankRLS's memory traffic: one selection step at 500k × 50 (its caches
   C and U read and written once: 800 MB) in GB/s at each -j, beside a plain
   stream over the same arrays (C = U / 1 on the same threads: 400 MB) and a
   NumPy copy, the machine's bandwidth that bounds the step.
 
-The recorded figures come from runs on this machine when it was idle; timings
+Recorded figures are not measured in this run (svm_rank's come from another machine); timings
 here are wall-clock seconds and the machine may be shared (other jobs make the
 multi-thread figures look worse than they are): read the ratios as indicative
 and compare CPU seconds (also printed) where the load was high.
@@ -43,6 +47,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if another is installed
 sys.path.insert(0, str(HERE))
 
+import anchors                                             # noqa: E402
 import rankfast                                             # noqa: E402
 from bench_prsvm import make_file                           # noqa: E402
 from rankfast._predict import linear_scores                 # noqa: E402
@@ -159,14 +164,23 @@ def peak_rss(path, threads):
     return int(out.split()[-2]) / 1024
 
 
-def one_thread_prsvm(path_220k):
+def one_thread_prsvm(path_220k, liblinear, repeat):
     from rankfast.ranksvm import RankSVM
     data = rankfast.load_svmlight(path_220k)
     best = timed(lambda: RankSVM(C=0.01, n_jobs=1).fit(data.X, data.y, data.qid), 3)[1:]
     print(f"PRSVM solve at {data.n_documents} docs, one thread: wall {best[0]:.3f} s, "
-          f"cpu {best[1]:.3f} s; liblinear-ranksvm {LIBLINEAR_SOLVE_220K} s (recorded): "
-          f"{LIBLINEAR_SOLVE_220K / best[0]:.2f}x by wall, {LIBLINEAR_SOLVE_220K / best[1]:.2f}x "
-          f"by cpu")
+          f"cpu {best[1]:.3f} s; liblinear-ranksvm {LIBLINEAR_SOLVE_220K} s "
+          f"({anchors.RECORDED}): {LIBLINEAR_SOLVE_220K / best[0]:.2f}x by wall, "
+          f"{LIBLINEAR_SOLVE_220K / best[1]:.2f}x by cpu")
+    if liblinear:
+        bare = anchors.without_comments(path_220k, str(path_220k) + ".nocomments")
+        runs = anchors.in_turn(
+            [("ours", [sys.executable, str(ROOT / "rank_learn"), "-v", "0", "-j", "1", "-c",
+                       "0.01", str(path_220k), "/dev/null"]),
+             ("liblinear", [liblinear[0], "-s", "8", "-c", "0.01", bare, "/dev/null"])], repeat)
+        print(f"  whole processes in turn: rank_learn -j 1 {anchors.figures(runs['ours'])}; "
+              f"liblinear-ranksvm train -s 8 {anchors.figures(runs['liblinear'])}: "
+              f"{anchors.ratios(runs['ours'], runs['liblinear'])}; {anchors.load()}")
 
 
 def greedy_ratio(threads):
@@ -212,7 +226,9 @@ def main():
     parser.add_argument("--file", help="an existing data file (else one is generated)")
     parser.add_argument("--learners", default="prsvm,rankncg,rankrls,greedy")
     parser.add_argument("--repeat", type=int, default=3, help="runs per phase (the fastest counts)")
+    anchors.add_arguments(parser)
     args = parser.parse_args()
+    svm_rank, liblinear = anchors.svm_rank(args), anchors.liblinear(args)
     threads = [int(t) for t in args.threads.split(",")]
     learners = [name for name in args.learners.split(",") if name]
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
@@ -223,11 +239,23 @@ def main():
             make_file(args.docs, path)
         phases(path, threads, learners, args.repeat)
         rss = peak_rss(path, 1)
-        print(f"peak RSS of rank_learn -j 1: {rss:.0f} MB "
-              f"(svm_rank at 500k x 50: {SVM_RANK_PEAK_MB_500K:.0f} MB)")
+        if svm_rank:
+            runs = anchors.in_turn(
+                [("ours", [sys.executable, str(ROOT / "rank_learn"), "-v", "0", "-j", "1", "-c",
+                           "1", str(path), "/dev/null"]),
+                 ("svm_rank", [svm_rank[0], "-c", "1", str(path),
+                               str(Path(tmp) / "model.svm_rank")])],
+                args.repeat)
+            print(f"peak RSS of rank_learn -j 1: {rss:.0f} MB (VmHWM); whole processes in turn "
+                  f"at -c 1: rank_learn -j 1 {anchors.figures(runs['ours'])}; "
+                  f"svm_rank_learn {anchors.figures(runs['svm_rank'])}: "
+                  f"{anchors.ratios(runs['ours'], runs['svm_rank'])}; {anchors.load()}")
+        else:
+            print(f"peak RSS of rank_learn -j 1: {rss:.0f} MB (svm_rank at 500k x 50: "
+                  f"{SVM_RANK_PEAK_MB_500K:.0f} MB, {anchors.RECORDED})")
         small = Path(tmp) / "220k.dat"
         make_file(220_000, small)
-        one_thread_prsvm(small)
+        one_thread_prsvm(small, liblinear, args.repeat)
     greedy_ratio(threads)
     greedy_bandwidth(threads)
 

@@ -584,22 +584,50 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
     return r
 
 
-cdef inline void count_bytes(const unsigned char* buf, Py_ssize_t size,
-                             Py_ssize_t* newlines, Py_ssize_t* colons) noexcept nogil:
-    cdef Py_ssize_t i, nl = 0, co = 0
-    for i in range(size):                  # branch-free, so the compiler vectorises it
-        nl += buf[i] == 10
-        co += buf[i] == 58
-    newlines[0] = nl
-    colons[0] = co
+cdef extern from *:
+    """
+    /* Newlines, and colons right after a digit (those of idx:value tokens: qid:, sid:,
+       cost: and most comments' colons are not counted), in b[0:n]; prev is the byte
+       before b (0 at a file's start).  Byte counters over runs of at most 255 bytes
+       let the compiler compare 32 bytes an instruction; adding every comparison into
+       a 64-bit counter ran at a quarter of the speed. */
+    static void rankfast_count_bytes(const unsigned char* b, Py_ssize_t n, unsigned char prev,
+                                     Py_ssize_t* newlines, Py_ssize_t* colons) {
+        Py_ssize_t nl = 0, co = 0, i = 0;
+        if (n <= 0) { *newlines = 0; *colons = 0; return; }
+        nl += b[0] == 10;
+        co += b[0] == 58 && (unsigned char)(prev - 48) < 10;
+        i = 1;
+        while (i < n) {
+            Py_ssize_t stop = n - i < 255 ? n : i + 255, j;
+            unsigned char a = 0, c = 0;
+            for (j = i; j < stop; j++) {
+                a += b[j] == 10;
+                c += (b[j] == 58) & ((unsigned char)(b[j - 1] - 48) < 10);
+            }
+            nl += a;
+            co += c;
+            i = stop;
+        }
+        *newlines = nl;
+        *colons = co;
+    }
+    """
+    void count_bytes "rankfast_count_bytes"(const unsigned char* buf, Py_ssize_t size,
+                                            unsigned char prev, Py_ssize_t* newlines,
+                                            Py_ssize_t* colons) noexcept nogil
 
 
-def count_bytes_of(const unsigned char[::1] buf):
-    """(newlines, colons) in buf: bounds on the rows and features it can hold."""
+def count_bytes_of(const unsigned char[::1] buf, unsigned char prev=0):
+    """(newlines, colons after a digit) in buf: bounds on the rows and features it can hold.
+
+    ``prev`` is the byte before buf when buf continues a file (0: none), so that
+    a file counted in pieces cut anywhere gives the sum of its pieces.
+    """
     cdef Py_ssize_t size = buf.shape[0], newlines = 0, colons = 0
     if size:
         with nogil:
-            count_bytes(&buf[0], size, &newlines, &colons)
+            count_bytes(&buf[0], size, prev, &newlines, &colons)
     return newlines, colons
 
 

@@ -387,3 +387,72 @@ def test_parallel_reading_reports_the_first_error_in_file_order(tmp_path):
     np.testing.assert_array_equal(many.line, one.line)
     np.testing.assert_array_equal(many.X.toarray(), one.X.toarray())
     assert len(one.y) == 2998
+
+
+def test_parallel_reading_of_long_lines_a_byte_order_mark_and_gaps(tmp_path):
+    """Lines longer than a thread's block, a BOM, blank and comment lines, colons that are no
+    feature's, and no final newline: the threads' dataset is the one thread's, bit for bit."""
+    rng = np.random.default_rng(21)
+    lines = []
+    for i in range(1500):
+        width = 1200 if i % 97 == 5 else 6                       # 1,200 features: > 4,096 bytes
+        columns = np.sort(rng.choice(3000, width, replace=False)) + 1
+        values = np.round(rng.normal(size=width), 4).tolist()
+        lines.append(f"{i % 3} qid:{i // 10} sid:{i} " +
+                     " ".join(f"{c}:{v!r}" for c, v in zip(columns, values)) +
+                     (f" # note 7:{i} cost:1" if i % 5 == 0 else "") + "\n")
+        if i % 211 == 0:
+            lines.append("\n" if i % 2 else "# 1:2 3:4 a comment line\n")
+    path = tmp_path / "long.dat"
+    path.write_bytes(b"\xef\xbb\xbf" + "".join(lines).rstrip("\n").encode())
+    one = rankfast.load_svmlight(str(path), n_jobs=1)
+    for n_jobs in (2, 3):
+        for chunk_bytes in (4096, 50_000):
+            many = rankfast.load_svmlight(str(path), n_jobs=n_jobs, chunk_bytes=chunk_bytes)
+            for attribute in ("y", "qid", "line"):
+                np.testing.assert_array_equal(getattr(many, attribute), getattr(one, attribute))
+            for attribute in ("data", "indices", "indptr"):
+                np.testing.assert_array_equal(getattr(many.X, attribute), getattr(one.X, attribute))
+    assert one.line[-1] == len(lines) and len(one.y) == 1500
+
+
+def test_parallel_reading_reports_a_file_that_grows_between_the_passes(tmp_path, monkeypatch):
+    from rankfast import data
+    path = tmp_path / "growing.dat"
+    path.write_text("".join(f"1 qid:{i} 1:{i}\n" for i in range(20000)))
+    counted = data._count_blocks
+
+    def count_then_grow(*args):
+        blocks = counted(*args)
+        with open(path, "a") as log:
+            log.write("2 qid:1 1:1\n" * 1000)
+        return blocks
+
+    monkeypatch.setattr(data, "_count_blocks", count_then_grow)
+    with pytest.raises(rankfast.InputError, match="the file changed while being read"):
+        rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096)
+
+
+def test_compressed_files_read_ahead_on_a_second_thread_give_the_one_thread_dataset(tmp_path):
+    """gzip with n_jobs=2: a second thread decompresses while this one parses; the same
+    dataset and comments, the first error at its line, and a corrupt stream's message."""
+    import gzip
+    lines = [f"{i % 3} qid:{i // 7 + 1} 1:{i} 2:0.5 # c{i}\n" for i in range(30000)]
+    path = tmp_path / "data.dat.gz"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    for comments in (False, True):
+        one = rankfast.load_svmlight(str(path), n_jobs=1, chunk_bytes=4096, comments=comments)
+        two = rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096, comments=comments)
+        for attribute in ("y", "qid", "line"):
+            np.testing.assert_array_equal(getattr(two, attribute), getattr(one, attribute))
+        for attribute in ("data", "indices", "indptr"):
+            np.testing.assert_array_equal(getattr(two.X, attribute), getattr(one.X, attribute))
+        assert two.comments == one.comments and len(one.y) == 30000
+    lines[20000] = "1 qid:5 3:x\n"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    with pytest.raises(rankfast.InputError, match=r":20001: feature value in '3:x'"):
+        rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096)
+    packed = gzip.compress("".join(lines[:10000]).encode())
+    path.write_bytes(packed[:len(packed) // 2])                  # cut short
+    with pytest.raises(rankfast.InputError, match="cannot read"):
+        rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096)
