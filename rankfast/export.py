@@ -135,9 +135,8 @@ def model_width(model):
     A linear model weighing a feature above it (possible in hand-written
     files) reads up to that feature.
     """
-    from .model import LinearModel
     width = int(model.highest_feature_index) - 1
-    if isinstance(model, LinearModel) and len(model.feature_ids):
+    if model.kind == "linear" and len(model.feature_ids):
         width = max(width, int(model.feature_ids.max()))
     elif hasattr(model, "support_vectors") and model.support_vectors.nnz:
         width = max(width, int(model.support_vectors.indices.max()) + 1)
@@ -155,7 +154,7 @@ def feature_names_of(model, names=None):
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    model : LinearModel, KernelModel or rankfast.model.RFFModel
     names : sequence of str, optional
 
     Returns
@@ -180,8 +179,7 @@ def feature_names_of(model, names=None):
 
 
 def _names_needed(model):
-    from .model import LinearModel
-    if isinstance(model, LinearModel):
+    if model.kind == "linear":
         last = int(model.feature_ids.max()) if len(model.feature_ids) else 0
         return last, "weighs features up to"
     return model_width(model), "reads every feature up to"
@@ -204,8 +202,7 @@ def linear_weights(model, format, names=None):
     format, so a model over a wide (hashed) feature space stays as small as
     its file.
     """
-    from .model import LinearModel
-    if not isinstance(model, LinearModel):
+    if model.kind != "linear":
         raise UsageError(f"{_kind(model)} is not linear in the features: {format} stores one "
                          f"weight per feature; export it with --format onnx")
     kind = model.metadata.get("normalize", "none")
@@ -297,8 +294,7 @@ def _number(value):
 
 
 def _kind(model):
-    from .model import KernelModel
-    if isinstance(model, KernelModel):
+    if model.kind == "kernel":
         approx = model.metadata.get("approx")
         what = {1: "polynomial", 2: "RBF", 3: "sigmoid"}.get(model.kernel.kernel, "custom")
         what += " kernel"
@@ -350,7 +346,7 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    model : LinearModel, KernelModel or rankfast.model.RFFModel
     feature_names : sequence of str, optional
         Recorded in the graph's metadata (``feature_names``, a JSON list)
         and fixing d; default "1" … width.
@@ -371,22 +367,21 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
     """
     onnx = require_onnx()
     from onnx import TensorProto, helper, numpy_helper
-    from .model import KernelModel, LinearModel
     width = model_width(model)
     names = feature_names_of(model, feature_names) if feature_names is not None else None
     d = len(names) if names is not None else width
     kind = model.metadata.get("normalize", "none")
     _check_normalize(kind)
-    rows = 1 if isinstance(model, LinearModel) else \
-        len(model.alphas if isinstance(model, KernelModel) else model.offset)
-    size = 8 * rows * (d if isinstance(model, LinearModel) else width)
+    rows = 1 if model.kind == "linear" else \
+        len(model.alphas if model.kind == "kernel" else model.offset)
+    size = 8 * rows * (d if model.kind == "linear" else width)
     if size > ONNX_MAX_BYTES:                     # checked before anything that large exists
         raise UsageError(f"the graph's numbers would take {size / 1e9:.1f} GB, above the 2 GB "
                          f"that one ONNX file (a protobuf message) can hold")
     names = names if names is not None else feature_names_of(model)
     graph = _Graph(numpy_helper)
     x = graph.node("Cast", [ONNX_INPUT], to=TensorProto.DOUBLE)
-    if isinstance(model, LinearModel):
+    if model.kind == "linear":
         if kind == "log":
             x = graph.node("Mul", [graph.node("Sign", [x]),
                                    graph.node("Log", [graph.node("Add", [graph.node("Abs", [x]),
@@ -402,7 +397,7 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
             x = graph.node("Slice", [x, graph.constant(np.array([0], np.int64)),
                                      graph.constant(np.array([width], np.int64)),
                                      graph.constant(np.array([1], np.int64))])
-        if isinstance(model, KernelModel):
+        if model.kind == "kernel":
             out = _kernel_scores(graph, x, model, width)
         else:
             out = _fourier_scores(graph, x, model, width)
@@ -536,7 +531,7 @@ def write(model, path, format, feature_names=None, name=DEFAULT_NAME):
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    model : LinearModel, KernelModel or rankfast.model.RFFModel
     path : str
         Where to write (a device such as /dev/stdout is written in place).
     format : {"onnx", "es-ltr", "opensearch-ltr", "solr-ltr", "ranklib"}

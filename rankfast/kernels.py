@@ -31,7 +31,7 @@ Random Fourier features (RBF only; Rahimi & Recht 2007)
     ω_i ~ N(0, 2γ I_d), b_i ~ U[0, 2π] (i = 1 … m, seeded) and
     φ(x) = √(2/m) [cos(ω_1ᵀx + b_1) … cos(ω_mᵀx + b_m)]ᵀ, so that
     E[φ(x)ᵀφ(x')] = exp(−γ ‖x − x'‖²).  The model needs Ω and b: it has its
-    own file format (``rankfast RFF model V1``, see format_rff_model), which
+    own file format (``rankfast RFF model V1``, see rankfast.model.format_rff_model), which
     svm_rank_classify refuses ("Version of model-file does not match").
     Cost O(n m d) to map n documents.  Ω is dense over every feature index up
     to the training width, so m × width is capped (RFF_MAX_VALUES): a wider
@@ -57,8 +57,10 @@ from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .csr import issparse, scipy_csr
 from .data import mostly_dense, with_width
 from .errors import InputError
-from .model import (RFF_VERSION_LINE, Exportable, KernelModel, KernelParams,  # noqa: F401
-                    format_rff_model, parse_rff_model)
+# The random Fourier model and its file format live in rankfast.model with the other
+# formats; their names stay importable from here, where they were first documented.
+from .model import (RFF_VERSION_LINE, KernelModel, KernelParams, RFFModel,  # noqa: F401
+                    fourier_features, format_rff_model, parse_rff_model)
 
 # Ω is dense, one value per random feature and feature index, held in memory and
 # written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).
@@ -231,18 +233,6 @@ def _check_rff_size(m, d):
                          f"use fewer random features (--landmarks) or --approx nystrom")
 
 
-def _fourier_features(X, omega, offset, out):
-    """out = √(2/m) cos(X Ωᵀ + b) for one block of rows, in place."""
-    if sp.issparse(X):
-        out[...] = X @ omega.T
-    else:
-        np.matmul(X, omega.T, out=out)
-    out += offset
-    np.cos(out, out=out)
-    out *= math.sqrt(2.0 / len(offset))
-    return out
-
-
 class RandomFourierMap(TransformerMixin, BaseEstimator):
     """Random Fourier features φ(x) = √(2/m) cos(Ωx + b) for the RBF exp(−γ‖a − b‖²).
 
@@ -354,7 +344,7 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
         rows = int(self.block_rows)
         for start in range(0, X.shape[0], rows):
             block = X[start:start + rows]
-            _fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
+            fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
                               out[start:start + rows])
         return out
 
@@ -374,64 +364,6 @@ def _transform_input(transformer, X):
                              f"expecting {transformer.n_features_in_} features as input")
         return X
     return scipy_csr(X)
-
-
-@dataclasses.dataclass
-class RFFModel(Exportable):
-    """f(x) = √(2/m) Σ_i w_i cos(ω_iᵀx + b_i) − bias: a ranker on random Fourier features.
-
-    Attributes
-    ----------
-    gamma : float
-        γ of the RBF kernel the features approximate (for the record: Ω holds it).
-    omega : ndarray, shape (m, highest_feature_index − 1)
-        ω_i, one row per feature; column j weighs feature j + 1.
-    offset : ndarray, shape (m,)
-        b_i.
-    weights : ndarray, shape (m,)
-        w_i.
-    bias : float
-        Subtracted, as SVM-light's threshold b.
-    highest_feature_index : int
-        Training width + 1 (svm_rank's convention); test features at or above it are ignored.
-    n_documents : int
-        Training documents, as recorded in the file.
-    metadata : dict
-        rankfast's key=value notes (algorithm, options, seed, version).
-    """
-
-    gamma: float
-    omega: np.ndarray
-    offset: np.ndarray
-    weights: np.ndarray
-    bias: float = 0.0
-    highest_feature_index: int = 1
-    n_documents: int = 0
-    metadata: dict = dataclasses.field(default_factory=dict)
-
-    def __post_init__(self):
-        self.omega = np.asarray(self.omega, dtype=np.float64).reshape(len(self.offset), -1)
-        self.offset = np.asarray(self.offset, dtype=np.float64)
-        self.weights = np.asarray(self.weights, dtype=np.float64)
-        if not len(self.offset) == len(self.weights) == self.omega.shape[0]:
-            raise ValueError(f"omega has {self.omega.shape[0]} rows, offset {len(self.offset)} "
-                             f"and weights {len(self.weights)} entries: they must agree")
-        if self.omega.shape[1] != self.highest_feature_index - 1:
-            raise ValueError(f"omega has {self.omega.shape[1]} columns; the highest feature "
-                             f"index {self.highest_feature_index} needs one fewer")
-
-    def predict(self, X, block_rows=4096):
-        """Scores of the rows of X (float64), block_rows documents at a time."""
-        X = with_width(X, self.omega.shape[1])
-        dense = mostly_dense(X)
-        out = np.empty(X.shape[0])
-        features = np.empty((min(block_rows, X.shape[0]), len(self.offset)))
-        for start in range(0, X.shape[0], block_rows):
-            block = X[start:start + block_rows]
-            phi = _fourier_features(block.toarray() if dense else block, self.omega,
-                                    self.offset, features[:block.shape[0]])
-            out[start:start + block_rows] = phi @ self.weights - self.bias
-        return out
 
 
 class KernelApproxLearner(Ranker):

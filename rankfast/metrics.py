@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _swapped
 from .data import query_index
+from .inputs import check_labels, scoring_queries
 
 
 def _sorted_by_score(scores, group, n_groups):
@@ -429,7 +430,6 @@ class RankingScorer:
 
     def __call__(self, estimator, X, y, qid=None, group=None):
         """The metric of estimator.predict(X) for labels y and the queries (one ranking without)."""
-        from .base import check_labels, scoring_queries
         scores = estimator.predict(X)
         y = check_labels(y, len(scores))
         qid = scoring_queries(estimator, len(scores), qid, group, repr(self))

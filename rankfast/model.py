@@ -18,8 +18,8 @@ The file, as svm_rank writes it::
 svm_rank_classify reads only the leading value of each header line and the
 SV lines before their '#'; rankfast writes its own metadata after the '#' of
 the first SV line (``#rankfast key=value ...``), where that reader ignores it.
-Random Fourier feature models have a format of their own (format_rff_model),
-whose first line svm_rank's reader rejects as a version mismatch.
+Random Fourier feature models (RFFModel) have a format of their own
+(format_rff_model), whose first line svm_rank's reader rejects as a version mismatch.
 
 Every number in a model file is read with the data files' strict C-locale
 grammar (rankfast._svmlight): '1_0' or non-ASCII digits are errors, where
@@ -31,12 +31,14 @@ the last printed digit: weights and feature values are rounded to float32
 order of the features on the line, and the threshold b is subtracted.
 """
 import dataclasses
+import math
+from typing import ClassVar
 
 import numpy as np
 
 from . import _predict, _svmlight
-from .csr import as_csr
-from .data import with_width
+from .csr import as_csr, issparse
+from .data import mostly_dense, with_width
 from .errors import InputError
 from .files import atomic_output
 from .modelfile import (KERNEL_NAMES, RFF_VERSION_LINE, VERSION_LINE,  # noqa: F401
@@ -136,7 +138,13 @@ def _row_norms_sq(M):
 
 
 class Exportable:
-    """``to_onnx()`` and ``to_json(format=...)`` for the models (rankfast.export, as rank_export)."""
+    """``to_onnx()`` and ``to_json(format=...)`` for the models (rankfast.export, as rank_export).
+
+    ``kind`` names the model's form ("linear", "kernel" or "rff"): rankfast.export
+    tells the models apart by it, so that it need not import this module.
+    """
+
+    kind: ClassVar[str] = ""
 
     def to_onnx(self, feature_names=None, name="rankfast_model"):
         """This model as an ONNX graph (see rankfast.export.to_onnx; needs rankfast[onnx])."""
@@ -169,6 +177,7 @@ class LinearModel(Exportable):
         rankfast's own key=value notes (algorithm, options, version).
     """
 
+    kind: ClassVar[str] = "linear"
     feature_ids: np.ndarray
     weights: np.ndarray
     bias: float = 0.0
@@ -275,6 +284,7 @@ class KernelModel(Exportable):
         As for :class:`LinearModel`.
     """
 
+    kind: ClassVar[str] = "kernel"
     kernel: KernelParams
     alphas: np.ndarray
     support_vectors: "scipy.sparse.csr_matrix"
@@ -308,6 +318,77 @@ class KernelModel(Exportable):
         return out
 
 
+@dataclasses.dataclass
+class RFFModel(Exportable):
+    """f(x) = √(2/m) Σ_i w_i cos(ω_iᵀx + b_i) − bias: a ranker on random Fourier features.
+
+    Attributes
+    ----------
+    gamma : float
+        γ of the RBF kernel the features approximate (for the record: Ω holds it).
+    omega : ndarray, shape (m, highest_feature_index − 1)
+        ω_i, one row per feature; column j weighs feature j + 1.
+    offset : ndarray, shape (m,)
+        b_i.
+    weights : ndarray, shape (m,)
+        w_i.
+    bias : float
+        Subtracted, as SVM-light's threshold b.
+    highest_feature_index : int
+        Training width + 1 (svm_rank's convention); test features at or above it are ignored.
+    n_documents : int
+        Training documents, as recorded in the file.
+    metadata : dict
+        rankfast's key=value notes (algorithm, options, seed, version).
+    """
+
+    kind: ClassVar[str] = "rff"
+    gamma: float
+    omega: np.ndarray
+    offset: np.ndarray
+    weights: np.ndarray
+    bias: float = 0.0
+    highest_feature_index: int = 1
+    n_documents: int = 0
+    metadata: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        self.omega = np.asarray(self.omega, dtype=np.float64).reshape(len(self.offset), -1)
+        self.offset = np.asarray(self.offset, dtype=np.float64)
+        self.weights = np.asarray(self.weights, dtype=np.float64)
+        if not len(self.offset) == len(self.weights) == self.omega.shape[0]:
+            raise ValueError(f"omega has {self.omega.shape[0]} rows, offset {len(self.offset)} "
+                             f"and weights {len(self.weights)} entries: they must agree")
+        if self.omega.shape[1] != self.highest_feature_index - 1:
+            raise ValueError(f"omega has {self.omega.shape[1]} columns; the highest feature "
+                             f"index {self.highest_feature_index} needs one fewer")
+
+    def predict(self, X, block_rows=4096):
+        """Scores of the rows of X (float64), block_rows documents at a time."""
+        X = with_width(X, self.omega.shape[1])
+        dense = mostly_dense(X)
+        out = np.empty(X.shape[0])
+        features = np.empty((min(block_rows, X.shape[0]), len(self.offset)))
+        for start in range(0, X.shape[0], block_rows):
+            block = X[start:start + block_rows]
+            phi = fourier_features(block.toarray() if dense else block, self.omega,
+                                    self.offset, features[:block.shape[0]])
+            out[start:start + block_rows] = phi @ self.weights - self.bias
+        return out
+
+
+def fourier_features(X, omega, offset, out):
+    """out = √(2/m) cos(X Ωᵀ + b) for one block of rows, in place."""
+    if issparse(X):
+        out[...] = X @ omega.T
+    else:
+        np.matmul(X, omega.T, out=out)
+    out += offset
+    np.cos(out, out=out)
+    out *= math.sqrt(2.0 / len(offset))
+    return out
+
+
 def file_weights(w):
     """Weights as a model file carries them: SVM-light reads each as a float (float32).
 
@@ -328,7 +409,7 @@ def read_model(path):
 
     Returns
     -------
-    LinearModel, KernelModel or rankfast.kernels.RFFModel
+    LinearModel, KernelModel or RFFModel
         A linear file (kernel type 0) becomes a LinearModel whose weights are
         Σ_i α_i s_i, accumulated as svm_rank_classify does; a kernel file a
         KernelModel; rankfast's random Fourier feature file (written by
@@ -381,7 +462,7 @@ def write_model(model, path):
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    model : LinearModel, KernelModel or RFFModel
     path : str
         Where to write ('-' or a device such as /dev/stdout is written in place).
 
@@ -491,7 +572,6 @@ def parse_rff_model(raw, path):
         numbers (file and 1-based line named).  Nothing is allocated before
         a line's count of numbers has been checked against the header.
     """
-    from .kernels import RFFModel
     text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
     lines = text.split("\n")
     if lines[0].strip() != RFF_VERSION_LINE:

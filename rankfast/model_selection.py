@@ -59,10 +59,10 @@ import time
 import numpy as np
 
 from . import _svmlight, metrics
-from .base import predicted
 from .csr import issparse
 from .data import query_index
 from .errors import UsageError
+from .inputs import check_features, check_labels, predicted, query_ids
 
 DEFAULT_FOLDS = 5
 DEFAULT_METRIC = "ndcg@10"
@@ -186,7 +186,6 @@ class ValidationSet:
     name: str = "validation set"
 
     def __post_init__(self):
-        from .base import check_features, check_labels, query_ids
         X, _ = check_features(self.X, "the validation X")
         y = check_labels(self.y, X.shape[0], "the validation set")
         object.__setattr__(self, "X", X)
