@@ -15,7 +15,8 @@ import pytest
 
 from rankfast import read_model
 from rankfast.cli import (CLASSIFY_HELP, CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, LEARN_OPTIONS,
-                          _learn_help, classify_main, learn_main)
+                          classify_main, learn_main)
+from rankfast.learn_cli import _learn_help
 from shared_paths import REFERENCE, require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +69,7 @@ def test_numpy_floating_point_warnings_are_dropped_and_other_warnings_are_notes(
 
     import numpy as np
 
-    from rankfast import cli
+    from rankfast import cli_output
 
     def body(argv):
         with np.errstate(all="warn"):
@@ -79,7 +80,7 @@ def test_numpy_floating_point_warnings_are_dropped_and_other_warnings_are_notes(
         warnings.warn("something else to know", UserWarning)
         return 0
 
-    assert cli._run("rank_learn", body, [], "") == 0
+    assert cli_output.run("rank_learn", body, [], "") == 0
     assert capsys.readouterr().err == "rank_learn: note: something else to know\n"
 
 

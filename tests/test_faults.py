@@ -148,7 +148,7 @@ def test_features_of_wildly_different_scales_no_longer_make_rankrls_ill_conditio
 
 
 def test_an_ill_conditioned_solve_is_one_note_saying_what_to_change():
-    from rankfast.cli import _warning_note
+    from rankfast.cli_output import _warning_note
     note = _warning_note("An ill-conditioned matrix detected: slice 0 has rcond = 5.2e-24.")
     assert note.startswith("the linear system is ill-conditioned (reciprocal condition "
                            "number 5.2e-24)")
@@ -178,7 +178,7 @@ def test_kernel_overflow_from_features_blames_the_features():
 
 
 def test_linear_algebra_failures_are_explained():
-    from rankfast.cli import _linear_algebra_reason
+    from rankfast.learn_cli import _linear_algebra_reason
     text = _linear_algebra_reason(np.linalg.LinAlgError("Eigenvalues did not converge"))
     assert "Eigenvalues did not converge" in text and "rescale the features" in text
     text = _linear_algebra_reason(ValueError("array must not contain infs or NaNs"))

@@ -14,7 +14,7 @@ import pytest
 
 import rankfast
 from rankfast import InputError, LinearModel, load_svmlight, read_model, write_model
-from rankfast import _svmlight, cli, data, model as model_module
+from rankfast import _svmlight, cli, cli_output, data, model as model_module
 from rankfast.model import format_model
 from shared_paths import REFERENCE, require
 
@@ -363,15 +363,15 @@ def test_load_svmlight_reports_progress_in_bytes(tmp_path):
 
 def test_read_progress_lines_are_rate_limited_and_quiet_for_small_files(capsys):
     now = [0.0]
-    progress = cli._ReadProgress("rank_learn", "big.dat", 1, clock=lambda: now[0])
+    progress = cli_output.ReadProgress("rank_learn", "big.dat", 1, clock=lambda: now[0])
     for step in range(1, 41):            # 40 reads, 0.25 s apart
         now[0] = step * 0.25
         progress(step * 32_000_000)
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 10 and err[0] == "rank_learn: reading big.dat: 128 MB"
-    quick = cli._ReadProgress("rank_learn", "small.dat", 1, clock=lambda: 0.5)
+    quick = cli_output.ReadProgress("rank_learn", "small.dat", 1, clock=lambda: 0.5)
     quick(1000)
-    silent = cli._ReadProgress("rank_learn", "big.dat", 0, clock=lambda: now[0])
+    silent = cli_output.ReadProgress("rank_learn", "big.dat", 0, clock=lambda: now[0])
     now[0] += 5
     silent(10)
     assert capsys.readouterr().err == ""

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from rankfast import cli, load_svmlight, read_model, reader
+from rankfast import classify_cli, cli, load_svmlight, read_model, reader
 from shared_paths import REFERENCE, require
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,7 +30,7 @@ def block_rows(request, monkeypatch):
     """Run each test with the default block size and with tiny blocks (runs span blocks)."""
     monkeypatch.setattr(reader, "iter_svmlight",
                         functools.partial(reader.iter_svmlight, rows=request.param, entries=16))
-    monkeypatch.setattr(cli._QueryFigures, "BATCH", 5 if request.param < 100 else 1 << 16)
+    monkeypatch.setattr(classify_cli._QueryFigures, "BATCH", 5 if request.param < 100 else 1 << 16)
     return request.param
 
 
