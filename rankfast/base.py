@@ -17,8 +17,8 @@ from .csr import issparse
 from .data import query_index
 # The input checks live in rankfast.inputs (below both the estimators and the metrics);
 # their names stay importable from here, where they were first documented.
-from .inputs import (OneRankingWarning, check_features, check_labels, predicted,  # noqa: F401
-                     query_ids, scoring_queries)
+from .inputs import (OneRankingWarning, TrainingData, check_features, check_labels,  # noqa: F401
+                     predicted, query_ids, scoring_queries)
 from .metrics import ndcg
 
 
@@ -138,6 +138,10 @@ class Ranker(BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         return X, y, qid
+
+    def _training_data(self, X, y, qid, group):
+        """fit's X, y and queries as one rankfast.inputs.TrainingData (_fit_input's checks)."""
+        return TrainingData(*self._fit_input(X, y, qid, group))
 
     def _evaluation_sets(self, eval_set, eval_qid=None, eval_group=None):
         """fit's eval_set as checked rankfast.model_selection.ValidationSets named validation_i."""

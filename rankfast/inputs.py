@@ -6,12 +6,13 @@ ndarray or a CSR matrix (rankfast.csr.CSR), y a 1-D float64 array of finite
 labels, the queries one id per row.  This module stands below the estimators
 (rankfast.base) and the metrics, which both use it.
 """
+import dataclasses
 import sys
 
 import numpy as np
 
-from .csr import all_finite, as_csr, issparse
-from .data import group_to_qid, query_starts
+from .csr import CSR, all_finite, as_csr, issparse
+from .data import compact_columns, group_rows, group_to_qid, query_starts
 
 
 def check_features(X, what="X", sparse_float32=False, n_threads=1):
@@ -215,3 +216,66 @@ def predicted(estimator, X, qid):
     if applied is not None and applied() is not None:
         return estimator.predict(X, qid)
     return estimator.predict(X)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingData:
+    """A fit's input, checked and converted once where it enters an estimator.
+
+    Built by Ranker._training_data from fit's X, y, qid/group (and then the
+    query weights); the learners take it as it is, without checking or
+    converting X again.
+
+    Attributes
+    ----------
+    X : rankfast.csr.CSR or ndarray of float64, shape (n_documents, n_features)
+        Sparse input as CSR (float64 values, or float32 for the learners whose
+        kernels widen them: Ranker.sparse_float32); dense input C-contiguous.
+    y : ndarray of float64, shape (n_documents,)
+        Finite relevance labels.
+    qid : ndarray, shape (n_documents,)
+        Query id of each row (rows of a query need not be contiguous).
+    query_weight : ndarray of float64, shape (n_queries,), or None
+        Each query's multiplier of its loss term, queries in order of first
+        appearance (rankfast.base.query_sample_weights); None: no weights.
+    """
+
+    X: object
+    y: np.ndarray
+    qid: np.ndarray
+    query_weight: object = None
+
+    @property
+    def sparse(self):
+        """Whether X is sparse (a CSR)."""
+        return isinstance(self.X, CSR)
+
+    def with_features(self, X):
+        """The same documents with X replaced (normalised features: CSR or float64 ndarray)."""
+        return dataclasses.replace(self, X=X)
+
+    def with_query_weight(self, query_weight):
+        """The same documents with per-query weights (None: none)."""
+        return dataclasses.replace(self, query_weight=query_weight)
+
+    def grouped(self):
+        """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
+
+        ``used`` holds the original 0-based index of each kept column;
+        ``starts`` the query offsets of the grouped rows, with the row count
+        appended.  Queries keep their order of first appearance (that of
+        ``query_weight``).
+        """
+        X, y = self.X, self.y
+        perm, starts = group_rows(self.qid)
+        if self.sparse:
+            X, used = compact_columns(X)
+        else:
+            used = np.flatnonzero(np.count_nonzero(X, axis=0))
+            if len(used) < X.shape[1]:
+                X = X[:, used]
+        if perm is not None:
+            X, y = X[perm], y[perm]
+        if not self.sparse:
+            X = np.ascontiguousarray(X)
+        return X, y, starts, used

@@ -6,8 +6,8 @@ from .csr import CSR, all_finite, as_csr, issparse
 from ._threads import BLOCK_ROWS
 from .base import Ranker
 from .compat import check_is_fitted
-from .data import compact_columns, group_rows
 from .errors import UsageError
+from .inputs import TrainingData
 from .model import LinearModel, file_weights
 
 
@@ -39,28 +39,15 @@ def check_lengths(X, y, qid):
 
 
 def training_arrays(X, y, qid):
-    """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
+    """(X, y, starts, used) as rankfast.inputs.TrainingData.grouped returns them.
 
-    X, y and qid as Ranker._fit_input returns them (values already checked
-    finite there: only the lengths are checked again, not the values).
-    ``used`` holds the original 0-based index of each kept column; ``starts``
-    the query offsets of the grouped rows, with the row count appended.
+    For learners that take X, y and qid as Ranker._fit_input returns them
+    rather than a TrainingData (values already checked finite there: only
+    the lengths are checked again, and X and y taken as the kernels take them).
     """
     check_lengths(X, y, qid)
-    y = np.asarray(y, dtype=np.float64)
-    perm, starts = group_rows(qid)
-    if issparse(X):
-        X, used = compact_columns(X)
-    else:
-        X = np.asarray(X, dtype=np.float64)
-        used = np.flatnonzero(np.count_nonzero(X, axis=0))
-        if len(used) < X.shape[1]:
-            X = X[:, used]
-    if perm is not None:
-        X, y = X[perm], y[perm]
-    if not issparse(X):
-        X = np.ascontiguousarray(X)
-    return X, y, starts, used
+    X = as_csr(X) if issparse(X) else np.asarray(X, dtype=np.float64)
+    return TrainingData(X, np.asarray(y, dtype=np.float64), np.asarray(qid)).grouped()
 
 
 class DataMatrix:

@@ -24,7 +24,7 @@ import numpy as np
 from . import _prsvm
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model,
-                     pair_square_sums, training_arrays)
+                     pair_square_sums)
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .newton import minimize
@@ -242,22 +242,25 @@ class RankSVM(LinearRanker):
         -------
         self
         """
-        X, y, qid = self._fit_input(X, y, qid, group)
-        X, normalizer = self._normalize_fit(X, qid)
+        data = self._training_data(X, y, qid, group)
+        X, normalizer = self._normalize_fit(data.X, data.qid)
+        data = data.with_features(X)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
         check_loss(self.loss)
-        weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
-        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
+        data = data.with_query_weight(
+            query_sample_weights(sample_weight, data.qid, several_c=grid is not None))
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(data.X))
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
-            self.cv_result_ = select_c(self, X, y, qid, grid, log)
+            self.cv_result_ = select_c(self, data.X, data.y, data.qid, grid, log)
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
-        X, y, starts, used = training_arrays(X, y, qid)
+        X, y, starts, used = data.grouped()
         objective = SquaredHingeObjective(
-            X, y, starts, weighted(query_weights(y, starts, self.C_, self.loss), weight), n_threads)
+            X, y, starts, weighted(query_weights(y, starts, self.C_, self.loss), data.query_weight),
+            n_threads)
         self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
                                 max_iter=self.max_iter, log=log)
         if log is not None:
@@ -271,8 +274,8 @@ class RankSVM(LinearRanker):
         """Fitted copies for each C of Cs (ascending), each Newton run started at the previous optimum."""
         from .model_selection import fitted_linear
         check_loss(self.loss)
-        X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
-        X, y, starts, used = training_arrays(X, y, qid)
+        # (_training_data records n_features_in_ of the copies)
+        X, y, starts, used = self._training_data(X, y, qid, None).grouped()
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         w = np.zeros(X.shape[1])
         for C in Cs:
