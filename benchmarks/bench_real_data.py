@@ -16,6 +16,7 @@ is checked here on data nobody here generated: a gap above 1e-3 is marked "!".
 """
 import argparse
 import math
+import os
 import time
 
 import numpy as np
@@ -29,7 +30,7 @@ from rankfast.rankrls import RankRLS
 from rankfast.ranksvm import RankSVM, query_weights
 from rankfast.svmrank import RankSVML1
 
-TIGHT = {"prsvm": dict(tol=1e-9, max_iter=1000), "rankncg": dict(tol=1e-6, max_iter=20000),
+TIGHT = {"prsvm": dict(tol=1e-9, max_iter=1000), "rankncg": dict(tol=1e-9, max_iter=20000),
          "svmrank": dict(tol=1e-6, solver="smoothing"), "rankrls": dict(solver="dense")}
 
 
@@ -171,6 +172,7 @@ def main():
     if not real_data.available():
         raise SystemExit("bench_real_data: ../shared/data is not beside this checkout")
     grid = [float(c) for c in args.C.split(",")]
+    print("load average at the start: %.2f %.2f %.2f" % os.getloadavg())
     print(f"{'set':14s} {'learner':8s} {'C':>8s} {'iters':>6s} {'CPU':>8s} {'gap':>10s}  "
           f"NDCG@10 pairacc | tight: iters, CPU, NDCG@10, pairacc")
     for name in args.sets.split(","):
@@ -180,6 +182,7 @@ def main():
         run_learners(name, train, test, learners, grid, normalize or "none")
         if args.anchors:
             run_anchors(name, train, test, normalize)
+    print("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -565,8 +565,10 @@ class _ErfcPart:
         from .rankncg import ErfcPairObjective
         from .ranksvm import query_weights
         X, y, starts = _grouped(part, used)
+        # the driver preconditions with the shards' summed diagonals (queries cut across
+        # shards have no per-shard d × d Hessian to sum)
         self.objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, C, loss, n_queries),
-                                           eps, fast)
+                                           eps, fast, preconditioner="diagonal")
         self.tag = self.scores = self.gamma = self.sd = None
         self.gammas = {}
 

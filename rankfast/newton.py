@@ -27,7 +27,10 @@ objective.  ``max_iter`` (``-#``) caps Newton steps.
 Preconditioning: an objective with ``precondition(r)`` (an approximate
 H⁻¹ r; here Jacobi, the inverse of H's diagonal with every pair active) gets
 preconditioned CG, so the number of CG products does not grow with the
-features' scales (Hsia, Chiang & Lin 2018).
+features' scales (Hsia, Chiang & Lin 2018).  When a Newton step still needs
+more than ``STRENGTHEN_CG`` products (features that are correlated as well as
+badly scaled), the objective's ``strengthen()``, if any, is called once: it
+may switch to a stronger preconditioner (rankfast.precondition).
 
 Each CG solve stops when ‖r‖ ≤ η ‖g‖ with η = min(0.5, √‖g‖) (Eisenstat–
 Walker forcing: loose far from the optimum, tight near it), or after
@@ -38,6 +41,8 @@ import dataclasses
 import time
 
 import numpy as np
+
+STRENGTHEN_CG = 20      # CG products in one Newton step beyond which a stronger preconditioner is asked
 
 
 @dataclasses.dataclass
@@ -124,6 +129,7 @@ def minimize(objective, w0, tol=1e-3, max_iter=100, max_cg=250, log=None, certif
     w = np.array(w0, dtype=np.float64)
     f, g = objective.value_grad(w)
     precondition = getattr(objective, "precondition", None)
+    strengthen = getattr(objective, "strengthen", None)
     mu = getattr(objective, "curvature_floor", None)
     total_cg = 0
     started = time.perf_counter()
@@ -152,6 +158,9 @@ def minimize(objective, w0, tol=1e-3, max_iter=100, max_cg=250, log=None, certif
             if not certify:
                 bound = min(bound, decrement + 0.05 * threshold)
         total_cg += cg_steps
+        if cg_steps > STRENGTHEN_CG and strengthen is not None and strengthen() and log is not None:
+            log(f"Iter {iteration}: {cg_steps} CG products; preconditioning with the full "
+                f"Hessian bound from now on", 1)
         slope = float(g @ d)
         if slope >= 0:          # not a descent direction (numerically): use -g
             d, slope = -g, -gnorm ** 2

@@ -28,6 +28,7 @@ from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model,
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .newton import minimize
+from .precondition import PairPreconditioner
 
 
 class SquaredHingeObjective:
@@ -41,7 +42,7 @@ class SquaredHingeObjective:
 
     curvature_floor = 1.0
 
-    def __init__(self, X, y, starts, query_weight, n_threads=1):
+    def __init__(self, X, y, starts, query_weight, n_threads=1, preconditioner="auto"):
         self.X = DataMatrix(X, n_threads)               # sparse X stays sparse: no dense copy
         self.n_threads = self.X.n_threads
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
@@ -51,7 +52,8 @@ class SquaredHingeObjective:
         self.n_levels = len(levels)
         self.weight = np.ascontiguousarray(query_weight, dtype=np.float64)
         self.pair_diagonal = 2.0 * pair_square_sums(self.X, self.starts, self.rank, self.weight)
-        self.inverse_diagonal = 1.0 / (1.0 + self.pair_diagonal)
+        self.preconditioner = PairPreconditioner(self.X.X, self.starts, self.rank, self.weight,
+                                                 2.0, 1.0 + self.pair_diagonal, preconditioner)
         self._scores = None       # s = Xw at the last value_grad: fixes the Hessian
         self._order = None
         self._step = None         # (w, s, loss, ∂loss/∂s, order) of the line search's last trial
@@ -80,7 +82,11 @@ class SquaredHingeObjective:
         return 0.5 * (w @ w) + loss, w + self.X.rmatvec(grad_s)
 
     def precondition(self, r):
-        return self.inverse_diagonal * r
+        return self.preconditioner(r)
+
+    def strengthen(self):
+        """Precondition with I + 2 XᵀLX itself from now on, if cheap (rankfast.precondition)."""
+        return self.preconditioner.strengthen()
 
     def hessvec(self, v):
         d = self.X.matvec(v)

@@ -76,10 +76,11 @@ import numpy as np
 from . import _hinge, _prsvm
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
-from ._threads import query_chunks, resolve_n_jobs, stored_entries
+from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .errors import UsageError
 from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model, pair_square_sums,
                      training_arrays)
+from .precondition import PairPreconditioner
 from .ranksvm import query_weights
 
 MU = 0.1            # OCAS: where between w_b and w_c the next cutting plane is taken
@@ -309,15 +310,16 @@ class HuberObjective:
     θ² (1 − m/θ)₊², so value, gradient and generalised Hessian (curvature c_q/δ
     on the pairs within δ of the margin) come from PRSVM's pair-counting
     kernels at the scores s and s/θ: no pair is formed.  The protocol of
-    rankfast.newton.minimize, with Jacobi preconditioning as for PRSVM.
+    rankfast.newton.minimize; ``preconditioner`` applies the inverse of (an
+    approximation of) I + 2 XᵀLX, all pairs active (rankfast.precondition).
     """
 
     curvature_floor = 1.0
 
-    def __init__(self, products, loss, delta, inverse_diagonal):
+    def __init__(self, products, loss, delta, preconditioner):
         self.X, self.loss, self.delta = products, loss, float(delta)
         self.theta = 1.0 - self.delta
-        self.inverse_diagonal = inverse_diagonal
+        self.preconditioner = preconditioner
         sizes = np.diff(loss.starts)
         self._query = np.repeat(np.arange(len(sizes)), sizes)      # each document's query
         self._sizes = np.maximum(sizes, 1)
@@ -379,7 +381,10 @@ class HuberObjective:
         return v + self.X.rmatvec((outer - inner) / (2.0 * self.delta))
 
     def precondition(self, r):
-        return self.inverse_diagonal * r
+        return self.preconditioner(r)
+
+    def strengthen(self):
+        return self.preconditioner.strengthen()
 
     def line(self, w, d):
         s0, sd = self._scores, self.X.matvec(d)
@@ -434,7 +439,7 @@ class SmoothingResult:
     message: str
 
 
-def smoothing_path(X, loss, target, max_iter, inverse_diagonal, log=None, delta=0.5,
+def smoothing_path(X, loss, target, max_iter, preconditioner, log=None, delta=0.5,
                    max_stages=20, w0=None, lower=0.0, relative=0.0):
     """Minimise ½‖w‖² + hinge loss by Newton on Huber smoothings of shrinking width δ.
 
@@ -453,14 +458,14 @@ def smoothing_path(X, loss, target, max_iter, inverse_diagonal, log=None, delta=
         target = target(f0)
     # At w = 0 every pair lies in the hinge's linear part, where F_δ has no curvature
     # for Newton to use: start from the squared hinge's optimum (δ = 1, θ = 0 above).
-    start = minimize(HuberObjective(X, loss, 1.0, inverse_diagonal),
+    start = minimize(HuberObjective(X, loss, 1.0, preconditioner),
                      np.zeros(X.shape[1]) if w0 is None else w0, tol=1e-3, max_iter=max_iter)
     w, steps = start.w, start.iterations
     best_w, best_f = np.zeros(X.shape[1]), f0
     last_gap = np.inf
     message, converged, stage = "iteration limit reached", False, 0
     for stage in range(1, max_stages + 1):
-        objective = HuberObjective(X, loss, delta, inverse_diagonal)
+        objective = HuberObjective(X, loss, delta, preconditioner)
         smooth_f0 = objective.value_grad(w)[0]
         if not smooth_f0 > 0.0:                 # rounding has the upper hand: stop here
             message = "smoothing too fine for the scores' rounding"
@@ -574,6 +579,7 @@ class RankSVML1(LinearRanker):
         self.normalize = normalize
         self.n_jobs = n_jobs
 
+    @blas_single_thread
     def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
             eval_qid=None, eval_group=None, log=None):
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
@@ -631,11 +637,12 @@ class RankSVML1(LinearRanker):
                 log(f"OCAS stalled after {self.result_.iterations} iterations (gap "
                     f"{self.result_.gap:.4g}); going on by smoothed Newton", 1)
         if self.result_ is None or self.result_.message == "stalled":
-            inverse_diagonal = 1.0 / (1.0 + 2.0 * pair_square_sums(products, loss.starts,
-                                                                   loss.rank, loss.weight))
+            diagonal = 1.0 + 2.0 * pair_square_sums(products, loss.starts, loss.rank, loss.weight)
+            preconditioner = PairPreconditioner(products.X, loss.starts, loss.rank, loss.weight,
+                                                2.0, diagonal)
             before = self.result_
             self.result_ = smoothing_path(
-                products, loss, target, self.max_iter, inverse_diagonal, log=log,
+                products, loss, target, self.max_iter, preconditioner, log=log,
                 w0=None if before is None else before.w,
                 lower=0.0 if before is None else max(before.lower_bound, 0.0),
                 relative=self.tol)
