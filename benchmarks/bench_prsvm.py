@@ -93,8 +93,9 @@ def in_process(path, C):
 
 def kernel_vs_twin():
     """One loss+gradient on queries of 1,000+ documents: Fenwick kernel vs explicit pairs."""
-    from rankfast import _prsvm
     from reference_impl import squared_hinge_pairs
+
+    from rankfast import _prsvm
     rng = np.random.default_rng(0)
     print("\nOne gradient, Fenwick kernel vs pair-enumerating twin (5 levels)")
     print(f"{'docs/query':>10} {'queries':>8} {'pairs':>12} {'kernel s':>10} {'twin s':>10} {'ratio':>8}")

@@ -84,7 +84,7 @@ def query_chunks(starts, documents=CHUNK_DOCUMENTS):
     A chunk closes at the first query boundary at or past a multiple of ``documents``
     rows, so it depends on the data alone.
     """
-    import numpy as np                         # here: rank_classify imports this module lean
+    import numpy as np  # here: rank_classify imports this module lean
     starts = np.asarray(starts, dtype=np.int64)
     n_queries = len(starts) - 1
     if n_queries <= 0:
@@ -97,7 +97,7 @@ def query_chunks(starts, documents=CHUNK_DOCUMENTS):
 
 def blas_single_thread(function):
     """Decorator: BLAS keeps to one thread while ``function`` runs (no-op without threadpoolctl)."""
-    import functools                           # here: rank_classify imports this module lean
+    import functools  # here: rank_classify imports this module lean
 
     @functools.wraps(function)
     def held(*args, **kwargs):

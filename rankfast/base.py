@@ -15,10 +15,18 @@ import numpy as np
 from .compat import BaseEstimator, check_is_fitted
 from .csr import issparse
 from .data import query_index
+
 # The input checks live in rankfast.inputs (below both the estimators and the metrics);
 # their names stay importable from here, where they were first documented.
-from .inputs import (OneRankingWarning, TrainingData, check_features, check_labels,  # noqa: F401
-                     predicted, query_ids, scoring_queries)
+from .inputs import (  # noqa: F401
+    OneRankingWarning,
+    TrainingData,
+    check_features,
+    check_labels,
+    predicted,
+    query_ids,
+    scoring_queries,
+)
 from .metrics import ndcg
 
 

@@ -12,12 +12,25 @@ import time
 from . import __version__
 from ._predict import format_scores, linear_scores_rows
 from ._threads import resolve_n_jobs
-from .cli_data import (group_note, local_workers, no_documents_error, refuse_pattern,
-                       split_query_note, with_groups)
-from .cli_options import (CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, GROUP_HELP, cluster_requested,
-                          parse_args)
-from .cli_output import (ClusterRun, ReadProgress, hold_threads, progress, run,
-                         svmlight_read_documents, svmlight_read_model, write)
+from .cli_data import (
+    group_note,
+    local_workers,
+    no_documents_error,
+    refuse_pattern,
+    split_query_note,
+    with_groups,
+)
+from .cli_options import CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, GROUP_HELP, cluster_requested, parse_args
+from .cli_output import (
+    ClusterRun,
+    ReadProgress,
+    hold_threads,
+    progress,
+    run,
+    svmlight_read_documents,
+    svmlight_read_model,
+    write,
+)
 from .errors import InputError, UsageError
 from .files import atomic_output, check_output
 from .modelfile import read_model_file, single_vector_weights
@@ -189,6 +202,7 @@ def _classify_normalized(file, kind, test_path, output_path, verbosity, cutoffs,
     query id, or of a group file's group, over its rows).
     """
     import numpy as np
+
     from .groups import QueryGroups
     from .normalize import normalized_scores
     from .reader import iter_svmlight

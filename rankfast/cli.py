@@ -9,10 +9,15 @@ share the option grammar (cli_options), what is shown and how a run ends
 data files (cli_data).  The public names that lived here before the programs
 had modules of their own are imported from those modules.
 """
-from .classify_cli import (CLASSIFY_HELP, NOTE_BLOCK, classify_main,  # noqa: F401
-                           classify_summary, metrics_report, write_predictions)
-from .cli_options import (CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, GROUP_HELP,  # noqa: F401
-                          LEARN_OPTIONS, parse_args)
+from .classify_cli import (  # noqa: F401
+    CLASSIFY_HELP,
+    NOTE_BLOCK,
+    classify_main,
+    classify_summary,
+    metrics_report,
+    write_predictions,
+)
+from .cli_options import CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, GROUP_HELP, LEARN_OPTIONS, parse_args  # noqa: F401
 from .cli_output import end_process
 from .learn_cli import LEARN_HELP, SCALE_SPREAD_NOTE, learn_main  # noqa: F401
 

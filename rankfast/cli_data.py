@@ -10,6 +10,7 @@ import os
 from .cli_output import ReadProgress, print_note, progress, svmlight_read_documents
 from .errors import InputError, UsageError
 
+
 def split_query_note(program, path, qid):
     print_note(program, f"{path}: the lines of qid {qid} are not contiguous; grouping each "
                    f"query's lines (svm_rank would stop here)")
@@ -45,9 +46,10 @@ def with_groups(dataset, path, group_path):
     rule is rankfast.groups.QueryGroups', as for rank_classify's stream.  The
     note (or None) is for -v 1.
     """
-    import dataclasses           # not at module level: rank_classify's stream never needs it
+    import dataclasses  # not at module level: rank_classify's stream never needs it
 
     import numpy as np
+
     from .groups import QueryGroups
     groups = QueryGroups(path, group_path)
     qid = groups.qid(np.ascontiguousarray(dataset.qid))

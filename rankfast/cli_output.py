@@ -6,14 +6,13 @@ on stderr and exit 1; usage errors exit 2 (svm_rank exits 0); SIGTERM ends a
 run as Ctrl-C does (143 and 130).  Output to a closed pipe or a full device
 never ends a run with a traceback.
 """
+# signal's C core: the public module wraps it in enums, and importing enum costs ~7 ms a run
+import _signal
 import errno
 import os
 import sys
 import time
 import warnings
-
-# signal's C core: the public module wraps it in enums, and importing enum costs ~7 ms a run
-import _signal
 
 from . import __version__
 from ._threads import resolve_n_jobs
@@ -183,7 +182,7 @@ def _warning_note(message):
     """A library warning in a few words and what to change (scipy's come with rcond values)."""
     text = str(message)
     if "ill-conditioned" in text:
-        import re                      # here: every run would pay ~5 ms to import it
+        import re  # here: every run would pay ~5 ms to import it
         rcond = re.search(r"rcond\s*=\s*([-+.eE0-9]+\d)", text)
         where = f" (reciprocal condition number {float(rcond.group(1)):.2g})" if rcond else ""
         return (f"the linear system is ill-conditioned{where}, so the weights may be "

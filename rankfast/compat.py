@@ -22,7 +22,6 @@ import importlib.util
 import inspect
 
 
-
 def _installed(name):
     try:
         return importlib.util.find_spec(name) is not None
@@ -73,7 +72,8 @@ def check_is_fitted(estimator, attributes=None):
     ...     check_is_fitted(RankSVM())
     ... except ValueError as error:
     ...     print(error)
-    This RankSVM instance is not fitted yet. Call 'fit' with appropriate arguments before using this estimator.
+    This RankSVM instance is not fitted yet. Call 'fit' with appropriate arguments
+    before using this estimator.
     """
     names = [attributes] if isinstance(attributes, str) else attributes
     if names is None:
@@ -273,5 +273,6 @@ def score_request(owner, params):
     return metadata_request(owner, {"score": dict.fromkeys(params, True)})
 
 
-__all__ = ["BaseEstimator", "NotFittedError", "SKLEARN_INSTALLED", "TransformerMixin",
-           "check_is_fitted", "not_fitted_error", "score_request"]
+# NotFittedError is served by the module's __getattr__ (scikit-learn's class, or rankfast's).
+__all__ = ["BaseEstimator", "NotFittedError", "SKLEARN_INSTALLED",  # noqa: F822
+           "TransformerMixin", "check_is_fitted", "not_fitted_error", "score_request"]

@@ -109,7 +109,8 @@ class CSR:
         return out
 
     def group_square_sums(self, order, starts, weights):
-        """Σ_g weights_g (Σ_{i in g} x_ij)² for every column j; group g is rows order[starts[g]:starts[g + 1]].
+        """Σ_g weights_g (Σ_{i in g} x_ij)² for every column j, group g the rows
+        order[starts[g]:starts[g + 1]].
 
         Examples
         --------

@@ -329,7 +329,7 @@ class ShardedData:
 def gather(client, futures):
     """client.gather(futures), with a worker's read error as InputError (file:line) and a
     cluster that keeps losing the work (KilledWorker, cancelled futures) as RankfastError."""
-    from concurrent.futures import CancelledError     # distributed's FutureCancelledError is one
+    from concurrent.futures import CancelledError  # distributed's FutureCancelledError is one
 
     from distributed import KilledWorker
     try:
@@ -884,10 +884,10 @@ def fit(learner, source, client, log=None, label="label", qid="qid"):
 
 def check_learner(learner):
     """The distributed fit of this learner; UsageError for one that has none (greedy, kernels)."""
+    from .linear import c_grid
     from .rankncg import RankNCG
     from .rankrls import RankRLS
     from .ranksvm import RankSVM
-    from .linear import c_grid
     for kind, run in ((RankSVM, _fit_prsvm), (RankNCG, _fit_rankncg), (RankRLS, _fit_rankrls)):
         if type(learner) is kind:
             if c_grid(learner.C) is not None:

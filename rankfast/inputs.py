@@ -54,7 +54,8 @@ def check_features(X, what="X", sparse_float32=False, n_threads=1):
     >>> check_features([1.0, 2.0])
     Traceback (most recent call last):
     ...
-    ValueError: Expected a 2-D X, got a 1-D array of shape (2,): Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one document
+    ValueError: Expected a 2-D X, got a 1-D array of shape (2,): Reshape your data with
+    X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one document
     """
     names = _feature_names(X)
     if issparse(X):

@@ -56,11 +56,18 @@ from .base import Ranker, check_features, sparse_input_tags
 from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .csr import issparse, scipy_csr
 from .data import mostly_dense, with_width
-from .errors import InputError
+
 # The random Fourier model and its file format live in rankfast.model with the other
 # formats; their names stay importable from here, where they were first documented.
-from .model import (RFF_VERSION_LINE, KernelModel, KernelParams, RFFModel,  # noqa: F401
-                    fourier_features, format_rff_model, parse_rff_model)
+from .model import (  # noqa: F401
+    RFF_VERSION_LINE,
+    KernelModel,
+    KernelParams,
+    RFFModel,
+    format_rff_model,
+    fourier_features,
+    parse_rff_model,
+)
 
 # Ω is dense, one value per random feature and feature index, held in memory and
 # written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).

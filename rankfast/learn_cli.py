@@ -206,7 +206,7 @@ def _learn(argv):
     with atomic_output(model_path) as out:
         out.write(text)
         if "plot" in options:           # before the model is in place: a plot that cannot be
-            from . import plot          # written (a full device) leaves no model either
+            from . import plot  # written (a full device) leaves no model either
             plot.save(plot.selection_figure(learner), options["plot"])
     progress("Writing model file...done", svmlight_verbosity)
     progress("done", verbosity)

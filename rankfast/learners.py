@@ -22,7 +22,8 @@ def _c(options):
 def _cv(options):
     """The learners' cross-validation parameters from --folds (or --valid's ValidationSet, as
     "validation"), --cv-metric, --cv-rule, --ndcg, --seed."""
-    return {"cv": options.get("validation", options.get("folds")), "cv_metric": options.get("cv_metric", "ndcg@10"),
+    return {"cv": options.get("validation", options.get("folds")),
+            "cv_metric": options.get("cv_metric", "ndcg@10"),
             "cv_rule": options.get("cv_rule", "best"), "cv_convention": options.get("ndcg", "letor"),
             "random_state": options.get("seed", 0)}
 
@@ -187,7 +188,7 @@ def _learner_name(value, notes):
         return name
     close = []
     if not any(c in value for c in "./\\"):
-        import difflib                  # here: only an unknown name needs it (2 ms to import)
+        import difflib  # here: only an unknown name needs it (2 ms to import)
         close = difflib.get_close_matches(name, LEARNERS, n=1)     # similarity ≥ 0.6
     if close:
         raise UsageError(f"unknown learner {value!r} (did you mean {close[0]}?)")

@@ -2,10 +2,10 @@
 import numpy as np
 
 from . import _products
-from .csr import CSR, all_finite, as_csr, issparse
 from ._threads import BLOCK_ROWS
 from .base import Ranker
 from .compat import check_is_fitted
+from .csr import CSR, all_finite, as_csr, issparse
 from .errors import UsageError
 from .inputs import TrainingData
 from .model import LinearModel, file_weights

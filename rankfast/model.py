@@ -32,7 +32,7 @@ order of the features on the line, and the threshold b is subtracted.
 """
 import dataclasses
 import math
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -41,9 +41,20 @@ from .csr import as_csr, issparse
 from .data import mostly_dense, with_width
 from .errors import InputError
 from .files import atomic_output
-from .modelfile import (KERNEL_NAMES, RFF_VERSION_LINE, VERSION_LINE,  # noqa: F401
-                        _highest, _leading, _parse_metadata, _shown, read_model_file,
-                        single_vector_weights)
+from .modelfile import (  # noqa: F401
+    KERNEL_NAMES,
+    RFF_VERSION_LINE,
+    VERSION_LINE,
+    _highest,
+    _leading,
+    _parse_metadata,
+    _shown,
+    read_model_file,
+    single_vector_weights,
+)
+
+if TYPE_CHECKING:                # scipy is imported only where a kernel model needs it
+    import scipy.sparse
 
 _HEADER = (
     "{kernel} # kernel type\n"

@@ -97,7 +97,7 @@ def read_model_file(path):
     _check_last_newline(raw, path)
     above = _predict.first_at_least(indices, file.highest)
     if above >= 0:
-        import bisect                         # here: only a faulty model needs it
+        import bisect  # here: only a faulty model needs it
         row = bisect.bisect_right(indptr, above) - 1
         raise InputError(path, 12 + lines[row],
                          f"feature {indices[above] + 1} is above the highest "

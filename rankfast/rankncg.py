@@ -48,19 +48,19 @@ with curvature between ‖d‖² and Λ = ‖d‖² + ψ''(0) · 2 Σ_i c_q n_i^
 score-space gradient and gives φ'(t) within ±e, e = Σ_i |u_i| δ_i.  Convexity turns those intervals into a
 certified upper bound U(t) ≥ φ(t) − φ(0) (φ(t) ≤ φ(t') + (t − t') φ'(t) for any t');
 and t_min = −(φ'(0) + e) / Λ always has U(t_min) ≤ −(φ'(0) + e)² / (2Λ) < 0.  A root
-search on φ' (secant extrapolation, then Illinois regula falsi in the bracket) accepts the first trial with U(t) < 0 and
-|φ'(t)| ≤ 0.1 |φ'(0)| (strong-Wolfe-like), else the trial with the smallest U, so
-every step provably decreases F (fast or direct).  ``result_.decrease`` is the sum of
-the certified decreases: F(0) − F(w) is at least that.
+search on φ' (secant extrapolation, then Illinois regula falsi in the bracket) accepts
+the first trial with U(t) < 0 and |φ'(t)| ≤ 0.1 |φ'(0)| (strong-Wolfe-like), else
+the trial with the smallest U, so every step provably decreases F (fast or direct).
+``result_.decrease`` is the sum of the certified decreases: F(0) − F(w) is at least that.
 
 Stopping rule (``tol``, rank_learn's ``-e``; the paper's CG tolerance is 1e-3):
 ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P, in the norm of the preconditioner P (‖v‖_P² = vᵀPv,
 P the inverse of the diagonal or of ∇²F(0) above, ∇F(0) measured in the P in use:
-½‖∇F‖_P² estimates the gap F(w) − F* as a Newton decrement does, and it does not change when features are rescaled, where the plain
-norm is dominated by the largest feature); ∇F(0) whatever the starting point, so a
-warm start (a C path) stops where a cold one would; or ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P
-+ ‖|X|ᵀδ‖_P, the computed
-gradient then being within its error bound of the tolerance (a tolerance finer than
+½‖∇F‖_P² estimates the gap F(w) − F* as a Newton decrement does, and it does not
+change when features are rescaled, where the plain norm is dominated by the largest
+feature); ∇F(0) whatever the starting point, so a warm start (a C path) stops where
+a cold one would; or ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P + ‖|X|ᵀδ‖_P, the computed gradient
+then being within its error bound of the tolerance (a tolerance finer than
 the erfc sums resolve: lower ``erfc_eps`` to go further); or when descent along −P∇F
 can no longer be certified; or after ``max_iter`` iterations (``-#``).  Cost per
 iteration: one X d, one Xᵀγ, and one score-space gradient per trial step (2 to 3 on
@@ -78,8 +78,7 @@ from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import (DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums,
-                     training_arrays)
+from .linear import DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums, training_arrays
 from .precondition import PairPreconditioner
 from .ranksvm import query_weights
 

@@ -67,14 +67,13 @@ import numpy as np
 import scipy.linalg
 
 from . import _rankrls
+from ._threads import BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .csr import as_csr, issparse
 from .errors import UsageError
-from .newton import conjugate_gradient
-from ._threads import (BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs,
-                       stored_entries)
 from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, training_arrays
+from .newton import conjugate_gradient
 
 DENSE_MAX_FEATURES = 2048
 DENSE_MAX_ENTRIES = 1 << 28

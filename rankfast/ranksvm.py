@@ -23,10 +23,9 @@ import numpy as np
 
 from . import _prsvm
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
-from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model,
-                     pair_square_sums)
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
+from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, pair_square_sums
 from .newton import minimize
 from .precondition import PairPreconditioner
 

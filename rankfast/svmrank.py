@@ -74,12 +74,19 @@ import dataclasses
 import numpy as np
 
 from . import _hinge, _prsvm
+from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
-from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .errors import UsageError
-from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model, pair_square_sums,
-                     training_arrays)
+from .linear import (
+    DataMatrix,
+    LinearRanker,
+    c_grid,
+    check_loss,
+    linear_model,
+    pair_square_sums,
+    training_arrays,
+)
 from .precondition import PairPreconditioner
 from .ranksvm import query_weights
 
@@ -182,8 +189,8 @@ def ocas(X, loss, target, max_iter, log=None, stall=False, relative=0.0):
     Σ_q c_q |P_q| and each pair's hinge is 1-Lipschitz in s_i − s_j.
     ``target`` is a number or a function of F(0) = loss(0) giving it; with
     ``relative`` > 0 the gap must also be ≤ relative · D (D ≤ F*, so within that
-    fraction of the optimum's objective).  With ``stall``, gives up (message "stalled") once the gap after k ≥ 10
-    iterations is above 0.9 times the gap after k/2: slower than the O(1/k)
+    fraction of the optimum's objective).  With ``stall``, gives up (message "stalled")
+    once the gap after k ≥ 10 iterations is above 0.9 times the gap after k/2: slower than the O(1/k)
     cutting planes promise, as on one large ranking with raw features.
     Returns a CuttingPlaneResult.
 

@@ -18,8 +18,8 @@ import pytest
 from rankfast import classify_cli, load_svmlight, read_model, reader
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import group_sidecar, group_to_qid, query_starts, read_group_file
-from rankfast.groups import QueryGroups
 from rankfast.errors import InputError
+from rankfast.groups import QueryGroups
 from rankfast.ranksvm import RankSVM
 
 

@@ -13,7 +13,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def cases():
     rng = np.random.default_rng(2024)
     out = []
-    for trial in range(6):
+    for _trial in range(6):
         n_queries = int(rng.integers(1, 10))
         sizes = rng.integers(1, 25, size=n_queries)
         qid = np.repeat(rng.choice(np.arange(1, 500), n_queries, replace=False), sizes)

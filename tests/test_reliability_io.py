@@ -11,12 +11,21 @@ import textwrap
 
 import numpy as np
 import pytest
-
-import rankfast
-from rankfast import InputError, LinearModel, load_svmlight, read_model, write_model
-from rankfast import _svmlight, cli, cli_output, data, model as model_module
-from rankfast.model import format_model
 from shared_paths import REFERENCE, require
+
+from rankfast import (
+    InputError,
+    LinearModel,
+    _svmlight,
+    cli,
+    cli_output,
+    data,
+    load_svmlight,
+    read_model,
+    write_model,
+)
+from rankfast import model as model_module
+from rankfast.model import format_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE3 = REFERENCE / "example3"
@@ -80,7 +89,7 @@ def test_the_parser_never_writes_past_the_arrays_it_is_given():
     assert labels[:6].tolist() == load_svmlight_bytes(text).y[:6].tolist()
 
 
-def load_svmlight_bytes(text, tmp=[0]):
+def load_svmlight_bytes(text):
     import tempfile
     with tempfile.NamedTemporaryFile(suffix=".dat", delete=False) as f:
         f.write(text)

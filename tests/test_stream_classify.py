@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from shared_paths import REFERENCE, require
 
 from rankfast import classify_cli, cli, load_svmlight, read_model, reader
-from shared_paths import REFERENCE, require
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE3 = REFERENCE / "example3"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _erfc, _predict, _prsvm, _rankrls, _threads
 import rankfast
+from rankfast import _erfc, _predict, _prsvm, _rankrls, _threads
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import dump_svmlight
 from rankfast.erfc import erfc_parameters
