@@ -22,7 +22,7 @@ import os
 __version__ = "0.2.0"
 
 try:
-    from . import _svmlight  # noqa: F401  (compiled kernels present and loadable?)
+    from . import _svmlight  # type: ignore[attr-defined]  # noqa: F401  (compiled kernels loadable?)
     from ._threads import load_openmp_runtime
     # The kernels' OpenMP threads sleep between parallel regions (OMP_WAIT_POLICY=PASSIVE
     # while the runtime loads, not left in os.environ for other libraries or children).

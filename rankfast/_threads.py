@@ -23,15 +23,23 @@ Three jobs, all about threads:
   / ``OMP_NUM_THREADS`` are read once, when numpy loads BLAS, so they cannot
   be set from here; set them before starting Python.
 """
+from __future__ import annotations
+
 import operator
 import os
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Matrix, Vector
 
 CHUNK_DOCUMENTS = 4096      # documents per chunk of queries (a whole query is never split)
 MIN_ENTRIES_PER_THREAD = 1 << 15   # stored entries a thread must get to pay for waking it
 BLOCK_ROWS = 2048           # rows per block of the dense and narrow sparse products Xᵀu
 
 
-def available_cores():
+def available_cores() -> Any:
     """The number of cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
@@ -39,7 +47,7 @@ def available_cores():
         return os.cpu_count() or 1
 
 
-def resolve_n_jobs(n_jobs, entries=None):
+def resolve_n_jobs(n_jobs: int | None, entries: int | None = None) -> Any:
     """Number of threads for ``n_jobs``: None or 0 → all cores, −k → cores + 1 − k (≥ 1).
 
     Never more than the cores this process may run on: threads beyond them
@@ -71,13 +79,13 @@ def resolve_n_jobs(n_jobs, entries=None):
     return threads
 
 
-def stored_entries(X):
+def stored_entries(X: Matrix) -> Any:
     """The entries kernels read of X: X.nnz for a sparse matrix, X.size for an array."""
     nnz = getattr(X, "nnz", None)
     return X.size if nnz is None else nnz
 
 
-def query_chunks(starts, documents=CHUNK_DOCUMENTS):
+def query_chunks(starts: Vector, documents: Any = CHUNK_DOCUMENTS) -> Any:
     """Indices into ``starts`` delimiting chunks of whole queries of about ``documents`` rows.
 
     Chunk c covers queries chunks[c]:chunks[c+1] (rows starts[chunks[c]]:starts[chunks[c+1]]).
@@ -95,7 +103,7 @@ def query_chunks(starts, documents=CHUNK_DOCUMENTS):
     return np.concatenate(([0], cut, [n_queries])).astype(np.int64)
 
 
-def blas_single_thread(function):
+def blas_single_thread(function: Any) -> Any:
     """Decorator: BLAS keeps to one thread while ``function`` runs (no-op without threadpoolctl)."""
     import functools  # here: rank_classify imports this module lean
 
@@ -110,7 +118,7 @@ def blas_single_thread(function):
     return held
 
 
-def load_openmp_runtime(environ=os.environ):
+def load_openmp_runtime(environ: Any = os.environ) -> None:
     """Load the kernels' OpenMP runtime with passive waiting, and leave the environment as it was.
 
     The runtime reads ``OMP_WAIT_POLICY`` once, when it loads: with ``PASSIVE``

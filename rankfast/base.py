@@ -7,6 +7,8 @@ ids, rows of a query need not be contiguous) or as LightGBM-style ``group``
 sizes (consecutive rows); with neither, all rows are one ranking (svm_rank's
 reading of a file without qids).
 """
+from __future__ import annotations
+
 import sys
 import warnings
 
@@ -29,8 +31,14 @@ from .inputs import (  # noqa: F401
 )
 from .metrics import ndcg
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
-def query_sample_weights(sample_weight, qid, several_c=False):
+    from ._typing import Matrix, Vector
+
+
+def query_sample_weights(sample_weight: Vector, qid: Vector, several_c: bool = False) -> Any:
     """Each query's multiplier of its loss term from ``sample_weight`` (None: no weights).
 
     Weights are per query, as XGBRanker's ranking weights: query q's term of
@@ -93,19 +101,19 @@ def query_sample_weights(sample_weight, qid, several_c=False):
     return weight * (n_queries / total)
 
 
-def weighted(per_query, weight):
+def weighted(per_query: Vector, weight: Vector) -> Any:
     """per_query times query_sample_weights' multipliers (as is without weights)."""
     return per_query if weight is None else per_query * weight
 
 
-def in_scikit_learn_search():
+def in_scikit_learn_search() -> bool:
     """Whether a scikit-learn model-selection routine (GridSearchCV, cross_validate, ...) is a caller.
 
     Looks up the call stack only when scikit-learn's model_selection is imported.
     """
     if "sklearn.model_selection" not in sys.modules:
         return False
-    frame = sys._getframe(1)
+    frame: Any = sys._getframe(1)
     while frame is not None:
         if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
             return True
@@ -121,6 +129,9 @@ class Ranker(BaseEstimator):
     arguments (scikit-learn's convention, so that ``clone`` and
     ``set_params`` work); parameters are checked by ``fit``.
     """
+
+    if TYPE_CHECKING:
+        def predict(self, X: Matrix) -> np.ndarray: ...    # each estimator's own
 
     #: Whether sparse float32 input is used as is (no float64 copy): learners whose
     #: numerics only multiply by X through rankfast.linear.DataMatrix.
@@ -220,7 +231,7 @@ class Ranker(BaseEstimator):
                              f"expecting {self.n_features_in_} features as input")
         return X
 
-    def score(self, X, y, qid=None, group=None):
+    def score(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None) -> float:
         """Mean NDCG@10 of the predictions, as ``rank_classify --metrics`` reports it.
 
         Parameters
@@ -255,7 +266,7 @@ class Ranker(BaseEstimator):
         return tags
 
 
-def cv_result_of(estimator):
+def cv_result_of(estimator: Any) -> Any:
     """The CVResult a fitted estimator (or the base learner of a kernel learner) holds, or None."""
     result = getattr(estimator, "cv_result_", None)
     if result is None and hasattr(estimator, "base_learner"):
@@ -263,7 +274,7 @@ def cv_result_of(estimator):
     return result
 
 
-def sparse_input_tags(tags):
+def sparse_input_tags(tags: Any) -> Any:
     """scikit-learn's tags of an estimator that takes sparse X (only scikit-learn asks for tags)."""
     tags.input_tags.sparse = True
     return tags

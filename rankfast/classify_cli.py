@@ -3,6 +3,8 @@
 A linear model scores the file as it streams (no numpy, no scipy: start-up in
 milliseconds); a kernel or random Fourier model reads the whole file first.
 """
+from __future__ import annotations
+
 import array
 import collections
 import os
@@ -34,6 +36,12 @@ from .cli_output import (
 from .errors import InputError, UsageError
 from .files import atomic_output, check_output
 from .modelfile import read_model_file, single_vector_weights
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Vector
 
 CLASSIFY_HELP = f"""rank_classify {__version__}: a drop-in for svm_rank_classify
 
@@ -71,7 +79,7 @@ NOTE_BLOCK = ("NOTE: The loss reported above is the fraction of swapped pairs av
               "      rankings!\n")
 
 
-def classify_main(argv=None):
+def classify_main(argv: Any = None) -> Any:
     """``rank_classify``: run it on argv (default sys.argv[1:]); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     return run("rank_classify", _classify, argv, CLASSIFY_HELP)
@@ -441,7 +449,7 @@ def _contiguous(values):
 _MetricSettings = collections.namedtuple("_MetricSettings", "cutoffs convention")
 
 
-def _figures(scores, labels, qid, cutoffs):
+def _figures(scores, labels, qid, cutoffs) -> Any:
     """(swapped, pairs[, figures]), queries in first-seen order.
 
     With --metrics settings (``cutoffs``, a _MetricSettings), figures by name,
@@ -487,7 +495,7 @@ def _classify_distributed(model, test_path, output_path, options):
     return 0
 
 
-def write_predictions(scores, out, chunk=1 << 16):
+def write_predictions(scores: Vector, out: Any, chunk: int = 1 << 16) -> None:
     """One score per line in svm_rank's '%.8f' format."""
     import numpy as np
     for start in range(0, len(scores), chunk):
@@ -508,9 +516,10 @@ def _float32(value):
     return array.array("f", [value])[0]
 
 
-def classify_summary(scores, labels, qid, verbosity=2):
+def classify_summary(scores: Vector, labels: Vector, qid: Vector, verbosity: int = 2) -> Any:
     """svm_rank_classify's summary lines for these scores."""
-    return _summary_lines(*_figures(scores, labels, qid, None), verbosity)
+    swapped, pairs = _figures(scores, labels, qid, None)
+    return _summary_lines(swapped, pairs, verbosity)
 
 
 def _summary_lines(swapped, pairs, verbosity=2):
@@ -535,10 +544,12 @@ def _summary_lines(swapped, pairs, verbosity=2):
     return "".join(lines)
 
 
-def metrics_report(scores, labels, qid, cutoffs=(10,), convention="letor"):
+def metrics_report(scores: Vector, labels: Vector, qid: Vector, cutoffs: Any = (10,),
+                   convention: str = "letor") -> Any:
     """rankfast's extra evaluation lines (--metrics); NDCG labelled with its convention."""
     settings = _MetricSettings(list(cutoffs), convention)
-    return _metrics_lines(*_figures(scores, labels, qid, settings), settings)
+    swapped, pairs, figures = _figures(scores, labels, qid, settings)
+    return _metrics_lines(swapped, pairs, figures, settings)
 
 
 def _metrics_lines(swapped, pairs, figures, settings):

@@ -9,6 +9,8 @@ share the option grammar (cli_options), what is shown and how a run ends
 data files (cli_data).  The public names that lived here before the programs
 had modules of their own are imported from those modules.
 """
+from __future__ import annotations
+
 from .classify_cli import (  # noqa: F401
     CLASSIFY_HELP,
     NOTE_BLOCK,
@@ -22,11 +24,11 @@ from .cli_output import end_process
 from .learn_cli import LEARN_HELP, SCALE_SPREAD_NOTE, learn_main  # noqa: F401
 
 
-def learn_command():
+def learn_command() -> None:
     """The ``rank_learn`` program (console entry point): learn_main, then the process ends."""
     end_process(learn_main())
 
 
-def classify_command():
+def classify_command() -> None:
     """The ``rank_classify`` program (console entry point): classify_main, then the process ends."""
     end_process(classify_main())

@@ -4,26 +4,34 @@ Shared by rank_learn and rank_classify: an empty file is an error, a query
 whose lines are not contiguous is noted, a file without qids takes its
 queries from its group file, and a glob pattern needs a cluster.
 """
+from __future__ import annotations
+
 import array
 import os
 
 from .cli_output import ReadProgress, print_note, progress, svmlight_read_documents
 from .errors import InputError, UsageError
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
-def split_query_note(program, path, qid):
+    from ._typing import Vector
+
+
+def split_query_note(program: str, path: str, qid: Vector) -> None:
     print_note(program, f"{path}: the lines of qid {qid} are not contiguous; grouping each "
                    f"query's lines (svm_rank would stop here)")
 
 
-def no_documents_error(path):
+def no_documents_error(path: str) -> Any:
     """An empty data file is an error: there is nothing to learn from or to evaluate."""
     return InputError(path, None, "no documents (the file is empty or holds only blank "
                                   "and comment lines)")
 
 
-def load_dataset(path, verbosity, program, svmlight_verbosity=0, group_path=None, n_jobs=None,
-          dtype="float64"):
+def load_dataset(path: str, verbosity: int, program: str, svmlight_verbosity: int = 0,
+                 group_path: Any = None, n_jobs: int | None = None, dtype: str = "float64") -> Any:
     from .data import load_svmlight
     dataset = load_svmlight(path, progress=ReadProgress(program, path, verbosity), n_jobs=n_jobs,
                             dtype=dtype)
@@ -38,7 +46,7 @@ def load_dataset(path, verbosity, program, svmlight_verbosity=0, group_path=None
     return dataset
 
 
-def with_groups(dataset, path, group_path):
+def with_groups(dataset: Any, path: str, group_path: Any) -> Any:
     """(dataset, note): the queries of a whole file, from its group file if it has no qids.
 
     ``group_path`` (--group) or ``path.query`` / ``path.group`` beside the data
@@ -59,12 +67,12 @@ def with_groups(dataset, path, group_path):
     return dataset, note
 
 
-def group_note(note, verbosity, program):
+def group_note(note: Any, verbosity: int, program: str) -> None:
     if note is not None and verbosity >= 1:
         print_note(program, note)
 
 
-def local_workers(options, program, verbosity):
+def local_workers(options: dict[str, Any], program: str, verbosity: int) -> Any:
     """--workers N, at most the cores this process may run on (a note says so when N is more)."""
     workers = options.get("workers")
     if workers is None:
@@ -79,7 +87,7 @@ def local_workers(options, program, verbosity):
     return workers
 
 
-def refuse_pattern(path):
+def refuse_pattern(path: str) -> None:
     """A glob pattern naming no file is an error without a cluster (a literal name is read as is)."""
     if not any(c in path for c in "*?["):
         return                          # not a pattern (and glob stays unimported)

@@ -5,9 +5,15 @@ here: a flag and its value as two words anywhere on the line (or attached to a
 one-letter flag, ``-c3``), numbers in the data files' strict grammar, and a
 UsageError (exit status 2) naming the flag for any value out of range.
 """
+from __future__ import annotations
+
 import math
 
 from .errors import UsageError
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
 GROUP_HELP = """Queries of a file without qids:
          --group FILE -> query sizes, one a line (LightGBM / XGBoost); by default
@@ -87,11 +93,11 @@ def _k_value(text, flag):
     return _at_least(1)(text, flag)
 
 
-def any_text(text, flag):
+def any_text(text: str, flag: str) -> Any:
     return text
 
 
-def one_of_words(*allowed):
+def one_of_words(*allowed: Any) -> Any:
     def check(text, flag):
         if text not in allowed:
             raise UsageError(f"{flag} must be {' or '.join(allowed)} (got {text!r})")
@@ -159,7 +165,7 @@ CLASSIFY_OPTIONS = {
 CLASSIFY_SWITCHES = {"--metrics": "metrics"}
 
 
-def parse_args(argv, table, switches, max_positional, program):
+def parse_args(argv: Any, table: Any, switches: Any, max_positional: int, program: str) -> Any:
     """svm_rank-style options: a flag and its value as two words, anywhere on the line.
 
     A value may also be attached to a one-letter flag (``-c3``).  Returns
@@ -216,7 +222,7 @@ class VersionRequested(Exception):
     pass
 
 
-def cluster_requested(options):
+def cluster_requested(options: dict[str, Any]) -> Any:
     """Whether --scheduler or --workers asks for a Dask cluster (not both)."""
     if "scheduler" in options and "workers" in options:
         raise UsageError("give --scheduler ADDRESS or --workers N, not both")

@@ -6,6 +6,8 @@ on stderr and exit 1; usage errors exit 2 (svm_rank exits 0); SIGTERM ends a
 run as Ctrl-C does (143 and 130).  Output to a closed pipe or a full device
 never ends a run with a traceback.
 """
+from __future__ import annotations
+
 # signal's C core: the public module wraps it in enums, and importing enum costs ~7 ms a run
 import _signal
 import errno
@@ -19,6 +21,10 @@ from ._threads import resolve_n_jobs
 from .cli_options import HelpRequested, VersionRequested
 from .errors import RankfastError, UsageError
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
 # numpy, scipy and the learners are imported where a run needs them: classifying
 # with a linear model needs none of them (start-up in milliseconds).
 # numpy's floating-point warnings ("overflow encountered in multiply", ...) are
@@ -29,7 +35,7 @@ _FLOATING_POINT_WARNINGS = ("overflow encountered", "invalid value encountered",
                             "divide by zero encountered", "underflow encountered")
 
 
-def run(program, body, argv, help_text):
+def run(program: str, body: Any, argv: Any, help_text: Any) -> Any:
     """Call body(argv); turn rankfast's exceptions into one stderr line and an exit status.
 
     numpy's floating-point warnings are off: an overflow that matters ends in
@@ -81,10 +87,10 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
                      "BLIS_NUM_THREADS")
 
 
-_held_threads = []          # how to undo hold_threads, once the run is over
+_held_threads: list = []          # how to undo hold_threads, once the run is over
 
 
-def hold_threads(n_jobs):
+def hold_threads(n_jobs: int | None) -> None:
     """-j N: the BLAS and OpenMP libraries get at most N threads too, for the whole run.
 
     rankfast's own kernels and reader take their threads from -j
@@ -190,7 +196,7 @@ def _warning_note(message):
     return text
 
 
-def print_note(program, text):
+def print_note(program: str, text: str) -> None:
     _end_open_line()
     _say(f"{program}: note: {text}")
 
@@ -198,10 +204,10 @@ def print_note(program, text):
 _open_line = [False]
 
 
-_stdout_error = [None]      # why standard output failed (other than a closed pipe), if it did
+_stdout_error: list = [None]  # why standard output failed (other than a closed pipe), if it did
 
 
-def write(text):
+def write(text: str) -> None:
     """Write text to stdout and flush it; carry on silently once stdout has gone away.
 
     ``rank_learn ... | head -1`` closes the pipe while the program still has
@@ -246,7 +252,7 @@ def _silence(stream):
         pass
 
 
-def progress(text, verbosity, level=1, end="\n"):
+def progress(text: str, verbosity: int, level: int = 1, end: str = "\n") -> None:
     """Print text + end at verbosity ≥ level, remembering whether a line is left open."""
     text += end
     if verbosity >= level and text:
@@ -260,14 +266,14 @@ def _end_open_line():
         _open_line[0] = False
 
 
-def svmlight_read_documents(n_documents):
+def svmlight_read_documents(n_documents: int) -> str:
     """read_documents' lines: a count every 100 examples, then the total."""
     counts = "".join(f"{k}.." for k in range(100, n_documents + 1, 100))
     return (f"Scanning examples...done\n"
             f"Reading examples into memory...{counts}OK. ({n_documents} examples read)\n")
 
 
-def svmlight_read_model(file):
+def svmlight_read_model(file: Any) -> Any:
     """read_model's line for a modelfile.ModelFile, or "" for rankfast's random Fourier models.
 
     A linear model has one support vector: the compacted "1 idx:w ..." line
@@ -286,19 +292,20 @@ class ReadProgress:
     (svm_rank prints dots while it reads).
     """
 
-    def __init__(self, program, path, verbosity, interval=1.0, clock=time.monotonic):
+    def __init__(self, program: str, path: str, verbosity: int, interval: float = 1.0,
+                 clock: Any = time.monotonic) -> None:
         self.program, self.path, self.verbosity = program, path, verbosity
         self.interval, self.clock = interval, clock
         self.last = clock()
 
-    def __call__(self, bytes_read):
+    def __call__(self, bytes_read: int) -> None:
         now = self.clock()
         if self.verbosity >= 1 and now - self.last >= self.interval:
             self.last = now
             _say(f"{self.program}: reading {self.path}: {bytes_read / 1e6:.0f} MB")
 
 
-def end_process(status):
+def end_process(status: int) -> None:
     """Exit with status, without the interpreter's teardown when nothing waits for it.
 
     Tearing the interpreter down (every module cleared, a last garbage
@@ -346,9 +353,10 @@ class ClusterRun:
 
     interrupted = False
 
-    def __init__(self, program, options, workers):
+    def __init__(self, program: str, options: dict[str, Any], workers: int) -> None:
         self.program, self.scheduler, self.workers = program, options.get("scheduler"), workers
-        self.handlers, self.stderr = {}, None
+        self.handlers: dict = {}
+        self.stderr: int | None = None
         ClusterRun.interrupted = False
 
     def __enter__(self):
@@ -411,7 +419,7 @@ class ClusterRun:
         os._exit(128 + signum)
 
     @staticmethod
-    def stop_workers():
+    def stop_workers() -> None:
         """Kill this process's worker processes (a local cluster's), at once."""
         multiprocessing = sys.modules.get("multiprocessing")
         if multiprocessing is None:

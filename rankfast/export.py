@@ -57,6 +57,8 @@ hold it; the other formats refuse it (UsageError) and say why.  A
 ``--normalize zscore`` model has its scaling folded into the weights and
 exports like any linear model.
 """
+from __future__ import annotations
+
 import json
 import os
 
@@ -64,6 +66,10 @@ import numpy as np
 
 from .errors import InputError, MissingDependencyError, UsageError
 from .files import atomic_output, open_binary
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMATS = ("onnx", "es-ltr", "opensearch-ltr", "solr-ltr", "ranklib")
 DEFAULT_NAME = "rankfast_model"
@@ -81,7 +87,7 @@ ONNX_MAX_BYTES = (1 << 31) - (1 << 24)    # protobuf's 2 GB, less room for the g
 
 # ------------------------------------------------------------------ feature names
 
-def read_feature_names(path):
+def read_feature_names(path: str) -> Any:
     """The feature names in ``path``: one a line, in feature index order (line 1 names feature 1).
 
     Surrounding blanks and a final line end are dropped.
@@ -114,7 +120,8 @@ def read_feature_names(path):
     lines = text.removeprefix("\ufeff").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    names, seen = [], {}
+    names: list[str] = []
+    seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         name = line.strip()
         if not name:
@@ -129,7 +136,7 @@ def read_feature_names(path):
     return names
 
 
-def model_width(model):
+def model_width(model: Any) -> Any:
     """d, the number of features the model reads: its training width (highest feature index − 1).
 
     A linear model weighing a feature above it (possible in hand-written
@@ -143,7 +150,7 @@ def model_width(model):
     return max(width, 0)
 
 
-def feature_names_of(model, names=None):
+def feature_names_of(model: Any, names: Any = None) -> Any:
     """The names of the features the export covers, in index order.
 
     Without ``names``, the features are named by their index ("1", "2", …)
@@ -185,7 +192,7 @@ def _names_needed(model):
     return model_width(model), "reads every feature up to"
 
 
-def default_name(model_path):
+def default_name(model_path: str) -> Any:
     """A model's default name: its file name without directory and extension."""
     base = os.path.splitext(os.path.basename(model_path))[0] if model_path not in ("-", "") else ""
     return base or DEFAULT_NAME
@@ -193,7 +200,7 @@ def default_name(model_path):
 
 # ------------------------------------------------------------------ linear formats
 
-def linear_weights(model, format, names=None):
+def linear_weights(model: Any, format: str, names: Any = None) -> Any:
     """(names, weights) of a linear model's weighted features, or the UsageError why not.
 
     The features with a non-zero weight, in index order, named by ``names``
@@ -225,7 +232,7 @@ def linear_weights(model, format, names=None):
     return [names[i - 1] if names is not None else str(i) for i in ids], weights.tolist()
 
 
-def to_json(model, format="es-ltr", feature_names=None, name=DEFAULT_NAME):
+def to_json(model: Any, format: str = "es-ltr", feature_names: Any = None, name: Any = DEFAULT_NAME) -> str:
     """The text of a linear model in a search engine's format (see the module's docstring).
 
     Only the features with a non-zero weight are listed (in index order): the
@@ -310,7 +317,7 @@ def _check_normalize(kind):
 
 # ------------------------------------------------------------------ ONNX
 
-def require_onnx():
+def require_onnx() -> Any:
     """The onnx module, or MissingDependencyError with the pip command."""
     try:
         import onnx
@@ -320,7 +327,7 @@ def require_onnx():
     return onnx
 
 
-def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
+def to_onnx(model: Any, feature_names: Any = None, name: Any = DEFAULT_NAME) -> Any:
     """An ONNX graph that scores a dense feature matrix as rank_classify scores its rows.
 
     Input ``features``: float32, shape (n, d), column j holding feature j + 1
@@ -516,14 +523,14 @@ def _version():
 
 # ------------------------------------------------------------------ files
 
-def export_bytes(model, format, feature_names=None, name=DEFAULT_NAME):
+def export_bytes(model: Any, format: str, feature_names: Any = None, name: Any = DEFAULT_NAME) -> Any:
     """The exported file's content (bytes) in ``format``: what rank_export writes."""
     if format == "onnx":
         return to_onnx(model, feature_names, name).SerializeToString()
     return to_json(model, format, feature_names, name).encode("utf-8")
 
 
-def write(model, path, format, feature_names=None, name=DEFAULT_NAME):
+def write(model: Any, path: str, format: str, feature_names: Any = None, name: Any = DEFAULT_NAME) -> None:
     """Write ``model`` in ``format`` to ``path``, atomically (nothing is left on an error).
 
     The whole content is built before the file is opened, so a model the

@@ -5,6 +5,8 @@ option grammar, ``-?``, ``--version``, exit status 1 for input errors and 2
 for usage errors, atomic output), taken from rankfast.cli_options and
 rankfast.cli_output.  The formats themselves are rankfast.export's.
 """
+from __future__ import annotations
+
 import sys
 
 from . import __version__
@@ -12,6 +14,10 @@ from .cli_options import any_text, one_of_words, parse_args
 from .cli_output import end_process, run
 from .errors import InputError, UsageError
 from .export import FORMATS
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
 EXPORT_HELP = f"""rank_export {__version__}: a model of rank_learn or svm_rank_learn for serving
 
@@ -50,13 +56,13 @@ EXPORT_OPTIONS = {
 }
 
 
-def main(argv=None):
+def main(argv: Any = None) -> Any:
     """``rank_export``: run it on argv (default sys.argv[1:]); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     return run("rank_export", _export, argv, EXPORT_HELP)
 
 
-def export_command():
+def export_command() -> None:
     """The ``rank_export`` program (console entry point): main, then the process ends."""
     end_process(main())
 

@@ -6,6 +6,8 @@ ndarray or a CSR matrix (rankfast.csr.CSR), y a 1-D float64 array of finite
 labels, the queries one id per row.  This module stands below the estimators
 (rankfast.base) and the metrics, which both use it.
 """
+from __future__ import annotations
+
 import dataclasses
 import sys
 
@@ -14,8 +16,14 @@ import numpy as np
 from .csr import CSR, all_finite, as_csr, issparse
 from .data import compact_columns, group_rows, group_to_qid, query_starts
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
-def check_features(X, what="X", sparse_float32=False, n_threads=1):
+    from ._typing import Matrix, Vector
+
+
+def check_features(X: Matrix, what: str = "X", sparse_float32: bool = False, n_threads: int = 1) -> Any:
     """X as float64 CSR arrays (sparse input) or a 2-D float64 ndarray, checked.
 
     Parameters
@@ -111,7 +119,7 @@ def _feature_names(X):
     return names if len(names) and all(isinstance(c, str) for c in names) else None
 
 
-def check_labels(y, n, name="the estimator"):
+def check_labels(y: Vector, n: int, name: str = "the estimator") -> Any:
     """y as a 1-D float64 array of n finite numbers (a column vector is flattened)."""
     if y is None:
         raise ValueError(f"{name} requires y to be passed, but the target y is None")
@@ -130,7 +138,7 @@ def check_labels(y, n, name="the estimator"):
     return y
 
 
-def query_ids(n, qid=None, group=None):
+def query_ids(n: int, qid: Vector = None, group: Vector = None) -> np.ndarray:
     """Per-row query ids from ``qid``, LightGBM-style ``group`` sizes, or neither.
 
     Parameters
@@ -178,7 +186,7 @@ class OneRankingWarning(UserWarning):
     """An estimator inside a scikit-learn search was fitted without qid or group: one ranking."""
 
 
-def scoring_queries(estimator, n, qid, group, who):
+def scoring_queries(estimator: Any, n: int, qid: Vector, group: Vector, who: str) -> Any:
     """Query ids for scoring n rows of ``estimator``'s predictions (``who`` names the scorer).
 
     With neither ``qid`` nor ``group`` the rows are one ranking, as svm_rank
@@ -211,7 +219,7 @@ def _trained_on_several_queries(estimator):
     return False
 
 
-def predicted(estimator, X, qid):
+def predicted(estimator: Any, X: Matrix, qid: Vector) -> Any:
     """estimator's scores of X; a model that normalises per query (normalize="query") gets qid."""
     applied = getattr(estimator, "_applied_normalizer", None)
     if applied is not None and applied() is not None:
@@ -241,25 +249,25 @@ class TrainingData:
         appearance (rankfast.base.query_sample_weights); None: no weights.
     """
 
-    X: object
+    X: Matrix
     y: np.ndarray
     qid: np.ndarray
-    query_weight: object = None
+    query_weight: np.ndarray | None = None
 
     @property
-    def sparse(self):
+    def sparse(self) -> Any:
         """Whether X is sparse (a CSR)."""
         return isinstance(self.X, CSR)
 
-    def with_features(self, X):
+    def with_features(self, X: Matrix) -> Any:
         """The same documents with X replaced (normalised features: CSR or float64 ndarray)."""
         return dataclasses.replace(self, X=X)
 
-    def with_query_weight(self, query_weight):
+    def with_query_weight(self, query_weight: Any) -> Any:
         """The same documents with per-query weights (None: none)."""
         return dataclasses.replace(self, query_weight=query_weight)
 
-    def grouped(self):
+    def grouped(self) -> Any:
         """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
 
         ``used`` holds the original 0-based index of each kept column;

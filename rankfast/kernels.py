@@ -43,6 +43,8 @@ training matrix itself is n × k.  Inputs are CSR matrices (column j is
 feature j + 1) or dense arrays; features above the training width are
 ignored, as svm_rank ignores features above a model's highest index.
 """
+from __future__ import annotations
+
 import copy
 import dataclasses
 import math
@@ -68,6 +70,12 @@ from .model import (  # noqa: F401
     fourier_features,
     parse_rff_model,
 )
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Log, Matrix, Vector
 
 # Ω is dense, one value per random feature and feature index, held in memory and
 # written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).
@@ -121,11 +129,12 @@ class NystroemMap(TransformerMixin, BaseEstimator):
     (30, True)
     """
 
-    def __init__(self, kernel=None, landmarks=500, seed=0, rtol=1e-10, block_rows=4096):
+    def __init__(self, kernel: Any = None, landmarks: int = 500, seed: int = 0, rtol: float = 1e-10,
+                 block_rows: int = 4096) -> None:
         self.kernel, self.landmarks, self.seed = kernel, landmarks, seed
         self.rtol, self.block_rows = rtol, block_rows
 
-    def fit(self, X, y=None):
+    def fit(self, X: Matrix, y: Vector = None) -> NystroemMap:
         """Sample the landmarks among the rows of X and factor their kernel matrix.
 
         Parameters
@@ -170,7 +179,7 @@ class NystroemMap(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return sparse_input_tags(super().__sklearn_tags__())
 
-    def check_parameters(self):
+    def check_parameters(self) -> Any:
         """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
         kernel = _kernel_or_default(self.kernel)
         if kernel.kernel not in (1, 2, 3):
@@ -181,11 +190,11 @@ class NystroemMap(TransformerMixin, BaseEstimator):
         return kernel
 
     @property
-    def rank_(self):
+    def rank_(self) -> Any:
         """k, the dimension of φ."""
         return self.projection_.shape[1]
 
-    def transform(self, X):
+    def transform(self, X: Matrix) -> np.ndarray:
         """φ of the rows of X, shape (n, k), computed block_rows rows at a time.
 
         Parameters
@@ -226,7 +235,7 @@ class NystroemMap(TransformerMixin, BaseEstimator):
                              f"choose smaller kernel parameters")
         return K
 
-    def coefficients(self, w):
+    def coefficients(self, w: Vector) -> np.ndarray:
         """β with Σ_j β_j k(x, z_j) = wᵀφ(x): β = U_k Λ_k^{-1/2} w."""
         return self.projection_ @ np.asarray(w, dtype=np.float64)
 
@@ -280,11 +289,12 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, kernel=None, components=500, seed=0, block_rows=4096):
+    def __init__(self, kernel: Any = None, components: int = 500, seed: int = 0,
+                 block_rows: int = 4096) -> None:
         self.kernel, self.components, self.seed = kernel, components, seed
         self.block_rows = block_rows
 
-    def fit(self, X, y=None):
+    def fit(self, X: Matrix, y: Vector = None) -> RandomFourierMap:
         """Draw Ω and b for the width of X (the only thing the map takes from the data).
 
         Parameters
@@ -314,7 +324,7 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return sparse_input_tags(super().__sklearn_tags__())
 
-    def check_parameters(self):
+    def check_parameters(self) -> Any:
         """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
         kernel = _kernel_or_default(self.kernel)
         if kernel.kernel != 2:
@@ -328,11 +338,11 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
         return kernel
 
     @property
-    def rank_(self):
+    def rank_(self) -> Any:
         """m, the dimension of φ."""
         return len(self.offset_)
 
-    def transform(self, X):
+    def transform(self, X: Matrix) -> np.ndarray:
         """φ of the rows of X, shape (n, m), computed block_rows rows at a time.
 
         Parameters
@@ -426,7 +436,8 @@ class KernelApproxLearner(Ranker):
     True
     """
 
-    def __init__(self, base_learner=None, kernel=None, approx="nystrom", landmarks=500, seed=0):
+    def __init__(self, base_learner: Any = None, kernel: Any = None, approx: str = "nystrom",
+                 landmarks: int = 500, seed: int = 0) -> None:
         self.base_learner, self.kernel, self.approx = base_learner, kernel, approx
         self.landmarks, self.seed = landmarks, seed
 
@@ -437,7 +448,7 @@ class KernelApproxLearner(Ranker):
         kind = NystroemMap if self.approx == "nystrom" else RandomFourierMap
         return kind(self.kernel, self.landmarks, self.seed)
 
-    def check_parameters(self):
+    def check_parameters(self) -> None:
         """ValueError for an unknown approximation or kernel settings it cannot use (fit calls it)."""
         self._new_map().check_parameters()
 
@@ -448,11 +459,12 @@ class KernelApproxLearner(Ranker):
         return copy.deepcopy(self.base_learner)
 
     @property
-    def name(self):
+    def name(self) -> Any:
         return (self.base_learner or self._base()).name
 
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
-            eval_qid=None, eval_group=None, log=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> KernelApproxLearner:
         """Map the documents X (n × d), then train the base learner on φ(X), y and the queries.
 
         Parameters
@@ -500,7 +512,7 @@ class KernelApproxLearner(Ranker):
         self._record_evals(evals)
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X: Matrix) -> np.ndarray:
         """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does).
 
         Parameters
@@ -514,7 +526,7 @@ class KernelApproxLearner(Ranker):
         X = self._predict_input(X)
         return self.map_.transform(X) @ self.weights_
 
-    def predict(self, X):
+    def predict(self, X: Matrix) -> np.ndarray:
         """The documents' scores (higher ranks first): the same as decision_function.
 
         Parameters
@@ -527,7 +539,7 @@ class KernelApproxLearner(Ranker):
         """
         return self.decision_function(X)
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """KernelModel (Nyström: landmarks as SVs, β as alphas) or RFFModel, bias 0.
 
         ``n_features`` is the training width recorded in the file (highest

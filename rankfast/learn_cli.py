@@ -1,4 +1,6 @@
 """``rank_learn``: svm_rank_learn's command line, a learner fitted, its model file written."""
+from __future__ import annotations
+
 import sys
 import time
 
@@ -8,6 +10,10 @@ from .cli_options import GROUP_HELP, LEARN_OPTIONS, cluster_requested, parse_arg
 from .cli_output import ClusterRun, hold_threads, print_note, progress, run
 from .errors import InputError, UsageError
 from .files import atomic_output, check_output
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
 LEARN_HELP = """rank_learn {version}: learning to rank, a drop-in for svm_rank_learn
 
@@ -126,7 +132,7 @@ def _learn_help():
                              group_help=GROUP_HELP)
 
 
-def learn_main(argv=None):
+def learn_main(argv: Any = None) -> Any:
     """``rank_learn``: run it on argv (default sys.argv[1:]); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     return run("rank_learn", _learn, argv, _learn_help)

@@ -3,11 +3,17 @@
 Each learner's module is imported only when it is asked for, so a run pays
 the start-up time of what it uses.
 """
+from __future__ import annotations
+
 import dataclasses
 
 import numpy as np
 
 from .errors import UsageError
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
 # Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored
 # (-k is also greedy's number of features, and used as that with -a greedy).
@@ -83,7 +89,7 @@ LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
 CV_OPTIONS = ("--folds", "--valid", "--cv-metric", "--cv-rule")
 
 
-def make_learner(options, given):
+def make_learner(options: dict[str, Any], given: Any) -> Any:
     """The learner the options ask for, and notes for the user (list of str).
 
     svm_rank's own ``-a FILE`` wrote the alphas to FILE; here ``-a`` names
@@ -91,7 +97,7 @@ def make_learner(options, given):
     is not written, and the default learner is used.  A value close to a
     learner's name is a typo, not a file, and is refused (see _learner_name).
     """
-    notes = []
+    notes: list[str] = []
     algorithm = _learner_name(options.get("algorithm", "prsvm"), notes)
     if options.get("slack_norm") == 1 and "-a" not in given:
         algorithm = "svmrank"
@@ -211,7 +217,7 @@ def _kernel_notes(params):
     return notes
 
 
-def model_notes(model, dataset, options):
+def model_notes(model: Any, dataset: Any, options: dict[str, Any]) -> Any:
     """Notes on a trained model: an all-zero model although there are pairs to order (C too small)."""
     values = model.alphas if hasattr(model, "alphas") else model.weights
     if np.any(values):

@@ -30,6 +30,8 @@ the last printed digit: weights and feature values are rounded to float32
 (SVM-light stores them as ``float``), products are summed in float64 in the
 order of the features on the line, and the threshold b is subtracted.
 """
+from __future__ import annotations
+
 import dataclasses
 import math
 from typing import TYPE_CHECKING, ClassVar
@@ -52,6 +54,11 @@ from .modelfile import (  # noqa: F401
     read_model_file,
     single_vector_weights,
 )
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Matrix, Vector
 
 if TYPE_CHECKING:                # scipy is imported only where a kernel model needs it
     import scipy.sparse
@@ -85,7 +92,7 @@ class KernelParams:
     coef_const: float = 1.0
     custom: str = "empty"
 
-    def __call__(self, A, B):
+    def __call__(self, A: Matrix, B: Matrix) -> Any:
         """Kernel matrix between the rows of A and B (dense arrays or CSR matrices).
 
         B holds the few rows (landmarks, support vectors).  When both are
@@ -157,12 +164,13 @@ class Exportable:
 
     kind: ClassVar[str] = ""
 
-    def to_onnx(self, feature_names=None, name="rankfast_model"):
+    def to_onnx(self, feature_names: Any = None, name: str = "rankfast_model") -> Any:
         """This model as an ONNX graph (see rankfast.export.to_onnx; needs rankfast[onnx])."""
         from .export import to_onnx
         return to_onnx(self, feature_names, name)
 
-    def to_json(self, format="es-ltr", feature_names=None, name="rankfast_model"):
+    def to_json(self, format: str = "es-ltr", feature_names: Any = None,
+                name: str = "rankfast_model") -> Any:
         """This model in a search engine's format (see rankfast.export.to_json)."""
         from .export import to_json
         return to_json(self, format, feature_names, name)
@@ -203,7 +211,8 @@ class LinearModel(Exportable):
         self.weights = weights[keep]
 
     @classmethod
-    def from_dense(cls, w, bias=0.0, n_features=None, n_documents=0, metadata=None):
+    def from_dense(cls, w: Vector, bias: float = 0.0, n_features: int | None = None,
+                   n_documents: int = 0, metadata: dict[str, Any] | None = None) -> Any:
         """Model from a dense weight vector (w[j] weighs feature j + 1).
 
         Parameters
@@ -234,14 +243,14 @@ class LinearModel(Exportable):
         return cls(nz.astype(np.int64) + 1, w[nz].copy(), float(bias),
                    int(n_features) + 1, int(n_documents), dict(metadata or {}))
 
-    def dense_weights(self, n_features):
+    def dense_weights(self, n_features: int) -> np.ndarray:
         """Weights as a dense vector of length n_features (w[j] for feature j + 1)."""
         w = np.zeros(n_features)
         keep = self.feature_ids <= n_features
         w[self.feature_ids[keep] - 1] = self.weights[keep]
         return w
 
-    def predict(self, X, qid=None):
+    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
         """Scores of the rows of X, computed as svm_rank_classify does.
 
         A model trained with ``--normalize query`` or ``log`` (``normalize`` in
@@ -269,7 +278,7 @@ class LinearModel(Exportable):
                                           self.weights, self.bias, kind)
         return out
 
-    def predict_rows(self, indptr, indices, values):
+    def predict_rows(self, indptr: Vector, indices: Vector, values: Vector) -> np.ndarray:
         """Scores of documents given as CSR arrays (e.g. a reader.RowBlock's), as predict.
 
         Needs no scipy: this is how rank_classify scores a file as it streams.
@@ -298,13 +307,13 @@ class KernelModel(Exportable):
     kind: ClassVar[str] = "kernel"
     kernel: KernelParams
     alphas: np.ndarray
-    support_vectors: "scipy.sparse.csr_matrix"
+    support_vectors: scipy.sparse.csr_matrix
     bias: float = 0.0
     highest_feature_index: int = 1
     n_documents: int = 0
     metadata: dict = dataclasses.field(default_factory=dict)
 
-    def predict(self, X, block_rows=None):
+    def predict(self, X: Matrix, block_rows: int | None = None) -> np.ndarray:
         """Scores of the rows of X: SVM-light's kernel sum, in blocks of rows.
 
         Values are rounded to float32 as SVM-light stores them; test features
@@ -374,7 +383,7 @@ class RFFModel(Exportable):
             raise ValueError(f"omega has {self.omega.shape[1]} columns; the highest feature "
                              f"index {self.highest_feature_index} needs one fewer")
 
-    def predict(self, X, block_rows=4096):
+    def predict(self, X: Matrix, block_rows: int = 4096) -> np.ndarray:
         """Scores of the rows of X (float64), block_rows documents at a time."""
         X = with_width(X, self.omega.shape[1])
         dense = mostly_dense(X)
@@ -388,7 +397,7 @@ class RFFModel(Exportable):
         return out
 
 
-def fourier_features(X, omega, offset, out):
+def fourier_features(X: Matrix, omega: Vector, offset: Vector, out: Any) -> Any:
     """out = √(2/m) cos(X Ωᵀ + b) for one block of rows, in place."""
     if issparse(X):
         out[...] = X @ omega.T
@@ -400,7 +409,7 @@ def fourier_features(X, omega, offset, out):
     return out
 
 
-def file_weights(w):
+def file_weights(w: Vector) -> Any:
     """Weights as a model file carries them: SVM-light reads each as a float (float32).
 
     A learner's model holds these, so it predicts exactly as its written file
@@ -410,7 +419,7 @@ def file_weights(w):
     return np.asarray(w, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
-def read_model(path):
+def read_model(path: str) -> Any:
     """Read an svm_rank / SVM-light model file.
 
     Parameters
@@ -447,7 +456,7 @@ def read_model(path):
     return model_of(read_model_file(path))
 
 
-def model_of(file):
+def model_of(file: Any) -> Any:
     """The model object of a read model file (see modelfile.read_model_file)."""
     if file.rff is not None:
         return parse_rff_model(file.rff, file.path)
@@ -465,7 +474,7 @@ def model_of(file):
                        file.metadata)
 
 
-def write_model(model, path):
+def write_model(model: Any, path: str) -> None:
     """Write ``model`` in svm_rank's format, atomically (temporary file, then rename).
 
     Numbers are written in their shortest exact form, zero weights are left
@@ -494,7 +503,7 @@ def write_model(model, path):
         out.write(format_model(model))
 
 
-def format_model(model):
+def format_model(model: Any) -> Any:
     """The text of ``model``'s file."""
     if isinstance(model, LinearModel):
         kernel = KernelParams()
@@ -552,7 +561,7 @@ _RFF_HEADER = (
 _RFF_HEADER_LINES = 7          # the version line and the six above
 
 
-def format_rff_model(model):
+def format_rff_model(model: Any) -> Any:
     """The text of an RFFModel's file (``rankfast RFF model V1``).
 
     Layout: the version line; kernel type (2), γ, highest feature index
@@ -572,7 +581,7 @@ def format_rff_model(model):
     return "".join(lines)
 
 
-def parse_rff_model(raw, path):
+def parse_rff_model(raw: Any, path: str) -> Any:
     """An RFFModel from the content (bytes or text) of its file (see format_rff_model).
 
     Raises

@@ -51,6 +51,8 @@ fitted copy per C, ascending) is trained along the C path of each fold,
 each C started from the previous optimum; any other estimator with
 ``fit(X, y, qid)`` and ``predict(X)`` is refitted per C.
 """
+from __future__ import annotations
+
 import copy
 import dataclasses
 import itertools
@@ -63,6 +65,12 @@ from .csr import issparse
 from .data import query_index
 from .errors import UsageError
 from .inputs import check_features, check_labels, predicted, query_ids
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Log, Matrix, Vector
 
 DEFAULT_FOLDS = 5
 DEFAULT_METRIC = "ndcg@10"
@@ -77,12 +85,12 @@ class Metric:
     """A metric of held-out scores: kind "ndcg", "map", "err" or "pairs", cut-off k, NDCG convention."""
 
     kind: str
-    k: object = None
+    k: int | None = None
     convention: str = "letor"
     fmt: str = "{:.4f}"
 
     @classmethod
-    def parse(cls, text, convention="letor"):
+    def parse(cls, text: str, convention: str = "letor") -> Any:
         """``ndcg@k``, ``map``, ``err@k`` or ``pairs`` (``ndcg``/``err`` alone: the whole list)."""
         if convention not in CONVENTIONS:
             raise UsageError(f"NDCG convention must be letor or standard (got {convention!r})")
@@ -102,17 +110,18 @@ class Metric:
         raise UsageError(f"the CV metric must be ndcg@k, map, err@k or pairs (got {text!r})")
 
     @property
-    def key(self):
+    def key(self) -> Any:
         return self.kind if self.k is None else f"{self.kind}@{self.k}"
 
     @property
-    def label(self):
+    def label(self) -> Any:
         at = "" if self.k is None else f"@{self.k}"
         if self.kind == "ndcg":
             return f"NDCG{at} ({metrics.ndcg_label(self.convention)})"
         return {"map": "MAP", "err": f"ERR{at}", "pairs": "pair accuracy"}[self.kind]
 
-    def evaluate(self, scores, labels, qid, per_query=False, max_grade=None):
+    def evaluate(self, scores: Vector, labels: Vector, qid: Vector, per_query: bool = False,
+                 max_grade: Any = None) -> Any:
         """The metric of scores (mean over queries, pairs pooled), or per query (nan: no pair).
 
         ``max_grade``: ERR's g_max (rankfast.metrics.err); cross-validation
@@ -142,7 +151,7 @@ class Column:
     fmt: str = "{:.6g}"
 
 
-def table_metrics(metric):
+def table_metrics(metric: Metric) -> Any:
     """The table's columns: the selection metric first, then NDCG@k, MAP, ERR@k, pair accuracy."""
     k = metric.k if metric.k is not None and metric.kind in ("ndcg", "err") else 10
     columns = [metric]
@@ -204,7 +213,8 @@ class Folds:
     description: str
 
 
-def make_folds(qid, cv=DEFAULT_FOLDS, random_state=0, X=None, y=None):
+def make_folds(qid: Vector, cv: Any = DEFAULT_FOLDS, random_state: int = 0, X: Matrix = None,
+               y: Vector = None) -> Any:
     """The folds ``cv`` asks for over documents with query ids qid (see the module docstring).
 
     Raises
@@ -281,7 +291,7 @@ class Progress:
     elapsed: float
 
     @property
-    def eta(self):
+    def eta(self) -> Any:
         """Seconds left, at the mean pace so far."""
         return self.elapsed / self.done * (self.total - self.done) if self.done else float("nan")
 
@@ -332,18 +342,18 @@ class CVResult:
         self.chosen = choose(self.mean[:, 0], self.se[:, 0], C, self.rule)
 
     @property
-    def count(self):
+    def count(self) -> Any:
         """Folds on which each row's column is defined."""
         return np.sum(np.isfinite(self.values), axis=1)
 
     @property
-    def mean(self):
+    def mean(self) -> Any:
         """Mean over folds, shape (rows, columns)."""
         total = np.nansum(self.values, axis=1)
         return np.divide(total, self.count, out=np.full(total.shape, np.nan), where=self.count > 0)
 
     @property
-    def sd(self):
+    def sd(self) -> Any:
         """Standard deviation over folds (ddof 1; nan with fewer than 2 folds)."""
         deviation = np.where(np.isfinite(self.values), self.values - self.mean[:, None, :], 0.0)
         squares = np.sum(deviation * deviation, axis=1)
@@ -351,15 +361,15 @@ class CVResult:
                          where=self.count > 1) ** 0.5
 
     @property
-    def se(self):
+    def se(self) -> Any:
         """Standard error of the mean: sd / √(folds)."""
         return self.sd / np.sqrt(np.maximum(self.count, 1))
 
     @property
-    def chosen_params(self):
+    def chosen_params(self) -> Any:
         return dict(self.params[self.chosen])
 
-    def rows(self):
+    def rows(self) -> Any:
         """One dict per row: its params, then per column key its mean and key + "_sd"."""
         mean, sd = self.mean, self.sd
         out = []
@@ -371,7 +381,7 @@ class CVResult:
             out.append(row)
         return out
 
-    def format(self):
+    def format(self) -> Any:
         """The table as text: a header naming folds, metric and rule, one line per row."""
         metric = self.columns[0].label
         rule = ("highest mean" if self.rule == "best" else
@@ -405,7 +415,7 @@ def _param_text(value):
     return f"{value:g}" if isinstance(value, (float, int, np.floating, np.integer)) else str(value)
 
 
-def choose(mean, se, C, rule="best"):
+def choose(mean: Any, se: Any, C: Any, rule: str = "best") -> Any:
     """Index of the row a rule picks from means and standard errors of a higher-is-better metric.
 
     "best": highest mean, ties to the smaller C.  "1se": the smallest C whose
@@ -432,7 +442,7 @@ def choose(mean, se, C, rule="best"):
 
 # ----------------------------------------------------------- cross-validation
 
-def grid_rows(grid):
+def grid_rows(grid: Any) -> Any:
     """The grid as a list of param dicts: a list of C, or a dict name → values (product, C last)."""
     if isinstance(grid, dict):
         names = sorted(grid, key=lambda name: name.split(".")[-1] == "C")     # C varies fastest
@@ -441,8 +451,9 @@ def grid_rows(grid):
     return [{"C": float(C)} for C in sorted(set(float(C) for C in grid))]
 
 
-def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_METRIC,
-                   rule="best", random_state=0, convention="letor", progress=None):
+def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
+                   cv: Any = DEFAULT_FOLDS, metric: Any = DEFAULT_METRIC, rule: str = "best",
+                   random_state: int = 0, convention: str = "letor", progress: Any = None) -> Any:
     """Score every row of a grid on the same folds; the chosen row by the rule.
 
     Parameters
@@ -549,7 +560,7 @@ def _fitted_rows(estimator, rows, c_name, X, y, qid):
         i = j
 
 
-def with_params(estimator, params):
+def with_params(estimator: Any, params: dict[str, Any]) -> Any:
     """A deep copy of estimator with attributes set; "a.b" sets attribute b of attribute a."""
     copied = copy.deepcopy(estimator)
     for name, value in params.items():
@@ -561,7 +572,7 @@ def with_params(estimator, params):
     return copied
 
 
-def fitted_linear(estimator, C, used, w):
+def fitted_linear(estimator: Any, C: Any, used: Vector, w: Vector) -> Any:
     """A shallow copy of a linear ranker fitted at C: weights w on 0-based columns ``used``."""
     fitted = copy.copy(estimator)
     fitted.C = fitted.C_ = C
@@ -570,7 +581,8 @@ def fitted_linear(estimator, C, used, w):
     return fitted
 
 
-def select_c(estimator, X, y, qid, grid, log=None, cv=None):
+def select_c(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any, log: Log = None,
+             cv: Any = None) -> Any:
     """cross_validate over a C list with the estimator's own settings, progress sent to log.
 
     The settings are the estimator's ``cv`` (None: DEFAULT_FOLDS, or the
@@ -583,7 +595,7 @@ def select_c(estimator, X, y, qid, grid, log=None, cv=None):
                           **settings(estimator), progress=_log_progress(log))
 
 
-def check_settings(estimator):
+def check_settings(estimator: Any) -> None:
     """UsageError for cv, cv_metric, cv_rule or cv_convention values no grid could use.
 
     The learners call it even when C is one number (no cross-validation), so
@@ -606,7 +618,7 @@ def check_settings(estimator):
 RULES = ("best", "1se")
 
 
-def settings(estimator):
+def settings(estimator: Any) -> Any:
     """metric, rule, random_state and convention of an estimator's cv_* parameters."""
     return {"metric": getattr(estimator, "cv_metric", DEFAULT_METRIC),
             "rule": getattr(estimator, "cv_rule", "best"),
@@ -638,7 +650,8 @@ def _log_progress(log, interval=PROGRESS_INTERVAL):
     return send
 
 
-def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None, log=None):
+def held_out_result(rows: Matrix, scores_by_row: Any, y: Vector, qid: Vector, metric: Metric,
+                    rule: Any, folds: Any, extra: Any = None, log: Log = None) -> Any:
     """CVResult where every query is a fold, from each row's held-out scores of every document.
 
     ``extra`` (optional): (Column, per-row per-query values) appended as a
@@ -686,17 +699,17 @@ class GridSearch:
     C_, feature_ids_, weights_ : the chosen C and, for a linear learner, its model
     """
 
-    def __init__(self, estimator, grid, cv=None, cv_metric=DEFAULT_METRIC, cv_rule="best",
-                 cv_convention="letor", random_state=0):
+    def __init__(self, estimator: Any, grid: Any, cv: Any = None, cv_metric: Any = DEFAULT_METRIC,
+                 cv_rule: str = "best", cv_convention: str = "letor", random_state: int = 0) -> None:
         self.estimator, self.grid, self.cv = estimator, grid, cv
         self.cv_metric, self.cv_rule, self.cv_convention = cv_metric, cv_rule, cv_convention
         self.random_state = random_state
 
     @property
-    def name(self):
+    def name(self) -> Any:
         return self.estimator.name
 
-    def fit(self, X, y, qid, log=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector, log: Log = None) -> GridSearch:
         """Cross-validate every row, then fit the chosen one on all documents."""
         self.cv_result_ = cross_validate(self.estimator, X, y, qid, self.grid,
                                          DEFAULT_FOLDS if self.cv is None else self.cv,
@@ -705,25 +718,25 @@ class GridSearch:
         self.best_estimator_ = with_params(self.estimator, chosen).fit(X, y, qid, log=log)
         return self
 
-    def predict(self, X):
+    def predict(self, X: Matrix) -> np.ndarray:
         """The chosen model's scores."""
         return self.best_estimator_.predict(X)
 
     @property
-    def C_(self):
+    def C_(self) -> Any:
         """The chosen C."""
         return self.cv_result_.chosen_params["C"]
 
     @property
-    def feature_ids_(self):
+    def feature_ids_(self) -> Any:
         """The chosen linear model's feature ids (a kernel learner's base learner reads them)."""
         return self.best_estimator_.feature_ids_
 
     @property
-    def weights_(self):
+    def weights_(self) -> Any:
         return self.best_estimator_.weights_
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The chosen model's file, its metadata naming the grid."""
         model = self.best_estimator_.to_model(n_features=n_features, n_documents=n_documents)
         for name, values in self.grid.items():

@@ -66,6 +66,8 @@ can no longer be certified; or after ``max_iter`` iterations (``-#``).  Cost per
 iteration: one X d, one Xᵀγ, and one score-space gradient per trial step (2 to 3 on
 average).
 """
+from __future__ import annotations
+
 import dataclasses
 import math
 import time
@@ -82,6 +84,13 @@ from .linear import DataMatrix, LinearRanker, c_grid, linear_model, pair_square_
 from .precondition import PairPreconditioner
 from .ranksvm import query_weights
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from ._typing import Log, Matrix, Vector
+
 KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
 PSI2_MAX = KAPPA / math.sqrt(math.pi)       # ψ''(0) = max_t ψ''(t)
 ROUNDING = 16.0 * np.finfo(np.float64).eps
@@ -95,7 +104,8 @@ class ErfcPairObjective:
     Protocol of :func:`nonlinear_cg`: ``point(w)``, ``precondition(g)``, ``line(point, d)``.
     """
 
-    def __init__(self, X, y, starts, query_weight, eps, fast, n_threads=1, preconditioner="auto"):
+    def __init__(self, X: Matrix, y: Vector, starts: Vector, query_weight: Any, eps: float,
+                 fast: Any, n_threads: int = 1, preconditioner: str = "auto") -> None:
         self.products = DataMatrix(X, n_threads)        # sparse X stays sparse: no dense copy
         self.n_threads = self.products.n_threads
         self.fast = bool(fast)
@@ -135,7 +145,7 @@ class ErfcPairObjective:
         self.kernel_args = erfc_parameters(eps).kernel_args()
         self.delta = self.half_c * ((eps * self.sources if self.fast else 0.0) + self.rounding)
 
-    def refine(self):
+    def refine(self) -> bool:
         """Make the fast sums 1e4 times more accurate (down to FINEST_EPS); False if they are not fast
         or already that accurate.  nonlinear_cg asks for it when the sums' error bound, not the
         tolerance, would stop it: on raw features (1e8 beside 1e-3) ‖∇F‖ cancels that far."""
@@ -144,7 +154,7 @@ class ErfcPairObjective:
         self._set_accuracy(max(self.eps * 1e-4, FINEST_EPS))
         return True
 
-    def score_gradient(self, scores):
+    def score_gradient(self, scores: Vector) -> Any:
         """γ = ∂F/∂s at scores s (the loss part of the gradient in score space)."""
         other = np.empty(len(scores))
         w, h, coef, L, gap = self.kernel_args
@@ -153,29 +163,29 @@ class ErfcPairObjective:
                                self.n_threads)
         return self.half_c * (self.twice_higher - other)
 
-    def point(self, w):
+    def point(self, w: Vector) -> Any:
         """The iterate w with its scores, score-space and full gradients."""
         scores = self.products.matvec(w)
         gamma = self.score_gradient(scores)
         return _Point(w, scores, gamma, w + self.products.rmatvec(gamma))
 
-    def precondition(self, g):
+    def precondition(self, g: Any) -> Any:
         """diag(∇²F(0))⁻¹ g, or ∇²F(0)⁻¹ g once strengthened (rankfast.precondition)."""
         return self.preconditioner(g)
 
-    def strengthen(self):
+    def strengthen(self) -> Any:
         """Precondition with ∇²F(0) itself from now on, if cheap; whether anything changed."""
         return self.preconditioner.strengthen()
 
-    def gradient_at_zero(self):
+    def gradient_at_zero(self) -> Any:
         """∇F(0): at w = 0 every erfc is erfc(0) = 1, so γ = (c_q / 2)(2 n_i^> − n_i^≠)."""
         return self.products.rmatvec(self.half_c * (self.twice_higher - self.n_other))
 
-    def gradient_error(self):
+    def gradient_error(self) -> Any:
         """|X|ᵀδ: bounds |∇F computed − ∇F| entry by entry (the erfc sums' and rounding errors)."""
         return self.products.rmatvec(self.delta, entries="abs")
 
-    def line(self, point, d):
+    def line(self, point: Any, d: Vector) -> Any:
         return _Line(self, point, d)
 
 
@@ -241,7 +251,8 @@ class NCGResult:
     decrease: float
 
 
-def certified_step(line, slope0, error0, t_guess, sigma=0.1, max_trials=10):
+def certified_step(line: Any, slope0: Any, error0: Any, t_guess: Any, sigma: float = 0.1,
+                   max_trials: int = 10) -> Any:
     """Step length along a descent direction of a convex φ known through φ' ± error.
 
     Parameters
@@ -300,7 +311,7 @@ def certified_step(line, slope0, error0, t_guess, sigma=0.1, max_trials=10):
     return best_t, best_bound, trials
 
 
-def nonlinear_cg(objective, w0, tol=1e-3, max_iter=1000, log=None):
+def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 1000, log: Log = None) -> Any:
     """Minimise a smooth strongly convex objective by preconditioned Polak–Ribière+ CG.
 
     Parameters
@@ -459,9 +470,10 @@ class RankNCG(LinearRanker):
     name = "rankncg"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
 
-    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
-                 n_jobs=None, cv=None, cv_metric="ndcg@10", cv_rule="best",
-                 cv_convention="letor", random_state=0, normalize="none"):
+    def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 1000,
+                 erfc_eps: float = 1e-6, erfc: str = "fast", n_jobs: int | None = None,
+                 cv: Any = None, cv_metric: str = "ndcg@10", cv_rule: str = "best",
+                 cv_convention: str = "letor", random_state: int = 0, normalize: str = "none") -> None:
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.normalize = normalize
         self.erfc_eps, self.erfc = erfc_eps, erfc
@@ -469,7 +481,7 @@ class RankNCG(LinearRanker):
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
-    def check_parameters(self):
+    def check_parameters(self) -> None:
         """UsageError naming a parameter out of range, and its rank_learn flag (fit calls it)."""
         if self.erfc not in ("fast", "direct"):
             raise UsageError(f"erfc (--erfc) must be 'fast' or 'direct', not {self.erfc!r}")
@@ -481,8 +493,9 @@ class RankNCG(LinearRanker):
         c_grid(self.C)                               # a positive number or a list of them
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
-            eval_qid=None, eval_group=None, log=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> RankNCG:
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, the chosen value (``C_``, by rankfast.model_selection.
@@ -542,7 +555,7 @@ class RankNCG(LinearRanker):
         self._record_evals(evals)
         return self
 
-    def fit_path(self, X, y, qid, Cs):
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any) -> Iterator[Any]:
         """Fitted copies for each C of Cs (ascending), each CG run started at the previous optimum."""
         from .model_selection import fitted_linear
         X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
@@ -555,7 +568,7 @@ class RankNCG(LinearRanker):
             w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
             yield fitted_linear(self, C, used, w)
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The trained LinearModel, with rankfast's metadata."""
         check_is_fitted(self)
         grid = c_grid(self.C)
