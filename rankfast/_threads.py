@@ -32,6 +32,8 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
+    import numpy as np
+
     from ._typing import Matrix, Vector
 
 CHUNK_DOCUMENTS = 4096      # documents per chunk of queries (a whole query is never split)
@@ -39,7 +41,7 @@ MIN_ENTRIES_PER_THREAD = 1 << 15   # stored entries a thread must get to pay for
 BLOCK_ROWS = 2048           # rows per block of the dense and narrow sparse products Xᵀu
 
 
-def available_cores() -> Any:
+def available_cores() -> int:
     """The number of cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
@@ -47,7 +49,7 @@ def available_cores() -> Any:
         return os.cpu_count() or 1
 
 
-def resolve_n_jobs(n_jobs: int | None, entries: int | None = None) -> Any:
+def resolve_n_jobs(n_jobs: int | None, entries: int | None = None) -> int:
     """Number of threads for ``n_jobs``: None or 0 → all cores, −k → cores + 1 − k (≥ 1).
 
     Never more than the cores this process may run on: threads beyond them
@@ -79,13 +81,13 @@ def resolve_n_jobs(n_jobs: int | None, entries: int | None = None) -> Any:
     return threads
 
 
-def stored_entries(X: Matrix) -> Any:
+def stored_entries(X: Matrix) -> int:
     """The entries kernels read of X: X.nnz for a sparse matrix, X.size for an array."""
     nnz = getattr(X, "nnz", None)
     return X.size if nnz is None else nnz
 
 
-def query_chunks(starts: Vector, documents: Any = CHUNK_DOCUMENTS) -> Any:
+def query_chunks(starts: Vector, documents: Any = CHUNK_DOCUMENTS) -> np.ndarray:
     """Indices into ``starts`` delimiting chunks of whole queries of about ``documents`` rows.
 
     Chunk c covers queries chunks[c]:chunks[c+1] (rows starts[chunks[c]]:starts[chunks[c+1]]).

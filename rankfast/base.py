@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ._typing import Matrix, Vector
 
 
-def query_sample_weights(sample_weight: Vector, qid: Vector, several_c: bool = False) -> Any:
+def query_sample_weights(sample_weight: Vector, qid: Vector, several_c: bool = False) -> np.ndarray | None:
     """Each query's multiplier of its loss term from ``sample_weight`` (None: no weights).
 
     Weights are per query, as XGBRanker's ranking weights: query q's term of
@@ -101,7 +101,7 @@ def query_sample_weights(sample_weight: Vector, qid: Vector, several_c: bool = F
     return weight * (n_queries / total)
 
 
-def weighted(per_query: Vector, weight: Vector) -> Any:
+def weighted(per_query: Vector, weight: Vector) -> np.ndarray:
     """per_query times query_sample_weights' multipliers (as is without weights)."""
     return per_query if weight is None else per_query * weight
 
@@ -253,7 +253,7 @@ class Ranker(BaseEstimator):
         scores = self.predict(X)
         y = check_labels(y, len(scores), type(self).__name__)
         qid = scoring_queries(self, len(scores), qid, group, f"{type(self).__name__}.score")
-        return ndcg(scores, y, qid, k=10)
+        return float(ndcg(scores, y, qid, k=10))
 
     #: What the estimator is, for scikit-learn before 1.6 and for libraries that read it
     #: (XGBRanker has the same); scikit-learn >= 1.6 reads the tag below.

@@ -79,7 +79,7 @@ NOTE_BLOCK = ("NOTE: The loss reported above is the fraction of swapped pairs av
               "      rankings!\n")
 
 
-def classify_main(argv: Any = None) -> Any:
+def classify_main(argv: Any = None) -> int:
     """``rank_classify``: run it on argv (default sys.argv[1:]); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     return run("rank_classify", _classify, argv, CLASSIFY_HELP)
@@ -516,7 +516,7 @@ def _float32(value):
     return array.array("f", [value])[0]
 
 
-def classify_summary(scores: Vector, labels: Vector, qid: Vector, verbosity: int = 2) -> Any:
+def classify_summary(scores: Vector, labels: Vector, qid: Vector, verbosity: int = 2) -> str:
     """svm_rank_classify's summary lines for these scores."""
     swapped, pairs = _figures(scores, labels, qid, None)
     return _summary_lines(swapped, pairs, verbosity)
@@ -545,7 +545,7 @@ def _summary_lines(swapped, pairs, verbosity=2):
 
 
 def metrics_report(scores: Vector, labels: Vector, qid: Vector, cutoffs: Any = (10,),
-                   convention: str = "letor") -> Any:
+                   convention: str = "letor") -> str:
     """rankfast's extra evaluation lines (--metrics); NDCG labelled with its convention."""
     settings = _MetricSettings(list(cutoffs), convention)
     swapped, pairs, figures = _figures(scores, labels, qid, settings)

@@ -24,7 +24,7 @@ def split_query_note(program: str, path: str, qid: Vector) -> None:
                    f"query's lines (svm_rank would stop here)")
 
 
-def no_documents_error(path: str) -> Any:
+def no_documents_error(path: str) -> InputError:
     """An empty data file is an error: there is nothing to learn from or to evaluate."""
     return InputError(path, None, "no documents (the file is empty or holds only blank "
                                   "and comment lines)")
@@ -72,7 +72,7 @@ def group_note(note: Any, verbosity: int, program: str) -> None:
         print_note(program, note)
 
 
-def local_workers(options: dict[str, Any], program: str, verbosity: int) -> Any:
+def local_workers(options: dict[str, Any], program: str, verbosity: int) -> int | None:
     """--workers N, at most the cores this process may run on (a note says so when N is more)."""
     workers = options.get("workers")
     if workers is None:

@@ -93,7 +93,7 @@ def _k_value(text, flag):
     return _at_least(1)(text, flag)
 
 
-def any_text(text: str, flag: str) -> Any:
+def any_text(text: str, flag: str) -> str:
     return text
 
 
@@ -165,7 +165,8 @@ CLASSIFY_OPTIONS = {
 CLASSIFY_SWITCHES = {"--metrics": "metrics"}
 
 
-def parse_args(argv: Any, table: Any, switches: Any, max_positional: int, program: str) -> Any:
+def parse_args(argv: list[str], table: dict[str, Any], switches: dict[str, str], max_positional: int,
+               program: str) -> tuple[dict[str, Any], list[str], list[str]]:
     """svm_rank-style options: a flag and its value as two words, anywhere on the line.
 
     A value may also be attached to a one-letter flag (``-c3``).  Returns
@@ -222,7 +223,7 @@ class VersionRequested(Exception):
     pass
 
 
-def cluster_requested(options: dict[str, Any]) -> Any:
+def cluster_requested(options: dict[str, Any]) -> bool:
     """Whether --scheduler or --workers asks for a Dask cluster (not both)."""
     if "scheduler" in options and "workers" in options:
         raise UsageError("give --scheduler ADDRESS or --workers N, not both")

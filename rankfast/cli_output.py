@@ -35,7 +35,7 @@ _FLOATING_POINT_WARNINGS = ("overflow encountered", "invalid value encountered",
                             "divide by zero encountered", "underflow encountered")
 
 
-def run(program: str, body: Any, argv: Any, help_text: Any) -> Any:
+def run(program: str, body: Any, argv: Any, help_text: Any) -> int:
     """Call body(argv); turn rankfast's exceptions into one stderr line and an exit status.
 
     numpy's floating-point warnings are off: an overflow that matters ends in
@@ -273,7 +273,7 @@ def svmlight_read_documents(n_documents: int) -> str:
             f"Reading examples into memory...{counts}OK. ({n_documents} examples read)\n")
 
 
-def svmlight_read_model(file: Any) -> Any:
+def svmlight_read_model(file: Any) -> str:
     """read_model's line for a modelfile.ModelFile, or "" for rankfast's random Fourier models.
 
     A linear model has one support vector: the compacted "1 idx:w ..." line

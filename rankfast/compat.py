@@ -105,7 +105,7 @@ class BaseEstimator:
         return sorted(name for name, p in signature.parameters.items()
                       if name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
 
-    def get_params(self, deep: bool = True) -> Any:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters.
 
         Parameters

@@ -68,7 +68,7 @@ class CSR:
         self.shape = (int(shape[0]), int(shape[1]))
 
     @property
-    def nnz(self) -> Any:
+    def nnz(self) -> int:
         return int(self.indptr[-1]) if len(self.indptr) else 0
 
     @property
@@ -95,7 +95,7 @@ class CSR:
         return CSR(data, indices, indptr, (len(index), self.shape[1]))
 
     @property
-    def T(self) -> Any:
+    def T(self) -> CSR:
         """Xᵀ as CSR (each row of Xᵀ lists its entries in X's row order)."""
         values = self.kernel_data()
         indptr = np.zeros(self.shape[1] + 1, dtype=self.indptr.dtype)
@@ -116,7 +116,7 @@ class CSR:
                              np.ascontiguousarray(v, dtype=np.float64), out)
         return out
 
-    def group_square_sums(self, order: Vector, starts: Vector, weights: Vector) -> Any:
+    def group_square_sums(self, order: Vector, starts: Vector, weights: Vector) -> np.ndarray:
         """Σ_g weights_g (Σ_{i in g} x_ij)² for every column j, group g the rows
         order[starts[g]:starts[g + 1]].
 
@@ -134,7 +134,7 @@ class CSR:
                                np.ascontiguousarray(weights, dtype=np.float64), out)
         return out
 
-    def astype(self, dtype: Any, copy: bool = True) -> Any:
+    def astype(self, dtype: Any, copy: bool = True) -> CSR:
         data = self.data.astype(dtype, copy=copy)
         return self if data is self.data else CSR(data, self.indices, self.indptr, self.shape)
 
@@ -149,12 +149,12 @@ class CSR:
         import scipy.sparse as sp
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
 
-    def kernel_data(self) -> Any:
+    def kernel_data(self) -> np.ndarray:
         """data as the kernels take it (they compute in float64): float32 kept, anything else as float64."""
         return self.data if self.data.dtype == np.float32 else self.data.astype(np.float64, copy=False)
 
 
-def all_finite(values: Vector, n_threads: int = 1) -> Any:
+def all_finite(values: Vector, n_threads: int | None = 1) -> bool:
     """Whether an array holds no NaN or ±inf (float32 and float64 in one pass, without a copy).
 
     ``n_threads``: threads (None or 0: every core this process may use).
@@ -165,7 +165,7 @@ def all_finite(values: Vector, n_threads: int = 1) -> Any:
     return _csr.all_finite(values, resolve_n_jobs(n_threads, values.size))
 
 
-def issparse(X: Matrix) -> Any:
+def issparse(X: Matrix) -> bool:
     """Whether X is a CSR or any scipy sparse matrix (without importing scipy).
 
     A scipy matrix cannot exist unless scipy.sparse has been imported, so
@@ -177,7 +177,7 @@ def issparse(X: Matrix) -> Any:
     return sparse is not None and sparse.issparse(X)
 
 
-def as_csr(X: Matrix) -> Any:
+def as_csr(X: Matrix) -> CSR:
     """X (CSR, scipy sparse, or dense through scipy) as CSR, sharing a scipy CSR matrix's arrays."""
     if isinstance(X, CSR):
         return X

@@ -81,14 +81,14 @@ class Dataset:
         return self.features.to_scipy()
 
     @property
-    def n_documents(self) -> Any:
+    def n_documents(self) -> int:
         return self.features.shape[0]
 
     @property
-    def n_features(self) -> Any:
+    def n_features(self) -> int:
         return self.features.shape[1]
 
-    def query_starts(self) -> Any:
+    def query_starts(self) -> np.ndarray:
         """Start offsets of each run of equal qid, with n_documents appended."""
         return query_starts(self.qid)
 
@@ -96,7 +96,7 @@ class Dataset:
         """The first qid (in file order) whose lines are split in several runs, or None."""
         return noncontiguous_qid(self.qid)
 
-    def grouped(self) -> Any:
+    def grouped(self) -> tuple[Dataset, np.ndarray | None]:
         """This dataset with each query's lines made contiguous.
 
         Queries keep the order of their first line, documents their order
@@ -106,7 +106,7 @@ class Dataset:
         perm, _ = group_rows(self.qid)
         return (self, None) if perm is None else (self.subset(perm), perm)
 
-    def subset(self, rows: Matrix) -> Any:
+    def subset(self, rows: Matrix) -> Dataset:
         """The documents at ``rows`` (an index array), in that order."""
         rows = np.asarray(rows)
         return Dataset(self.features[rows], self.y[rows], self.qid[rows], self.line[rows],
@@ -164,7 +164,7 @@ def read_weight_file(path: str) -> np.ndarray:
     return np.array(weights, dtype=np.float64)
 
 
-def query_starts(qid: Vector) -> Any:
+def query_starts(qid: Vector) -> np.ndarray:
     """Offsets where a new run of equal qid starts, with len(qid) appended."""
     qid = np.asarray(qid)
     if len(qid) == 0:
@@ -173,7 +173,7 @@ def query_starts(qid: Vector) -> Any:
     return np.concatenate(([0], change, [len(qid)])).astype(np.int64)
 
 
-def count_distinct(values: Vector) -> Any:
+def count_distinct(values: Vector) -> int:
     """How many distinct values ``values`` holds (np.unique's count, without its import of numpy.ma)."""
     values = np.sort(np.asarray(values).ravel())
     return int(np.count_nonzero(values[1:] != values[:-1])) + 1 if len(values) else 0
@@ -187,7 +187,7 @@ def noncontiguous_qid(qid: Vector) -> Any:
     return None if run is None else int(run_qids[run])
 
 
-def group_rows(qid: Vector) -> Any:
+def group_rows(qid: Vector) -> tuple[np.ndarray | None, np.ndarray]:
     """Make each query's rows contiguous.
 
     Returns ``(permutation, starts)``: rows ``permutation`` (None if the rows
@@ -203,7 +203,7 @@ def group_rows(qid: Vector) -> Any:
     return perm, query_starts(qid[perm])
 
 
-def query_index(qid: Vector) -> Any:
+def query_index(qid: Vector) -> tuple[np.ndarray, int]:
     """(query number of each row, number of queries), queries numbered by first appearance."""
     qid = np.asarray(qid)
     if len(qid) == 0:
@@ -240,7 +240,7 @@ def with_width(X: Matrix, width: Any) -> Any:
     return X
 
 
-def compact_columns(X: Matrix) -> Any:
+def compact_columns(X: Matrix) -> tuple[CSR, np.ndarray]:
     """X without its all-empty columns, and the original index of each kept column.
 
     Lets learners work in the space of features that occur, so a huge
@@ -261,7 +261,7 @@ def compact_columns(X: Matrix) -> Any:
 
 def load_svmlight(path: str, comments: bool = False, n_features: int | None = None,
                   chunk_bytes: Any = CHUNK_BYTES, progress: Any = None,
-                  n_jobs: int | None = None, dtype: Any = np.float64) -> Any:
+                  n_jobs: int | None = None, dtype: Any = np.float64) -> Dataset:
     """Read an SVMlight / svm_rank file.
 
     Parameters

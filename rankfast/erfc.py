@@ -82,7 +82,7 @@ class ErfcParameters:
         return 2.0 * self.r_x, self.h, self.coef, self.L, self.gap
 
 
-def erfcinv(y: Vector) -> Any:
+def erfcinv(y: Vector) -> float:
     """x ≥ 0 with erfc(x) = y, for y in (0, 1], by bisection on math.erfc to the last bit.
 
     scipy.special has it too, but importing scipy costs more than a small

@@ -87,7 +87,7 @@ ONNX_MAX_BYTES = (1 << 31) - (1 << 24)    # protobuf's 2 GB, less room for the g
 
 # ------------------------------------------------------------------ feature names
 
-def read_feature_names(path: str) -> Any:
+def read_feature_names(path: str) -> list[str]:
     """The feature names in ``path``: one a line, in feature index order (line 1 names feature 1).
 
     Surrounding blanks and a final line end are dropped.
@@ -136,7 +136,7 @@ def read_feature_names(path: str) -> Any:
     return names
 
 
-def model_width(model: Any) -> Any:
+def model_width(model: Any) -> int:
     """d, the number of features the model reads: its training width (highest feature index − 1).
 
     A linear model weighing a feature above it (possible in hand-written
@@ -150,7 +150,7 @@ def model_width(model: Any) -> Any:
     return max(width, 0)
 
 
-def feature_names_of(model: Any, names: Any = None) -> Any:
+def feature_names_of(model: Any, names: Any = None) -> list[str]:
     """The names of the features the export covers, in index order.
 
     Without ``names``, the features are named by their index ("1", "2", …)
@@ -192,7 +192,7 @@ def _names_needed(model):
     return model_width(model), "reads every feature up to"
 
 
-def default_name(model_path: str) -> Any:
+def default_name(model_path: str) -> str:
     """A model's default name: its file name without directory and extension."""
     base = os.path.splitext(os.path.basename(model_path))[0] if model_path not in ("-", "") else ""
     return base or DEFAULT_NAME
@@ -523,7 +523,7 @@ def _version():
 
 # ------------------------------------------------------------------ files
 
-def export_bytes(model: Any, format: str, feature_names: Any = None, name: Any = DEFAULT_NAME) -> Any:
+def export_bytes(model: Any, format: str, feature_names: Any = None, name: Any = DEFAULT_NAME) -> bytes:
     """The exported file's content (bytes) in ``format``: what rank_export writes."""
     if format == "onnx":
         return to_onnx(model, feature_names, name).SerializeToString()

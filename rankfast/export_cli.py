@@ -56,7 +56,7 @@ EXPORT_OPTIONS = {
 }
 
 
-def main(argv: Any = None) -> Any:
+def main(argv: Any = None) -> int:
     """``rank_export``: run it on argv (default sys.argv[1:]); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     return run("rank_export", _export, argv, EXPORT_HELP)

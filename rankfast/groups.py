@@ -27,7 +27,7 @@ _WORD = 8                                   # bytes of an int64 qid
 _CHUNK = 1 << 16                            # bytes compared at a time
 
 
-def group_sidecar(path: str) -> Any:
+def group_sidecar(path: str) -> str | None:
     """``path + '.query'`` or ``path + '.group'`` if one exists beside a data file, else None.
 
     Parameters

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from ._typing import Matrix, Vector
 
 
-def check_features(X: Matrix, what: str = "X", sparse_float32: bool = False, n_threads: int = 1) -> Any:
+def check_features(X: Matrix, what: str = "X", sparse_float32: bool = False,
+                   n_threads: int | None = 1) -> tuple[Matrix, np.ndarray | None]:
     """X as float64 CSR arrays (sparse input) or a 2-D float64 ndarray, checked.
 
     Parameters
@@ -119,7 +120,7 @@ def _feature_names(X):
     return names if len(names) and all(isinstance(c, str) for c in names) else None
 
 
-def check_labels(y: Vector, n: int, name: str = "the estimator") -> Any:
+def check_labels(y: Vector, n: int, name: str = "the estimator") -> np.ndarray:
     """y as a 1-D float64 array of n finite numbers (a column vector is flattened)."""
     if y is None:
         raise ValueError(f"{name} requires y to be passed, but the target y is None")
@@ -186,7 +187,7 @@ class OneRankingWarning(UserWarning):
     """An estimator inside a scikit-learn search was fitted without qid or group: one ranking."""
 
 
-def scoring_queries(estimator: Any, n: int, qid: Vector, group: Vector, who: str) -> Any:
+def scoring_queries(estimator: Any, n: int, qid: Vector, group: Vector, who: str) -> np.ndarray:
     """Query ids for scoring n rows of ``estimator``'s predictions (``who`` names the scorer).
 
     With neither ``qid`` nor ``group`` the rows are one ranking, as svm_rank
@@ -219,7 +220,7 @@ def _trained_on_several_queries(estimator):
     return False
 
 
-def predicted(estimator: Any, X: Matrix, qid: Vector) -> Any:
+def predicted(estimator: Any, X: Matrix, qid: Vector) -> np.ndarray:
     """estimator's scores of X; a model that normalises per query (normalize="query") gets qid."""
     applied = getattr(estimator, "_applied_normalizer", None)
     if applied is not None and applied() is not None:
@@ -255,19 +256,19 @@ class TrainingData:
     query_weight: np.ndarray | None = None
 
     @property
-    def sparse(self) -> Any:
+    def sparse(self) -> bool:
         """Whether X is sparse (a CSR)."""
         return isinstance(self.X, CSR)
 
-    def with_features(self, X: Matrix) -> Any:
+    def with_features(self, X: Matrix) -> TrainingData:
         """The same documents with X replaced (normalised features: CSR or float64 ndarray)."""
         return dataclasses.replace(self, X=X)
 
-    def with_query_weight(self, query_weight: Any) -> Any:
+    def with_query_weight(self, query_weight: Any) -> TrainingData:
         """The same documents with per-query weights (None: none)."""
         return dataclasses.replace(self, query_weight=query_weight)
 
-    def grouped(self) -> Any:
+    def grouped(self) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
         """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
 
         ``used`` holds the original 0-based index of each kept column;

@@ -190,7 +190,7 @@ class NystroemMap(TransformerMixin, BaseEstimator):
         return kernel
 
     @property
-    def rank_(self) -> Any:
+    def rank_(self) -> int:
         """k, the dimension of φ."""
         return self.projection_.shape[1]
 
@@ -338,7 +338,7 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
         return kernel
 
     @property
-    def rank_(self) -> Any:
+    def rank_(self) -> int:
         """m, the dimension of φ."""
         return len(self.offset_)
 
@@ -459,7 +459,7 @@ class KernelApproxLearner(Ranker):
         return copy.deepcopy(self.base_learner)
 
     @property
-    def name(self) -> Any:
+    def name(self) -> str:
         return (self.base_learner or self._base()).name
 
     def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
@@ -548,7 +548,7 @@ class KernelApproxLearner(Ranker):
         from . import __version__
         check_is_fitted(self)
         width = self.map_.n_features_ if n_features is None else int(n_features)
-        metadata = {"version": __version__, "algorithm": self.name}
+        metadata: dict[str, Any] = {"version": __version__, "algorithm": self.name}
         if hasattr(self.learner_, "to_model"):
             metadata.update(self.learner_.to_model(n_features=self.map_.rank_).metadata)
         metadata.update({"approx": self.approx, "landmarks": self.landmarks, "seed": self.seed})

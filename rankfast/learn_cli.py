@@ -132,7 +132,7 @@ def _learn_help():
                              group_help=GROUP_HELP)
 
 
-def learn_main(argv: Any = None) -> Any:
+def learn_main(argv: Any = None) -> int:
     """``rank_learn``: run it on argv (default sys.argv[1:]); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     return run("rank_learn", _learn, argv, _learn_help)

@@ -89,7 +89,7 @@ LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
 CV_OPTIONS = ("--folds", "--valid", "--cv-metric", "--cv-rule")
 
 
-def make_learner(options: dict[str, Any], given: Any) -> Any:
+def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     """The learner the options ask for, and notes for the user (list of str).
 
     svm_rank's own ``-a FILE`` wrote the alphas to FILE; here ``-a`` names
@@ -217,7 +217,7 @@ def _kernel_notes(params):
     return notes
 
 
-def model_notes(model: Any, dataset: Any, options: dict[str, Any]) -> Any:
+def model_notes(model: Any, dataset: Any, options: dict[str, Any]) -> list[str]:
     """Notes on a trained model: an all-zero model although there are pairs to order (C too small)."""
     values = model.alphas if hasattr(model, "alphas") else model.weights
     if np.any(values):

@@ -46,7 +46,7 @@ def check_lengths(X: Matrix, y: Vector, qid: Vector) -> None:
         raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
 
 
-def training_arrays(X: Matrix, y: Vector, qid: Vector) -> Any:
+def training_arrays(X: Matrix, y: Vector, qid: Vector) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
     """(X, y, starts, used) as rankfast.inputs.TrainingData.grouped returns them.
 
     For learners that take X, y and qid as Ranker._fit_input returns them
@@ -184,7 +184,7 @@ def _weighted_column_squares(A, weights):
     return (A * A).T @ weights
 
 
-def linear_scores(X: Matrix, feature_ids: Vector, weights: Vector) -> Any:
+def linear_scores(X: Matrix, feature_ids: Vector, weights: Vector) -> np.ndarray:
     """X w in float64, w given sparsely by 1-based feature ids (ids beyond X's width weigh nothing)."""
     keep = feature_ids <= X.shape[1]
     w = np.zeros(X.shape[1])
@@ -194,7 +194,7 @@ def linear_scores(X: Matrix, feature_ids: Vector, weights: Vector) -> Any:
     return as_csr(X) @ w
 
 
-def c_grid(C: Any) -> Any:
+def c_grid(C: Any) -> list[float] | None:
     """Sorted list of C values if C is a sequence, None for one number; checks C > 0."""
     values = list(C) if isinstance(C, (list, tuple, np.ndarray)) else [C]
     for value in values:
@@ -258,7 +258,7 @@ class LinearRanker(Ranker):
         return super()._fit_input(X, y, qid, group)
 
     @property
-    def coef_(self) -> Any:
+    def coef_(self) -> np.ndarray:
         """The weight of every feature, dense, shape (n_features_in_,): coef_[j] weighs column j."""
         check_is_fitted(self, "weights_")
         w = np.zeros(self.n_features_in_)
@@ -266,7 +266,7 @@ class LinearRanker(Ranker):
         return w
 
     @property
-    def feature_importances_(self) -> Any:
+    def feature_importances_(self) -> np.ndarray:
         """|coef_| / Σ|coef_|, shape (n_features_in_,): each column's share of the weights' size.
 
         As LGBMRanker's and XGBRanker's attribute (and what scikit-learn's
@@ -321,7 +321,8 @@ class LinearRanker(Ranker):
         return self.decision_function(X, qid)
 
 
-def linear_model(learner: Any, n_features: int | None, n_documents: int, options: dict[str, Any]) -> Any:
+def linear_model(learner: Any, n_features: int | None, n_documents: int,
+                 options: dict[str, Any]) -> LinearModel:
     """LinearModel of a fitted linear learner, recording version, algorithm and options."""
     from . import __version__
     ids, w = learner.feature_ids_, learner.weights_
@@ -334,7 +335,7 @@ def linear_model(learner: Any, n_features: int | None, n_documents: int, options
     return LinearModel(ids, storable_weights(w), 0.0, highest + 1, n_documents, metadata)
 
 
-def storable_weights(w: Vector) -> Any:
+def storable_weights(w: Vector) -> np.ndarray:
     """w as the model file stores it (float32), or a ValueError if that loses the model.
 
     svm_rank's format holds floats: weights beyond float32's range would be

@@ -72,7 +72,7 @@ def _ranked(scores, labels, qid):
     return _Ranked(labels[order], g, np.arange(len(order)) - starts[g] + 1.0, starts, n_groups)
 
 
-def swapped_pairs(scores: Vector, labels: Vector, qid: Vector) -> Any:
+def swapped_pairs(scores: Vector, labels: Vector, qid: Vector) -> tuple[np.ndarray, np.ndarray]:
     """Per-query counts of swapped pairs and of all pairs, in O(n log n).
 
     Parameters
@@ -156,7 +156,7 @@ def pairwise_accuracy(scores: Vector, labels: Vector, qid: Vector) -> float:
 
 
 def ndcg(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, per_query: bool = False,
-         skip_no_relevant: bool = False, convention: str = "letor") -> Any:
+         skip_no_relevant: bool = False, convention: str = "letor") -> float | np.ndarray:
     """NDCG@k (see the module docstring for the conventions).
 
     Parameters
@@ -194,7 +194,7 @@ def ndcg(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, per_qu
     return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
 
 
-def ndcg_label(convention: str) -> Any:
+def ndcg_label(convention: str) -> str:
     """How printed labels name an NDCG convention: "LETOR" or "standard"."""
     return {"letor": "LETOR", "standard": "standard"}[convention]
 
@@ -212,7 +212,7 @@ def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
 
 
 def mean_average_precision(scores: Vector, labels: Vector, qid: Vector, per_query: bool = False,
-                           skip_no_relevant: bool = False) -> Any:
+                           skip_no_relevant: bool = False) -> float | np.ndarray:
     """MAP with label > 0 relevant (LETOR 4.0 convention; see the module docstring).
 
     Parameters
@@ -256,7 +256,7 @@ def _reduce(values, has_relevant, per_query, skip_no_relevant):
 
 
 def err(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, max_grade: Any = None,
-        per_query: bool = False, skip_no_relevant: bool = False) -> Any:
+        per_query: bool = False, skip_no_relevant: bool = False) -> float | np.ndarray:
     """Expected reciprocal rank at k (Chapelle, Metzler, Zhang & Grinspan 2009, graded).
 
     ERR@k = Σ_{r ≤ k} (1/r) R_r Π_{i < r} (1 − R_i) over the documents sorted
@@ -283,7 +283,7 @@ def err(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, max_gra
     return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
 
 
-def highest_grade(labels: Vector) -> Any:
+def highest_grade(labels: Vector) -> float:
     """ERR's default g_max: the highest label, 0 when none is positive."""
     return max(float(np.max(labels, initial=0.0)), 0.0)
 
@@ -359,7 +359,7 @@ def precision_at(scores: Vector, labels: Vector, qid: Vector, k: int = 10,
 
 # ------------------------------------------------------ scorers for scikit-learn's searches
 
-def ndcg_scorer(k: int = 10) -> Any:
+def ndcg_scorer(k: int = 10) -> RankingScorer:
     """A scorer ``scorer(estimator, X, y, qid=None, group=None)``: mean NDCG@k of predict(X).
 
     Usable as ``scoring=`` in scikit-learn's GridSearchCV, cross_validate, ...
@@ -401,7 +401,7 @@ def ndcg_scorer(k: int = 10) -> Any:
     return RankingScorer("ndcg", k)
 
 
-def map_scorer() -> Any:
+def map_scorer() -> RankingScorer:
     """A scorer ``scorer(estimator, X, y, qid=None, group=None)``: MAP of predict(X).
 
     See ndcg_scorer for how it receives each fold's queries.

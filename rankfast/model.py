@@ -212,7 +212,7 @@ class LinearModel(Exportable):
 
     @classmethod
     def from_dense(cls, w: Vector, bias: float = 0.0, n_features: int | None = None,
-                   n_documents: int = 0, metadata: dict[str, Any] | None = None) -> Any:
+                   n_documents: int = 0, metadata: dict[str, Any] | None = None) -> LinearModel:
         """Model from a dense weight vector (w[j] weighs feature j + 1).
 
         Parameters
@@ -409,7 +409,7 @@ def fourier_features(X: Matrix, omega: Vector, offset: Vector, out: Any) -> Any:
     return out
 
 
-def file_weights(w: Vector) -> Any:
+def file_weights(w: Vector) -> np.ndarray:
     """Weights as a model file carries them: SVM-light reads each as a float (float32).
 
     A learner's model holds these, so it predicts exactly as its written file
@@ -419,7 +419,7 @@ def file_weights(w: Vector) -> Any:
     return np.asarray(w, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
-def read_model(path: str) -> Any:
+def read_model(path: str) -> LinearModel | KernelModel | RFFModel:
     """Read an svm_rank / SVM-light model file.
 
     Parameters
@@ -456,7 +456,7 @@ def read_model(path: str) -> Any:
     return model_of(read_model_file(path))
 
 
-def model_of(file: Any) -> Any:
+def model_of(file: Any) -> LinearModel | KernelModel | RFFModel:
     """The model object of a read model file (see modelfile.read_model_file)."""
     if file.rff is not None:
         return parse_rff_model(file.rff, file.path)
@@ -503,7 +503,7 @@ def write_model(model: Any, path: str) -> None:
         out.write(format_model(model))
 
 
-def format_model(model: Any) -> Any:
+def format_model(model: Any) -> str:
     """The text of ``model``'s file."""
     if isinstance(model, LinearModel):
         kernel = KernelParams()
@@ -561,7 +561,7 @@ _RFF_HEADER = (
 _RFF_HEADER_LINES = 7          # the version line and the six above
 
 
-def format_rff_model(model: Any) -> Any:
+def format_rff_model(model: Any) -> str:
     """The text of an RFFModel's file (``rankfast RFF model V1``).
 
     Layout: the version line; kernel type (2), γ, highest feature index
@@ -581,7 +581,7 @@ def format_rff_model(model: Any) -> Any:
     return "".join(lines)
 
 
-def parse_rff_model(raw: Any, path: str) -> Any:
+def parse_rff_model(raw: Any, path: str) -> RFFModel:
     """An RFFModel from the content (bytes or text) of its file (see format_rff_model).
 
     Raises
