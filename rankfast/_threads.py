@@ -127,9 +127,10 @@ def load_openmp_runtime(environ: Any = os.environ) -> None:
     its threads sleep between parallel regions instead of spinning (GNU
     OpenMP spins for a while by default), so they leave the cores to the
     Python code between kernel calls.  On a busy 2-core machine, training
-    500k × 50 with PRSVM at ``-j 2`` took 25 % less CPU (median of 7 runs);
-    at ``-j 1`` it made no difference.  The variable is set only while one
-    of rankfast's OpenMP kernels loads the runtime, then removed: other
+    500k × 50 with PRSVM at ``-j 2`` took 25 % less CPU (median of 7 runs;
+    6 % less at a load of 2); at ``-j 1`` it made no difference.  The
+    variable is set only while one of rankfast's OpenMP kernels loads the
+    runtime, then removed: other
     libraries that bring their own OpenMP runtime, and child processes,
     see the environment the user gave.  An explicit ``OMP_WAIT_POLICY``
     wins.  A runtime that another library loaded first keeps its setting.
