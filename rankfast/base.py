@@ -16,7 +16,6 @@ import numpy as np
 
 from .compat import BaseEstimator, check_is_fitted
 from .csr import issparse
-from .data import query_index
 
 # The input checks live in rankfast.inputs (below both the estimators and the metrics);
 # their names stay importable from here, where they were first documented.
@@ -27,7 +26,10 @@ from .inputs import (  # noqa: F401
     check_labels,
     predicted,
     query_ids,
+    query_sample_weights,
+    row_weights,
     scoring_queries,
+    weighted,
 )
 from .metrics import ndcg
 
@@ -36,74 +38,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ._typing import Matrix, Vector
-
-
-def query_sample_weights(sample_weight: Vector, qid: Vector, several_c: bool = False) -> np.ndarray | None:
-    """Each query's multiplier of its loss term from ``sample_weight`` (None: no weights).
-
-    Weights are per query, as XGBRanker's ranking weights: query q's term of
-    the objective, C/Q times its loss, becomes C w_q / Σ_r w_r times its
-    loss, so that a weight of 2 gives the model of the data with that query
-    twice, and a weight of 0 the model without it.
-
-    Parameters
-    ----------
-    sample_weight : array-like or None
-        One weight per row, the same for every row of a query (the form
-        scikit-learn's searches slice into folds), or one per query in the
-        order the queries first appear.  Finite, ≥ 0, not all zero.
-    qid : ndarray, shape (n_documents,)
-        Query ids as Ranker._fit_input returns them.
-    several_c : bool
-        Whether fit was given a list of C (no weights there yet: ValueError).
-
-    Returns
-    -------
-    ndarray of float64, shape (n_queries,), or None
-        w_q Q / Σ_r w_r for the queries in the order of first appearance
-        (rankfast.linear.training_arrays' order): mean 1, so that the
-        learners multiply their per-query weights C/Q by it.
-
-    Examples
-    --------
-    >>> from rankfast.base import query_sample_weights
-    >>> query_sample_weights([2, 2, 1, 1, 1], [5, 5, 3, 3, 3])
-    array([1.33333333, 0.66666667])
-    >>> query_sample_weights([2, 1], [5, 5, 3, 3, 3])
-    array([1.33333333, 0.66666667])
-    """
-    if sample_weight is None:
-        return None
-    if several_c:
-        raise ValueError("sample_weight with a list of C is not supported: choose C without "
-                         "weights, or with rankfast.model_selection over fits of one C each")
-    weight = np.asarray(sample_weight)
-    if weight.dtype.kind not in "biuf":
-        raise ValueError(f"sample_weight must hold numbers (got dtype {weight.dtype})")
-    weight = weight.astype(np.float64)
-    query, n_queries = query_index(qid)
-    if weight.ndim != 1 or len(weight) not in (len(qid), n_queries):
-        raise ValueError(f"sample_weight must hold one weight per row ({len(qid)}) or per query "
-                         f"({n_queries}), got shape {weight.shape}")
-    if not np.isfinite(weight).all() or (weight < 0).any():
-        raise ValueError("sample_weight must be finite and non-negative")
-    if len(weight) == len(qid):
-        per_query = np.zeros(n_queries)
-        per_query[query] = weight
-        if not np.array_equal(per_query[query], weight):
-            raise ValueError("sample_weight must be the same for every row of a query: weights "
-                             "are per query (a weight of 2 counts the query twice), as "
-                             "XGBRanker's ranking weights")
-        weight = per_query
-    total = weight.sum()
-    if not total > 0:
-        raise ValueError("sample_weight: every weight is zero, nothing to train on")
-    return weight * (n_queries / total)
-
-
-def weighted(per_query: Vector, weight: Vector) -> np.ndarray:
-    """per_query times query_sample_weights' multipliers (as is without weights)."""
-    return per_query if weight is None else per_query * weight
 
 
 def in_scikit_learn_search() -> bool:

@@ -18,6 +18,13 @@ order.  A shard's part is its objective's value (gradient, product) minus the
 regulariser ½‖w‖² (w, v), which the driver adds once: the result equals the
 one-process objective up to rounding (tests check 1e-9 relative).
 
+Query weights.  ``fit(..., sample_weight={qid: weight})`` weighs each query's
+term as the learners' ``sample_weight`` does (rankfast.base.query_sample_weights):
+the driver sums the weights of the data's queries shard by shard (each query is
+whole on one shard) and every shard multiplies its queries' c_q (α_q for RankRLS)
+by w_q Q / Σ_r w_r, the one-process multipliers.  A mapping, not an array of
+rows: it names queries, whichever file or chunk holds their rows.
+
 Data.  ``fit(learner, source, client)`` takes a list or glob of SVMlight files
 (each read on a worker by rankfast.load_svmlight; glob expanded on the driver and
 sorted, one shard per file, the files visible to every worker at the same path),
@@ -239,6 +246,67 @@ def _describe(part):
     return X.shape[0], len(np.unique(part.qid)), X.shape[1], used
 
 
+def _weight_table(sample_weight):
+    """(sorted int64 query ids, their float64 weights) of a mapping qid → weight (dict, Series)."""
+    items = sample_weight.items() if hasattr(sample_weight, "items") else None
+    if items is None or isinstance(sample_weight, str):
+        raise UsageError("sample_weight for distributed training maps each query id to its "
+                         "weight (a dict or a pandas Series indexed by qid)")
+    pairs = list(items)
+    ids = np.array([key for key, _ in pairs]).reshape(-1)
+    values = np.array([value for _, value in pairs]).reshape(-1)
+    if ids.dtype.kind not in "iub" or values.dtype.kind not in "iubf":
+        raise ValueError("sample_weight must map integer query ids to numbers")
+    ids, values = ids.astype(np.int64), values.astype(np.float64)
+    if len(np.unique(ids)) != len(ids):
+        raise ValueError("sample_weight names a query id twice")
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative")
+    order = np.argsort(ids)
+    return ids[order], values[order]
+
+
+def _query_weight_sum(part, ids, values):
+    """Task: (Σ of the weights of the shard's queries, a query id without weight or None)."""
+    qids = np.unique(part.qid)
+    at = np.minimum(np.searchsorted(ids, qids), max(len(ids) - 1, 0))
+    found = (ids[at] == qids) if len(ids) else np.zeros(len(qids), dtype=bool)
+    missing = qids[~found]
+    return float(values[at[found]].sum()), (int(missing[0]) if len(missing) else None)
+
+
+def _query_multipliers(part, table):
+    """The multiplier of each query of the shard, in _grouped's order (None without weights)."""
+    if table is None:
+        return None
+    ids, values = table
+    perm, starts = group_rows(part.qid)
+    qid = part.qid if perm is None else part.qid[perm]
+    return values[np.searchsorted(ids, qid[starts[:-1]])]
+
+
+def query_multipliers(client: Any, data: Any, sample_weight: Vector) -> Any:
+    """(ids, w_q Q / Σ_r w_r) over the data's queries: the table the shards read, or None.
+
+    Raises
+    ------
+    ValueError
+        A query of the data without a weight, or every weight zero.
+    """
+    if sample_weight is None:
+        return None
+    ids, values = _weight_table(sample_weight)
+    sums = gather(client, [client.submit(_query_weight_sum, part, ids, values, **_on(where))
+                           for part, where in zip(data.parts, data.places)])
+    missing = [m for _, m in sums if m is not None]
+    if missing:
+        raise ValueError(f"sample_weight has no weight for query {missing[0]}")
+    total = _ordered_sum(s for s, _ in sums)
+    if not total > 0:
+        raise ValueError("sample_weight: every weight is zero, nothing to train on")
+    return ids, values * (data.summary.n_queries / total)
+
+
 def _grouped(part, used):
     """(X, y, starts): the shard's rows grouped by query, columns in the global space ``used``."""
     X = part.X
@@ -458,11 +526,13 @@ class _SquaredHingePart:
 
     __sizeof__ = _data_bytes
 
-    def __init__(self, part, used, n_queries, C, loss):
+    def __init__(self, part, used, n_queries, C, loss, table=None):
+        from .base import weighted
         from .ranksvm import SquaredHingeObjective, query_weights
         X, y, starts = _grouped(part, used)
-        self.objective = SquaredHingeObjective(X, y, starts,
-                                               query_weights(y, starts, C, loss, n_queries))
+        self.objective = SquaredHingeObjective(
+            X, y, starts, weighted(query_weights(y, starts, C, loss, n_queries),
+                                   _query_multipliers(part, table)))
         self.tag, self.phi = None, None
 
     def __getstate__(self):                     # a copy moved elsewhere holds no step
@@ -479,6 +549,43 @@ def _hinge_value_grad(shard, tag, w):
 def _hinge_diagonal(shard):
     """The shard's part of the Hessian diagonal with every pair active (no ½‖w‖² term)."""
     return shard.objective.pair_diagonal
+
+
+def _pair_gram(shard):
+    """(the shard's XᵀLX, its stored entries): its part of the full preconditioner."""
+    preconditioner = shard.objective.preconditioner
+    return preconditioner.gram(), preconditioner.stored_entries
+
+
+def _stored_entries(shard):
+    return shard.objective.preconditioner.stored_entries
+
+
+class _Strengthened:
+    """The driver's preconditioner: the shards' summed diagonal, then, when the solver asks
+    (rankfast.precondition.PairPreconditioner.strengthen) and it is cheap, the summed
+    d × d matrix I + scale · XᵀLX (one round of tasks, one d × d matrix from each shard)."""
+
+    def __init__(self, shards, diagonal, scale):
+        self.shards, self.scale = shards, scale
+        self.inverse_diagonal = 1.0 / diagonal
+        self.full = None
+        self.asked = False
+
+    def __call__(self, v):
+        return self.inverse_diagonal * v if self.full is None else self.full(v)
+
+    def strengthen(self):
+        from .precondition import FullPreconditioner, full_is_cheap
+        if self.asked:
+            return False
+        self.asked = True
+        d = len(self.inverse_diagonal)
+        if not full_is_cheap(d, _ordered_sum(self.shards.map(_stored_entries))):
+            return False
+        self.full = FullPreconditioner(_ordered_sum(g for g, _ in self.shards.map(_pair_gram)),
+                                       self.scale)
+        return True
 
 
 def _hinge_hessvec(shard, tag, v):
@@ -514,11 +621,15 @@ class NewtonObjective(_Stepper):
         super().__init__(shards)
         self.tag, self.w = 0, None
         self.direction: Any = None
-        # Jacobi, as SquaredHingeObjective's: the shards' parts of the pair diagonal
-        self.inverse_diagonal = 1.0 / (1.0 + _ordered_sum(shards.map(_hinge_diagonal)))
+        # as SquaredHingeObjective's: the shards' parts of the pair diagonal, then of I + 2XᵀLX
+        self.preconditioner = _Strengthened(
+            shards, 1.0 + _ordered_sum(shards.map(_hinge_diagonal)), 2.0)
 
     def precondition(self, r: Any) -> Any:
-        return self.inverse_diagonal * r
+        return self.preconditioner(r)
+
+    def strengthen(self) -> Any:
+        return self.preconditioner.strengthen()
 
     def value_grad(self, w: Vector) -> Any:
         self.tag += 1
@@ -546,12 +657,12 @@ class NewtonObjective(_Stepper):
             self.shards.map(_hinge_line, self.tag, *self.direction)
 
 
-def _fit_prsvm(learner, data, client, log):
+def _fit_prsvm(learner, data, client, log, table=None):
     from .linear import check_loss
     from .newton import minimize
     check_loss(learner.loss)
     shards = Shards(client, _SquaredHingePart, data, data.used,
-                    data.summary.n_queries, float(learner.C), learner.loss)
+                    data.summary.n_queries, float(learner.C), learner.loss, table)
     objective = NewtonObjective(shards)
     learner.result_ = minimize(objective, np.zeros(len(data.used)), tol=learner.tol,
                                max_iter=learner.max_iter, log=log)
@@ -570,20 +681,23 @@ class _ErfcPart:
 
     __sizeof__ = _data_bytes
 
-    def __init__(self, part, used, n_queries, C, loss, eps, fast):
+    def __init__(self, part, used, n_queries, C, loss, eps, fast, table=None):
+        from .base import weighted
         from .rankncg import ErfcPairObjective
         from .ranksvm import query_weights
         X, y, starts = _grouped(part, used)
-        # the driver preconditions with the shards' summed diagonals (queries cut across
-        # shards have no per-shard d × d Hessian to sum)
-        self.objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, C, loss, n_queries),
-                                           eps, fast, preconditioner="diagonal")
+        # never strengthened here: the driver sums the shards' parts (_Strengthened)
+        self.objective = ErfcPairObjective(
+            X, y, starts, weighted(query_weights(y, starts, C, loss, n_queries),
+                                   _query_multipliers(part, table)), eps, fast,
+            preconditioner="diagonal")
+        self.refined = 0                # the driver's refine() calls this objective has had
         self.tag = self.scores = self.gamma = self.sd = None
         self.gammas = {}
 
     def __getstate__(self):
-        return {"objective": self.objective, "tag": None, "scores": None, "gamma": None,
-                "sd": None, "gammas": {}}
+        return {"objective": self.objective, "refined": self.refined, "tag": None,
+                "scores": None, "gamma": None, "sd": None, "gammas": {}}
 
 
 def _erfc_constants(shard):
@@ -592,6 +706,18 @@ def _erfc_constants(shard):
     ob = shard.objective
     pair_squares = (1.0 / ob.inverse_diagonal - 1.0) / PSI2_MAX
     return pair_squares, ob.products.rmatvec(ob.delta, entries="abs")
+
+
+def _erfc_refine(shard, times):
+    """The shard's fast sums refined ``times`` times since it was built (ErfcPairObjective.refine:
+    a shard recomputed after a lost worker starts again from the first accuracy);
+    (whether the last refinement did anything, eps, the shard's |X|ᵀδ)."""
+    ob = shard.objective
+    refined = True
+    while shard.refined < times:
+        refined = ob.refine()
+        shard.refined += 1
+    return refined, ob.eps, ob.products.rmatvec(ob.delta, entries="abs")
 
 
 def _erfc_point(shard, tag, w):
@@ -660,8 +786,10 @@ class ErfcObjective(_Stepper):
         from .rankncg import PSI2_MAX
         super().__init__(shards)
         parts = shards.map(_erfc_constants)
-        self.inverse_diagonal = 1.0 / (1.0 + PSI2_MAX * _ordered_sum(p[0] for p in parts))
+        self.preconditioner = _Strengthened(
+            shards, 1.0 + PSI2_MAX * _ordered_sum(p[0] for p in parts), PSI2_MAX)
         self.error_vector = _ordered_sum(p[1] for p in parts)
+        self.refined = 0                # refinements of the shards' fast sums (refine)
         self.tag = 0
         self.current: Any = None
         self.direction: Any = None
@@ -676,7 +804,18 @@ class ErfcObjective(_Stepper):
         return _Point(w, w + _ordered_sum(self.shards.map(_erfc_point, tag, w)), tag)
 
     def precondition(self, g: Any) -> Any:
-        return self.inverse_diagonal * g
+        return self.preconditioner(g)
+
+    def strengthen(self) -> Any:
+        return self.preconditioner.strengthen()
+
+    def refine(self) -> Any:
+        """The shards' fast sums 1e4 times more accurate, as ErfcPairObjective.refine."""
+        self.refined += 1
+        parts = list(self.shards.map(_erfc_refine, self.refined))
+        self.error_vector = _ordered_sum(p[2] for p in parts)
+        self.eps = parts[0][1]
+        return all(p[0] for p in parts)
 
     def gradient_error(self) -> Any:
         return self.error_vector
@@ -686,6 +825,8 @@ class ErfcObjective(_Stepper):
 
     def restore(self) -> None:
         tag, w = self.current
+        if self.refined:
+            self.shards.map(_erfc_refine, self.refined)
         self.shards.map(_erfc_point, tag, w)
         if self.direction is not None:
             self.shards.map(_erfc_line, tag, self.direction)
@@ -728,10 +869,11 @@ class _ErfcLine:
         return _Point(w, g, tag)
 
 
-def _fit_rankncg(learner, data, client, log):
+def _fit_rankncg(learner, data, client, log, table=None):
     from .rankncg import nonlinear_cg
     shards = Shards(client, _ErfcPart, data, data.used, data.summary.n_queries,
-                    float(learner.C), learner.loss, learner.erfc_eps, learner.erfc == "fast")
+                    float(learner.C), learner.loss, learner.erfc_eps, learner.erfc == "fast",
+                    table)
     objective = ErfcObjective(shards)
     learner.result_ = nonlinear_cg(objective, np.zeros(len(data.used)), tol=learner.tol,
                                    max_iter=learner.max_iter, log=log)
@@ -746,11 +888,12 @@ def _fit_rankncg(learner, data, client, log):
 
 # ---------------------------------------------------------------- RankRLS
 
-def _rls_gram(part, used, loss):
+def _rls_gram(part, used, loss, table=None):
     """Task: (X̂ᵀX̂, X̂ᵀŷ) of a shard, X̂ = blockdiag(√α_q P_q) X (rankrls.centred)."""
+    from .base import weighted
     from .rankrls import centred, query_scale
     X, y, starts = _grouped(part, used)
-    alpha = query_scale(starts, loss)
+    alpha = weighted(query_scale(starts, loss), _query_multipliers(part, table))
     Xh = centred(X, starts, alpha)
     yh = centred(y[:, None], starts, alpha).ravel()
     return Xh.T @ Xh, Xh.T @ yh
@@ -761,10 +904,12 @@ class _LaplacianPart:
 
     __sizeof__ = _data_bytes
 
-    def __init__(self, part, used, loss):
+    def __init__(self, part, used, loss, table=None):
+        from .base import weighted
         from .rankrls import _NormalEquations, query_scale
         X, y, starts = _grouped(part, used)
-        self.operator = _NormalEquations(X, starts, query_scale(starts, loss), 0.0)
+        alpha = weighted(query_scale(starts, loss), _query_multipliers(part, table))
+        self.operator = _NormalEquations(X, starts, alpha, 0.0)
         self.y = y
 
 
@@ -779,7 +924,7 @@ def _laplacian_product(shard, v):
     return shard.operator.hessvec(v)
 
 
-def _fit_rankrls(learner, data, client, log):
+def _fit_rankrls(learner, data, client, log, table=None):
     from .linear import check_loss
     from .newton import conjugate_gradient
     from .rankrls import DENSE_MAX_ENTRIES, DENSE_MAX_FEATURES, _check_regularisation
@@ -800,14 +945,14 @@ def _fit_rankrls(learner, data, client, log):
         log(f"RankRLS: {d} features, {data.summary.n_documents} documents, {Q} queries on "
             f"{len(data.parts)} shards, {solver} solver, λ = Q/(2C) = {lam:.6g}", 1)
     if solver == "dense":
-        futures = [client.submit(_rls_gram, part, data.used, learner.loss, **_on(where))
+        futures = [client.submit(_rls_gram, part, data.used, learner.loss, table, **_on(where))
                    for part, where in zip(data.parts, data.places)]
         parts = gather(client, futures)
         A = _ordered_sum(p[0] for p in parts)
         b = _ordered_sum(p[1] for p in parts)
         A[np.diag_indices_from(A)] += lam
         return scipy.linalg.solve(A, b, assume_a="pos"), Traffic(1, 0, _nbytes(parts), 0)
-    shards = Shards(client, _LaplacianPart, data, data.used, learner.loss)
+    shards = Shards(client, _LaplacianPart, data, data.used, learner.loss, table)
     parts = shards.map(_laplacian_setup)
     b = _ordered_sum(p[0] for p in parts)
     inverse_diagonal = 1.0 / (np.maximum(_ordered_sum(p[1] for p in parts), 0.0) + lam)
@@ -838,7 +983,7 @@ class Traffic:
 
 
 def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "label",
-        qid: str = "qid") -> Any:
+        qid: Vector = "qid", sample_weight: Vector = None) -> Any:
     """Train a linear learner on a Dask cluster: the same model as ``learner.fit`` on all the data.
 
     Parameters
@@ -855,6 +1000,11 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
         Progress lines, as the learners' ``fit``.
     label, qid : str
         A DataFrame source's label and query-id columns.
+    sample_weight : mapping of int to float, optional
+        Each query's weight (a dict or a pandas Series indexed by query id;
+        every query of the data needs one, others are ignored): the model of
+        ``learner.fit(..., sample_weight=...)`` on all the data, a weight of
+        2 being the query twice.
 
     Returns
     -------
@@ -871,6 +1021,9 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
     UsageError
         A learner or option distributed training does not offer (greedy,
         kernels, a list of C).
+    ValueError
+        sample_weight without a weight for some query, negative, not finite
+        or all zero.
     """
     run = check_learner(learner)
     if hasattr(learner, "check_parameters"):          # RankNCG checks its options in fit
@@ -884,7 +1037,8 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
         s = data.summary
         log(f"Shards: {s.n_shards} inputs, {len(data.parts)} non-empty shards, "
             f"{data.n_straddling} queries re-assembled across shards", 1)
-    w, learner.traffic_ = run(learner, data, client, log)
+    table = query_multipliers(client, data, sample_weight)
+    w, learner.traffic_ = run(learner, data, client, log, table)
     learner.feature_ids_ = data.used + 1
     learner.weights_ = w
     learner.n_features_in_ = data.summary.n_features     # predict checks dense X against it

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from .csr import CSR, all_finite, as_csr, issparse
-from .data import compact_columns, group_rows, group_to_qid, query_starts
+from .data import compact_columns, group_rows, group_to_qid, query_index, query_starts
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -181,6 +181,84 @@ def query_ids(n: int, qid: Vector = None, group: Vector = None) -> np.ndarray:
             raise ValueError("qid and group describe different queries: give one of them")
         return qid
     return from_group
+
+
+def query_sample_weights(sample_weight: Vector, qid: Vector) -> np.ndarray | None:
+    """Each query's multiplier of its loss term from ``sample_weight`` (None: no weights).
+
+    Weights are per query, as XGBRanker's ranking weights: query q's term of
+    the objective, C/Q times its loss, becomes C w_q / Σ_r w_r times its
+    loss, so that a weight of 2 gives the model of the data with that query
+    twice, and a weight of 0 the model without it.  A list of C, K-fold and
+    leave-query-out cross-validation use the same weights: every fold's model
+    normalises the weights of its training queries alike, and the table
+    counts each held-out query's value w_q times (rankfast.model_selection).
+
+    Parameters
+    ----------
+    sample_weight : array-like or None
+        One weight per row, the same for every row of a query (the form
+        scikit-learn's searches slice into folds), or one per query in the
+        order the queries first appear.  Finite, ≥ 0, not all zero.
+    qid : ndarray, shape (n_documents,)
+        Query ids as Ranker._fit_input returns them.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_queries,), or None
+        w_q Q / Σ_r w_r for the queries in the order of first appearance
+        (rankfast.linear.training_arrays' order): mean 1, so that the
+        learners multiply their per-query weights C/Q by it.
+
+    Raises
+    ------
+    ValueError
+        Weights that are not numbers, of the wrong length, negative, not
+        finite, all zero, or different within a query (sample_weight is per
+        query: weights of documents within one ranking have no meaning here).
+
+    Examples
+    --------
+    >>> from rankfast.inputs import query_sample_weights
+    >>> query_sample_weights([2, 2, 1, 1, 1], [5, 5, 3, 3, 3])
+    array([1.33333333, 0.66666667])
+    >>> query_sample_weights([2, 1], [5, 5, 3, 3, 3])
+    array([1.33333333, 0.66666667])
+    """
+    if sample_weight is None:
+        return None
+    weight = np.asarray(sample_weight)
+    if weight.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must hold numbers (got dtype {weight.dtype})")
+    weight = weight.astype(np.float64)           # a copy: the caller's array is never changed
+    query, n_queries = query_index(qid)
+    if weight.ndim != 1 or len(weight) not in (len(qid), n_queries):
+        raise ValueError(f"sample_weight must hold one weight per row ({len(qid)}) or per query "
+                         f"({n_queries}), got shape {weight.shape}")
+    if not np.isfinite(weight).all() or (weight < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative")
+    if len(weight) == len(qid):
+        per_query = np.zeros(n_queries)
+        per_query[query] = weight
+        if not np.array_equal(per_query[query], weight):
+            raise ValueError("sample_weight must be the same for every row of a query: weights "
+                             "are per query (a weight of 2 counts the query twice), as "
+                             "XGBRanker's ranking weights")
+        weight = per_query
+    total = weight.sum()
+    if not total > 0:
+        raise ValueError("sample_weight: every weight is zero, nothing to train on")
+    return weight * (n_queries / total)
+
+
+def row_weights(per_query: np.ndarray | None, qid: Vector) -> np.ndarray | None:
+    """Per-query weights (query_sample_weights' order) as one weight per row of qid (None: None)."""
+    return None if per_query is None else per_query[query_index(qid)[0]]
+
+
+def weighted(per_query: Vector, weight: Vector) -> np.ndarray:
+    """per_query times query_sample_weights' multipliers (as is without weights)."""
+    return per_query if weight is None else per_query * weight
 
 
 class OneRankingWarning(UserWarning):

@@ -112,7 +112,7 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
                      -> per-query weights, one number a line, per line of
                         the training file (the same within a query) or
                         per query (LightGBM's .weight); 2 counts a query
-                        twice. Not with a -c list, nor -a greedy
+                        twice (in the fits and folds of a -c list too)
          --plot FILE.png|FILE.svg
                      -> draw the CV curve, rankrls's regularisation path or
                         greedy's selection (needs matplotlib: rankfast[plot])

@@ -130,10 +130,6 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     if len(gammas) > 1 and kernel not in (2,):
         raise UsageError("a -g list needs the RBF kernel (-t 2)")
     grid = len(options.get("C", [])) > 1 or len(gammas) > 1
-    if "--weights" in given and (grid or algorithm == "greedy"):
-        raise UsageError("--weights is not available with a list of -c (or -g) values, nor "
-                         "with -a greedy (its leave-query-out selection holds a query out "
-                         "whole, whatever its weight)")
     if not grid:
         for flag in given:
             if flag in CV_OPTIONS:

@@ -11,7 +11,8 @@ Folds (``cv``)
   exactly from one eigendecomposition; any other learner is refitted Q times.
 * any object with ``split(X, y, groups)`` yielding (train, test) row indices,
   as scikit-learn's splitters do (GroupKFold, GroupShuffleSplit, ...); it is
-  called with groups = qid.
+  called with groups = qid.  Or a list (tuple) of such (train, test) pairs,
+  scikit-learn's other form of ``cv``.
 * a ValidationSet(X, y, qid): LETOR's protocol (train on train.txt, choose
   on vali.txt), ``rank_learn --valid FILE``.  Every row of the grid is
   trained on all the training documents and scores the validation set; its
@@ -35,6 +36,16 @@ Wilcoxon–Mann–Whitney statistic of a single ranking).  A fold's value is the
 mean over its queries (pair accuracy: pooled over them).  The table shows,
 per row, the mean over folds ± the standard deviation over folds (ddof 1);
 a fold where a metric is undefined (no held-out pair) is left out of it.
+
+Query weights (``sample_weight``, rankfast.base.query_sample_weights) weigh
+the table as they weigh the fits, so that a weight of 2 is the query twice:
+each fold's model is fitted on its training queries' weights, and a fold's
+value is the mean over its held-out queries with each query counted w_q
+times (pair accuracy: pairs pooled with those weights); the folds count once
+each.  Where every query is a fold (RankRLS's exact leave-query-out), the
+folds are weighted by w_q instead: weighted mean and sd, and a standard
+error over the effective number of queries (Σw)²/Σw² (CVResult.weights).
+A validation set's queries are not weighted.
 
 Selection rule (``rule``)
 -------------------------
@@ -64,7 +75,7 @@ from . import _svmlight, metrics
 from .csr import issparse
 from .data import query_index
 from .errors import UsageError
-from .inputs import check_features, check_labels, predicted, query_ids
+from .inputs import check_features, check_labels, predicted, query_ids, query_sample_weights, row_weights
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -120,13 +131,19 @@ class Metric:
             return f"NDCG{at} ({metrics.ndcg_label(self.convention)})"
         return {"map": "MAP", "err": f"ERR{at}", "pairs": "pair accuracy"}[self.kind]
 
-    def evaluate(self, scores: Vector, labels: Vector, qid: Vector, per_query: bool = False,
-                 max_grade: Any = None) -> Any:
+    def evaluate(self, scores: Vector, labels: Vector, qid: Vector, per_query: Vector = False,
+                 max_grade: Any = None, weight: Vector = None) -> Any:
         """The metric of scores (mean over queries, pairs pooled), or per query (nan: no pair).
 
         ``max_grade``: ERR's g_max (rankfast.metrics.err); cross-validation
         passes the whole data set's, so that every fold grades alike.
+        ``weight`` (one per row, the same within a query; not with
+        per_query): each query counts w_q times, in the mean over queries
+        and in the pooled pairs (a weight of 2 is the query twice; nan when
+        every weight is 0).
         """
+        if weight is not None and not per_query:
+            return self._weighted(scores, labels, qid, max_grade, weight)
         if self.kind == "pairs":
             swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
             if per_query:
@@ -140,6 +157,18 @@ class Metric:
             return metrics.err(scores, labels, qid, k=self.k, max_grade=max_grade,
                                per_query=per_query)
         return metrics.mean_average_precision(scores, labels, qid, per_query=per_query)
+
+    def _weighted(self, scores, labels, qid, max_grade, weight):
+        query, n_queries = query_index(qid)
+        w = np.zeros(n_queries)
+        w[query] = weight
+        if self.kind == "pairs":
+            swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+            total = w @ pairs
+            return float(1.0 - (w @ swapped) / total) if total > 0 else float("nan")
+        values = self.evaluate(scores, labels, qid, True, max_grade)
+        total = w.sum()
+        return float(w @ values / total) if total > 0 else float("nan")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,7 +256,7 @@ def make_folds(qid: Vector, cv: Any = DEFAULT_FOLDS, random_state: int = 0, X: M
     qid = np.asarray(qid)
     n = len(qid)
     group, Q = query_index(qid)
-    if hasattr(cv, "split") and not isinstance(cv, str):
+    if _given_splits(cv):
         return _splitter_folds(cv, X, y, qid, n)
     if isinstance(cv, str):
         if cv != "loqo":
@@ -260,9 +289,18 @@ def make_folds(qid: Vector, cv: Any = DEFAULT_FOLDS, random_state: int = 0, X: M
     return Folds(splits, what)
 
 
+def _given_splits(cv):
+    """Whether cv is a splitter (``split``) or a list or tuple of (train, test) pairs."""
+    return (hasattr(cv, "split") and not isinstance(cv, str)) or isinstance(cv, (list, tuple))
+
+
 def _splitter_folds(cv, X, y, qid, n):
     splits = []
-    for train, test in cv.split(X, y, qid):
+    pairs = cv.split(X, y, qid) if hasattr(cv, "split") else cv
+    for pair in pairs:
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+            raise UsageError("cv as a list must hold (train, test) pairs of row indices")
+        train, test = pair
         train, test = np.asarray(train), np.asarray(test)
         for part in (train, test):
             if part.dtype == bool:
@@ -272,7 +310,8 @@ def _splitter_folds(cv, X, y, qid, n):
         splits.append((train.astype(np.int64), test.astype(np.int64)))
     if not splits:
         raise UsageError("the splitter yielded no fold")
-    return Folds(splits, f"{len(splits)} splits of {type(cv).__name__}")
+    what = f"{type(cv).__name__}" if hasattr(cv, "split") else "the list given"
+    return Folds(splits, f"{len(splits)} splits of {what}")
 
 
 # ------------------------------------------------------------------ results
@@ -319,6 +358,12 @@ class CVResult:
     rule : {"best", "1se"}
     validation : bool
         Whether the folds are the queries of a validation set (ValidationSet).
+    weights : ndarray, shape (folds,), or None
+        Each fold's weight when the folds are queries of weighted training
+        data (RankRLS's exact leave-query-out with sample_weight): the mean
+        and sd over folds are weighted, each query counting w_q times, and
+        the standard error divides by the root of the effective number of
+        folds (Σw)² / Σw² (Kish).  None: every fold counts once.
     chosen : int
         The row the rule picks.
     best : int
@@ -331,6 +376,7 @@ class CVResult:
     folds: str
     rule: str = "best"
     validation: bool = False
+    weights: np.ndarray | None = None
     chosen: int = dataclasses.field(init=False)
     best: int = dataclasses.field(init=False)
 
@@ -341,28 +387,45 @@ class CVResult:
         self.best = choose(self.mean[:, 0], self.se[:, 0], C, "best")
         self.chosen = choose(self.mean[:, 0], self.se[:, 0], C, self.rule)
 
+    def _fold_weights(self):
+        """Each fold's weight where its value is defined, 0 elsewhere: shape of values."""
+        defined = np.isfinite(self.values)
+        if self.weights is None:
+            return defined.astype(np.float64)
+        return np.where(defined, np.asarray(self.weights, dtype=np.float64)[None, :, None], 0.0)
+
     @property
     def count(self) -> Any:
-        """Folds on which each row's column is defined."""
-        return np.sum(np.isfinite(self.values), axis=1)
+        """Folds on which each row's column is defined ((Σw)²/Σw² of them when weighted)."""
+        w = self._fold_weights()
+        total, squares = w.sum(axis=1), (w * w).sum(axis=1)
+        return np.divide(total * total, squares, out=np.zeros(total.shape), where=squares > 0)
 
     @property
     def mean(self) -> Any:
-        """Mean over folds, shape (rows, columns)."""
-        total = np.nansum(self.values, axis=1)
-        return np.divide(total, self.count, out=np.full(total.shape, np.nan), where=self.count > 0)
+        """Mean over folds (weighted by ``weights``), shape (rows, columns)."""
+        w = self._fold_weights()
+        total, weight = np.sum(w * np.nan_to_num(self.values), axis=1), w.sum(axis=1)
+        return np.divide(total, weight, out=np.full(total.shape, np.nan), where=weight > 0)
 
     @property
     def sd(self) -> Any:
-        """Standard deviation over folds (ddof 1; nan with fewer than 2 folds)."""
-        deviation = np.where(np.isfinite(self.values), self.values - self.mean[:, None, :], 0.0)
-        squares = np.sum(deviation * deviation, axis=1)
-        return np.divide(squares, self.count - 1, out=np.full(squares.shape, np.nan),
+        """Standard deviation over folds (ddof 1; weighted: Σw(v − mean)² / (Σw − Σw²/Σw)).
+
+        nan with fewer than 2 (effective) folds.
+        """
+        w = self._fold_weights()
+        deviation = np.where(w > 0, np.nan_to_num(self.values) - self.mean[:, None, :], 0.0)
+        squares = np.sum(w * deviation * deviation, axis=1)
+        total = w.sum(axis=1)
+        dof = total - np.divide((w * w).sum(axis=1), total, out=np.zeros(total.shape),
+                                where=total > 0)
+        return np.divide(squares, dof, out=np.full(squares.shape, np.nan),
                          where=self.count > 1) ** 0.5
 
     @property
     def se(self) -> Any:
-        """Standard error of the mean: sd / √(folds)."""
+        """Standard error of the mean: sd / √(folds) (effective folds when weighted)."""
         return self.sd / np.sqrt(np.maximum(self.count, 1))
 
     @property
@@ -453,7 +516,8 @@ def grid_rows(grid: Any) -> Any:
 
 def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
                    cv: Any = DEFAULT_FOLDS, metric: Any = DEFAULT_METRIC, rule: str = "best",
-                   random_state: int = 0, convention: str = "letor", progress: Any = None) -> Any:
+                   random_state: int = 0, convention: str = "letor", progress: Any = None,
+                   sample_weight: Vector = None) -> Any:
     """Score every row of a grid on the same folds; the chosen row by the rule.
 
     Parameters
@@ -479,6 +543,17 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
         NDCG convention (rankfast.metrics.ndcg).
     progress : callable(Progress), optional
         Called after every fold and row, with elapsed time and ETA.
+    sample_weight : array-like, optional
+        Query weights, per row (the same within a query) or per query
+        (rankfast.base.query_sample_weights).  Each fold's model is fitted
+        with its training rows' weights (``sample_weight=``: the learner
+        normalises them over its training queries, as on a file of those
+        queries), and each fold's value is the mean over its held-out queries
+        with each query counting w_q times (pair accuracy: pairs pooled with
+        those weights); the folds themselves count once each, as without
+        weights.  So a weight of 2 gives the table of the data with that
+        query twice, both copies in the same fold.  A ValidationSet's
+        queries are not weighted (the weights are the training queries').
 
     Returns
     -------
@@ -489,22 +564,30 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
         raise UsageError(f"the CV rule must be best or 1se (got {rule!r})")
     columns = table_metrics(metric)
     y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
+    weight = row_weights(query_sample_weights(sample_weight, qid), qid)
     rows = grid_rows(grid)
     c_name = [name for name in rows[0] if name.split(".")[-1] == "C"]
     if not c_name:
         raise UsageError("the grid needs a C")
     c_name = c_name[0]
     if isinstance(cv, ValidationSet):
-        return _validate(estimator, X, y, qid, rows, c_name, cv, metric, rule, progress)
+        return _validate(estimator, X, y, qid, rows, c_name, cv, metric, rule, progress, weight)
     folds = make_folds(qid, cv, random_state, X, y)
     values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
     top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
     total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
     for f, (train, test) in enumerate(folds.splits):
+        if weight is not None and not weight[train].sum() > 0:
+            raise ValueError(f"cross-validation fold {f + 1} of {len(folds.splits)} trains on "
+                             f"queries whose weights are all zero: weigh more queries, or use "
+                             f"other folds")
         X_train, X_test = _rows(X, train), _rows(X, test)
-        for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train]):
+        held_out = None if weight is None else weight[test]
+        for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train],
+                                      None if weight is None else weight[train]):
             scores = np.asarray(predicted(fitted, X_test, qid[test]), dtype=np.float64).ravel()
-            values[i, f] = [column.evaluate(scores, y[test], qid[test], max_grade=top)
+            values[i, f] = [column.evaluate(scores, y[test], qid[test], max_grade=top,
+                                            weight=held_out)
                             for column in columns]
             done += 1
             if progress is not None:
@@ -515,14 +598,15 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
 
 
 
-def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress):
+def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress, weight=None):
     """cross_validate's table with a ValidationSet: every row trained on X, scored on valid per query."""
     columns = table_metrics(metric)
     n_queries = query_index(valid.qid)[1]
     top = max(metrics.highest_grade(y), metrics.highest_grade(valid.y))
     values = np.full((len(rows), n_queries, len(columns)), np.nan)
     start = time.perf_counter()
-    for done, (i, fitted) in enumerate(_fitted_rows(estimator, rows, c_name, X, y, qid), 1):
+    for done, (i, fitted) in enumerate(_fitted_rows(estimator, rows, c_name, X, y, qid, weight),
+                                       1):
         scores = np.asarray(predicted(fitted, valid.X, valid.qid), dtype=np.float64).ravel()
         values[i] = np.column_stack([column.evaluate(scores, valid.y, valid.qid, True, top)
                                      for column in columns])
@@ -542,8 +626,12 @@ def _rows(X, index):
     return X[index] if issparse(X) else np.asarray(X)[index]
 
 
-def _fitted_rows(estimator, rows, c_name, X, y, qid):
-    """(row index, fitted estimator) for every row; C paths warm-started where the estimator can."""
+def _fitted_rows(estimator, rows, c_name, X, y, qid, weight=None):
+    """(row index, fitted estimator) for every row; C paths warm-started where the estimator can.
+
+    ``weight`` (per row, or None) reaches fit and fit_path as ``sample_weight``.
+    """
+    weights = {} if weight is None else {"sample_weight": weight}
     i = 0
     while i < len(rows):
         others = {name: v for name, v in rows[i].items() if name != c_name}
@@ -553,10 +641,11 @@ def _fitted_rows(estimator, rows, c_name, X, y, qid):
         template = with_params(estimator, others)
         if c_name == "C" and hasattr(template, "fit_path"):
             Cs = [rows[r][c_name] for r in range(i, j)]
-            yield from zip(range(i, j), template.fit_path(X, y, qid, Cs))
+            yield from zip(range(i, j), template.fit_path(X, y, qid, Cs, **weights))
         else:
             for r in range(i, j):
-                yield r, with_params(template, {c_name: rows[r][c_name]}).fit(X, y, qid)
+                yield r, with_params(template, {c_name: rows[r][c_name]}).fit(X, y, qid,
+                                                                              **weights)
         i = j
 
 
@@ -582,17 +671,19 @@ def fitted_linear(estimator: Any, C: Any, used: Vector, w: Vector) -> Any:
 
 
 def select_c(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any, log: Log = None,
-             cv: Any = None) -> Any:
+             cv: Any = None, sample_weight: Vector = None) -> Any:
     """cross_validate over a C list with the estimator's own settings, progress sent to log.
 
     The settings are the estimator's ``cv`` (None: DEFAULT_FOLDS, or the
     ``cv`` argument), ``cv_metric``, ``cv_rule``, ``cv_convention`` and
-    ``random_state``, with the defaults of cross_validate when it has none.
+    ``random_state``, with the defaults of cross_validate when it has none;
+    ``sample_weight`` as cross_validate's.
     """
     if cv is None:
         cv = getattr(estimator, "cv", None)
     return cross_validate(estimator, X, y, qid, grid, DEFAULT_FOLDS if cv is None else cv,
-                          **settings(estimator), progress=_log_progress(log))
+                          **settings(estimator), progress=_log_progress(log),
+                          sample_weight=sample_weight)
 
 
 def check_settings(estimator: Any) -> None:
@@ -605,8 +696,7 @@ def check_settings(estimator: Any) -> None:
     Metric.parse(given["metric"], given["convention"])
     if given["rule"] not in RULES:
         raise UsageError(f"the CV rule must be best or 1se (got {given['rule']!r})")
-    if cv is None or isinstance(cv, ValidationSet) or (hasattr(cv, "split")
-                                                       and not isinstance(cv, str)):
+    if cv is None or isinstance(cv, ValidationSet) or _given_splits(cv):
         return
     if isinstance(cv, str):
         if cv != "loqo":
@@ -651,11 +741,14 @@ def _log_progress(log, interval=PROGRESS_INTERVAL):
 
 
 def held_out_result(rows: Matrix, scores_by_row: Any, y: Vector, qid: Vector, metric: Metric,
-                    rule: Any, folds: Any, extra: Any = None, log: Log = None) -> Any:
+                    rule: Any, folds: Any, extra: Any = None, log: Log = None,
+                    weights: Vector = None) -> Any:
     """CVResult where every query is a fold, from each row's held-out scores of every document.
 
     ``extra`` (optional): (Column, per-row per-query values) appended as a
-    last column, e.g. RankRLS's exact leave-query-out pair loss.
+    last column, e.g. RankRLS's exact leave-query-out pair loss.  ``weights``
+    (optional, one per query in order of first appearance): the queries'
+    sample weights, which weigh the folds (CVResult.weights).
     """
     columns = table_metrics(metric)
     per_query = []
@@ -666,12 +759,20 @@ def held_out_result(rows: Matrix, scores_by_row: Any, y: Vector, qid: Vector, me
                                           for column in columns]))
         if progress is not None:
             progress(Progress(i + 1, len(rows), None, 1, rows[i], metric.label,
-                              float(np.nanmean(per_query[-1][:, 0])), time.perf_counter() - start))
+                              _mean_over_folds(per_query[-1][:, 0], weights),
+                              time.perf_counter() - start))
     values = np.array(per_query)
     if extra is not None:
         columns = columns + [extra[0]]
         values = np.concatenate((values, np.asarray(extra[1], dtype=np.float64)[:, :, None]), axis=2)
-    return CVResult(list(rows), columns, values, folds, rule)
+    return CVResult(list(rows), columns, values, folds, rule, weights=weights)
+
+
+def _mean_over_folds(values, weights=None):
+    """The mean of the defined values (nan: none), weighted as CVResult.mean is."""
+    w = np.where(np.isfinite(values), 1.0 if weights is None else weights, 0.0)
+    total = w.sum()
+    return float(w @ np.nan_to_num(values) / total) if total > 0 else float("nan")
 
 
 # ------------------------------------------------------- a grid over any learner
@@ -709,13 +810,20 @@ class GridSearch:
     def name(self) -> Any:
         return self.estimator.name
 
-    def fit(self, X: Matrix, y: Vector, qid: Vector, log: Log = None) -> GridSearch:
-        """Cross-validate every row, then fit the chosen one on all documents."""
+    def fit(self, X: Matrix, y: Vector, qid: Vector, log: Log = None, sample_weight: Vector =
+            None) -> GridSearch:
+        """Cross-validate every row, then fit the chosen one on all documents.
+
+        ``sample_weight``: query weights, as cross_validate's (and the refit's).
+        """
         self.cv_result_ = cross_validate(self.estimator, X, y, qid, self.grid,
                                          DEFAULT_FOLDS if self.cv is None else self.cv,
-                                         **settings(self), progress=_log_progress(log))
+                                         **settings(self), progress=_log_progress(log),
+                                         sample_weight=sample_weight)
         chosen = grid_rows(self.grid)[self.cv_result_.chosen]
-        self.best_estimator_ = with_params(self.estimator, chosen).fit(X, y, qid, log=log)
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+        self.best_estimator_ = with_params(self.estimator, chosen).fit(X, y, qid, log=log,
+                                                                       **weights)
         return self
 
     def predict(self, X: Matrix) -> np.ndarray:

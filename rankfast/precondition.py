@@ -208,8 +208,7 @@ class PairPreconditioner:
                              f"not {kind!r}")
         self._pairs = (X, starts, rank, query_weight, scale)
         self._apply = DiagonalPreconditioner(diagonal)
-        nnz = X.nnz if issparse(X) else X.shape[0] * X.shape[1]
-        self._may_strengthen = kind == "auto" and full_is_cheap(X.shape[1], nnz)
+        self._may_strengthen = kind == "auto" and full_is_cheap(X.shape[1], self.stored_entries)
         if kind == "full":
             self._form_full()
 
@@ -220,6 +219,17 @@ class PairPreconditioner:
 
     def __call__(self, v: Vector) -> Any:
         return self._apply(v)
+
+    @property
+    def stored_entries(self) -> Any:
+        """nnz(X) (every entry for dense X): what one X v costs."""
+        X = self._pairs[0]
+        return X.nnz if issparse(X) else X.shape[0] * X.shape[1]
+
+    def gram(self) -> Any:
+        """XᵀLX of these rows (a Dask shard's part of the sum, :func:`pair_gram`)."""
+        X, starts, rank, query_weight, _ = self._pairs
+        return pair_gram(X, starts, rank, query_weight)
 
     def strengthen(self) -> bool:
         """Form M itself if allowed and not yet done; whether the preconditioner changed."""

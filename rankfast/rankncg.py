@@ -515,7 +515,8 @@ class RankNCG(LinearRanker):
         sample_weight : array-like, optional
             Query weights: one per row, the same within a query, or one per
             query in order of first appearance; a weight of 2 counts the
-            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+            query twice (rankfast.base.query_sample_weights); with a list of C,
+            the cross-validation weighs its fits and scores alike (rankfast.model_selection).
         eval_set : list of (X, y), optional
             Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
             records each one's metrics (the table's: ``cv_metric`` first).
@@ -533,11 +534,11 @@ class RankNCG(LinearRanker):
         X, normalizer = self._normalize_fit(X, qid)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
-        weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
+        weight = query_sample_weights(sample_weight, qid)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
-            self.cv_result_ = select_c(self, X, y, qid, grid, log)
+            self.cv_result_ = select_c(self, X, y, qid, grid, log, sample_weight=weight)
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
@@ -555,14 +556,17 @@ class RankNCG(LinearRanker):
         self._record_evals(evals)
         return self
 
-    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any) -> Iterator[Any]:
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any, sample_weight: Vector =
+                 None) -> Iterator[Any]:
         """Fitted copies for each C of Cs (ascending), each CG run started at the previous optimum."""
         from .model_selection import fitted_linear
         X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
+        weight = query_sample_weights(sample_weight, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         w = np.zeros(X.shape[1])
         for C in Cs:
-            objective = ErfcPairObjective(X, y, starts, query_weights(y, starts, C, self.loss),
+            objective = ErfcPairObjective(X, y, starts,
+                                          weighted(query_weights(y, starts, C, self.loss), weight),
                                           self.erfc_eps, self.erfc == "fast",
                                           resolve_n_jobs(self.n_jobs, stored_entries(X)))
             w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w

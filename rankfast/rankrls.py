@@ -180,7 +180,8 @@ class RankRLS(LinearRanker):
         sample_weight : array-like, optional
             Query weights: one per row, the same within a query, or one per
             query in order of first appearance; a weight of 2 counts the
-            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+            query twice (rankfast.base.query_sample_weights); with a list of C,
+            the cross-validation weighs its fits and scores alike (rankfast.model_selection).
         eval_set : list of (X, y), optional
             Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
             records each one's metrics (the table's: ``cv_metric`` first).
@@ -200,7 +201,7 @@ class RankRLS(LinearRanker):
         X, y, qid = self._fit_input(X, y, qid, group)
         X, normalizer = self._normalize_fit(X, qid)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        weight = query_sample_weights(sample_weight, qid, several_c=grid is not None)
+        weight = query_sample_weights(sample_weight, qid)
         original = (X, y, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
@@ -237,7 +238,7 @@ class RankRLS(LinearRanker):
             else:
                 if len(varies) < d:
                     Xh, A = Xh[:, varies], A[np.ix_(varies, varies)]
-                self._fit_grid(Xh, A, yh, y, starts, grid, original, log, n_threads)
+                self._fit_grid(Xh, A, yh, y, starts, grid, original, log, n_threads, weight)
                 self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
                 w_varies = self.weights_by_C_[grid.index(self.C_)][varies]
             w = _scatter(w_varies, varies, d)
@@ -260,8 +261,11 @@ class RankRLS(LinearRanker):
                    f" (iteration limit {self.max_iter} reached before {self.tol:g})"), 1)
         return w
 
-    def _fit_grid(self, Xh, A, yh, y, starts, grid, original, log, n_threads):
-        """weights_by_C_ (on the varying columns), cv_result_ and C_ for a C list (A = X̂ᵀX̂)."""
+    def _fit_grid(self, Xh, A, yh, y, starts, grid, original, log, n_threads, weight=None):
+        """weights_by_C_ (on the varying columns), cv_result_ and C_ for a C list (A = X̂ᵀX̂).
+
+        ``weight``: the queries' sample weights (query_sample_weights), already in X̂ and ŷ.
+        """
         from . import model_selection
         path = EigenPath(Xh, yh, starts, A, n_threads)
         Q = len(starts) - 1
@@ -273,14 +277,19 @@ class RankRLS(LinearRanker):
         if isinstance(cv, str) and cv == "loqo":
             if Q < 2:
                 model_selection.make_folds(original[2], cv)     # raises, saying why
-            result = self._lqo_result(path, yh, y, starts, grid, log)
+            result = self._lqo_result(path, yh, y, starts, grid, log, weight)
         else:
-            result = model_selection.select_c(self, *original, grid, log, cv)
+            result = model_selection.select_c(self, *original, grid, log, cv, weight)
         self.cv_result_, self.cv_table_ = result, result.rows()
         self.C_ = result.chosen_params["C"]
 
-    def _lqo_result(self, path, yh, y, starts, grid, log):
-        """The exact leave-query-out CVResult: every query a fold, its pair loss a column."""
+    def _lqo_result(self, path, yh, y, starts, grid, log, weight=None):
+        """The exact leave-query-out CVResult: every query a fold, its pair loss a column.
+
+        With sample weights w'_q (in X̂ and ŷ: ‖p_q‖² = w'_q r_qᵀL_q r_q) the loss
+        column holds each query's own pair loss r_qᵀL_q r_q, and the folds are
+        weighted by w'_q (CVResult.weights): each query counts w'_q times.
+        """
         from . import model_selection
         settings = model_selection.settings(self)
         metric = model_selection.Metric.parse(settings["metric"], settings["convention"])
@@ -290,21 +299,29 @@ class RankRLS(LinearRanker):
         for C in grid:
             p = path.lqo_residuals(Q / (2.0 * C))
             held_out.append(yh - p)
-            losses.append(np.bincount(qid, weights=p * p, minlength=Q))
+            loss = np.bincount(qid, weights=p * p, minlength=Q)
+            if weight is not None:
+                loss = np.divide(loss, weight, out=np.zeros(Q), where=weight > 0)
+            losses.append(loss)
         rows = [{"C": C} for C in grid]
         return model_selection.held_out_result(
             rows, held_out, y, qid, metric, settings["rule"], f"exact leave-query-out, {Q} queries",
-            (model_selection.Column("loss", "LQO pair loss"), losses), log)
+            (model_selection.Column("loss", "LQO pair loss"), losses), log, weight)
 
-    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any) -> Iterator[Any]:
-        """Fitted copies for each C of Cs, from one eigendecomposition (dense solver)."""
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any, sample_weight: Vector =
+                 None) -> Iterator[Any]:
+        """Fitted copies for each C of Cs, from one eigendecomposition (dense solver).
+
+        ``sample_weight``: query weights, as fit's.
+        """
         from .model_selection import fitted_linear
         check_loss(self.loss)
         X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
+        weight = query_sample_weights(sample_weight, qid)
         X, y, starts, used = training_arrays(X, y, qid)
         d = X.shape[1]
         Q = len(starts) - 1
-        alpha = query_scale(starts, self.loss)
+        alpha = weighted(query_scale(starts, self.loss), weight)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         Xh = centred(X, starts, alpha, n_threads=n_threads)
         yh = centred(y[:, None], starts, alpha).ravel()
@@ -375,7 +392,8 @@ class GreedyRankRLS(LinearRanker):
     selected_ : ndarray of int64
         1-based feature ids, in selection order.
     lqo_errors_ : ndarray of float64
-        LQO error (mean pair loss per held-out query) after each selection.
+        LQO error (mean pair loss per held-out query, weighted by sample_weight) after
+        each selection.
     lqo_error_start_ : float
         LQO error with no feature (all scores zero).
     weights_path_ : list of ndarray
@@ -415,8 +433,8 @@ class GreedyRankRLS(LinearRanker):
 
     @blas_single_thread
     def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
-            eval_set: Vector = None, eval_qid: Vector = None, eval_group: Vector = None,
-            log: Log = None) -> GreedyRankRLS:
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> GreedyRankRLS:
         """Select features and train on documents X (n × d), labels y and their queries.
 
         Parameters
@@ -430,6 +448,12 @@ class GreedyRankRLS(LinearRanker):
         group : array-like of int, optional
             Sizes of consecutive groups of rows (LightGBM's ``group``), instead
             of ``qid``.  With neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights, as RankRLS's: the model of the selected features
+            is RankRLS's with these weights (a weight of 2 is the query
+            twice), and the selection's LQO error is the weighted mean of
+            the held-out queries' pair losses, a query held out with all its
+            weight (both copies of a doubled query at once).
         eval_set : list of (X, y), optional
             Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
             records each one's metrics (the table's: ``cv_metric`` first).
@@ -449,10 +473,11 @@ class GreedyRankRLS(LinearRanker):
         X, y, qid = self._fit_input(X, y, qid, group)
         X, normalizer = self._normalize_fit(X, qid)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        weight = query_sample_weights(sample_weight, qid)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
-            self.cv_result_ = select_c(self, X, y, qid, grid, log)
+            self.cv_result_ = select_c(self, X, y, qid, grid, log, sample_weight=weight)
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = training_arrays(X, y, qid)
@@ -461,7 +486,7 @@ class GreedyRankRLS(LinearRanker):
         Q = len(starts) - 1
         _check_regularisation(Q, [self.C_])
         lam = Q / (2.0 * float(self.C_))
-        alpha = query_scale(starts, self.loss)
+        alpha = weighted(query_scale(starts, self.loss), weight)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         # The held-out blocks: the queries, or for a single ranking its rows (leave-one-out).
         held_out = starts if Q >= 2 else np.arange(n + 1, dtype=np.int64)

@@ -246,7 +246,8 @@ class RankSVM(LinearRanker):
         sample_weight : array-like, optional
             Query weights: one per row, the same within a query, or one per
             query in order of first appearance; a weight of 2 counts the
-            query twice (rankfast.base.query_sample_weights).  Not with a list of C.
+            query twice (rankfast.base.query_sample_weights); with a list of C,
+            the cross-validation weighs its fits and scores alike (rankfast.model_selection).
         eval_set : list of (X, y), optional
             Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
             records each one's metrics (the table's: ``cv_metric`` first).
@@ -265,13 +266,13 @@ class RankSVM(LinearRanker):
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
         check_loss(self.loss)
-        data = data.with_query_weight(
-            query_sample_weights(sample_weight, data.qid, several_c=grid is not None))
+        data = data.with_query_weight(query_sample_weights(sample_weight, data.qid))
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(data.X))
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
-            self.cv_result_ = select_c(self, data.X, data.y, data.qid, grid, log)
+            self.cv_result_ = select_c(self, data.X, data.y, data.qid, grid, log,
+                                       sample_weight=data.query_weight)
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
         X, y, starts, used = data.grouped()
@@ -287,17 +288,19 @@ class RankSVM(LinearRanker):
         self._record_evals(evals)
         return self
 
-    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any) -> Iterator[Any]:
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any,
+                 sample_weight: Vector = None) -> Iterator[Any]:
         """Fitted copies for each C of Cs (ascending), each Newton run started at the previous optimum."""
         from .model_selection import fitted_linear
         check_loss(self.loss)
-        # (_training_data records n_features_in_ of the copies)
-        X, y, starts, used = self._training_data(X, y, qid, None).grouped()
+        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
+        weight = query_sample_weights(sample_weight, data.qid)
+        X, y, starts, used = data.grouped()
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         w = np.zeros(X.shape[1])
         for C in Cs:
-            objective = SquaredHingeObjective(X, y, starts, query_weights(y, starts, C, self.loss),
-                                              n_threads)
+            objective = SquaredHingeObjective(
+                X, y, starts, weighted(query_weights(y, starts, C, self.loss), weight), n_threads)
             w = minimize(objective, w, tol=self.tol, max_iter=self.max_iter).w
             yield fitted_linear(self, C, used, w)
 

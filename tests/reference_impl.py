@@ -143,12 +143,16 @@ def average_precision_brute(scores, labels, qid):
 # from scratch.  Conventions as in rankfast.rankrls: queries in order of first
 # appearance; the objective ½‖w‖² + Σ_q c_q Σ_{i<j ∈ q} (y_i − y_j − wᵀ(x_i − x_j))²
 # with c_q = (C/Q)·β_q, β_q = 1 (loss 1) or 1/(m_q(m_q − 1)/2) (loss 2); a
-# held-out query's loss is Σ_{i<j} β_q (r_i − r_j)², r = y − Xw.
+# held-out query's loss is Σ_{i<j} β_q (r_i − r_j)², r = y − Xw.  ``query_weight``
+# (sample weights as multipliers of mean 1, rankfast.base.query_sample_weights)
+# multiplies c_q; a held-out query's loss stays its own, unweighted.
 
-def rankrls_pair_weights(qid, C, loss):
+def rankrls_pair_weights(qid, C, loss, query_weight=None):
     """c_q of each query (order of first appearance): C/Q, divided by the pair count for loss 2."""
     queries = _queries(qid)
     c = np.full(len(queries), C / max(len(queries), 1))
+    if query_weight is not None:
+        c = c * np.asarray(query_weight, dtype=np.float64)
     if loss == 2:
         for q, docs in enumerate(queries):
             m = len(docs)
@@ -156,7 +160,7 @@ def rankrls_pair_weights(qid, C, loss):
     return queries, c
 
 
-def rankrls_pairs(X, y, qid, C, loss=1, skip=None):
+def rankrls_pairs(X, y, qid, C, loss=1, skip=None, query_weight=None):
     """RankRLS weights by enumerating every pair: (I + 2 Σ c_q D_qᵀD_q) w = 2 Σ c_q D_qᵀ t_q.
 
     D_q holds x_i − x_j and t_q holds y_i − y_j for the pairs i < j of query q;
@@ -165,7 +169,7 @@ def rankrls_pairs(X, y, qid, C, loss=1, skip=None):
     """
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    queries, c = rankrls_pair_weights(qid, C, loss)
+    queries, c = rankrls_pair_weights(qid, C, loss, query_weight)
     d = X.shape[1]
     A = np.eye(d)
     b = np.zeros(d)
@@ -180,7 +184,7 @@ def rankrls_pairs(X, y, qid, C, loss=1, skip=None):
     return np.linalg.solve(A, b)
 
 
-def rankrls_lqo_retrain(X, y, qid, C, loss=1):
+def rankrls_lqo_retrain(X, y, qid, C, loss=1, query_weight=None):
     """(held-out scores, held-out pair loss per query): one RankRLS retrained without each query."""
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -189,7 +193,7 @@ def rankrls_lqo_retrain(X, y, qid, C, loss=1):
     scores = np.zeros(len(y))
     losses = np.zeros(Q)
     for q, docs in enumerate(queries):
-        w = rankrls_pairs(X, y, qid, C, loss, skip=q)
+        w = rankrls_pairs(X, y, qid, C, loss, skip=q, query_weight=query_weight)
         s = X[docs] @ w
         scores[docs] = s
         r = y[docs] - s
@@ -199,15 +203,17 @@ def rankrls_lqo_retrain(X, y, qid, C, loss=1):
     return scores, losses
 
 
-def greedy_rankrls_naive(X, y, qid, C, loss=1, k=1):
+def greedy_rankrls_naive(X, y, qid, C, loss=1, k=1, query_weight=None):
     """Greedy selection by retraining: (selected 0-based columns, LQO error after each step).
 
     Each step tries every unselected column, computes the LQO error (mean
     held-out pair loss per query) of RankRLS on the selected columns plus
     that one by retraining without each query, and keeps the first minimum.
     Columns constant within every query (all-zero ones included) are no
-    candidates, as in rankfast.
+    candidates, as in rankfast.  With ``query_weight`` the fits are weighted
+    and the LQO error is the weighted mean of the held-out losses.
     """
+    weight = None if query_weight is None else np.asarray(query_weight, dtype=np.float64)
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
     candidates = [i for i in range(X.shape[1])
                   if any(np.ptp(X[docs, i]) > 0 for docs in _queries(qid))]
@@ -217,9 +223,10 @@ def greedy_rankrls_naive(X, y, qid, C, loss=1, k=1):
         for i in candidates:
             if i in selected:
                 continue
-            _, losses = rankrls_lqo_retrain(X[:, selected + [i]], y, qid, C, loss)
-            if losses.mean() < best_error:
-                best, best_error = i, losses.mean()
+            _, losses = rankrls_lqo_retrain(X[:, selected + [i]], y, qid, C, loss, query_weight)
+            error = losses.mean() if query_weight is None else weight @ losses / weight.sum()
+            if error < best_error:
+                best, best_error = i, error
         selected.append(best)
         errors.append(best_error)
     return selected, np.array(errors)

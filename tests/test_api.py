@@ -370,9 +370,3 @@ def test_bad_sample_weights_are_refused(weight, message):
     X, y, qid = data()
     with pytest.raises(ValueError, match=message):
         RankSVM().fit(X, y, qid, sample_weight=weight)
-
-
-def test_sample_weight_with_a_list_of_c_is_refused():
-    X, y, qid = data()
-    with pytest.raises(ValueError, match="list of C is not supported"):
-        RankRLS(C=[0.1, 1.0]).fit(X, y, qid, sample_weight=np.ones(len(y)))

@@ -13,6 +13,8 @@ import scipy.special
 pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
+from shared_paths import DATA  # noqa: E402
+
 import rankfast  # noqa: E402
 from rankfast import cli  # noqa: E402
 from rankfast import dask as rdask  # noqa: E402
@@ -278,6 +280,29 @@ def test_killing_a_worker_mid_fit_gives_the_same_model(cluster, shards, make, sh
                                atol=1e-9 * np.abs(reference.weights_).max())
 
 
+@pytest.mark.parametrize("kind, make", [("prsvm", lambda: RankSVM(C=1.0)),
+                                        ("rankncg", lambda: RankNCG(C=1.0))])
+def test_raw_mslr_strengthens_the_preconditioner_on_the_cluster_too(client, kind, make, tmp_path):
+    """Raw, correlated features: the driver sums the shards' XᵀLX when the diagonal is not
+    enough, as one process does, and stops as early and as close to the optimum (the
+    weights themselves are ill-determined along the features' near-dependences)."""
+    folder = DATA / "mslr_web_fold1_5k"
+    if not folder.exists():
+        pytest.skip(f"{folder} is not available (../shared is read in place)")
+    data = rankfast.load_svmlight(str(folder / "train.5k.txt.gz"), n_features=136)
+    cuts = np.searchsorted(data.qid, [data.qid[1700], data.qid[3400]])      # whole queries
+    for i, rows in enumerate(np.split(np.arange(len(data.qid)), cuts)):
+        rankfast.dump_svmlight(data.features[rows], data.y[rows], data.qid[rows],
+                               path=str(tmp_path / f"part-{i}.dat"))
+    spread = rdask.fit(make(), str(tmp_path / "part-*.dat"), client)
+    single = make().fit(data.features, data.y, data.qid)
+    assert abs(spread.result_.iterations - single.result_.iterations) <= 5
+    assert single.result_.iterations <= 60          # the diagonal alone: hundreds (test_real_data)
+    f_spread = objective(kind, _full(spread, 136), data, 1.0)
+    f_single = objective(kind, _full(single, 136), data, 1.0)
+    assert abs(f_spread - f_single) <= 1e-5 * f_single
+
+
 def test_a_missing_distributed_is_a_missing_dependency_naming_the_extra(monkeypatch):
     import builtins
 
@@ -293,3 +318,38 @@ def test_a_missing_distributed_is_a_missing_dependency_naming_the_extra(monkeypa
     monkeypatch.setattr(builtins, "__import__", without_distributed)
     with pytest.raises(MissingDependencyError, match=r"pip install 'rankfast\[dask\]'"):
         cluster_client(workers=1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RankSVM(C=3.0, tol=1e-9),
+    lambda: RankNCG(C=3.0, tol=1e-8, erfc="direct"),
+    lambda: RankRLS(C=3.0, solver="dense"),
+    lambda: RankRLS(C=3.0, solver="cg", tol=1e-10),
+])
+def test_query_weights_train_the_one_process_weighted_model(client, shards, make):
+    """sample_weight={qid: w}: each shard weighs its queries as fit(..., sample_weight) does."""
+    directory, data = shards
+    qids = np.unique(data.qid)
+    weights = np.resize([1.0, 2.0, 0.0, 0.5], len(qids))
+    weight_of = {int(q): float(w) for q, w in zip(qids, weights)}
+    weight_of[123456] = 7.0                         # a query the data does not have: ignored
+    spread = rdask.fit(make(), str(directory / "train-*.dat"), client, sample_weight=weight_of)
+    single = make().fit(data.X, data.y, data.qid,
+                        sample_weight=[weight_of[int(q)] for q in data.qid])
+    plain = make().fit(data.X, data.y, data.qid)
+    np.testing.assert_array_equal(spread.feature_ids_, single.feature_ids_)
+    np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-7, atol=1e-9)
+    assert not np.allclose(spread.weights_, plain.weights_, rtol=1e-4)
+
+
+@pytest.mark.parametrize("weights, error, message", [
+    ({1: 1.0}, ValueError, "no weight for query"),
+    ("weights.txt", UsageError, "maps each query id to its weight"),
+    ({1: -1.0}, ValueError, "non-negative"),
+])
+def test_bad_query_weights_are_refused(client, shards, weights, error, message):
+    directory, data = shards
+    if isinstance(weights, dict) and weights.get(1) == -1.0:
+        weights = {int(q): -1.0 for q in np.unique(data.qid)}
+    with pytest.raises(error, match=message):
+        rdask.fit(RankSVM(C=1.0), str(directory / "train-*.dat"), client, sample_weight=weights)

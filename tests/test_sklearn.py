@@ -161,10 +161,13 @@ def test_pickle_and_joblib_round_trips(tmp_path):
 # ------------------------------------------------------------------ scikit-learn's own checks
 
 # sample_weight is per query (XGBRanker's ranking weights: a weight of 2 is the query twice,
-# test_api's test_a_query_weight_of_two_is_the_query_twice).  These three checks weight the
-# documents of one ranking differently, which per-query weights refuse; no weighting can be
-# both: a weight of 2 on every row of a single ranking is the same model as a query (twice
-# the query over twice the queries) but four times each pair's loss as documents.
+# test_api's test_a_query_weight_of_two_is_the_query_twice).  These three checks pass no qid
+# and weight the documents of that one ranking differently, which per-query weights refuse;
+# no weighting can be both: a weight of 2 on every row of a single ranking is the same model
+# as a query (twice the query over twice the queries) but four times each pair's loss as
+# documents.  check_sample_weights_not_overwritten only reads the array back, but it needs
+# fit to accept weights that vary within the ranking: fit refuses them rather than read them
+# as document weights or ignore them (test_fit_never_writes_into_the_query_weights instead).
 PER_QUERY_WEIGHT_CHECKS = dict.fromkeys(
     ["check_sample_weights_not_overwritten", "check_sample_weight_equivalence_on_dense_data",
      "check_sample_weight_equivalence_on_sparse_data"],
@@ -184,6 +187,45 @@ PER_QUERY_WEIGHT_CHECKS = dict.fromkeys(
     if "sample_weight" in inspect.signature(estimator.fit).parameters else {})
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
+
+
+WEIGHTED_LEARNERS = [wrappers.RankSVM, wrappers.RankSVML1, wrappers.RankNCG, wrappers.RankRLS,
+                     wrappers.GreedyRankRLS, wrappers.KernelApproxLearner]
+
+
+@pytest.mark.parametrize("make", WEIGHTED_LEARNERS)
+def test_the_declared_weight_checks_fail_on_per_query_weights_only(make):
+    """The three declared checks fail where fit refuses weights that vary within the one
+    ranking they give; with those weights constant within queries, fit takes them."""
+    from sklearn.utils.estimator_checks import (
+        check_sample_weight_equivalence_on_dense_data,
+        check_sample_weights_not_overwritten,
+    )
+    for check in (check_sample_weights_not_overwritten,
+                  check_sample_weight_equivalence_on_dense_data):
+        with pytest.raises(ValueError, match="the same for every row of a query"):
+            check(make.__name__, make())
+
+
+@pytest.mark.parametrize("make", WEIGHTED_LEARNERS)
+@pytest.mark.parametrize("several_c", [False, True])
+def test_fit_never_writes_into_the_query_weights(make, several_c):
+    """check_sample_weights_not_overwritten's point, with queries: a read-only weight array
+    (any write raises) comes back unchanged, with one C and with a list of C."""
+    X, y, qid = letor_like(n_queries=6)
+    weight = np.repeat([10.0, 1.0, 1.0, 2.0, 0.0, 1.0], np.unique(qid, return_counts=True)[1])
+    original = weight.copy()
+    weight.setflags(write=False)
+    if several_c and make is wrappers.RankSVML1:
+        pytest.skip("RankSVML1 takes one C (rank_learn searches its C list outside)")
+    ranker = make()
+    C = [0.1, 1.0] if several_c else 1.0
+    if make is wrappers.KernelApproxLearner:
+        ranker.set_params(base_learner=wrappers.RankSVM(C=C), landmarks=20)
+    else:
+        ranker.set_params(C=C)
+    ranker.fit(X, y, qid, sample_weight=weight)
+    np.testing.assert_array_equal(weight, original)
 
 
 def test_rankfast_sklearn_classes_inherit_scikit_learns_base_estimator():
