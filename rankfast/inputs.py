@@ -3,8 +3,9 @@
 Every estimator's ``fit`` and ``predict`` and every scorer pass their input
 through here before any numerics see it: X becomes a C-contiguous float64
 ndarray or a CSR matrix (rankfast.csr.CSR), y a 1-D float64 array of finite
-labels, the queries one id per row.  This module stands below the estimators
-(rankfast.base) and the metrics, which both use it.
+labels, the queries one id per row, sample_weight one multiplier per query
+(query_sample_weights).  This module stands below the estimators
+(rankfast.base), the metrics and model selection, which all use it.
 """
 from __future__ import annotations
 
