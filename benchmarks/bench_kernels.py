@@ -51,6 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from mq2008 import fold as mq2008_fold  # noqa: E402
+
 from rankfast import metrics  # noqa: E402
 from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap  # noqa: E402
 from rankfast.model import KernelParams  # noqa: E402

@@ -10,8 +10,8 @@ import argparse
 import time
 
 import numpy as np
-
 from mq2008 import LETOR_RANKSVM, available, fold
+
 from rankfast import metrics
 from rankfast.ranksvm import RankSVM
 

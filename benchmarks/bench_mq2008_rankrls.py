@@ -30,6 +30,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if another is installed
 
 from mq2008 import DATA, FOLDS, available, fold  # noqa: E402
+
 from rankfast import metrics  # noqa: E402
 from rankfast.rankrls import GreedyRankRLS, RankRLS  # noqa: E402
 

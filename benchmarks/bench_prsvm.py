@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if anoth
 sys.path.insert(0, str(ROOT / "tests"))  # the test oracles (reference_impl)
 sys.path.insert(0, str(HERE))
 import anchors  # noqa: E402
+
 WORK = HERE / "_work"
 SCALING = ROOT.parent / "shared" / "reference" / "svm_rank" / "scaling" / "results.txt"
 SIZES = {"10k": 10_000, "20k": 20_000, "100k": 100_000, "220k": 220_000, "500k": 500_000,
@@ -101,8 +102,9 @@ def in_process(path, C):
 
 def kernel_vs_twin():
     """One loss+gradient on queries of 1,000+ documents: Fenwick kernel vs explicit pairs."""
-    from rankfast import _prsvm
     from reference_impl import squared_hinge_pairs
+
+    from rankfast import _prsvm
     rng = np.random.default_rng(0)
     print("\nOne gradient, Fenwick kernel vs pair-enumerating twin (5 levels)")
     print(f"{'docs/query':>10} {'queries':>8} {'pairs':>12} {'kernel s':>10} {'twin s':>10} {'ratio':>8}")

@@ -28,10 +28,10 @@ place: ``python setup.py build_ext --inplace`` there) in the same run: each
 rankfast reader runs from DIR and from this checkout in turn (B A, A B, ...),
 and a ratio row (this checkout's MB/s over DIR's, wall and CPU, medians of
 the pairs) follows each pair of rows.  That is how a change to the parser is
-measured against the commit before it while the machine's load drifts.  Peak RSS is the child's VmHWM at the end minus its
-VmHWM once numpy, scipy and rankfast (and scikit-learn, for its readers) are
-imported; that import baseline is printed.  "array MB" is X.data + X.indices
-+ X.indptr + y + qid.  MB = 10**6 bytes.  A child running longer than
+measured against the commit before it while the machine's load drifts.  Peak RSS
+is the child's VmHWM at the end minus its VmHWM once numpy, scipy and rankfast (and
+scikit-learn, for its readers) are imported; that import baseline is printed.
+"array MB" is X.data + X.indices + X.indptr + y + qid.  MB = 10**6 bytes.  A child running longer than
 ``--timeout`` is killed (scikit-learn's ``query_id=True`` appends each qid
 with ``np.append``, which is quadratic in the number of lines).
 rank_classify is timed from outside (interpreter start included); its peak is

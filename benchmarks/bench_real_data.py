@@ -20,8 +20,8 @@ import os
 import time
 
 import numpy as np
-
 import real_data
+
 from rankfast import metrics
 from rankfast.linear import training_arrays
 from rankfast.normalize import query_min_max

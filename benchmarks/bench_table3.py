@@ -233,7 +233,8 @@ def main(argv=None):
         svm = f"{paper_svm[0]:7.3f} ± {paper_svm[1]:5.3f}" if paper_svm else f"{'*':>15}"
         ceiling, ceiling_width = ceilings(name, args.seed)
         print(f"{row:2d} {name:12} {shape[0]:5d} {shape[1]:3d} {n_classes:2d} {m:9.0f} "
-              f"{paper_m:9d}{line} {ceiling:7.3f} {ceiling_width:6.3f} {paper_fast[0]:7.3f} ± {paper_fast[1]:5.3f} "
+              f"{paper_m:9d}{line} {ceiling:7.3f} {ceiling_width:6.3f} "
+              f"{paper_fast[0]:7.3f} ± {paper_fast[1]:5.3f} "
               f"{paper_direct[0]:7.3f} ± {paper_direct[1]:5.3f} {svm}  "
               f"{' '.join(f'{c:g}' for c in chosen_fast)}", flush=True)
     return 0

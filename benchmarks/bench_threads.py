@@ -47,12 +47,13 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if another is installed
 sys.path.insert(0, str(HERE))
 
-import anchors                                             # noqa: E402
-import rankfast                                             # noqa: E402
-from bench_prsvm import make_file                           # noqa: E402
-from rankfast._predict import linear_scores                 # noqa: E402
-from rankfast.learners import LEARNERS                      # noqa: E402
-from rankfast.model import write_model                      # noqa: E402
+import anchors  # noqa: E402
+from bench_prsvm import make_file  # noqa: E402
+from rankfast._predict import linear_scores  # noqa: E402
+
+import rankfast  # noqa: E402
+from rankfast.learners import LEARNERS  # noqa: E402
+from rankfast.model import write_model  # noqa: E402
 
 SVM_RANK_PEAK_MB_500K = 302.0       # recorded: svm_rank_learn on 500k x 50
 LIBLINEAR_SOLVE_220K = 0.39         # recorded: liblinear-ranksvm -s 8, train() at 220k
@@ -78,7 +79,9 @@ def split_fit(learner, data, repeat):
     best = None
     for _ in range(repeat):
         marks = []
-        log = lambda text, level: marks or marks.append((time.perf_counter(), time.process_time()))
+
+        def log(text, level, marks=marks):
+            return marks or marks.append((time.perf_counter(), time.process_time()))
         cpu, wall = time.process_time(), time.perf_counter()
         learner.fit(data.X, data.y, data.qid, log=log)
         end = (time.perf_counter(), time.process_time())

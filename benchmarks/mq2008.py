@@ -23,10 +23,13 @@ FOLDS = {
 LETOR_RANKSVM = {"MAP": 0.4696, "NDCG@10": 0.2279}
 
 
-def _part(name, cache={}):
-    if name not in cache:
-        cache[name] = rankfast.load_svmlight(str(DATA / f"{name}.txt.gz"), n_features=46)
-    return cache[name]
+_PARTS = {}                 # the folds' parts, each read once
+
+
+def _part(name):
+    if name not in _PARTS:
+        _PARTS[name] = rankfast.load_svmlight(str(DATA / f"{name}.txt.gz"), n_features=46)
+    return _PARTS[name]
 
 
 def _concat(parts):

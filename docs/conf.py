@@ -6,7 +6,7 @@ Build:  python -m sphinx -W -b html docs docs/_build/html
 import os
 import re
 
-import rankfast          # the installed package (pip install -e ".[docs]" for this checkout's)
+import rankfast  # the installed package (pip install -e ".[docs]" for this checkout's)
 
 project = "rankfast"
 author = "the rankfast developers"
@@ -59,6 +59,7 @@ def _indent(line):
 def escape_docstring(app, what, name, obj, options, lines):
     literal_indent = None            # inside a literal block: the indent of its "::" paragraph
     in_doctest = expect_literal = False
+    expect_indent = 0                # the indent of a paragraph ending in "::"
     open_span = False                # a ``span`` goes on to the next line
     for i, line in enumerate(lines):
         stripped = line.strip()

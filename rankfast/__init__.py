@@ -21,14 +21,12 @@ import os
 
 __version__ = "0.2.0"
 
-# The kernels' OpenMP threads sleep between parallel regions instead of spinning
-# (GNU OpenMP spins by default): spinning threads take cores from the Python
-# code between kernel calls, and on a busy machine made -j 2 slower than -j 1.
-# An explicit OMP_WAIT_POLICY wins; it is read when libgomp loads.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 try:
-    from . import _svmlight  # noqa: F401  (compiled kernels present and loadable?)
+    from . import _svmlight  # type: ignore[attr-defined]  # noqa: F401  (compiled kernels loadable?)
+    from ._threads import load_openmp_runtime
+    # The kernels' OpenMP threads sleep between parallel regions (OMP_WAIT_POLICY=PASSIVE
+    # while the runtime loads, not left in os.environ for other libraries or children).
+    load_openmp_runtime()
 except ImportError as exc:  # pragma: no cover - only without a build or without memory
     import importlib.machinery
     _here = os.path.dirname(os.path.abspath(__file__))

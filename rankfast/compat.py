@@ -18,9 +18,18 @@ imported only inside the methods scikit-learn calls, or when an error is raised:
   ``except sklearn.exceptions.NotFittedError`` catches it), else a local one
   that is also a ValueError and an AttributeError.
 """
+from __future__ import annotations
+
 import importlib.util
 import inspect
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    import numpy as np
+
+    from ._typing import Matrix, Vector
 
 
 def _installed(name):
@@ -37,7 +46,7 @@ class _LocalNotFittedError(ValueError, AttributeError):
     """Raised when an estimator is used before ``fit`` (without scikit-learn)."""
 
 
-def not_fitted_error():
+def not_fitted_error() -> Any:
     """The NotFittedError class: scikit-learn's if it is installed, else rankfast's own."""
     if SKLEARN_INSTALLED:
         from sklearn.exceptions import NotFittedError
@@ -51,7 +60,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def check_is_fitted(estimator, attributes=None):
+def check_is_fitted(estimator: Any, attributes: Any = None) -> None:
     """NotFittedError unless ``estimator`` has fitted attributes (names ending in '_').
 
     Parameters
@@ -73,7 +82,8 @@ def check_is_fitted(estimator, attributes=None):
     ...     check_is_fitted(RankSVM())
     ... except ValueError as error:
     ...     print(error)
-    This RankSVM instance is not fitted yet. Call 'fit' with appropriate arguments before using this estimator.
+    This RankSVM instance is not fitted yet. Call 'fit' with appropriate arguments
+    before using this estimator.
     """
     names = [attributes] if isinstance(attributes, str) else attributes
     if names is None:
@@ -95,7 +105,7 @@ class BaseEstimator:
         return sorted(name for name, p in signature.parameters.items()
                       if name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters.
 
         Parameters
@@ -115,7 +125,7 @@ class BaseEstimator:
                 params.update((f"{name}__{key}", v) for key, v in value.get_params().items())
         return params
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> BaseEstimator:
         """Set parameters (``name`` or ``nested__name``).
 
         Parameters
@@ -128,7 +138,7 @@ class BaseEstimator:
         self
         """
         valid = self._get_param_names()
-        nested = {}
+        nested: dict = {}
         for key, value in params.items():
             name, _, rest = key.partition("__")
             if name not in valid:
@@ -176,7 +186,7 @@ class BaseEstimator:
         self._metadata_request = requests               # the name sklearn.base.clone copies
         return self
 
-    def set_fit_request(self, **params):
+    def set_fit_request(self, **params: Any) -> Any:
         """Which of fit's parameters scikit-learn's metadata routing passes (e.g. ``qid=True``).
 
         Parameters
@@ -190,7 +200,7 @@ class BaseEstimator:
         """
         return self._request("fit", params)
 
-    def set_score_request(self, **params):
+    def set_score_request(self, **params: Any) -> Any:
         """Which of score's parameters scikit-learn's metadata routing passes (e.g. ``qid=True``).
 
         Parameters
@@ -203,7 +213,7 @@ class BaseEstimator:
         """
         return self._request("score", params)
 
-    def get_metadata_routing(self):
+    def get_metadata_routing(self) -> Any:
         """scikit-learn's MetadataRequest: fit's and score's metadata, as requested above.
 
         Every metadata parameter is listed, unrequested (None) until
@@ -237,7 +247,7 @@ class _Requests(dict):
 class TransformerMixin:
     """``fit_transform`` from ``fit`` and ``transform``, and the transformer tags."""
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: Matrix, y: Vector = None) -> np.ndarray:
         """``fit(X, y)`` then ``transform(X)``.
 
         Parameters
@@ -249,7 +259,7 @@ class TransformerMixin:
         -------
         ndarray
         """
-        return self.fit(X, y).transform(X)
+        return self.fit(X, y).transform(X)  # type: ignore[attr-defined]  # the subclass's
 
     def __sklearn_tags__(self):
         from sklearn.utils import TransformerTags
@@ -258,7 +268,7 @@ class TransformerMixin:
         return tags
 
 
-def metadata_request(owner, requests):
+def metadata_request(owner: Any, requests: Any) -> Any:
     """scikit-learn's MetadataRequest from ``{method: {param: True/False/None/alias}}``."""
     from sklearn.utils.metadata_routing import MetadataRequest
     request = MetadataRequest(owner=owner)
@@ -268,10 +278,11 @@ def metadata_request(owner, requests):
     return request
 
 
-def score_request(owner, params):
+def score_request(owner: str, params: Any) -> Any:
     """A metadata request for ``params`` at ``score`` (for a scorer object)."""
     return metadata_request(owner, {"score": dict.fromkeys(params, True)})
 
 
-__all__ = ["BaseEstimator", "NotFittedError", "SKLEARN_INSTALLED", "TransformerMixin",
-           "check_is_fitted", "not_fitted_error", "score_request"]
+# NotFittedError is served by the module's __getattr__ (scikit-learn's class, or rankfast's).
+__all__ = ["BaseEstimator", "NotFittedError", "SKLEARN_INSTALLED",  # noqa: F822
+           "TransformerMixin", "check_is_fitted", "not_fitted_error", "score_request"]

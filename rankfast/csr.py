@@ -8,12 +8,20 @@ algorithms (RankRLS's linear algebra, kernel maps) or when a user asks for a
 scipy matrix (``Dataset.X``).  ``scipy_csr`` turns either form into scipy's,
 sharing the arrays.
 """
+from __future__ import annotations
+
 import sys
 
 import numpy as np
 
 from . import _csr, _products
 from ._threads import resolve_n_jobs
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Matrix, Vector
 
 
 class CSR:
@@ -50,7 +58,7 @@ class CSR:
     format = "csr"
     ndim = 2
 
-    def __init__(self, data, indices, indptr, shape):
+    def __init__(self, data: Any, indices: Vector, indptr: Vector, shape: Any) -> None:
         indptr = np.asarray(indptr)
         if indptr.dtype not in (np.int32, np.int64):
             indptr = indptr.astype(np.int64)
@@ -60,11 +68,11 @@ class CSR:
         self.shape = (int(shape[0]), int(shape[1]))
 
     @property
-    def nnz(self):
+    def nnz(self) -> int:
         return int(self.indptr[-1]) if len(self.indptr) else 0
 
     @property
-    def dtype(self):
+    def dtype(self) -> Any:
         return self.data.dtype
 
     def __repr__(self):
@@ -87,7 +95,7 @@ class CSR:
         return CSR(data, indices, indptr, (len(index), self.shape[1]))
 
     @property
-    def T(self):
+    def T(self) -> CSR:
         """Xᵀ as CSR (each row of Xᵀ lists its entries in X's row order)."""
         values = self.kernel_data()
         indptr = np.zeros(self.shape[1] + 1, dtype=self.indptr.dtype)
@@ -108,8 +116,9 @@ class CSR:
                              np.ascontiguousarray(v, dtype=np.float64), out)
         return out
 
-    def group_square_sums(self, order, starts, weights):
-        """Σ_g weights_g (Σ_{i in g} x_ij)² for every column j; group g is rows order[starts[g]:starts[g + 1]].
+    def group_square_sums(self, order: Vector, starts: Vector, weights: Vector) -> np.ndarray:
+        """Σ_g weights_g (Σ_{i in g} x_ij)² for every column j, group g the rows
+        order[starts[g]:starts[g + 1]].
 
         Examples
         --------
@@ -125,27 +134,27 @@ class CSR:
                                np.ascontiguousarray(weights, dtype=np.float64), out)
         return out
 
-    def astype(self, dtype, copy=True):
+    def astype(self, dtype: Any, copy: bool = True) -> CSR:
         data = self.data.astype(dtype, copy=copy)
         return self if data is self.data else CSR(data, self.indices, self.indptr, self.shape)
 
-    def toarray(self):
+    def toarray(self) -> np.ndarray:
         out = np.zeros(self.shape, dtype=self.dtype)
         rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
         np.add.at(out, (rows, self.indices[:self.nnz]), self.data[:self.nnz])
         return out
 
-    def to_scipy(self):
+    def to_scipy(self) -> Any:
         """scipy.sparse.csr_matrix sharing these arrays."""
         import scipy.sparse as sp
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
 
-    def kernel_data(self):
+    def kernel_data(self) -> np.ndarray:
         """data as the kernels take it (they compute in float64): float32 kept, anything else as float64."""
         return self.data if self.data.dtype == np.float32 else self.data.astype(np.float64, copy=False)
 
 
-def all_finite(values, n_threads=1):
+def all_finite(values: Vector, n_threads: int | None = 1) -> bool:
     """Whether an array holds no NaN or ±inf (float32 and float64 in one pass, without a copy).
 
     ``n_threads``: threads (None or 0: every core this process may use).
@@ -156,7 +165,7 @@ def all_finite(values, n_threads=1):
     return _csr.all_finite(values, resolve_n_jobs(n_threads, values.size))
 
 
-def issparse(X):
+def issparse(X: Matrix) -> bool:
     """Whether X is a CSR or any scipy sparse matrix (without importing scipy).
 
     A scipy matrix cannot exist unless scipy.sparse has been imported, so
@@ -168,7 +177,7 @@ def issparse(X):
     return sparse is not None and sparse.issparse(X)
 
 
-def as_csr(X):
+def as_csr(X: Matrix) -> CSR:
     """X (CSR, scipy sparse, or dense through scipy) as CSR, sharing a scipy CSR matrix's arrays."""
     if isinstance(X, CSR):
         return X
@@ -176,7 +185,7 @@ def as_csr(X):
     return CSR(X.data, X.indices, X.indptr, X.shape)
 
 
-def scipy_csr(X, dtype=None):
+def scipy_csr(X: Matrix, dtype: Any = None) -> Any:
     """X (CSR, scipy sparse or dense) as a scipy.sparse.csr_matrix, of ``dtype`` if given."""
     import scipy.sparse as sp
     if isinstance(X, CSR):

@@ -49,6 +49,8 @@ read raises rankfast.errors.InputError (file:line) on the driver.
 Requires ``dask`` and ``distributed`` (``pip install rankfast[dask]``); rankfast
 itself must be importable on the workers.
 """
+from __future__ import annotations
+
 import dataclasses
 import glob
 import operator
@@ -61,6 +63,12 @@ import scipy.sparse as sp
 
 from .data import group_rows, load_svmlight
 from .errors import InputError, MissingDependencyError, RankfastError, UsageError
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Log, Vector
 
 HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)       # Fibonacci hashing of qids to shards
 MAX_RETRIES = 5
@@ -86,14 +94,14 @@ class Summary:
 
 # ------------------------------------------------------------------ inputs
 
-def expand_sources(source):
+def expand_sources(source: Any) -> Any:
     """File names of ``source``: a glob pattern (sorted matches) or a list of names and patterns.
 
     Raises InputError for a pattern that matches nothing.
     """
     patterns = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     files = []
-    for pattern in map(os.fspath, patterns):
+    for pattern in (os.fspath(p) for p in patterns):
         if pattern == "-":
             raise UsageError("the workers cannot read standard input: give files")
         if glob.has_magic(pattern):
@@ -277,7 +285,7 @@ def _query_multipliers(part, table):
     return values[np.searchsorted(ids, qid[starts[:-1]])]
 
 
-def query_multipliers(client, data, sample_weight):
+def query_multipliers(client: Any, data: Any, sample_weight: Vector) -> Any:
     """(ids, w_q Q / Σ_r w_r) over the data's queries: the table the shards read, or None.
 
     Raises
@@ -336,7 +344,7 @@ class ShardedData:
         columns one-process training keeps).
     """
 
-    def __init__(self, client, source, label="label", qid="qid"):
+    def __init__(self, client: Any, source: Any, label: str = "label", qid: str = "qid") -> None:
         self.client = client
         parts = _parts(client, source, label, qid)
         S = len(parts)
@@ -394,10 +402,10 @@ class ShardedData:
         return out
 
 
-def gather(client, futures):
+def gather(client: Any, futures: Any) -> Any:
     """client.gather(futures), with a worker's read error as InputError (file:line) and a
     cluster that keeps losing the work (KilledWorker, cancelled futures) as RankfastError."""
-    from concurrent.futures import CancelledError     # distributed's FutureCancelledError is one
+    from concurrent.futures import CancelledError  # distributed's FutureCancelledError is one
 
     from distributed import KilledWorker
     try:
@@ -455,7 +463,7 @@ class Shards:
     of the documents, and Dask can still rebuild a lost shard from its files.
     """
 
-    def __init__(self, client, factory, data, *args):
+    def __init__(self, client: Any, factory: Any, data: Any, *args: Any) -> None:
         self.client = client
         self.futures = [client.submit(factory, part, *args, pure=False, **_on(where))
                         for part, where in zip(data.parts, data.places)]
@@ -463,11 +471,11 @@ class Shards:
         self.locate()
         data.parts = []         # the shards hold the documents now; Dask keeps the recipe
 
-    def locate(self):
+    def locate(self) -> None:
         """Where each shard lives now (after a fault, Dask may have rebuilt it elsewhere)."""
         self.where = _holders(self.client, self.futures)
 
-    def map(self, function, *args):
+    def map(self, function: Any, *args: Any) -> Any:
         """[function(shard, *args) for each shard], run on the workers."""
         futures = [self.client.submit(function, shard, *args, pure=False, **_on(where))
                    for shard, where in zip(self.futures, self.where)]
@@ -477,7 +485,7 @@ class Shards:
         self.received += sum(_nbytes(r) for r in results)
         return results
 
-    def traffic(self, repeated_steps):
+    def traffic(self, repeated_steps: Any) -> Any:
         """Traffic so far."""
         return Traffic(self.calls, self.sent, self.received, repeated_steps)
 
@@ -609,30 +617,31 @@ class NewtonObjective(_Stepper):
 
     curvature_floor = 1.0          # ½‖w‖² plus a convex loss: rankfast.newton certifies with it
 
-    def __init__(self, shards):
+    def __init__(self, shards: Any) -> None:
         super().__init__(shards)
-        self.tag, self.w, self.direction = 0, None, None
+        self.tag, self.w = 0, None
+        self.direction: Any = None
         # as SquaredHingeObjective's: the shards' parts of the pair diagonal, then of I + 2XᵀLX
         self.preconditioner = _Strengthened(
             shards, 1.0 + _ordered_sum(shards.map(_hinge_diagonal)), 2.0)
 
-    def precondition(self, r):
+    def precondition(self, r: Any) -> Any:
         return self.preconditioner(r)
 
-    def strengthen(self):
+    def strengthen(self) -> Any:
         return self.preconditioner.strengthen()
 
-    def value_grad(self, w):
+    def value_grad(self, w: Vector) -> Any:
         self.tag += 1
         self.w, self.direction = w.copy(), None
         parts = self.shards.map(_hinge_value_grad, self.tag, w)
         return (0.5 * (w @ w) + _ordered_sum(p[0] for p in parts),
                 w + _ordered_sum(p[1] for p in parts))
 
-    def hessvec(self, v):
+    def hessvec(self, v: Vector) -> Any:
         return v + _ordered_sum(self.call(_hinge_hessvec, self.tag, v))
 
-    def line(self, w, d):
+    def line(self, w: Vector, d: Vector) -> Any:
         self.direction = (w.copy(), d.copy())
         self.call(_hinge_line, self.tag, w, d)
         ww, wd, dd = w @ w, w @ d, d @ d
@@ -642,7 +651,7 @@ class NewtonObjective(_Stepper):
                 self.call(_hinge_phi, self.tag, t))
         return phi
 
-    def restore(self):
+    def restore(self) -> None:
         self.shards.map(_hinge_value_grad, self.tag, self.w)
         if self.direction is not None:
             self.shards.map(_hinge_line, self.tag, *self.direction)
@@ -773,7 +782,7 @@ class ErfcObjective(_Stepper):
     ErfcPairObjective's, with every sum over documents a sum of the shards'.
     """
 
-    def __init__(self, shards):
+    def __init__(self, shards: Any) -> None:
         from .rankncg import PSI2_MAX
         super().__init__(shards)
         parts = shards.map(_erfc_constants)
@@ -781,24 +790,26 @@ class ErfcObjective(_Stepper):
             shards, 1.0 + PSI2_MAX * _ordered_sum(p[0] for p in parts), PSI2_MAX)
         self.error_vector = _ordered_sum(p[1] for p in parts)
         self.refined = 0                # refinements of the shards' fast sums (refine)
-        self.tag, self.current, self.direction = 0, None, None
+        self.tag = 0
+        self.current: Any = None
+        self.direction: Any = None
 
     def _new_tag(self):
         self.tag += 1
         return self.tag
 
-    def point(self, w):
+    def point(self, w: Vector) -> Any:
         tag = self._new_tag()
         self.current, self.direction = (tag, w.copy()), None
         return _Point(w, w + _ordered_sum(self.shards.map(_erfc_point, tag, w)), tag)
 
-    def precondition(self, g):
+    def precondition(self, g: Any) -> Any:
         return self.preconditioner(g)
 
-    def strengthen(self):
+    def strengthen(self) -> Any:
         return self.preconditioner.strengthen()
 
-    def refine(self):
+    def refine(self) -> Any:
         """The shards' fast sums 1e4 times more accurate, as ErfcPairObjective.refine."""
         self.refined += 1
         parts = list(self.shards.map(_erfc_refine, self.refined))
@@ -806,13 +817,13 @@ class ErfcObjective(_Stepper):
         self.eps = parts[0][1]
         return all(p[0] for p in parts)
 
-    def gradient_error(self):
+    def gradient_error(self) -> Any:
         return self.error_vector
 
-    def line(self, point, d):
+    def line(self, point: Any, d: Vector) -> Any:
         return _ErfcLine(self, point, d)
 
-    def restore(self):
+    def restore(self) -> None:
         tag, w = self.current
         if self.refined:
             self.shards.map(_erfc_refine, self.refined)
@@ -971,7 +982,8 @@ class Traffic:
     repeated_steps: int
 
 
-def fit(learner, source, client, log=None, label="label", qid="qid", sample_weight=None):
+def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "label",
+        qid: Vector = "qid", sample_weight: Vector = None) -> Any:
     """Train a linear learner on a Dask cluster: the same model as ``learner.fit`` on all the data.
 
     Parameters
@@ -1036,12 +1048,12 @@ def fit(learner, source, client, log=None, label="label", qid="qid", sample_weig
     return learner
 
 
-def check_learner(learner):
+def check_learner(learner: Any) -> Any:
     """The distributed fit of this learner; UsageError for one that has none (greedy, kernels)."""
+    from .linear import c_grid
     from .rankncg import RankNCG
     from .rankrls import RankRLS
     from .ranksvm import RankSVM
-    from .linear import c_grid
     for kind, run in ((RankSVM, _fit_prsvm), (RankNCG, _fit_rankncg), (RankRLS, _fit_rankrls)):
         if type(learner) is kind:
             if c_grid(learner.C) is not None:
@@ -1060,7 +1072,7 @@ def _describe_source(source):
     return ", ".join(map(os.fspath, source))
 
 
-def local_client(n_workers):
+def local_client(n_workers: Any) -> Any:
     """A Client on a new LocalCluster of ``n_workers`` one-thread processes on 127.0.0.1.
 
     At most max_local_workers() of them: more would only compete for the same
@@ -1084,7 +1096,7 @@ def local_client(n_workers):
     return _ClientAndCluster(Client(cluster), cluster)
 
 
-def max_local_workers():
+def max_local_workers() -> Any:
     """The most worker processes local_client starts: the cores this process may run on."""
     from ._threads import available_cores
     return available_cores()
@@ -1103,7 +1115,7 @@ class _ClientAndCluster:
             self.cluster.close()
 
 
-def connect(address, timeout=30):
+def connect(address: Any, timeout: int = 30) -> Any:
     """A Client of the scheduler at ``address``, as a context manager (closed on exit)."""
     from distributed import Client
     try:
@@ -1121,7 +1133,7 @@ def _score_file(path, model):
     return model.predict(part.X), part.y, part.qid
 
 
-def predict(model, source, client):
+def predict(model: Any, source: Any, client: Any) -> tuple[np.ndarray, ...]:
     """Score SVMlight files on the workers; each worker reads its own files.
 
     Returns ``(scores, y, qid)`` of all documents, files in the order of
@@ -1135,7 +1147,7 @@ def predict(model, source, client):
     return tuple(np.concatenate([r[k] for r in results]) for k in range(3))
 
 
-def cluster_client(scheduler=None, workers=None):
+def cluster_client(scheduler: Any = None, workers: int | None = None) -> Any:
     """A context manager giving a Client: of the scheduler at ``scheduler``, or of a new local cluster.
 
     ``workers`` > 0 starts a LocalCluster of that many one-thread worker

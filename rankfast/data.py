@@ -15,6 +15,8 @@ Compared with svm_rank the reader is
   ``1:abc``, ``1 : 2``, negative or fractional qids): each raises
   :class:`~rankfast.errors.InputError` naming file, line and token.
 """
+from __future__ import annotations
+
 import collections
 import dataclasses
 
@@ -28,6 +30,12 @@ from .errors import InputError
 from .files import open_binary
 from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
 from .reader import BOM, ERR_FULL, _blocks, _changed, plain_size, reason
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Matrix, Vector
 
 CHUNK_BYTES = 8 << 20          # read at a time: memory beyond the result (32 MB: no faster)
 MIN_BLOCK_BYTES = 1 << 20      # a thread's block: larger than the cost of handing it out
@@ -61,7 +69,7 @@ class Dataset:
     y: np.ndarray
     qid: np.ndarray
     line: np.ndarray
-    comments: list = None
+    comments: list | None = None
     path: str = ""
 
     def __post_init__(self):
@@ -69,26 +77,26 @@ class Dataset:
             self.features = as_csr(self.features)
 
     @property
-    def X(self):
+    def X(self) -> Any:
         return self.features.to_scipy()
 
     @property
-    def n_documents(self):
+    def n_documents(self) -> int:
         return self.features.shape[0]
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return self.features.shape[1]
 
-    def query_starts(self):
+    def query_starts(self) -> np.ndarray:
         """Start offsets of each run of equal qid, with n_documents appended."""
         return query_starts(self.qid)
 
-    def noncontiguous_qid(self):
+    def noncontiguous_qid(self) -> Any:
         """The first qid (in file order) whose lines are split in several runs, or None."""
         return noncontiguous_qid(self.qid)
 
-    def grouped(self):
+    def grouped(self) -> tuple[Dataset, np.ndarray | None]:
         """This dataset with each query's lines made contiguous.
 
         Queries keep the order of their first line, documents their order
@@ -98,7 +106,7 @@ class Dataset:
         perm, _ = group_rows(self.qid)
         return (self, None) if perm is None else (self.subset(perm), perm)
 
-    def subset(self, rows):
+    def subset(self, rows: Matrix) -> Dataset:
         """The documents at ``rows`` (an index array), in that order."""
         rows = np.asarray(rows)
         return Dataset(self.features[rows], self.y[rows], self.qid[rows], self.line[rows],
@@ -106,7 +114,7 @@ class Dataset:
                        self.path)
 
 
-def read_weight_file(path):
+def read_weight_file(path: str) -> np.ndarray:
     """Weights from a side file, one number a line (LightGBM's ``.weight``; rank_learn --weights).
 
     One weight per line of the data file or per query, in file order (see
@@ -156,7 +164,7 @@ def read_weight_file(path):
     return np.array(weights, dtype=np.float64)
 
 
-def query_starts(qid):
+def query_starts(qid: Vector) -> np.ndarray:
     """Offsets where a new run of equal qid starts, with len(qid) appended."""
     qid = np.asarray(qid)
     if len(qid) == 0:
@@ -165,13 +173,13 @@ def query_starts(qid):
     return np.concatenate(([0], change, [len(qid)])).astype(np.int64)
 
 
-def count_distinct(values):
+def count_distinct(values: Vector) -> int:
     """How many distinct values ``values`` holds (np.unique's count, without its import of numpy.ma)."""
     values = np.sort(np.asarray(values).ravel())
     return int(np.count_nonzero(values[1:] != values[:-1])) + 1 if len(values) else 0
 
 
-def noncontiguous_qid(qid):
+def noncontiguous_qid(qid: Vector) -> Any:
     """The first qid (in row order) whose rows are split in several runs, or None."""
     qid = np.asarray(qid)
     run_qids = qid[query_starts(qid)[:-1]]
@@ -179,7 +187,7 @@ def noncontiguous_qid(qid):
     return None if run is None else int(run_qids[run])
 
 
-def group_rows(qid):
+def group_rows(qid: Vector) -> tuple[np.ndarray | None, np.ndarray]:
     """Make each query's rows contiguous.
 
     Returns ``(permutation, starts)``: rows ``permutation`` (None if the rows
@@ -195,7 +203,7 @@ def group_rows(qid):
     return perm, query_starts(qid[perm])
 
 
-def query_index(qid):
+def query_index(qid: Vector) -> tuple[np.ndarray, int]:
     """(query number of each row, number of queries), queries numbered by first appearance."""
     qid = np.asarray(qid)
     if len(qid) == 0:
@@ -216,12 +224,12 @@ def _repeated_run(run_qids):
     return int(np.argmax(seen_before))
 
 
-def mostly_dense(X):
+def mostly_dense(X: Matrix) -> bool:
     """Whether X has non-zeros in half of its entries or more (then BLAS beats sparse products)."""
     return X.nnz >= 0.5 * X.shape[0] * X.shape[1]
 
 
-def with_width(X, width):
+def with_width(X: Matrix, width: Any) -> Any:
     """X as float64 CSR with exactly ``width`` columns (features above it dropped)."""
     import scipy.sparse as sp
     X = scipy_csr(X, dtype=np.float64)
@@ -232,7 +240,7 @@ def with_width(X, width):
     return X
 
 
-def compact_columns(X):
+def compact_columns(X: Matrix) -> tuple[CSR, np.ndarray]:
     """X without its all-empty columns, and the original index of each kept column.
 
     Lets learners work in the space of features that occur, so a huge
@@ -251,8 +259,9 @@ def compact_columns(X):
     return CSR(X.data, indices, X.indptr, (X.shape[0], len(used))), used
 
 
-def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES, progress=None,
-                  n_jobs=None, dtype=np.float64):
+def load_svmlight(path: str, comments: bool = False, n_features: int | None = None,
+                  chunk_bytes: Any = CHUNK_BYTES, progress: Any = None,
+                  n_jobs: int | None = None, dtype: Any = np.float64) -> Dataset:
     """Read an SVMlight / svm_rank file.
 
     Parameters
@@ -326,7 +335,8 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
                 whole = _read_in_threads(stream, path, size, n_threads, block_bytes, dtype,
                                          progress)
                 return _dataset([whole], path, n_features, comments, dtype)
-        buffer = bytearray(chunk_bytes if size is None else min(chunk_bytes, size + 1))
+        buffer: bytearray | None = bytearray(chunk_bytes if size is None
+                                             else min(chunk_bytes, size + 1))
         if size is not None:                                   # one buffer for both passes
             newlines, colons, size = _count(stream, path, buffer)
             whole = _Arrays(newlines, colons, comments, dtype)
@@ -335,7 +345,7 @@ def load_svmlight(path, comments=False, n_features=None, chunk_bytes=CHUNK_BYTES
                                       path, comments, dtype)
             return _dataset(parts, path, n_features, comments, dtype)
         for block in _blocks(stream, path, buffer, progress=progress, size=size):
-            part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments, dtype)
+            part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments, dtype)  # type: ignore[call-arg]
             line_offset = part.parse(block, path, line_offset)
             if whole is None:
                 parts.append(part)
@@ -441,7 +451,7 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
             row, nnz, lines = row + rows, nnz + colons, lines + newlines
         for future, offset, length, row, nnz, lines in pending:
             whole._place(future, None, row, nnz, lines, path,
-                         lambda: os.pread(fd, length, offset))
+                         lambda length=length, offset=offset: os.pread(fd, length, offset))
             if progress is not None:
                 progress(offset + length - start)
     finally:
@@ -664,7 +674,8 @@ def _dataset(parts, path, n_features, comments, dtype):
     return Dataset(CSR(values, indices, indptr, (len(y), width)), y, qid, line, texts, path)
 
 
-def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stream=None):
+def dump_svmlight(dataset_or_X: Any, y: Vector = None, qid: Vector = None,
+                  path: str | None = None, comments: Any = None, stream: Any = None) -> None:
     """Write documents in SVMlight format so that reading them back is exact.
 
     Every number is written in its shortest round-tripping form; explicit
@@ -709,7 +720,7 @@ def dump_svmlight(dataset_or_X, y=None, qid=None, path=None, comments=None, stre
     if stream is not None:
         stream.writelines(lines)
     else:
-        with atomic_output(path) as out:
+        with atomic_output(path) as out:  # type: ignore[arg-type]  # path is given without stream
             out.writelines(lines)
 
 
@@ -738,7 +749,7 @@ def _num(v):
 
 # ------------------------------------------------- query group sizes (LightGBM / XGBoost)
 
-def group_to_qid(sizes, n_documents):
+def group_to_qid(sizes: Any, n_documents: int) -> np.ndarray:
     """Query number of each row from the sizes of consecutive groups of rows.
 
     Parameters

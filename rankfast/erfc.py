@@ -26,12 +26,20 @@ whole line (see ``pyx/_erfc.pyx``), so any finite inputs work.
 The kernels are in ``rankfast._erfc``; the direct sum (libm's erfc, term by term)
 is its slow twin.
 """
+from __future__ import annotations
+
 import dataclasses
 import math
 
 import numpy as np
 
 from . import _erfc
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Vector
 
 #: Cells taken by the series on either side of a target's cell: L · 2 r_x = erfcinv(ε).
 CELLS_EACH_SIDE = 5
@@ -65,16 +73,16 @@ class ErfcParameters:
     coef: np.ndarray
 
     @property
-    def gap(self):
+    def gap(self) -> Any:
         """Sources further apart than this are put on separate grids (> 2 erfcinv(ε))."""
         return 4.0 * self.r
 
-    def kernel_args(self):
+    def kernel_args(self) -> Any:
         """(w, h, coef, L, gap) as the kernels of rankfast._erfc take them."""
         return 2.0 * self.r_x, self.h, self.coef, self.L, self.gap
 
 
-def erfcinv(y):
+def erfcinv(y: Vector) -> float:
     """x ≥ 0 with erfc(x) = y, for y in (0, 1], by bisection on math.erfc to the last bit.
 
     scipy.special has it too, but importing scipy costs more than a small
@@ -100,7 +108,7 @@ def erfcinv(y):
             hi = mid
 
 
-def erfc_parameters(eps):
+def erfc_parameters(eps: float) -> Any:
     """The fast transform's parameters for accuracy eps in (0, 1) (paper, Sect. 5.8)."""
     eps = _check_eps(eps)
     a = erfcinv(eps)
@@ -113,7 +121,8 @@ def erfc_parameters(eps):
     return ErfcParameters(eps, r_x, r, h, p, CELLS_EACH_SIDE, coef)
 
 
-def erfc_sum(sources, weights, targets, eps=1e-6, method="fast"):
+def erfc_sum(sources: Any, weights: Vector, targets: Any, eps: float = 1e-6, method: str =
+             "fast") -> np.ndarray:
     """Weighted sum of erfc functions at many points: E(y_j) = Σ_i q_i erfc(y_j − z_i).
 
     Parameters

@@ -1,4 +1,10 @@
 """The exceptions rankfast raises; only the command-line layer turns them into exits."""
+from __future__ import annotations
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
 
 
 class RankfastError(Exception):
@@ -18,7 +24,7 @@ class InputError(RankfastError):
         What is wrong, in a few words.
     """
 
-    def __init__(self, path, line, reason):
+    def __init__(self, path: str, line: Any, reason: Any) -> None:
         self.path = path
         self.line = line
         self.reason = reason

@@ -57,6 +57,8 @@ hold it; the other formats refuse it (UsageError) and say why.  A
 ``--normalize zscore`` model has its scaling folded into the weights and
 exports like any linear model.
 """
+from __future__ import annotations
+
 import json
 import os
 
@@ -64,6 +66,10 @@ import numpy as np
 
 from .errors import InputError, MissingDependencyError, UsageError
 from .files import atomic_output, open_binary
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMATS = ("onnx", "es-ltr", "opensearch-ltr", "solr-ltr", "ranklib")
 DEFAULT_NAME = "rankfast_model"
@@ -81,7 +87,7 @@ ONNX_MAX_BYTES = (1 << 31) - (1 << 24)    # protobuf's 2 GB, less room for the g
 
 # ------------------------------------------------------------------ feature names
 
-def read_feature_names(path):
+def read_feature_names(path: str) -> list[str]:
     """The feature names in ``path``: one a line, in feature index order (line 1 names feature 1).
 
     Surrounding blanks and a final line end are dropped.
@@ -114,7 +120,8 @@ def read_feature_names(path):
     lines = text.removeprefix("\ufeff").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    names, seen = [], {}
+    names: list[str] = []
+    seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         name = line.strip()
         if not name:
@@ -129,22 +136,21 @@ def read_feature_names(path):
     return names
 
 
-def model_width(model):
+def model_width(model: Any) -> int:
     """d, the number of features the model reads: its training width (highest feature index − 1).
 
     A linear model weighing a feature above it (possible in hand-written
     files) reads up to that feature.
     """
-    from .model import LinearModel
     width = int(model.highest_feature_index) - 1
-    if isinstance(model, LinearModel) and len(model.feature_ids):
+    if model.kind == "linear" and len(model.feature_ids):
         width = max(width, int(model.feature_ids.max()))
     elif hasattr(model, "support_vectors") and model.support_vectors.nnz:
         width = max(width, int(model.support_vectors.indices.max()) + 1)
     return max(width, 0)
 
 
-def feature_names_of(model, names=None):
+def feature_names_of(model: Any, names: Any = None) -> list[str]:
     """The names of the features the export covers, in index order.
 
     Without ``names``, the features are named by their index ("1", "2", …)
@@ -155,7 +161,7 @@ def feature_names_of(model, names=None):
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    model : LinearModel, KernelModel or rankfast.model.RFFModel
     names : sequence of str, optional
 
     Returns
@@ -180,14 +186,13 @@ def feature_names_of(model, names=None):
 
 
 def _names_needed(model):
-    from .model import LinearModel
-    if isinstance(model, LinearModel):
+    if model.kind == "linear":
         last = int(model.feature_ids.max()) if len(model.feature_ids) else 0
         return last, "weighs features up to"
     return model_width(model), "reads every feature up to"
 
 
-def default_name(model_path):
+def default_name(model_path: str) -> str:
     """A model's default name: its file name without directory and extension."""
     base = os.path.splitext(os.path.basename(model_path))[0] if model_path not in ("-", "") else ""
     return base or DEFAULT_NAME
@@ -195,7 +200,7 @@ def default_name(model_path):
 
 # ------------------------------------------------------------------ linear formats
 
-def linear_weights(model, format, names=None):
+def linear_weights(model: Any, format: str, names: Any = None) -> Any:
     """(names, weights) of a linear model's weighted features, or the UsageError why not.
 
     The features with a non-zero weight, in index order, named by ``names``
@@ -204,8 +209,7 @@ def linear_weights(model, format, names=None):
     format, so a model over a wide (hashed) feature space stays as small as
     its file.
     """
-    from .model import LinearModel
-    if not isinstance(model, LinearModel):
+    if model.kind != "linear":
         raise UsageError(f"{_kind(model)} is not linear in the features: {format} stores one "
                          f"weight per feature; export it with --format onnx")
     kind = model.metadata.get("normalize", "none")
@@ -228,7 +232,7 @@ def linear_weights(model, format, names=None):
     return [names[i - 1] if names is not None else str(i) for i in ids], weights.tolist()
 
 
-def to_json(model, format="es-ltr", feature_names=None, name=DEFAULT_NAME):
+def to_json(model: Any, format: str = "es-ltr", feature_names: Any = None, name: Any = DEFAULT_NAME) -> str:
     """The text of a linear model in a search engine's format (see the module's docstring).
 
     Only the features with a non-zero weight are listed (in index order): the
@@ -297,8 +301,7 @@ def _number(value):
 
 
 def _kind(model):
-    from .model import KernelModel
-    if isinstance(model, KernelModel):
+    if model.kind == "kernel":
         approx = model.metadata.get("approx")
         what = {1: "polynomial", 2: "RBF", 3: "sigmoid"}.get(model.kernel.kernel, "custom")
         what += " kernel"
@@ -314,7 +317,7 @@ def _check_normalize(kind):
 
 # ------------------------------------------------------------------ ONNX
 
-def require_onnx():
+def require_onnx() -> Any:
     """The onnx module, or MissingDependencyError with the pip command."""
     try:
         import onnx
@@ -324,7 +327,7 @@ def require_onnx():
     return onnx
 
 
-def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
+def to_onnx(model: Any, feature_names: Any = None, name: Any = DEFAULT_NAME) -> Any:
     """An ONNX graph that scores a dense feature matrix as rank_classify scores its rows.
 
     Input ``features``: float32, shape (n, d), column j holding feature j + 1
@@ -350,7 +353,7 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    model : LinearModel, KernelModel or rankfast.model.RFFModel
     feature_names : sequence of str, optional
         Recorded in the graph's metadata (``feature_names``, a JSON list)
         and fixing d; default "1" … width.
@@ -371,22 +374,21 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
     """
     onnx = require_onnx()
     from onnx import TensorProto, helper, numpy_helper
-    from .model import KernelModel, LinearModel
     width = model_width(model)
     names = feature_names_of(model, feature_names) if feature_names is not None else None
     d = len(names) if names is not None else width
     kind = model.metadata.get("normalize", "none")
     _check_normalize(kind)
-    rows = 1 if isinstance(model, LinearModel) else \
-        len(model.alphas if isinstance(model, KernelModel) else model.offset)
-    size = 8 * rows * (d if isinstance(model, LinearModel) else width)
+    rows = 1 if model.kind == "linear" else \
+        len(model.alphas if model.kind == "kernel" else model.offset)
+    size = 8 * rows * (d if model.kind == "linear" else width)
     if size > ONNX_MAX_BYTES:                     # checked before anything that large exists
         raise UsageError(f"the graph's numbers would take {size / 1e9:.1f} GB, above the 2 GB "
                          f"that one ONNX file (a protobuf message) can hold")
     names = names if names is not None else feature_names_of(model)
     graph = _Graph(numpy_helper)
     x = graph.node("Cast", [ONNX_INPUT], to=TensorProto.DOUBLE)
-    if isinstance(model, LinearModel):
+    if model.kind == "linear":
         if kind == "log":
             x = graph.node("Mul", [graph.node("Sign", [x]),
                                    graph.node("Log", [graph.node("Add", [graph.node("Abs", [x]),
@@ -402,7 +404,7 @@ def to_onnx(model, feature_names=None, name=DEFAULT_NAME):
             x = graph.node("Slice", [x, graph.constant(np.array([0], np.int64)),
                                      graph.constant(np.array([width], np.int64)),
                                      graph.constant(np.array([1], np.int64))])
-        if isinstance(model, KernelModel):
+        if model.kind == "kernel":
             out = _kernel_scores(graph, x, model, width)
         else:
             out = _fourier_scores(graph, x, model, width)
@@ -521,14 +523,14 @@ def _version():
 
 # ------------------------------------------------------------------ files
 
-def export_bytes(model, format, feature_names=None, name=DEFAULT_NAME):
+def export_bytes(model: Any, format: str, feature_names: Any = None, name: Any = DEFAULT_NAME) -> bytes:
     """The exported file's content (bytes) in ``format``: what rank_export writes."""
     if format == "onnx":
         return to_onnx(model, feature_names, name).SerializeToString()
     return to_json(model, format, feature_names, name).encode("utf-8")
 
 
-def write(model, path, format, feature_names=None, name=DEFAULT_NAME):
+def write(model: Any, path: str, format: str, feature_names: Any = None, name: Any = DEFAULT_NAME) -> None:
     """Write ``model`` in ``format`` to ``path``, atomically (nothing is left on an error).
 
     The whole content is built before the file is opened, so a model the
@@ -536,7 +538,7 @@ def write(model, path, format, feature_names=None, name=DEFAULT_NAME):
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    model : LinearModel, KernelModel or rankfast.model.RFFModel
     path : str
         Where to write (a device such as /dev/stdout is written in place).
     format : {"onnx", "es-ltr", "opensearch-ltr", "solr-ltr", "ranklib"}

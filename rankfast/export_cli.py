@@ -2,15 +2,22 @@
 
 The third program, with rank_learn's and rank_classify's conventions (their
 option grammar, ``-?``, ``--version``, exit status 1 for input errors and 2
-for usage errors, atomic output), all taken from rankfast.cli.  The formats
-themselves are rankfast.export's.
+for usage errors, atomic output), taken from rankfast.cli_options and
+rankfast.cli_output.  The formats themselves are rankfast.export's.
 """
+from __future__ import annotations
+
 import sys
 
 from . import __version__
-from .cli import _end_process, _run, _text, _words, parse_args
+from .cli_options import any_text, one_of_words, parse_args
+from .cli_output import end_process, run
 from .errors import InputError, UsageError
 from .export import FORMATS
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
 EXPORT_HELP = f"""rank_export {__version__}: a model of rank_learn or svm_rank_learn for serving
 
@@ -43,21 +50,21 @@ Nothing is printed on success.
 """
 
 EXPORT_OPTIONS = {
-    "--format": ("format", _words(*FORMATS)),
-    "--feature-names": ("feature_names", _text),
-    "--name": ("name", _text),
+    "--format": ("format", one_of_words(*FORMATS)),
+    "--feature-names": ("feature_names", any_text),
+    "--name": ("name", any_text),
 }
 
 
-def main(argv=None):
+def main(argv: Any = None) -> int:
     """``rank_export``: run it on argv (default sys.argv[1:]); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
-    return _run("rank_export", _export, argv, EXPORT_HELP)
+    return run("rank_export", _export, argv, EXPORT_HELP)
 
 
-def export_command():
+def export_command() -> None:
     """The ``rank_export`` program (console entry point): main, then the process ends."""
-    _end_process(main())
+    end_process(main())
 
 
 def _export(argv):

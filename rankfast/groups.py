@@ -6,6 +6,8 @@ queries it gives through :class:`QueryGroups`, which takes a file's qids
 block by block in file order, so that rank_classify can apply it to a stream
 of documents without holding them (and without numpy).
 """
+from __future__ import annotations
+
 import array
 import os
 
@@ -14,12 +16,18 @@ from .errors import InputError
 from .files import open_binary
 from .reader import BOM, read_errors
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Vector
+
 GROUP_SIDECARS = (".query", ".group")
 _WORD = 8                                   # bytes of an int64 qid
 _CHUNK = 1 << 16                            # bytes compared at a time
 
 
-def group_sidecar(path):
+def group_sidecar(path: str) -> str | None:
     """``path + '.query'`` or ``path + '.group'`` if one exists beside a data file, else None.
 
     Parameters
@@ -45,7 +53,7 @@ def group_sidecar(path):
     return None
 
 
-def read_group_file(path):
+def read_group_file(path: str) -> Any:
     """Group sizes from a LightGBM / XGBoost ``.query`` / ``.group`` file, one size a line.
 
     Blank lines and a UTF-8 byte order mark are skipped; lines may end in CRLF.
@@ -132,11 +140,12 @@ class QueryGroups:
         one): figures made from them must be made again from the file's qids.
     """
 
-    def __init__(self, path, group_path=None):
+    def __init__(self, path: str, group_path: Any = None) -> None:
         self.path = path
         self.explicit = group_path is not None
         self.group_path = group_path if self.explicit else group_sidecar(path)
-        self.sizes, self.error = None, None
+        self.sizes: Any = None
+        self.error = None
         if self.group_path is not None:
             try:
                 self.sizes = read_group_file(self.group_path)
@@ -151,7 +160,7 @@ class QueryGroups:
         self.mismatch = False               # runs of equal qid differ from the sizes
         self.last = None                    # bytes of the previous row's qid
 
-    def qid(self, qid):
+    def qid(self, qid: Vector) -> Any:
         """The qids to group the next rows by.
 
         Parameters
@@ -202,7 +211,7 @@ class QueryGroups:
             self.mismatch = True
         self.last = bytes(piece[-_WORD:])
 
-    def finish(self):
+    def finish(self) -> str | None:
         """After the last rows: the note to print at -v 1 (or None).
 
         Returns

@@ -31,7 +31,7 @@ Random Fourier features (RBF only; Rahimi & Recht 2007)
     ω_i ~ N(0, 2γ I_d), b_i ~ U[0, 2π] (i = 1 … m, seeded) and
     φ(x) = √(2/m) [cos(ω_1ᵀx + b_1) … cos(ω_mᵀx + b_m)]ᵀ, so that
     E[φ(x)ᵀφ(x')] = exp(−γ ‖x − x'‖²).  The model needs Ω and b: it has its
-    own file format (``rankfast RFF model V1``, see format_rff_model), which
+    own file format (``rankfast RFF model V1``, see rankfast.model.format_rff_model), which
     svm_rank_classify refuses ("Version of model-file does not match").
     Cost O(n m d) to map n documents.  Ω is dense over every feature index up
     to the training width, so m × width is capped (RFF_MAX_VALUES): a wider
@@ -43,6 +43,8 @@ training matrix itself is n × k.  Inputs are CSR matrices (column j is
 feature j + 1) or dense arrays; features above the training width are
 ignored, as svm_rank ignores features above a model's highest index.
 """
+from __future__ import annotations
+
 import copy
 import dataclasses
 import math
@@ -56,9 +58,24 @@ from .base import Ranker, check_features, sparse_input_tags
 from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .csr import issparse, scipy_csr
 from .data import mostly_dense, with_width
-from .errors import InputError
-from .model import (RFF_VERSION_LINE, Exportable, KernelModel, KernelParams,  # noqa: F401
-                    format_rff_model, parse_rff_model)
+
+# The random Fourier model and its file format live in rankfast.model with the other
+# formats; their names stay importable from here, where they were first documented.
+from .model import (  # noqa: F401
+    RFF_VERSION_LINE,
+    KernelModel,
+    KernelParams,
+    RFFModel,
+    format_rff_model,
+    fourier_features,
+    parse_rff_model,
+)
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Log, Matrix, Vector
 
 # Ω is dense, one value per random feature and feature index, held in memory and
 # written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).
@@ -112,11 +129,12 @@ class NystroemMap(TransformerMixin, BaseEstimator):
     (30, True)
     """
 
-    def __init__(self, kernel=None, landmarks=500, seed=0, rtol=1e-10, block_rows=4096):
+    def __init__(self, kernel: Any = None, landmarks: int = 500, seed: int = 0, rtol: float = 1e-10,
+                 block_rows: int = 4096) -> None:
         self.kernel, self.landmarks, self.seed = kernel, landmarks, seed
         self.rtol, self.block_rows = rtol, block_rows
 
-    def fit(self, X, y=None):
+    def fit(self, X: Matrix, y: Vector = None) -> NystroemMap:
         """Sample the landmarks among the rows of X and factor their kernel matrix.
 
         Parameters
@@ -161,7 +179,7 @@ class NystroemMap(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return sparse_input_tags(super().__sklearn_tags__())
 
-    def check_parameters(self):
+    def check_parameters(self) -> Any:
         """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
         kernel = _kernel_or_default(self.kernel)
         if kernel.kernel not in (1, 2, 3):
@@ -172,11 +190,11 @@ class NystroemMap(TransformerMixin, BaseEstimator):
         return kernel
 
     @property
-    def rank_(self):
+    def rank_(self) -> int:
         """k, the dimension of φ."""
         return self.projection_.shape[1]
 
-    def transform(self, X):
+    def transform(self, X: Matrix) -> np.ndarray:
         """φ of the rows of X, shape (n, k), computed block_rows rows at a time.
 
         Parameters
@@ -217,7 +235,7 @@ class NystroemMap(TransformerMixin, BaseEstimator):
                              f"choose smaller kernel parameters")
         return K
 
-    def coefficients(self, w):
+    def coefficients(self, w: Vector) -> np.ndarray:
         """β with Σ_j β_j k(x, z_j) = wᵀφ(x): β = U_k Λ_k^{-1/2} w."""
         return self.projection_ @ np.asarray(w, dtype=np.float64)
 
@@ -229,18 +247,6 @@ def _check_rff_size(m, d):
                          f"({8 * m * d / 1e9:.1f} GB; feature indices go up to {d}), above "
                          f"the limit of {RFF_MAX_VALUES} values: renumber the features, or "
                          f"use fewer random features (--landmarks) or --approx nystrom")
-
-
-def _fourier_features(X, omega, offset, out):
-    """out = √(2/m) cos(X Ωᵀ + b) for one block of rows, in place."""
-    if sp.issparse(X):
-        out[...] = X @ omega.T
-    else:
-        np.matmul(X, omega.T, out=out)
-    out += offset
-    np.cos(out, out=out)
-    out *= math.sqrt(2.0 / len(offset))
-    return out
 
 
 class RandomFourierMap(TransformerMixin, BaseEstimator):
@@ -283,11 +289,12 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, kernel=None, components=500, seed=0, block_rows=4096):
+    def __init__(self, kernel: Any = None, components: int = 500, seed: int = 0,
+                 block_rows: int = 4096) -> None:
         self.kernel, self.components, self.seed = kernel, components, seed
         self.block_rows = block_rows
 
-    def fit(self, X, y=None):
+    def fit(self, X: Matrix, y: Vector = None) -> RandomFourierMap:
         """Draw Ω and b for the width of X (the only thing the map takes from the data).
 
         Parameters
@@ -317,7 +324,7 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         return sparse_input_tags(super().__sklearn_tags__())
 
-    def check_parameters(self):
+    def check_parameters(self) -> Any:
         """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
         kernel = _kernel_or_default(self.kernel)
         if kernel.kernel != 2:
@@ -331,11 +338,11 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
         return kernel
 
     @property
-    def rank_(self):
+    def rank_(self) -> int:
         """m, the dimension of φ."""
         return len(self.offset_)
 
-    def transform(self, X):
+    def transform(self, X: Matrix) -> np.ndarray:
         """φ of the rows of X, shape (n, m), computed block_rows rows at a time.
 
         Parameters
@@ -354,7 +361,7 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
         rows = int(self.block_rows)
         for start in range(0, X.shape[0], rows):
             block = X[start:start + rows]
-            _fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
+            fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
                               out[start:start + rows])
         return out
 
@@ -374,64 +381,6 @@ def _transform_input(transformer, X):
                              f"expecting {transformer.n_features_in_} features as input")
         return X
     return scipy_csr(X)
-
-
-@dataclasses.dataclass
-class RFFModel(Exportable):
-    """f(x) = √(2/m) Σ_i w_i cos(ω_iᵀx + b_i) − bias: a ranker on random Fourier features.
-
-    Attributes
-    ----------
-    gamma : float
-        γ of the RBF kernel the features approximate (for the record: Ω holds it).
-    omega : ndarray, shape (m, highest_feature_index − 1)
-        ω_i, one row per feature; column j weighs feature j + 1.
-    offset : ndarray, shape (m,)
-        b_i.
-    weights : ndarray, shape (m,)
-        w_i.
-    bias : float
-        Subtracted, as SVM-light's threshold b.
-    highest_feature_index : int
-        Training width + 1 (svm_rank's convention); test features at or above it are ignored.
-    n_documents : int
-        Training documents, as recorded in the file.
-    metadata : dict
-        rankfast's key=value notes (algorithm, options, seed, version).
-    """
-
-    gamma: float
-    omega: np.ndarray
-    offset: np.ndarray
-    weights: np.ndarray
-    bias: float = 0.0
-    highest_feature_index: int = 1
-    n_documents: int = 0
-    metadata: dict = dataclasses.field(default_factory=dict)
-
-    def __post_init__(self):
-        self.omega = np.asarray(self.omega, dtype=np.float64).reshape(len(self.offset), -1)
-        self.offset = np.asarray(self.offset, dtype=np.float64)
-        self.weights = np.asarray(self.weights, dtype=np.float64)
-        if not len(self.offset) == len(self.weights) == self.omega.shape[0]:
-            raise ValueError(f"omega has {self.omega.shape[0]} rows, offset {len(self.offset)} "
-                             f"and weights {len(self.weights)} entries: they must agree")
-        if self.omega.shape[1] != self.highest_feature_index - 1:
-            raise ValueError(f"omega has {self.omega.shape[1]} columns; the highest feature "
-                             f"index {self.highest_feature_index} needs one fewer")
-
-    def predict(self, X, block_rows=4096):
-        """Scores of the rows of X (float64), block_rows documents at a time."""
-        X = with_width(X, self.omega.shape[1])
-        dense = mostly_dense(X)
-        out = np.empty(X.shape[0])
-        features = np.empty((min(block_rows, X.shape[0]), len(self.offset)))
-        for start in range(0, X.shape[0], block_rows):
-            block = X[start:start + block_rows]
-            phi = _fourier_features(block.toarray() if dense else block, self.omega,
-                                    self.offset, features[:block.shape[0]])
-            out[start:start + block_rows] = phi @ self.weights - self.bias
-        return out
 
 
 class KernelApproxLearner(Ranker):
@@ -487,7 +436,8 @@ class KernelApproxLearner(Ranker):
     True
     """
 
-    def __init__(self, base_learner=None, kernel=None, approx="nystrom", landmarks=500, seed=0):
+    def __init__(self, base_learner: Any = None, kernel: Any = None, approx: str = "nystrom",
+                 landmarks: int = 500, seed: int = 0) -> None:
         self.base_learner, self.kernel, self.approx = base_learner, kernel, approx
         self.landmarks, self.seed = landmarks, seed
 
@@ -498,7 +448,7 @@ class KernelApproxLearner(Ranker):
         kind = NystroemMap if self.approx == "nystrom" else RandomFourierMap
         return kind(self.kernel, self.landmarks, self.seed)
 
-    def check_parameters(self):
+    def check_parameters(self) -> None:
         """ValueError for an unknown approximation or kernel settings it cannot use (fit calls it)."""
         self._new_map().check_parameters()
 
@@ -509,11 +459,12 @@ class KernelApproxLearner(Ranker):
         return copy.deepcopy(self.base_learner)
 
     @property
-    def name(self):
+    def name(self) -> str:
         return (self.base_learner or self._base()).name
 
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
-            eval_qid=None, eval_group=None, log=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> KernelApproxLearner:
         """Map the documents X (n × d), then train the base learner on φ(X), y and the queries.
 
         Parameters
@@ -561,7 +512,7 @@ class KernelApproxLearner(Ranker):
         self._record_evals(evals)
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X: Matrix) -> np.ndarray:
         """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does).
 
         Parameters
@@ -575,7 +526,7 @@ class KernelApproxLearner(Ranker):
         X = self._predict_input(X)
         return self.map_.transform(X) @ self.weights_
 
-    def predict(self, X):
+    def predict(self, X: Matrix) -> np.ndarray:
         """The documents' scores (higher ranks first): the same as decision_function.
 
         Parameters
@@ -588,7 +539,7 @@ class KernelApproxLearner(Ranker):
         """
         return self.decision_function(X)
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """KernelModel (Nyström: landmarks as SVs, β as alphas) or RFFModel, bias 0.
 
         ``n_features`` is the training width recorded in the file (highest
@@ -597,7 +548,7 @@ class KernelApproxLearner(Ranker):
         from . import __version__
         check_is_fitted(self)
         width = self.map_.n_features_ if n_features is None else int(n_features)
-        metadata = {"version": __version__, "algorithm": self.name}
+        metadata: dict[str, Any] = {"version": __version__, "algorithm": self.name}
         if hasattr(self.learner_, "to_model"):
             metadata.update(self.learner_.to_model(n_features=self.map_.rank_).metadata)
         metadata.update({"approx": self.approx, "landmarks": self.landmarks, "seed": self.seed})

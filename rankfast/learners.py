@@ -3,11 +3,17 @@
 Each learner's module is imported only when it is asked for, so a run pays
 the start-up time of what it uses.
 """
+from __future__ import annotations
+
 import dataclasses
 
 import numpy as np
 
 from .errors import UsageError
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
 # Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored
 # (-k is also greedy's number of features, and used as that with -a greedy).
@@ -22,7 +28,8 @@ def _c(options):
 def _cv(options):
     """The learners' cross-validation parameters from --folds (or --valid's ValidationSet, as
     "validation"), --cv-metric, --cv-rule, --ndcg, --seed."""
-    return {"cv": options.get("validation", options.get("folds")), "cv_metric": options.get("cv_metric", "ndcg@10"),
+    return {"cv": options.get("validation", options.get("folds")),
+            "cv_metric": options.get("cv_metric", "ndcg@10"),
             "cv_rule": options.get("cv_rule", "best"), "cv_convention": options.get("ndcg", "letor"),
             "random_state": options.get("seed", 0)}
 
@@ -82,7 +89,7 @@ LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
 CV_OPTIONS = ("--folds", "--valid", "--cv-metric", "--cv-rule")
 
 
-def make_learner(options, given):
+def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     """The learner the options ask for, and notes for the user (list of str).
 
     svm_rank's own ``-a FILE`` wrote the alphas to FILE; here ``-a`` names
@@ -90,7 +97,7 @@ def make_learner(options, given):
     is not written, and the default learner is used.  A value close to a
     learner's name is a typo, not a file, and is refused (see _learner_name).
     """
-    notes = []
+    notes: list[str] = []
     algorithm = _learner_name(options.get("algorithm", "prsvm"), notes)
     if options.get("slack_norm") == 1 and "-a" not in given:
         algorithm = "svmrank"
@@ -183,7 +190,7 @@ def _learner_name(value, notes):
         return name
     close = []
     if not any(c in value for c in "./\\"):
-        import difflib                  # here: only an unknown name needs it (2 ms to import)
+        import difflib  # here: only an unknown name needs it (2 ms to import)
         close = difflib.get_close_matches(name, LEARNERS, n=1)     # similarity ≥ 0.6
     if close:
         raise UsageError(f"unknown learner {value!r} (did you mean {close[0]}?)")
@@ -206,7 +213,7 @@ def _kernel_notes(params):
     return notes
 
 
-def model_notes(model, dataset, options):
+def model_notes(model: Any, dataset: Any, options: dict[str, Any]) -> list[str]:
     """Notes on a trained model: an all-zero model although there are pairs to order (C too small)."""
     values = model.alphas if hasattr(model, "alphas") else model.weights
     if np.any(values):

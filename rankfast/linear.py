@@ -1,17 +1,25 @@
 """What the linear learners share: scoring in float64 and turning weights into a model."""
+from __future__ import annotations
+
 import numpy as np
 
 from . import _products
-from .csr import CSR, all_finite, as_csr, issparse
 from ._threads import BLOCK_ROWS
 from .base import Ranker
 from .compat import check_is_fitted
-from .data import compact_columns, group_rows
+from .csr import CSR, all_finite, as_csr, issparse
 from .errors import UsageError
+from .inputs import TrainingData
 from .model import LinearModel, file_weights
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
-def check_training_input(X, y, qid):
+    from ._typing import Matrix, Vector
+
+
+def check_training_input(X: Matrix, y: Vector, qid: Vector) -> None:
     """ValueError unless X, y and qid describe the same documents with finite numbers.
 
     For input that has not been through Ranker._fit_input (e.g. dask's blocks).
@@ -27,7 +35,7 @@ def check_training_input(X, y, qid):
         raise ValueError("query ids must be finite")
 
 
-def check_lengths(X, y, qid):
+def check_lengths(X: Matrix, y: Vector, qid: Vector) -> None:
     """ValueError unless X, y and qid have one entry per document.
 
     The compiled kernels trust these lengths; unchecked, a short y or qid
@@ -38,29 +46,16 @@ def check_lengths(X, y, qid):
         raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
 
 
-def training_arrays(X, y, qid):
-    """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
+def training_arrays(X: Matrix, y: Vector, qid: Vector) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, starts, used) as rankfast.inputs.TrainingData.grouped returns them.
 
-    X, y and qid as Ranker._fit_input returns them (values already checked
-    finite there: only the lengths are checked again, not the values).
-    ``used`` holds the original 0-based index of each kept column; ``starts``
-    the query offsets of the grouped rows, with the row count appended.
+    For learners that take X, y and qid as Ranker._fit_input returns them
+    rather than a TrainingData (values already checked finite there: only
+    the lengths are checked again, and X and y taken as the kernels take them).
     """
     check_lengths(X, y, qid)
-    y = np.asarray(y, dtype=np.float64)
-    perm, starts = group_rows(qid)
-    if issparse(X):
-        X, used = compact_columns(X)
-    else:
-        X = np.asarray(X, dtype=np.float64)
-        used = np.flatnonzero(np.count_nonzero(X, axis=0))
-        if len(used) < X.shape[1]:
-            X = X[:, used]
-    if perm is not None:
-        X, y = X[perm], y[perm]
-    if not issparse(X):
-        X = np.ascontiguousarray(X)
-    return X, y, starts, used
+    X = as_csr(X) if issparse(X) else np.asarray(X, dtype=np.float64)
+    return TrainingData(X, np.asarray(y, dtype=np.float64), np.asarray(qid)).grouped()
 
 
 class DataMatrix:
@@ -75,14 +70,14 @@ class DataMatrix:
 
     PARTIAL_MAX = 1 << 22           # doubles of per-block partial sums, above: Xᵀ in CSR
 
-    def __init__(self, X, n_threads=1):
+    def __init__(self, X: Matrix, n_threads: int = 1) -> None:
         self.n_threads = int(n_threads)
         self.shape = X.shape
         n, d = X.shape
         n_blocks = max(-(-n // BLOCK_ROWS), 1)
         self.dense = not issparse(X)
         if self.dense:
-            self.X = np.ascontiguousarray(X, dtype=np.float64)
+            self.X: Any = np.ascontiguousarray(X, dtype=np.float64)
         else:
             X = as_csr(X)                 # float32 values stay float32 (the kernels widen them)
             self.X = CSR(X.kernel_data(), X.indices, X.indptr, X.shape)
@@ -94,7 +89,7 @@ class DataMatrix:
         else:
             self.partial = np.empty((n_blocks, d))
 
-    def matvec(self, v):
+    def matvec(self, v: Vector) -> np.ndarray:
         """X v."""
         v = np.ascontiguousarray(v, dtype=np.float64)
         out = np.empty(self.shape[0])
@@ -105,7 +100,7 @@ class DataMatrix:
             _products.csr_matvec(X.data, X.indices, X.indptr, v, out, self.n_threads)
         return out
 
-    def rmatvec(self, u, entries="x"):
+    def rmatvec(self, u: Vector, entries: str = "x") -> np.ndarray:
         """Xᵀ u; with entries "abs" |X|ᵀ u, with "square" (X ∘ X)ᵀ u (no copy of X either way)."""
         mode = {"x": 0, "abs": 1, "square": 2}[entries]
         u = np.ascontiguousarray(u, dtype=np.float64)
@@ -123,7 +118,7 @@ class DataMatrix:
         return out
 
 
-def pair_square_sums(products, starts, rank, query_weight):
+def pair_square_sums(products: Any, starts: Vector, rank: Vector, query_weight: Any) -> np.ndarray:
     """Σ_q c_q Σ_{pairs of q with different labels} (x_lj − x_kj)² for every column j.
 
     The diagonal of Σ_q c_q Σ_pairs (x_l − x_k)(x_l − x_k)ᵀ: what every pairwise
@@ -189,7 +184,7 @@ def _weighted_column_squares(A, weights):
     return (A * A).T @ weights
 
 
-def linear_scores(X, feature_ids, weights):
+def linear_scores(X: Matrix, feature_ids: Vector, weights: Vector) -> np.ndarray:
     """X w in float64, w given sparsely by 1-based feature ids (ids beyond X's width weigh nothing)."""
     keep = feature_ids <= X.shape[1]
     w = np.zeros(X.shape[1])
@@ -199,7 +194,7 @@ def linear_scores(X, feature_ids, weights):
     return as_csr(X) @ w
 
 
-def c_grid(C):
+def c_grid(C: Any) -> list[float] | None:
     """Sorted list of C values if C is a sequence, None for one number; checks C > 0."""
     values = list(C) if isinstance(C, (list, tuple, np.ndarray)) else [C]
     for value in values:
@@ -216,7 +211,7 @@ def c_grid(C):
     return sorted(float(c) for c in set(values))
 
 
-def check_loss(loss):
+def check_loss(loss: Any) -> None:
     """svm_rank's -l: 1 (every pair) or 2 (pairs averaged per query)."""
     if loss not in (1, 2):
         raise UsageError(f"loss (-l) must be 1 or 2 (got {loss!r})")
@@ -263,7 +258,7 @@ class LinearRanker(Ranker):
         return super()._fit_input(X, y, qid, group)
 
     @property
-    def coef_(self):
+    def coef_(self) -> np.ndarray:
         """The weight of every feature, dense, shape (n_features_in_,): coef_[j] weighs column j."""
         check_is_fitted(self, "weights_")
         w = np.zeros(self.n_features_in_)
@@ -271,7 +266,7 @@ class LinearRanker(Ranker):
         return w
 
     @property
-    def feature_importances_(self):
+    def feature_importances_(self) -> np.ndarray:
         """|coef_| / Σ|coef_|, shape (n_features_in_,): each column's share of the weights' size.
 
         As LGBMRanker's and XGBRanker's attribute (and what scikit-learn's
@@ -284,7 +279,7 @@ class LinearRanker(Ranker):
         total = w.sum()
         return w / total if total > 0 else w
 
-    def decision_function(self, X, qid=None):
+    def decision_function(self, X: Matrix, qid: Vector = None) -> np.ndarray:
         """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not).
 
         Parameters
@@ -306,7 +301,7 @@ class LinearRanker(Ranker):
             X = normalizer.transform(X, qid)
         return linear_scores(X, self.feature_ids_, self.weights_)
 
-    def predict(self, X, qid=None):
+    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
         """The documents' scores (higher ranks first): the same as decision_function.
 
         The model file stores the weights as float32, so ``to_model().predict``
@@ -326,7 +321,8 @@ class LinearRanker(Ranker):
         return self.decision_function(X, qid)
 
 
-def linear_model(learner, n_features, n_documents, options):
+def linear_model(learner: Any, n_features: int | None, n_documents: int,
+                 options: dict[str, Any]) -> LinearModel:
     """LinearModel of a fitted linear learner, recording version, algorithm and options."""
     from . import __version__
     ids, w = learner.feature_ids_, learner.weights_
@@ -339,7 +335,7 @@ def linear_model(learner, n_features, n_documents, options):
     return LinearModel(ids, storable_weights(w), 0.0, highest + 1, n_documents, metadata)
 
 
-def storable_weights(w):
+def storable_weights(w: Vector) -> np.ndarray:
     """w as the model file stores it (float32), or a ValueError if that loses the model.
 
     svm_rank's format holds floats: weights beyond float32's range would be

@@ -25,12 +25,21 @@ Conventions
   0 in both NDCG and MAP (LETOR's choice), unless ``skip_no_relevant=True``
   leaves it out of the mean.
 """
+from __future__ import annotations
+
 from typing import NamedTuple
 
 import numpy as np
 
 from . import _swapped
 from .data import query_index
+from .inputs import check_labels, scoring_queries
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Matrix, Vector
 
 
 def _sorted_by_score(scores, group, n_groups):
@@ -63,7 +72,7 @@ def _ranked(scores, labels, qid):
     return _Ranked(labels[order], g, np.arange(len(order)) - starts[g] + 1.0, starts, n_groups)
 
 
-def swapped_pairs(scores, labels, qid):
+def swapped_pairs(scores: Vector, labels: Vector, qid: Vector) -> tuple[np.ndarray, np.ndarray]:
     """Per-query counts of swapped pairs and of all pairs, in O(n log n).
 
     Parameters
@@ -97,7 +106,7 @@ def swapped_pairs(scores, labels, qid):
     return swapped, pairs
 
 
-def swapped_fraction(scores, labels, qid):
+def swapped_fraction(scores: Vector, labels: Vector, qid: Vector) -> np.ndarray:
     """svm_rank_classify's per-query loss: swapped pairs / pairs (0 for a query without pairs).
 
     Parameters
@@ -121,7 +130,7 @@ def swapped_fraction(scores, labels, qid):
     return np.divide(swapped, pairs, out=np.zeros(len(pairs)), where=pairs > 0)
 
 
-def pairwise_accuracy(scores, labels, qid):
+def pairwise_accuracy(scores: Vector, labels: Vector, qid: Vector) -> float:
     """Fraction of all pairs (pooled over queries) ranked strictly right; nan without pairs.
 
     Parameters
@@ -146,8 +155,8 @@ def pairwise_accuracy(scores, labels, qid):
     return float(1.0 - swapped.sum() / total) if total else float("nan")
 
 
-def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False,
-         convention="letor"):
+def ndcg(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, per_query: bool = False,
+         skip_no_relevant: bool = False, convention: str = "letor") -> float | np.ndarray:
     """NDCG@k (see the module docstring for the conventions).
 
     Parameters
@@ -185,7 +194,7 @@ def ndcg(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False,
     return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
 
 
-def ndcg_label(convention):
+def ndcg_label(convention: str) -> str:
     """How printed labels name an NDCG convention: "LETOR" or "standard"."""
     return {"letor": "LETOR", "standard": "standard"}[convention]
 
@@ -202,7 +211,8 @@ def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
     return np.bincount(sorted_group, weights=gain, minlength=n_groups)
 
 
-def mean_average_precision(scores, labels, qid, per_query=False, skip_no_relevant=False):
+def mean_average_precision(scores: Vector, labels: Vector, qid: Vector, per_query: bool = False,
+                           skip_no_relevant: bool = False) -> float | np.ndarray:
     """MAP with label > 0 relevant (LETOR 4.0 convention; see the module docstring).
 
     Parameters
@@ -245,7 +255,8 @@ def _reduce(values, has_relevant, per_query, skip_no_relevant):
     return float(values.mean()) if len(values) else float("nan")
 
 
-def err(scores, labels, qid, k=10, max_grade=None, per_query=False, skip_no_relevant=False):
+def err(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, max_grade: Any = None,
+        per_query: bool = False, skip_no_relevant: bool = False) -> float | np.ndarray:
     """Expected reciprocal rank at k (Chapelle, Metzler, Zhang & Grinspan 2009, graded).
 
     ERR@k = Σ_{r ≤ k} (1/r) R_r Π_{i < r} (1 − R_i) over the documents sorted
@@ -267,16 +278,17 @@ def err(scores, labels, qid, k=10, max_grade=None, per_query=False, skip_no_rele
     r = _ranked(scores, labels, qid)
     if max_grade is None:
         max_grade = highest_grade(r.labels)
-    values = err_of_ranked(*_top(r, k), max_grade)
+    ranked, starts = _top(r, k)
+    values = err_of_ranked(ranked, starts, max_grade)
     return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
 
 
-def highest_grade(labels):
+def highest_grade(labels: Vector) -> float:
     """ERR's default g_max: the highest label, 0 when none is positive."""
     return max(float(np.max(labels, initial=0.0)), 0.0)
 
 
-def top_labels(scores, labels, qid, k=None):
+def top_labels(scores: Vector, labels: Vector, qid: Vector, k: int | None = None) -> np.ndarray:
     """Each query's labels by decreasing score (ties in file order), its first k only.
 
     Returns
@@ -296,7 +308,7 @@ def _top(r, k):
     return r.labels[r.position <= k], np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
 
-def err_of_ranked(ranked, starts, max_grade):
+def err_of_ranked(ranked: Any, starts: Vector, max_grade: Any) -> Any:
     """Per-query ERR of labels in ranked order (top_labels' form), g_max = max_grade.
 
     ERR = Σ_r (1/r) R_r Π_{i<r} (1 − R_i), R = (2^g − 1) / 2^g_max (see err).
@@ -316,7 +328,8 @@ def err_of_ranked(ranked, starts, max_grade):
     return np.bincount(g, weights=R * stop / position, minlength=n_groups)
 
 
-def reciprocal_rank(scores, labels, qid, per_query=False, skip_no_relevant=False):
+def reciprocal_rank(scores: Vector, labels: Vector, qid: Vector, per_query: bool = False,
+                    skip_no_relevant: bool = False) -> Any:
     """MRR: the mean over queries of 1 / (rank of the first document with label > 0).
 
     Ranks by decreasing score, ties in file order; a query without relevant
@@ -330,7 +343,8 @@ def reciprocal_rank(scores, labels, qid, per_query=False, skip_no_relevant=False
     return _reduce(values, np.isfinite(first), per_query, skip_no_relevant)
 
 
-def precision_at(scores, labels, qid, k=10, per_query=False, skip_no_relevant=False):
+def precision_at(scores: Vector, labels: Vector, qid: Vector, k: int = 10,
+                 per_query: bool = False, skip_no_relevant: bool = False) -> Any:
     """P@k: relevant documents (label > 0) among the top k, divided by k.
 
     Ranks by decreasing score, ties in file order; a query shorter than k
@@ -345,7 +359,7 @@ def precision_at(scores, labels, qid, k=10, per_query=False, skip_no_relevant=Fa
 
 # ------------------------------------------------------ scorers for scikit-learn's searches
 
-def ndcg_scorer(k=10):
+def ndcg_scorer(k: int = 10) -> RankingScorer:
     """A scorer ``scorer(estimator, X, y, qid=None, group=None)``: mean NDCG@k of predict(X).
 
     Usable as ``scoring=`` in scikit-learn's GridSearchCV, cross_validate, ...
@@ -387,7 +401,7 @@ def ndcg_scorer(k=10):
     return RankingScorer("ndcg", k)
 
 
-def map_scorer():
+def map_scorer() -> RankingScorer:
     """A scorer ``scorer(estimator, X, y, qid=None, group=None)``: MAP of predict(X).
 
     See ndcg_scorer for how it receives each fold's queries.
@@ -422,14 +436,14 @@ class RankingScorer:
         NDCG's cut-off (ignored by MAP).
     """
 
-    def __init__(self, metric, k=None):
+    def __init__(self, metric: str, k: int | None = None) -> None:
         if metric not in ("ndcg", "map"):
             raise ValueError(f"unknown ranking metric {metric!r} (ndcg or map)")
         self.metric, self.k = metric, k
 
-    def __call__(self, estimator, X, y, qid=None, group=None):
+    def __call__(self, estimator: Any, X: Matrix, y: Vector, qid: Vector = None,
+                 group: Vector = None) -> Any:
         """The metric of estimator.predict(X) for labels y and the queries (one ranking without)."""
-        from .base import check_labels, scoring_queries
         scores = estimator.predict(X)
         y = check_labels(y, len(scores))
         qid = scoring_queries(estimator, len(scores), qid, group, repr(self))
@@ -437,7 +451,7 @@ class RankingScorer:
             return ndcg(scores, y, qid, k=self.k)
         return mean_average_precision(scores, y, qid)
 
-    def get_metadata_routing(self):
+    def get_metadata_routing(self) -> Any:
         """scikit-learn's metadata request: qid and group, at score."""
         from .compat import score_request
         return score_request(type(self).__name__, ("qid", "group"))

@@ -18,8 +18,8 @@ The file, as svm_rank writes it::
 svm_rank_classify reads only the leading value of each header line and the
 SV lines before their '#'; rankfast writes its own metadata after the '#' of
 the first SV line (``#rankfast key=value ...``), where that reader ignores it.
-Random Fourier feature models have a format of their own (format_rff_model),
-whose first line svm_rank's reader rejects as a version mismatch.
+Random Fourier feature models (RFFModel) have a format of their own
+(format_rff_model), whose first line svm_rank's reader rejects as a version mismatch.
 
 Every number in a model file is read with the data files' strict C-locale
 grammar (rankfast._svmlight): '1_0' or non-ASCII digits are errors, where
@@ -30,18 +30,38 @@ the last printed digit: weights and feature values are rounded to float32
 (SVM-light stores them as ``float``), products are summed in float64 in the
 order of the features on the line, and the threshold b is subtracted.
 """
+from __future__ import annotations
+
 import dataclasses
+import math
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from . import _predict, _svmlight
-from .csr import as_csr
-from .data import with_width
+from .csr import as_csr, issparse
+from .data import mostly_dense, with_width
 from .errors import InputError
 from .files import atomic_output
-from .modelfile import (KERNEL_NAMES, RFF_VERSION_LINE, VERSION_LINE,  # noqa: F401
-                        _highest, _leading, _parse_metadata, _shown, read_model_file,
-                        single_vector_weights)
+from .modelfile import (  # noqa: F401
+    KERNEL_NAMES,
+    RFF_VERSION_LINE,
+    VERSION_LINE,
+    _highest,
+    _leading,
+    _parse_metadata,
+    _shown,
+    read_model_file,
+    single_vector_weights,
+)
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Matrix, Vector
+
+if TYPE_CHECKING:                # scipy is imported only where a kernel model needs it
+    import scipy.sparse
 
 _HEADER = (
     "{kernel} # kernel type\n"
@@ -72,7 +92,7 @@ class KernelParams:
     coef_const: float = 1.0
     custom: str = "empty"
 
-    def __call__(self, A, B):
+    def __call__(self, A: Matrix, B: Matrix) -> Any:
         """Kernel matrix between the rows of A and B (dense arrays or CSR matrices).
 
         B holds the few rows (landmarks, support vectors).  When both are
@@ -136,14 +156,21 @@ def _row_norms_sq(M):
 
 
 class Exportable:
-    """``to_onnx()`` and ``to_json(format=...)`` for the models (rankfast.export, as rank_export)."""
+    """``to_onnx()`` and ``to_json(format=...)`` for the models (rankfast.export, as rank_export).
 
-    def to_onnx(self, feature_names=None, name="rankfast_model"):
+    ``kind`` names the model's form ("linear", "kernel" or "rff"): rankfast.export
+    tells the models apart by it, so that it need not import this module.
+    """
+
+    kind: ClassVar[str] = ""
+
+    def to_onnx(self, feature_names: Any = None, name: str = "rankfast_model") -> Any:
         """This model as an ONNX graph (see rankfast.export.to_onnx; needs rankfast[onnx])."""
         from .export import to_onnx
         return to_onnx(self, feature_names, name)
 
-    def to_json(self, format="es-ltr", feature_names=None, name="rankfast_model"):
+    def to_json(self, format: str = "es-ltr", feature_names: Any = None,
+                name: str = "rankfast_model") -> Any:
         """This model in a search engine's format (see rankfast.export.to_json)."""
         from .export import to_json
         return to_json(self, format, feature_names, name)
@@ -169,6 +196,7 @@ class LinearModel(Exportable):
         rankfast's own key=value notes (algorithm, options, version).
     """
 
+    kind: ClassVar[str] = "linear"
     feature_ids: np.ndarray
     weights: np.ndarray
     bias: float = 0.0
@@ -183,7 +211,8 @@ class LinearModel(Exportable):
         self.weights = weights[keep]
 
     @classmethod
-    def from_dense(cls, w, bias=0.0, n_features=None, n_documents=0, metadata=None):
+    def from_dense(cls, w: Vector, bias: float = 0.0, n_features: int | None = None,
+                   n_documents: int = 0, metadata: dict[str, Any] | None = None) -> LinearModel:
         """Model from a dense weight vector (w[j] weighs feature j + 1).
 
         Parameters
@@ -214,14 +243,14 @@ class LinearModel(Exportable):
         return cls(nz.astype(np.int64) + 1, w[nz].copy(), float(bias),
                    int(n_features) + 1, int(n_documents), dict(metadata or {}))
 
-    def dense_weights(self, n_features):
+    def dense_weights(self, n_features: int) -> np.ndarray:
         """Weights as a dense vector of length n_features (w[j] for feature j + 1)."""
         w = np.zeros(n_features)
         keep = self.feature_ids <= n_features
         w[self.feature_ids[keep] - 1] = self.weights[keep]
         return w
 
-    def predict(self, X, qid=None):
+    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
         """Scores of the rows of X, computed as svm_rank_classify does.
 
         A model trained with ``--normalize query`` or ``log`` (``normalize`` in
@@ -249,7 +278,7 @@ class LinearModel(Exportable):
                                           self.weights, self.bias, kind)
         return out
 
-    def predict_rows(self, indptr, indices, values):
+    def predict_rows(self, indptr: Vector, indices: Vector, values: Vector) -> np.ndarray:
         """Scores of documents given as CSR arrays (e.g. a reader.RowBlock's), as predict.
 
         Needs no scipy: this is how rank_classify scores a file as it streams.
@@ -275,15 +304,16 @@ class KernelModel(Exportable):
         As for :class:`LinearModel`.
     """
 
+    kind: ClassVar[str] = "kernel"
     kernel: KernelParams
     alphas: np.ndarray
-    support_vectors: "scipy.sparse.csr_matrix"
+    support_vectors: scipy.sparse.csr_matrix
     bias: float = 0.0
     highest_feature_index: int = 1
     n_documents: int = 0
     metadata: dict = dataclasses.field(default_factory=dict)
 
-    def predict(self, X, block_rows=None):
+    def predict(self, X: Matrix, block_rows: int | None = None) -> np.ndarray:
         """Scores of the rows of X: SVM-light's kernel sum, in blocks of rows.
 
         Values are rounded to float32 as SVM-light stores them; test features
@@ -308,7 +338,78 @@ class KernelModel(Exportable):
         return out
 
 
-def file_weights(w):
+@dataclasses.dataclass
+class RFFModel(Exportable):
+    """f(x) = √(2/m) Σ_i w_i cos(ω_iᵀx + b_i) − bias: a ranker on random Fourier features.
+
+    Attributes
+    ----------
+    gamma : float
+        γ of the RBF kernel the features approximate (for the record: Ω holds it).
+    omega : ndarray, shape (m, highest_feature_index − 1)
+        ω_i, one row per feature; column j weighs feature j + 1.
+    offset : ndarray, shape (m,)
+        b_i.
+    weights : ndarray, shape (m,)
+        w_i.
+    bias : float
+        Subtracted, as SVM-light's threshold b.
+    highest_feature_index : int
+        Training width + 1 (svm_rank's convention); test features at or above it are ignored.
+    n_documents : int
+        Training documents, as recorded in the file.
+    metadata : dict
+        rankfast's key=value notes (algorithm, options, seed, version).
+    """
+
+    kind: ClassVar[str] = "rff"
+    gamma: float
+    omega: np.ndarray
+    offset: np.ndarray
+    weights: np.ndarray
+    bias: float = 0.0
+    highest_feature_index: int = 1
+    n_documents: int = 0
+    metadata: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        self.omega = np.asarray(self.omega, dtype=np.float64).reshape(len(self.offset), -1)
+        self.offset = np.asarray(self.offset, dtype=np.float64)
+        self.weights = np.asarray(self.weights, dtype=np.float64)
+        if not len(self.offset) == len(self.weights) == self.omega.shape[0]:
+            raise ValueError(f"omega has {self.omega.shape[0]} rows, offset {len(self.offset)} "
+                             f"and weights {len(self.weights)} entries: they must agree")
+        if self.omega.shape[1] != self.highest_feature_index - 1:
+            raise ValueError(f"omega has {self.omega.shape[1]} columns; the highest feature "
+                             f"index {self.highest_feature_index} needs one fewer")
+
+    def predict(self, X: Matrix, block_rows: int = 4096) -> np.ndarray:
+        """Scores of the rows of X (float64), block_rows documents at a time."""
+        X = with_width(X, self.omega.shape[1])
+        dense = mostly_dense(X)
+        out = np.empty(X.shape[0])
+        features = np.empty((min(block_rows, X.shape[0]), len(self.offset)))
+        for start in range(0, X.shape[0], block_rows):
+            block = X[start:start + block_rows]
+            phi = fourier_features(block.toarray() if dense else block, self.omega,
+                                    self.offset, features[:block.shape[0]])
+            out[start:start + block_rows] = phi @ self.weights - self.bias
+        return out
+
+
+def fourier_features(X: Matrix, omega: Vector, offset: Vector, out: Any) -> Any:
+    """out = √(2/m) cos(X Ωᵀ + b) for one block of rows, in place."""
+    if issparse(X):
+        out[...] = X @ omega.T
+    else:
+        np.matmul(X, omega.T, out=out)
+    out += offset
+    np.cos(out, out=out)
+    out *= math.sqrt(2.0 / len(offset))
+    return out
+
+
+def file_weights(w: Vector) -> np.ndarray:
     """Weights as a model file carries them: SVM-light reads each as a float (float32).
 
     A learner's model holds these, so it predicts exactly as its written file
@@ -318,7 +419,7 @@ def file_weights(w):
     return np.asarray(w, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
-def read_model(path):
+def read_model(path: str) -> LinearModel | KernelModel | RFFModel:
     """Read an svm_rank / SVM-light model file.
 
     Parameters
@@ -328,7 +429,7 @@ def read_model(path):
 
     Returns
     -------
-    LinearModel, KernelModel or rankfast.kernels.RFFModel
+    LinearModel, KernelModel or RFFModel
         A linear file (kernel type 0) becomes a LinearModel whose weights are
         Σ_i α_i s_i, accumulated as svm_rank_classify does; a kernel file a
         KernelModel; rankfast's random Fourier feature file (written by
@@ -355,7 +456,7 @@ def read_model(path):
     return model_of(read_model_file(path))
 
 
-def model_of(file):
+def model_of(file: Any) -> LinearModel | KernelModel | RFFModel:
     """The model object of a read model file (see modelfile.read_model_file)."""
     if file.rff is not None:
         return parse_rff_model(file.rff, file.path)
@@ -373,7 +474,7 @@ def model_of(file):
                        file.metadata)
 
 
-def write_model(model, path):
+def write_model(model: Any, path: str) -> None:
     """Write ``model`` in svm_rank's format, atomically (temporary file, then rename).
 
     Numbers are written in their shortest exact form, zero weights are left
@@ -381,7 +482,7 @@ def write_model(model, path):
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.kernels.RFFModel
+    model : LinearModel, KernelModel or RFFModel
     path : str
         Where to write ('-' or a device such as /dev/stdout is written in place).
 
@@ -402,7 +503,7 @@ def write_model(model, path):
         out.write(format_model(model))
 
 
-def format_model(model):
+def format_model(model: Any) -> str:
     """The text of ``model``'s file."""
     if isinstance(model, LinearModel):
         kernel = KernelParams()
@@ -460,7 +561,7 @@ _RFF_HEADER = (
 _RFF_HEADER_LINES = 7          # the version line and the six above
 
 
-def format_rff_model(model):
+def format_rff_model(model: Any) -> str:
     """The text of an RFFModel's file (``rankfast RFF model V1``).
 
     Layout: the version line; kernel type (2), γ, highest feature index
@@ -480,7 +581,7 @@ def format_rff_model(model):
     return "".join(lines)
 
 
-def parse_rff_model(raw, path):
+def parse_rff_model(raw: Any, path: str) -> RFFModel:
     """An RFFModel from the content (bytes or text) of its file (see format_rff_model).
 
     Raises
@@ -491,7 +592,6 @@ def parse_rff_model(raw, path):
         numbers (file and 1-based line named).  Nothing is allocated before
         a line's count of numbers has been checked against the header.
     """
-    from .kernels import RFFModel
     text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
     lines = text.split("\n")
     if lines[0].strip() != RFF_VERSION_LINE:

@@ -62,6 +62,8 @@ fitted copy per C, ascending) is trained along the C path of each fold,
 each C started from the previous optimum; any other estimator with
 ``fit(X, y, qid)`` and ``predict(X)`` is refitted per C.
 """
+from __future__ import annotations
+
 import copy
 import dataclasses
 import itertools
@@ -70,10 +72,16 @@ import time
 import numpy as np
 
 from . import _svmlight, metrics
-from .base import predicted
 from .csr import issparse
 from .data import query_index
 from .errors import UsageError
+from .inputs import check_features, check_labels, predicted, query_ids, query_sample_weights, row_weights
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Log, Matrix, Vector
 
 DEFAULT_FOLDS = 5
 DEFAULT_METRIC = "ndcg@10"
@@ -88,12 +96,12 @@ class Metric:
     """A metric of held-out scores: kind "ndcg", "map", "err" or "pairs", cut-off k, NDCG convention."""
 
     kind: str
-    k: object = None
+    k: int | None = None
     convention: str = "letor"
     fmt: str = "{:.4f}"
 
     @classmethod
-    def parse(cls, text, convention="letor"):
+    def parse(cls, text: str, convention: str = "letor") -> Any:
         """``ndcg@k``, ``map``, ``err@k`` or ``pairs`` (``ndcg``/``err`` alone: the whole list)."""
         if convention not in CONVENTIONS:
             raise UsageError(f"NDCG convention must be letor or standard (got {convention!r})")
@@ -113,17 +121,18 @@ class Metric:
         raise UsageError(f"the CV metric must be ndcg@k, map, err@k or pairs (got {text!r})")
 
     @property
-    def key(self):
+    def key(self) -> Any:
         return self.kind if self.k is None else f"{self.kind}@{self.k}"
 
     @property
-    def label(self):
+    def label(self) -> Any:
         at = "" if self.k is None else f"@{self.k}"
         if self.kind == "ndcg":
             return f"NDCG{at} ({metrics.ndcg_label(self.convention)})"
         return {"map": "MAP", "err": f"ERR{at}", "pairs": "pair accuracy"}[self.kind]
 
-    def evaluate(self, scores, labels, qid, per_query=False, max_grade=None, weight=None):
+    def evaluate(self, scores: Vector, labels: Vector, qid: Vector, per_query: Vector = False,
+                 max_grade: Any = None, weight: Vector = None) -> Any:
         """The metric of scores (mean over queries, pairs pooled), or per query (nan: no pair).
 
         ``max_grade``: ERR's g_max (rankfast.metrics.err); cross-validation
@@ -171,7 +180,7 @@ class Column:
     fmt: str = "{:.6g}"
 
 
-def table_metrics(metric):
+def table_metrics(metric: Metric) -> Any:
     """The table's columns: the selection metric first, then NDCG@k, MAP, ERR@k, pair accuracy."""
     k = metric.k if metric.k is not None and metric.kind in ("ndcg", "err") else 10
     columns = [metric]
@@ -215,7 +224,6 @@ class ValidationSet:
     name: str = "validation set"
 
     def __post_init__(self):
-        from .base import check_features, check_labels, query_ids
         X, _ = check_features(self.X, "the validation X")
         y = check_labels(self.y, X.shape[0], "the validation set")
         object.__setattr__(self, "X", X)
@@ -234,7 +242,8 @@ class Folds:
     description: str
 
 
-def make_folds(qid, cv=DEFAULT_FOLDS, random_state=0, X=None, y=None):
+def make_folds(qid: Vector, cv: Any = DEFAULT_FOLDS, random_state: int = 0, X: Matrix = None,
+               y: Vector = None) -> Any:
     """The folds ``cv`` asks for over documents with query ids qid (see the module docstring).
 
     Raises
@@ -321,7 +330,7 @@ class Progress:
     elapsed: float
 
     @property
-    def eta(self):
+    def eta(self) -> Any:
         """Seconds left, at the mean pace so far."""
         return self.elapsed / self.done * (self.total - self.done) if self.done else float("nan")
 
@@ -367,7 +376,7 @@ class CVResult:
     folds: str
     rule: str = "best"
     validation: bool = False
-    weights: np.ndarray = None
+    weights: np.ndarray | None = None
     chosen: int = dataclasses.field(init=False)
     best: int = dataclasses.field(init=False)
 
@@ -386,21 +395,21 @@ class CVResult:
         return np.where(defined, np.asarray(self.weights, dtype=np.float64)[None, :, None], 0.0)
 
     @property
-    def count(self):
+    def count(self) -> Any:
         """Folds on which each row's column is defined ((Σw)²/Σw² of them when weighted)."""
         w = self._fold_weights()
         total, squares = w.sum(axis=1), (w * w).sum(axis=1)
         return np.divide(total * total, squares, out=np.zeros(total.shape), where=squares > 0)
 
     @property
-    def mean(self):
+    def mean(self) -> Any:
         """Mean over folds (weighted by ``weights``), shape (rows, columns)."""
         w = self._fold_weights()
         total, weight = np.sum(w * np.nan_to_num(self.values), axis=1), w.sum(axis=1)
         return np.divide(total, weight, out=np.full(total.shape, np.nan), where=weight > 0)
 
     @property
-    def sd(self):
+    def sd(self) -> Any:
         """Standard deviation over folds (ddof 1; weighted: Σw(v − mean)² / (Σw − Σw²/Σw)).
 
         nan with fewer than 2 (effective) folds.
@@ -415,15 +424,15 @@ class CVResult:
                          where=self.count > 1) ** 0.5
 
     @property
-    def se(self):
+    def se(self) -> Any:
         """Standard error of the mean: sd / √(folds) (effective folds when weighted)."""
         return self.sd / np.sqrt(np.maximum(self.count, 1))
 
     @property
-    def chosen_params(self):
+    def chosen_params(self) -> Any:
         return dict(self.params[self.chosen])
 
-    def rows(self):
+    def rows(self) -> Any:
         """One dict per row: its params, then per column key its mean and key + "_sd"."""
         mean, sd = self.mean, self.sd
         out = []
@@ -435,7 +444,7 @@ class CVResult:
             out.append(row)
         return out
 
-    def format(self):
+    def format(self) -> Any:
         """The table as text: a header naming folds, metric and rule, one line per row."""
         metric = self.columns[0].label
         rule = ("highest mean" if self.rule == "best" else
@@ -469,7 +478,7 @@ def _param_text(value):
     return f"{value:g}" if isinstance(value, (float, int, np.floating, np.integer)) else str(value)
 
 
-def choose(mean, se, C, rule="best"):
+def choose(mean: Any, se: Any, C: Any, rule: str = "best") -> Any:
     """Index of the row a rule picks from means and standard errors of a higher-is-better metric.
 
     "best": highest mean, ties to the smaller C.  "1se": the smallest C whose
@@ -496,7 +505,7 @@ def choose(mean, se, C, rule="best"):
 
 # ----------------------------------------------------------- cross-validation
 
-def grid_rows(grid):
+def grid_rows(grid: Any) -> Any:
     """The grid as a list of param dicts: a list of C, or a dict name → values (product, C last)."""
     if isinstance(grid, dict):
         names = sorted(grid, key=lambda name: name.split(".")[-1] == "C")     # C varies fastest
@@ -505,9 +514,10 @@ def grid_rows(grid):
     return [{"C": float(C)} for C in sorted(set(float(C) for C in grid))]
 
 
-def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_METRIC,
-                   rule="best", random_state=0, convention="letor", progress=None,
-                   sample_weight=None):
+def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
+                   cv: Any = DEFAULT_FOLDS, metric: Any = DEFAULT_METRIC, rule: str = "best",
+                   random_state: int = 0, convention: str = "letor", progress: Any = None,
+                   sample_weight: Vector = None) -> Any:
     """Score every row of a grid on the same folds; the chosen row by the rule.
 
     Parameters
@@ -549,7 +559,6 @@ def cross_validate(estimator, X, y, qid, grid, cv=DEFAULT_FOLDS, metric=DEFAULT_
     -------
     CVResult
     """
-    from .base import query_sample_weights, row_weights
     metric = Metric.parse(metric, convention)
     if rule not in RULES:
         raise UsageError(f"the CV rule must be best or 1se (got {rule!r})")
@@ -640,7 +649,7 @@ def _fitted_rows(estimator, rows, c_name, X, y, qid, weight=None):
         i = j
 
 
-def with_params(estimator, params):
+def with_params(estimator: Any, params: dict[str, Any]) -> Any:
     """A deep copy of estimator with attributes set; "a.b" sets attribute b of attribute a."""
     copied = copy.deepcopy(estimator)
     for name, value in params.items():
@@ -652,7 +661,7 @@ def with_params(estimator, params):
     return copied
 
 
-def fitted_linear(estimator, C, used, w):
+def fitted_linear(estimator: Any, C: Any, used: Vector, w: Vector) -> Any:
     """A shallow copy of a linear ranker fitted at C: weights w on 0-based columns ``used``."""
     fitted = copy.copy(estimator)
     fitted.C = fitted.C_ = C
@@ -661,7 +670,8 @@ def fitted_linear(estimator, C, used, w):
     return fitted
 
 
-def select_c(estimator, X, y, qid, grid, log=None, cv=None, sample_weight=None):
+def select_c(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any, log: Log = None,
+             cv: Any = None, sample_weight: Vector = None) -> Any:
     """cross_validate over a C list with the estimator's own settings, progress sent to log.
 
     The settings are the estimator's ``cv`` (None: DEFAULT_FOLDS, or the
@@ -676,7 +686,7 @@ def select_c(estimator, X, y, qid, grid, log=None, cv=None, sample_weight=None):
                           sample_weight=sample_weight)
 
 
-def check_settings(estimator):
+def check_settings(estimator: Any) -> None:
     """UsageError for cv, cv_metric, cv_rule or cv_convention values no grid could use.
 
     The learners call it even when C is one number (no cross-validation), so
@@ -698,7 +708,7 @@ def check_settings(estimator):
 RULES = ("best", "1se")
 
 
-def settings(estimator):
+def settings(estimator: Any) -> Any:
     """metric, rule, random_state and convention of an estimator's cv_* parameters."""
     return {"metric": getattr(estimator, "cv_metric", DEFAULT_METRIC),
             "rule": getattr(estimator, "cv_rule", "best"),
@@ -730,8 +740,9 @@ def _log_progress(log, interval=PROGRESS_INTERVAL):
     return send
 
 
-def held_out_result(rows, scores_by_row, y, qid, metric, rule, folds, extra=None, log=None,
-                    weights=None):
+def held_out_result(rows: Matrix, scores_by_row: Any, y: Vector, qid: Vector, metric: Metric,
+                    rule: Any, folds: Any, extra: Any = None, log: Log = None,
+                    weights: Vector = None) -> Any:
     """CVResult where every query is a fold, from each row's held-out scores of every document.
 
     ``extra`` (optional): (Column, per-row per-query values) appended as a
@@ -789,17 +800,18 @@ class GridSearch:
     C_, feature_ids_, weights_ : the chosen C and, for a linear learner, its model
     """
 
-    def __init__(self, estimator, grid, cv=None, cv_metric=DEFAULT_METRIC, cv_rule="best",
-                 cv_convention="letor", random_state=0):
+    def __init__(self, estimator: Any, grid: Any, cv: Any = None, cv_metric: Any = DEFAULT_METRIC,
+                 cv_rule: str = "best", cv_convention: str = "letor", random_state: int = 0) -> None:
         self.estimator, self.grid, self.cv = estimator, grid, cv
         self.cv_metric, self.cv_rule, self.cv_convention = cv_metric, cv_rule, cv_convention
         self.random_state = random_state
 
     @property
-    def name(self):
+    def name(self) -> Any:
         return self.estimator.name
 
-    def fit(self, X, y, qid, log=None, sample_weight=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector, log: Log = None, sample_weight: Vector =
+            None) -> GridSearch:
         """Cross-validate every row, then fit the chosen one on all documents.
 
         ``sample_weight``: query weights, as cross_validate's (and the refit's).
@@ -814,25 +826,25 @@ class GridSearch:
                                                                        **weights)
         return self
 
-    def predict(self, X):
+    def predict(self, X: Matrix) -> np.ndarray:
         """The chosen model's scores."""
         return self.best_estimator_.predict(X)
 
     @property
-    def C_(self):
+    def C_(self) -> Any:
         """The chosen C."""
         return self.cv_result_.chosen_params["C"]
 
     @property
-    def feature_ids_(self):
+    def feature_ids_(self) -> Any:
         """The chosen linear model's feature ids (a kernel learner's base learner reads them)."""
         return self.best_estimator_.feature_ids_
 
     @property
-    def weights_(self):
+    def weights_(self) -> Any:
         return self.best_estimator_.weights_
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The chosen model's file, its metadata naming the grid."""
         model = self.best_estimator_.to_model(n_features=n_features, n_documents=n_documents)
         for name, values in self.grid.items():

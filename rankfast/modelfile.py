@@ -5,6 +5,8 @@ LinearModel, KernelModel or RFFModel objects; rank_classify scores a linear
 model's weights straight from it.  Every number is read with the data
 files' strict grammar (rankfast._svmlight).
 """
+from __future__ import annotations
+
 import array
 import math
 
@@ -12,6 +14,12 @@ from . import _predict, _svmlight
 from .errors import InputError
 from .files import open_binary
 from .reader import BOM, SHOWN_CHARS, Rows, read_errors, reason
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Vector
 
 VERSION_LINE = "SVM-light Version V6.20"
 RFF_VERSION_LINE = "rankfast RFF model V1"
@@ -30,17 +38,17 @@ class ModelFile:
     array.array objects in CSR layout; ``metadata`` rankfast's key=value notes.
     """
 
-    def __init__(self, path, rff=None, **header):
+    def __init__(self, path: str, rff: Any = None, **header: Any) -> None:
         self.path, self.rff = path, rff
         self.kernel, self.degree, self.gamma, self.coef_lin, self.coef_const = 0, 3, 1.0, 1.0, 1.0
         self.custom, self.highest, self.documents, self.bias = "empty", 1, 0, 0.0
         self.alphas = self.indptr = self.indices = self.values = None
-        self.metadata = {}
+        self.metadata: dict = {}
         for name, value in header.items():
             setattr(self, name, value)
 
 
-def read_model_file(path):
+def read_model_file(path: str) -> Any:
     """Read a model file's header and support vectors (see ModelFile).
 
     Raises
@@ -97,7 +105,7 @@ def read_model_file(path):
     _check_last_newline(raw, path)
     above = _predict.first_at_least(indices, file.highest)
     if above >= 0:
-        import bisect                         # here: only a faulty model needs it
+        import bisect  # here: only a faulty model needs it
         row = bisect.bisect_right(indptr, above) - 1
         raise InputError(path, 12 + lines[row],
                          f"feature {indices[above] + 1} is above the highest "
@@ -110,7 +118,7 @@ def read_model_file(path):
     return file
 
 
-def single_vector_weights(alpha, indices, values):
+def single_vector_weights(alpha: Vector, indices: Vector, values: Vector) -> Any:
     """(feature ids, weights) of a linear model with one support vector: α·float32(v)
     for each entry (SVM-light stores floats), zero weights left out; array.arrays."""
     ids = array.array("q", bytes(8 * len(indices)))
@@ -120,7 +128,7 @@ def single_vector_weights(alpha, indices, values):
     return ids, weights
 
 
-def read_bytes(path):
+def read_bytes(path: str) -> Any:
     """The whole (decompressed) content of a model file, without a UTF-8 byte order mark."""
     with open_binary(path) as stream:
         try:

@@ -37,10 +37,18 @@ Walker forcing: loose far from the optimum, tight near it), or after
 ``max_cg`` products.  The step length comes from a backtracking Armijo
 search starting at the full Newton step, which guarantees descent.
 """
+from __future__ import annotations
+
 import dataclasses
 import time
 
 import numpy as np
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Log
 
 STRENGTHEN_CG = 20      # CG products in one Newton step beyond which a stronger preconditioner is asked
 
@@ -58,7 +66,8 @@ class NewtonResult:
     message: str
 
 
-def conjugate_gradient(hessvec, b, rtol, max_iter, precondition=None, settle=None, delay=25):
+def conjugate_gradient(hessvec: Any, b: Any, rtol: float, max_iter: int, precondition: Any = None,
+                       settle: Any = None, delay: int = 25) -> Any:
     """Approximately solve H x = b (H symmetric positive definite) by preconditioned CG.
 
     Stops when ‖b − H x‖ ≤ rtol ‖b‖, or after max_iter products, or (with
@@ -102,7 +111,8 @@ def conjugate_gradient(hessvec, b, rtol, max_iter, precondition=None, settle=Non
     return x, max_iter, float(np.linalg.norm(r))
 
 
-def minimize(objective, w0, tol=1e-3, max_iter=100, max_cg=250, log=None, certify=False):
+def minimize(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 100, max_cg: int = 250,
+             log: Log = None, certify: bool = False) -> Any:
     """Minimise a convex, twice differentiable (piecewise) objective by truncated Newton.
 
     Parameters
@@ -130,7 +140,7 @@ def minimize(objective, w0, tol=1e-3, max_iter=100, max_cg=250, log=None, certif
     f, g = objective.value_grad(w)
     precondition = getattr(objective, "precondition", None)
     strengthen = getattr(objective, "strengthen", None)
-    mu = getattr(objective, "curvature_floor", None)
+    mu: Any = getattr(objective, "curvature_floor", None)
     total_cg = 0
     started = time.perf_counter()
     for iteration in range(1, max_iter + 1):

@@ -27,30 +27,38 @@ range differs from query to query (web search features: MSLR, Istella);
 ``zscore`` when the features are comparable across queries but on different
 scales (one ranking of regression data); ``log`` for heavy-tailed counts.
 """
+from __future__ import annotations
+
 import numpy as np
 
 from . import _csr
 from .csr import CSR, as_csr, issparse
 from .errors import UsageError
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Matrix, Vector
+
 KINDS = ("none", "query", "zscore", "log")
 APPLIED = ("query", "log")          # what a model file records and rank_classify applies
 
 
-def check_kind(kind):
+def check_kind(kind: str) -> Any:
     """The kind, or a UsageError naming the allowed values."""
     if kind not in KINDS:
         raise UsageError(f"--normalize must be one of {', '.join(KINDS)}, not {kind!r}")
     return kind
 
 
-def log_transform(values):
+def log_transform(values: Vector) -> Any:
     """sign(x) · log(1 + |x|), elementwise (a new float64 array)."""
     values = np.asarray(values, dtype=np.float64)
     return np.copysign(np.log1p(np.abs(values)), values)
 
 
-def query_min_max(X, qid):
+def query_min_max(X: Matrix, qid: Vector) -> Any:
     """X with each feature mapped to (x − min) / (max − min) within each query (0 where max = min).
 
     Parameters
@@ -123,16 +131,16 @@ class Normalizer:
            [0., 0.]])
     """
 
-    def __init__(self, kind="none"):
+    def __init__(self, kind: str = "none") -> None:
         self.kind = check_kind(kind)
-        self.scale = None
+        self.scale: Any = None
 
-    def fit(self, X, qid=None):
+    def fit(self, X: Matrix, qid: Vector = None) -> Normalizer:
         if self.kind == "zscore":
             self.scale = _standard_deviations(X)
         return self
 
-    def transform(self, X, qid=None):
+    def transform(self, X: Matrix, qid: Vector = None) -> Matrix:
         """X normalised (X itself for ``none``); ``query`` needs each row's qid."""
         if self.kind == "none":
             return X
@@ -152,7 +160,7 @@ class Normalizer:
                        X.shape)
         return np.asarray(X, dtype=np.float64) * inverse
 
-    def original_weights(self, w, columns):
+    def original_weights(self, w: Vector, columns: Vector) -> Any:
         """Weights on the raw features that score as w does on the normalised ones (``zscore``).
 
         ``columns``: the 0-based feature of each weight.  Only ``zscore`` folds;
@@ -180,7 +188,7 @@ def _standard_deviations(X):
     return np.asarray(X, dtype=np.float64).std(axis=0)
 
 
-def scale_spread(X):
+def scale_spread(X: Matrix) -> Any:
     """max / min over the columns of each column's largest |value| (non-zero columns), or 1.
 
     One pass over the stored values, no copy of them (rank_learn asks at -v 1, the
@@ -204,7 +212,8 @@ def scale_spread(X):
     return float(largest.max() / largest.min()) if len(largest) else 1.0
 
 
-def normalized_scores(indptr, indices, values, feature_ids, weights, bias, kind):
+def normalized_scores(indptr: Vector, indices: Vector, values: Vector, feature_ids: Vector,
+                      weights: Vector, bias: float, kind: str) -> Any:
     """Scores of rows (CSR: 0-based columns) under a linear model trained with ``kind``.
 
     ``query``: the rows must be one query; each weighted feature is min-max

@@ -1,4 +1,6 @@
 """The training objective of a linear model on a dataset, as svm_rank (p = 1) or PRSVM (p = 2) defines it."""
+from __future__ import annotations
+
 import numpy as np
 
 from .data import group_rows
@@ -6,8 +8,13 @@ from .linear import check_loss, linear_scores
 from .ranksvm import query_weights
 from .svmrank import HingeLoss
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
-def objective(model, data, C, loss=1, p=1):
+
+
+def objective(model: Any, data: Any, C: Any, loss: int = 1, p: int = 1) -> float:
     """½‖w‖² + Σ_q c_q Σ_{(i,j) ∈ P_q} max(0, 1 − wᵀ(x_i − x_j))^p of a linear model.
 
     c_q = C / Q (``loss=1``) or C / (Q |P_q|) (``loss=2``), Q the number of

@@ -17,11 +17,17 @@ Axes and returns the Axes it drew on.
 * regularisation_path: RankRLS's weights against C (``weights_by_C_``),
   the chosen C marked.
 """
+from __future__ import annotations
+
 import os
 
 import numpy as np
 
 from .errors import MissingDependencyError, UsageError
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMATS = {".png": "png", ".svg": "svg"}
 
@@ -34,12 +40,12 @@ def _figure_class():
     return Figure
 
 
-def require_matplotlib():
+def require_matplotlib() -> None:
     """MissingDependencyError (with the pip command) unless matplotlib can be imported."""
     _figure_class()
 
 
-def plot_format(path):
+def plot_format(path: str) -> Any:
     """"png" or "svg" from the file name's suffix; UsageError for any other."""
     suffix = os.path.splitext(str(path))[1].lower()
     if suffix not in FORMATS:
@@ -53,11 +59,11 @@ def _axes(ax):
     return _figure_class()(figsize=(6.4, 4.4)).add_subplot()
 
 
-LEARNERS = {"prsvm": "RankSVM (prsvm)", "svmrank": "svm_rank's L1-hinge RankSVM (svmrank)",
+LEARNERS: dict = {"prsvm": "RankSVM (prsvm)", "svmrank": "svm_rank's L1-hinge RankSVM (svmrank)",
             "rankncg": "RankNCG", "rankrls": "RankRLS", "greedy": "Greedy RankRLS"}
 
 
-def learner_title(learner):
+def learner_title(learner: Any) -> Any:
     """A learner's name for a title: "RankRLS", "RankSVM (prsvm) on Nyström features", ...
 
     ``learner`` is a fitted or unfitted estimator (its ``name``) or a string.
@@ -72,7 +78,7 @@ def learner_title(learner):
     return title
 
 
-def cv_curve(result, ax=None, learner=None):
+def cv_curve(result: Any, ax: Any = None, learner: Any = None) -> Any:
     """The CV curve of a rankfast.model_selection.CVResult: metric mean ± standard error against C.
 
     The error bars are one standard error of the mean (sd / √folds), the
@@ -112,7 +118,7 @@ def cv_curve(result, ax=None, learner=None):
     return ax
 
 
-def greedy_path(learner, ax=None):
+def greedy_path(learner: Any, ax: Any = None) -> Any:
     """Greedy RankRLS's LQO error (lqo_errors_) against the number of features, with their ids."""
     ax = _axes(ax)
     errors = np.concatenate(([learner.lqo_error_start_], learner.lqo_errors_))
@@ -127,7 +133,7 @@ def greedy_path(learner, ax=None):
     return ax
 
 
-def regularisation_path(learner, ax=None, label_top=8):
+def regularisation_path(learner: Any, ax: Any = None, label_top: int = 8) -> Any:
     """RankRLS's weights (weights_by_C_) against C, the chosen C marked; the largest labelled."""
     ax = _axes(ax)
     C = np.array([row["C"] for row in learner.cv_table_])
@@ -146,7 +152,7 @@ def regularisation_path(learner, ax=None, label_top=8):
     return ax
 
 
-def selection_figure(learner):
+def selection_figure(learner: Any) -> Any:
     """A Figure with every picture of what ``learner`` (fitted) chose, one panel each.
 
     Panels: the CV curve (a learner with a cross-validation table), RankRLS's
@@ -174,7 +180,7 @@ def selection_figure(learner):
     return figure
 
 
-def save(figure, path):
+def save(figure: Any, path: str) -> None:
     """Write figure to path as PNG or SVG (by its suffix), atomically (rankfast.files)."""
     from .files import atomic_output
     kind = plot_format(path)

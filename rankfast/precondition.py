@@ -26,15 +26,23 @@ pairs across levels are those of the query less those within each level, so with
 
     XᵀL_qX = c_q (Σ_{i ∈ q} (m_q − m_level(i)) x_i x_iᵀ + Σ_{levels of q} (Σ_level x)(Σ_level x)ᵀ).
 """
+from __future__ import annotations
+
 import numpy as np
 
 from .csr import issparse
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Matrix, Vector
 
 FULL_MAX = 2048                 # largest d whose d × d matrix is formed
 BLOCK_VALUES = 1 << 22          # values of X densified at a time (32 MB)
 
 
-def pair_gram(X, starts, rank, query_weight):
+def pair_gram(X: Matrix, starts: Vector, rank: Vector, query_weight: Any) -> np.ndarray:
     """XᵀLX = Σ_q c_q Σ_{pairs of q with different labels} (x_l − x_k)(x_l − x_k)ᵀ.
 
     Rows are densified BLOCK_VALUES at a time: whole queries together, a query larger
@@ -132,7 +140,7 @@ class FullPreconditioner:
 
     kind = "full"
 
-    def __init__(self, gram, scale):
+    def __init__(self, gram: Any, scale: Any) -> None:
         matrix = scale * gram
         matrix[np.diag_indices_from(matrix)] += 1.0
         self.unit = 1.0 / np.sqrt(np.diag(matrix))
@@ -148,7 +156,7 @@ class FullPreconditioner:
         self.shift = shift
         self.inverse_factor = np.linalg.solve(factor, identity)      # L⁻¹
 
-    def __call__(self, v):
+    def __call__(self, v: Vector) -> Any:
         z = self.inverse_factor @ (self.unit * v)
         return self.unit * (self.inverse_factor.T @ z)
 
@@ -158,15 +166,15 @@ class DiagonalPreconditioner:
 
     kind = "diagonal"
 
-    def __init__(self, diagonal):
+    def __init__(self, diagonal: Any) -> None:
         self.diagonal = np.asarray(diagonal, dtype=np.float64)
         self.inverse = 1.0 / self.diagonal
 
-    def __call__(self, v):
+    def __call__(self, v: Vector) -> Any:
         return self.inverse * v
 
 
-def full_is_cheap(n_features, stored_entries):
+def full_is_cheap(n_features: int, stored_entries: int) -> bool:
     """Whether M (d × d) costs no more to apply than one X v, and is small enough to form."""
     return n_features <= FULL_MAX and n_features * n_features <= max(stored_entries, 1)
 
@@ -193,7 +201,8 @@ class PairPreconditioner:
     kind : {"auto", "full", "diagonal"}
     """
 
-    def __init__(self, X, starts, rank, query_weight, scale, diagonal, kind="auto"):
+    def __init__(self, X: Matrix, starts: Vector, rank: Vector, query_weight: Any, scale: Any,
+                 diagonal: Any, kind: str = "auto") -> None:
         if kind not in ("auto", "full", "diagonal"):
             raise ValueError(f"preconditioner kind must be 'auto', 'full' or 'diagonal', "
                              f"not {kind!r}")
@@ -204,25 +213,25 @@ class PairPreconditioner:
             self._form_full()
 
     @property
-    def kind(self):
+    def kind(self) -> Any:
         """"diagonal" or "full": what is applied now."""
         return self._apply.kind
 
-    def __call__(self, v):
+    def __call__(self, v: Vector) -> Any:
         return self._apply(v)
 
     @property
-    def stored_entries(self):
+    def stored_entries(self) -> Any:
         """nnz(X) (every entry for dense X): what one X v costs."""
         X = self._pairs[0]
         return X.nnz if issparse(X) else X.shape[0] * X.shape[1]
 
-    def gram(self):
+    def gram(self) -> Any:
         """XᵀLX of these rows (a Dask shard's part of the sum, :func:`pair_gram`)."""
         X, starts, rank, query_weight, _ = self._pairs
         return pair_gram(X, starts, rank, query_weight)
 
-    def strengthen(self):
+    def strengthen(self) -> bool:
         """Form M itself if allowed and not yet done; whether the preconditioner changed."""
         if not self._may_strengthen:
             return False

@@ -48,24 +48,26 @@ with curvature between ‖d‖² and Λ = ‖d‖² + ψ''(0) · 2 Σ_i c_q n_i^
 score-space gradient and gives φ'(t) within ±e, e = Σ_i |u_i| δ_i.  Convexity turns those intervals into a
 certified upper bound U(t) ≥ φ(t) − φ(0) (φ(t) ≤ φ(t') + (t − t') φ'(t) for any t');
 and t_min = −(φ'(0) + e) / Λ always has U(t_min) ≤ −(φ'(0) + e)² / (2Λ) < 0.  A root
-search on φ' (secant extrapolation, then Illinois regula falsi in the bracket) accepts the first trial with U(t) < 0 and
-|φ'(t)| ≤ 0.1 |φ'(0)| (strong-Wolfe-like), else the trial with the smallest U, so
-every step provably decreases F (fast or direct).  ``result_.decrease`` is the sum of
-the certified decreases: F(0) − F(w) is at least that.
+search on φ' (secant extrapolation, then Illinois regula falsi in the bracket) accepts
+the first trial with U(t) < 0 and |φ'(t)| ≤ 0.1 |φ'(0)| (strong-Wolfe-like), else
+the trial with the smallest U, so every step provably decreases F (fast or direct).
+``result_.decrease`` is the sum of the certified decreases: F(0) − F(w) is at least that.
 
 Stopping rule (``tol``, rank_learn's ``-e``; the paper's CG tolerance is 1e-3):
 ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P, in the norm of the preconditioner P (‖v‖_P² = vᵀPv,
 P the inverse of the diagonal or of ∇²F(0) above, ∇F(0) measured in the P in use:
-½‖∇F‖_P² estimates the gap F(w) − F* as a Newton decrement does, and it does not change when features are rescaled, where the plain
-norm is dominated by the largest feature); ∇F(0) whatever the starting point, so a
-warm start (a C path) stops where a cold one would; or ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P
-+ ‖|X|ᵀδ‖_P, the computed
-gradient then being within its error bound of the tolerance (a tolerance finer than
+½‖∇F‖_P² estimates the gap F(w) − F* as a Newton decrement does, and it does not
+change when features are rescaled, where the plain norm is dominated by the largest
+feature); ∇F(0) whatever the starting point, so a warm start (a C path) stops where
+a cold one would; or ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P + ‖|X|ᵀδ‖_P, the computed gradient
+then being within its error bound of the tolerance (a tolerance finer than
 the erfc sums resolve: lower ``erfc_eps`` to go further); or when descent along −P∇F
 can no longer be certified; or after ``max_iter`` iterations (``-#``).  Cost per
 iteration: one X d, one Xᵀγ, and one score-space gradient per trial step (2 to 3 on
 average).
 """
+from __future__ import annotations
+
 import dataclasses
 import math
 import time
@@ -78,10 +80,16 @@ from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import (DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums,
-                     training_arrays)
+from .linear import DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums, training_arrays
 from .precondition import PairPreconditioner
 from .ranksvm import query_weights
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from ._typing import Log, Matrix, Vector
 
 KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
 PSI2_MAX = KAPPA / math.sqrt(math.pi)       # ψ''(0) = max_t ψ''(t)
@@ -96,7 +104,8 @@ class ErfcPairObjective:
     Protocol of :func:`nonlinear_cg`: ``point(w)``, ``precondition(g)``, ``line(point, d)``.
     """
 
-    def __init__(self, X, y, starts, query_weight, eps, fast, n_threads=1, preconditioner="auto"):
+    def __init__(self, X: Matrix, y: Vector, starts: Vector, query_weight: Any, eps: float,
+                 fast: Any, n_threads: int = 1, preconditioner: str = "auto") -> None:
         self.products = DataMatrix(X, n_threads)        # sparse X stays sparse: no dense copy
         self.n_threads = self.products.n_threads
         self.fast = bool(fast)
@@ -136,7 +145,7 @@ class ErfcPairObjective:
         self.kernel_args = erfc_parameters(eps).kernel_args()
         self.delta = self.half_c * ((eps * self.sources if self.fast else 0.0) + self.rounding)
 
-    def refine(self):
+    def refine(self) -> bool:
         """Make the fast sums 1e4 times more accurate (down to FINEST_EPS); False if they are not fast
         or already that accurate.  nonlinear_cg asks for it when the sums' error bound, not the
         tolerance, would stop it: on raw features (1e8 beside 1e-3) ‖∇F‖ cancels that far."""
@@ -145,7 +154,7 @@ class ErfcPairObjective:
         self._set_accuracy(max(self.eps * 1e-4, FINEST_EPS))
         return True
 
-    def score_gradient(self, scores):
+    def score_gradient(self, scores: Vector) -> Any:
         """γ = ∂F/∂s at scores s (the loss part of the gradient in score space)."""
         other = np.empty(len(scores))
         w, h, coef, L, gap = self.kernel_args
@@ -154,29 +163,29 @@ class ErfcPairObjective:
                                self.n_threads)
         return self.half_c * (self.twice_higher - other)
 
-    def point(self, w):
+    def point(self, w: Vector) -> Any:
         """The iterate w with its scores, score-space and full gradients."""
         scores = self.products.matvec(w)
         gamma = self.score_gradient(scores)
         return _Point(w, scores, gamma, w + self.products.rmatvec(gamma))
 
-    def precondition(self, g):
+    def precondition(self, g: Any) -> Any:
         """diag(∇²F(0))⁻¹ g, or ∇²F(0)⁻¹ g once strengthened (rankfast.precondition)."""
         return self.preconditioner(g)
 
-    def strengthen(self):
+    def strengthen(self) -> Any:
         """Precondition with ∇²F(0) itself from now on, if cheap; whether anything changed."""
         return self.preconditioner.strengthen()
 
-    def gradient_at_zero(self):
+    def gradient_at_zero(self) -> Any:
         """∇F(0): at w = 0 every erfc is erfc(0) = 1, so γ = (c_q / 2)(2 n_i^> − n_i^≠)."""
         return self.products.rmatvec(self.half_c * (self.twice_higher - self.n_other))
 
-    def gradient_error(self):
+    def gradient_error(self) -> Any:
         """|X|ᵀδ: bounds |∇F computed − ∇F| entry by entry (the erfc sums' and rounding errors)."""
         return self.products.rmatvec(self.delta, entries="abs")
 
-    def line(self, point, d):
+    def line(self, point: Any, d: Vector) -> Any:
         return _Line(self, point, d)
 
 
@@ -242,7 +251,8 @@ class NCGResult:
     decrease: float
 
 
-def certified_step(line, slope0, error0, t_guess, sigma=0.1, max_trials=10):
+def certified_step(line: Any, slope0: Any, error0: Any, t_guess: Any, sigma: float = 0.1,
+                   max_trials: int = 10) -> Any:
     """Step length along a descent direction of a convex φ known through φ' ± error.
 
     Parameters
@@ -301,7 +311,7 @@ def certified_step(line, slope0, error0, t_guess, sigma=0.1, max_trials=10):
     return best_t, best_bound, trials
 
 
-def nonlinear_cg(objective, w0, tol=1e-3, max_iter=1000, log=None):
+def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 1000, log: Log = None) -> Any:
     """Minimise a smooth strongly convex objective by preconditioned Polak–Ribière+ CG.
 
     Parameters
@@ -460,9 +470,10 @@ class RankNCG(LinearRanker):
     name = "rankncg"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
 
-    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=1000, erfc_eps=1e-6, erfc="fast",
-                 n_jobs=None, cv=None, cv_metric="ndcg@10", cv_rule="best",
-                 cv_convention="letor", random_state=0, normalize="none"):
+    def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 1000,
+                 erfc_eps: float = 1e-6, erfc: str = "fast", n_jobs: int | None = None,
+                 cv: Any = None, cv_metric: str = "ndcg@10", cv_rule: str = "best",
+                 cv_convention: str = "letor", random_state: int = 0, normalize: str = "none") -> None:
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.normalize = normalize
         self.erfc_eps, self.erfc = erfc_eps, erfc
@@ -470,7 +481,7 @@ class RankNCG(LinearRanker):
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
-    def check_parameters(self):
+    def check_parameters(self) -> None:
         """UsageError naming a parameter out of range, and its rank_learn flag (fit calls it)."""
         if self.erfc not in ("fast", "direct"):
             raise UsageError(f"erfc (--erfc) must be 'fast' or 'direct', not {self.erfc!r}")
@@ -482,8 +493,9 @@ class RankNCG(LinearRanker):
         c_grid(self.C)                               # a positive number or a list of them
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
-            eval_qid=None, eval_group=None, log=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> RankNCG:
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, the chosen value (``C_``, by rankfast.model_selection.
@@ -544,7 +556,8 @@ class RankNCG(LinearRanker):
         self._record_evals(evals)
         return self
 
-    def fit_path(self, X, y, qid, Cs, sample_weight=None):
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any, sample_weight: Vector =
+                 None) -> Iterator[Any]:
         """Fitted copies for each C of Cs (ascending), each CG run started at the previous optimum."""
         from .model_selection import fitted_linear
         X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
@@ -559,7 +572,7 @@ class RankNCG(LinearRanker):
             w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
             yield fitted_linear(self, C, used, w)
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The trained LinearModel, with rankfast's metadata."""
         check_is_fitted(self)
         grid = c_grid(self.C)

@@ -61,20 +61,28 @@ error (the mean over queries of ‖p_q‖², as above), O(d n) per step and
 O(k d n) in all, O(d n) memory (the paper's O(kmn) and O(mn), its m being
 our n documents and its n our d features).  See GreedyRankRLS.
 """
+from __future__ import annotations
+
 import resource
 
 import numpy as np
 import scipy.linalg
 
 from . import _rankrls
+from ._threads import BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .csr import as_csr, issparse
 from .errors import UsageError
-from .newton import conjugate_gradient
-from ._threads import (BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs,
-                       stored_entries)
 from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, training_arrays
+from .newton import conjugate_gradient
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from ._typing import Log, Matrix, Vector
 
 DENSE_MAX_FEATURES = 2048
 DENSE_MAX_ENTRIES = 1 << 28
@@ -141,9 +149,10 @@ class RankRLS(LinearRanker):
     name = "rankrls"
     sparse_float32 = True          # X is centred (in float64) or multiplied by DataMatrix
 
-    def __init__(self, C=0.01, loss=1, solver="auto", tol=1e-6, max_iter=1000, n_jobs=None,
-                 cv=None, cv_metric="ndcg@10", cv_rule="best", cv_convention="letor",
-                 random_state=0, normalize="none"):
+    def __init__(self, C: Any = 0.01, loss: int = 1, solver: str = "auto", tol: float = 1e-6,
+                 max_iter: int = 1000, n_jobs: int | None = None, cv: Any = None,
+                 cv_metric: str = "ndcg@10", cv_rule: str = "best", cv_convention: str = "letor",
+                 random_state: int = 0, normalize: str = "none") -> None:
         self.C, self.loss, self.solver = C, loss, solver
         self.normalize = normalize
         self.tol, self.max_iter = tol, max_iter
@@ -152,8 +161,9 @@ class RankRLS(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
-            eval_qid=None, eval_group=None, log=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> RankRLS:
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         Parameters
@@ -298,7 +308,8 @@ class RankRLS(LinearRanker):
             rows, held_out, y, qid, metric, settings["rule"], f"exact leave-query-out, {Q} queries",
             (model_selection.Column("loss", "LQO pair loss"), losses), log, weight)
 
-    def fit_path(self, X, y, qid, Cs, sample_weight=None):
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any, sample_weight: Vector =
+                 None) -> Iterator[Any]:
         """Fitted copies for each C of Cs, from one eigendecomposition (dense solver).
 
         ``sample_weight``: query weights, as fit's.
@@ -320,11 +331,11 @@ class RankRLS(LinearRanker):
         for C in Cs:
             yield fitted_linear(self, C, used, _scatter(path.weights(Q / (2.0 * C)), varies, d))
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The trained LinearModel, with rankfast's metadata (C grid included)."""
         check_is_fitted(self)
         grid = c_grid(self.C)
-        options = {"C": self.C_, "l": self.loss}
+        options: dict[str, Any] = {"C": self.C_, "l": self.loss}
         if grid is not None:
             options["grid"] = list(grid)
         return linear_model(self, n_features, n_documents, options)
@@ -410,9 +421,10 @@ class GreedyRankRLS(LinearRanker):
     name = "greedy"
     sparse_float32 = True          # X is centred into a float64 X̂ first
 
-    def __init__(self, C=0.01, k="auto", loss=1, n_jobs=None, cv=None, cv_metric="ndcg@10",
-                 cv_rule="best", cv_convention="letor", random_state=0,
-                 normalize="none"):   # C first, as for every learner
+    def __init__(self, C: Any = 0.01, k: int | str = "auto", loss: int = 1,
+                 n_jobs: int | None = None, cv: Any = None, cv_metric: str = "ndcg@10",
+                 cv_rule: str = "best", cv_convention: str = "letor", random_state: int = 0,
+                 normalize: str = "none") -> None:   # C first, as for every learner
         self.C, self.k, self.loss = C, k, loss
         self.normalize = normalize
         self.n_jobs = n_jobs
@@ -420,8 +432,9 @@ class GreedyRankRLS(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None, eval_qid=None,
-            eval_group=None, log=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> GreedyRankRLS:
         """Select features and train on documents X (n × d), labels y and their queries.
 
         Parameters
@@ -497,7 +510,9 @@ class GreedyRankRLS(LinearRanker):
         k_max = int(d - constant.sum())
         if self.k != "auto":
             k_max = min(int(self.k), k_max)
-        selected, lqo, path = [], [], []
+        selected: list[int] = []
+        lqo: list[float] = []
+        path: list = []
         if log is not None:
             log(f"Greedy RankRLS: {d} features, {n} documents, {Q} queries, λ = {lam:.6g}; "
                 f"LQO error without features {current:.8g}", 1)
@@ -539,7 +554,7 @@ class GreedyRankRLS(LinearRanker):
         self._record_evals(evals)
         return self
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """LinearModel of the selected features; metadata records the selection order."""
         check_is_fitted(self)
         return linear_model(self, n_features, n_documents,
@@ -549,12 +564,12 @@ class GreedyRankRLS(LinearRanker):
 
 # ---------------------------------------------------------------- the pieces
 
-def greedy_memory_bytes(n, d):
+def greedy_memory_bytes(n: int, d: Vector) -> Any:
     """Bytes greedy RankRLS allocates for n documents and d features (see check_greedy_memory)."""
     return 8 * (2 * n * d + 2 * d * d + 16 * (n + d))
 
 
-def check_greedy_memory(n, d):
+def check_greedy_memory(n: int, d: Vector) -> None:
     """Raise ValueError when greedy RankRLS's caches would not fit in available_memory().
 
     The caches C and U are two dense n × d float64 arrays (both are read and
@@ -572,7 +587,7 @@ def check_greedy_memory(n, d):
                          f"is available: use a linear learner (prsvm, rankrls) or fewer features")
 
 
-def available_memory(meminfo="/proc/meminfo", status="/proc/self/status"):
+def available_memory(meminfo: str = "/proc/meminfo", status: str = "/proc/self/status") -> Any:
     """Bytes this process can still allocate, or None when that cannot be read.
 
     MemAvailable from ``meminfo`` (Linux), lowered to what the address-space
@@ -599,7 +614,7 @@ def _proc_field(path, name):
     return None
 
 
-def query_scale(starts, loss):
+def query_scale(starts: Vector, loss: Any) -> Any:
     """α_q of L_q = α_q (I − 11ᵀ/m_q): m_q (loss 1), 2/(m_q − 1) (loss 2; 0 when m_q = 1)."""
     m = np.diff(starts).astype(np.float64)
     if loss == 1:
@@ -607,7 +622,7 @@ def query_scale(starts, loss):
     return np.divide(2.0, m - 1.0, out=np.zeros_like(m), where=m > 1)
 
 
-def centred(X, starts, alpha, n_threads=1):
+def centred(X: Matrix, starts: Vector, alpha: Vector, n_threads: int = 1) -> Any:
     """X̂ = blockdiag(√α_q (I − 11ᵀ/m_q)) X as a new dense C-contiguous n × d array.
 
     X is a dense array or a sparse matrix with contiguous queries.  Sparse X
@@ -633,7 +648,7 @@ GRAM_PANEL = 256                # columns per panel of its tiles
 GRAM_PARTIAL_MAX = 1 << 23      # doubles of partial sums (64 MB): fewer, longer blocks beyond
 
 
-def gram(Xh, n_threads=1):
+def gram(Xh: Matrix, n_threads: int = 1) -> Any:
     """(X̂ᵀX̂, mask of the columns of X̂ that are not all zero), the same bits on any threads.
 
     rankfast._rankrls.gram: blocks of rows × tiles of the d × d result, each
@@ -680,7 +695,8 @@ class EigenPath:
     ``n_threads`` threads, with the same bits for any number.
     """
 
-    def __init__(self, Xh, yh, starts, gram_matrix=None, n_threads=1):
+    def __init__(self, Xh: Matrix, yh: Any, starts: Vector, gram_matrix: Any = None,
+                 n_threads: int = 1) -> None:
         n, d = Xh.shape
         if gram_matrix is None:
             gram_matrix = gram(Xh, n_threads)[0]
@@ -698,13 +714,13 @@ class EigenPath:
         self.large = np.flatnonzero(sizes > d)
         largest = int(sizes[self.small].max()) if len(self.small) else 0
         self.work = np.empty(n_threads * largest * (d + largest))  # a share per thread
-        self.gram = {}                          # Z_qᵀZ_q and Z_qᵀŷ_q of queries solved by d × d
+        self.gram: dict = {}                          # Z_qᵀZ_q and Z_qᵀŷ_q of queries solved by d × d
 
-    def weights(self, lam):
+    def weights(self, lam: Any) -> Any:
         """(X̂ᵀX̂ + λI)⁻¹ X̂ᵀŷ."""
         return self.V @ (self.c / (self.lam + lam))
 
-    def lqo_residuals(self, lam):
+    def lqo_residuals(self, lam: Any) -> Any:
         """p with p_q = ŷ_q − X̂_q w_{−q}: residuals of the models trained without each query."""
         s = 1.0 / (self.lam + lam)
         e = self.yh - self.products.matvec(s * self.c)             # ŷ − X̂w

@@ -19,16 +19,24 @@ the paper, with the balanced-tree counting of Lee & Lin 2014).  No pair is
 ever formed.  Newton steps are solved by CG (rankfast.newton); the stopping
 rule is the Newton decrement relative to the objective (see there).
 """
+from __future__ import annotations
+
 import numpy as np
 
 from . import _prsvm
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
-from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model,
-                     pair_square_sums, training_arrays)
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
+from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, pair_square_sums
 from .newton import minimize
 from .precondition import PairPreconditioner
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from ._typing import Log, Matrix, Vector
 
 
 class SquaredHingeObjective:
@@ -42,7 +50,8 @@ class SquaredHingeObjective:
 
     curvature_floor = 1.0
 
-    def __init__(self, X, y, starts, query_weight, n_threads=1, preconditioner="auto"):
+    def __init__(self, X: Matrix, y: Vector, starts: Vector, query_weight: Any, n_threads: int = 1,
+                 preconditioner: str = "auto") -> None:
         self.X = DataMatrix(X, n_threads)               # sparse X stays sparse: no dense copy
         self.n_threads = self.X.n_threads
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
@@ -54,8 +63,8 @@ class SquaredHingeObjective:
         self.pair_diagonal = 2.0 * pair_square_sums(self.X, self.starts, self.rank, self.weight)
         self.preconditioner = PairPreconditioner(self.X.X, self.starts, self.rank, self.weight,
                                                  2.0, 1.0 + self.pair_diagonal, preconditioner)
-        self._scores = None       # s = Xw at the last value_grad: fixes the Hessian
-        self._order = None
+        self._scores: Any = None  # s = Xw at the last value_grad: fixes the Hessian
+        self._order: Any = None
         self._step = None         # (w, s, loss, ∂loss/∂s, order) of the line search's last trial
 
     def _score_space(self, scores):
@@ -67,11 +76,11 @@ class SquaredHingeObjective:
                                     self.n_levels, grad_s, self.chunks, self.n_threads)
         return loss, grad_s, order
 
-    def loss(self, scores):
+    def loss(self, scores: Vector) -> Any:
         """Σ_q c_q Σ_active (1 − s_i + s_j)² at scores."""
         return self._score_space(scores)[0]
 
-    def value_grad(self, w):
+    def value_grad(self, w: Vector) -> Any:
         if self._step is not None and np.array_equal(w, self._step[0]):
             _, scores, loss, grad_s, order = self._step     # the line search's accepted trial
         else:
@@ -81,14 +90,14 @@ class SquaredHingeObjective:
         self._scores, self._order = scores, order
         return 0.5 * (w @ w) + loss, w + self.X.rmatvec(grad_s)
 
-    def precondition(self, r):
+    def precondition(self, r: Any) -> Any:
         return self.preconditioner(r)
 
-    def strengthen(self):
+    def strengthen(self) -> Any:
         """Precondition with I + 2 XᵀLX itself from now on, if cheap (rankfast.precondition)."""
         return self.preconditioner.strengthen()
 
-    def hessvec(self, v):
+    def hessvec(self, v: Vector) -> Any:
         d = self.X.matvec(v)
         out = np.empty_like(d)
         _prsvm.squared_hinge_hessvec(self._scores, self.rank, self.starts, self._order,
@@ -96,7 +105,7 @@ class SquaredHingeObjective:
                                      self.n_threads)
         return v + self.X.rmatvec(out)
 
-    def line(self, w, d):
+    def line(self, w: Vector, d: Vector) -> Any:
         s0 = self._scores if self._scores is not None else self.X.matvec(w)
         sd = self.X.matvec(d)
         ww, wd, dd = w @ w, w @ d, d @ d
@@ -109,7 +118,7 @@ class SquaredHingeObjective:
         return phi
 
 
-def query_weights(y, starts, C, loss, n_queries=None):
+def query_weights(y: Vector, starts: Vector, C: Any, loss: Any, n_queries: int | None = None) -> Any:
     """c_q: C / Q (loss 1) or C / (Q · pairs of q) (loss 2).
 
     Q counts every query of ``starts``, or is ``n_queries`` (the queries of
@@ -123,7 +132,7 @@ def query_weights(y, starts, C, loss, n_queries=None):
     return weight
 
 
-def pair_counts(y, starts):
+def pair_counts(y: Vector, starts: Vector) -> Any:
     """Number of pairs with different labels in each query (O(n log n))."""
     sizes = np.diff(starts)
     query = np.repeat(np.arange(len(sizes)), sizes)
@@ -202,9 +211,10 @@ class RankSVM(LinearRanker):
     name = "prsvm"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
 
-    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100, n_jobs=None, cv=None,
-                 cv_metric="ndcg@10", cv_rule="best", cv_convention="letor", random_state=0,
-                 normalize="none"):
+    def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 100,
+                 n_jobs: int | None = None, cv: Any = None, cv_metric: str = "ndcg@10",
+                 cv_rule: str = "best", cv_convention: str = "letor", random_state: int = 0,
+                 normalize: str = "none") -> None:
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.normalize = normalize
         self.n_jobs = n_jobs
@@ -212,8 +222,9 @@ class RankSVM(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
-            eval_qid=None, eval_group=None, log=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> RankSVM:
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         With a list of C, each value is scored by cross-validation
@@ -249,22 +260,25 @@ class RankSVM(LinearRanker):
         -------
         self
         """
-        X, y, qid = self._fit_input(X, y, qid, group)
-        X, normalizer = self._normalize_fit(X, qid)
+        data = self._training_data(X, y, qid, group)
+        X, normalizer = self._normalize_fit(data.X, data.qid)
+        data = data.with_features(X)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
         check_loss(self.loss)
-        weight = query_sample_weights(sample_weight, qid)
-        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
+        data = data.with_query_weight(query_sample_weights(sample_weight, data.qid))
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(data.X))
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
-            self.cv_result_ = select_c(self, X, y, qid, grid, log, sample_weight=weight)
+            self.cv_result_ = select_c(self, data.X, data.y, data.qid, grid, log,
+                                       sample_weight=data.query_weight)
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
-        X, y, starts, used = training_arrays(X, y, qid)
+        X, y, starts, used = data.grouped()
         objective = SquaredHingeObjective(
-            X, y, starts, weighted(query_weights(y, starts, self.C_, self.loss), weight), n_threads)
+            X, y, starts, weighted(query_weights(y, starts, self.C_, self.loss), data.query_weight),
+            n_threads)
         self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
                                 max_iter=self.max_iter, log=log)
         if log is not None:
@@ -274,13 +288,14 @@ class RankSVM(LinearRanker):
         self._record_evals(evals)
         return self
 
-    def fit_path(self, X, y, qid, Cs, sample_weight=None):
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any,
+                 sample_weight: Vector = None) -> Iterator[Any]:
         """Fitted copies for each C of Cs (ascending), each Newton run started at the previous optimum."""
         from .model_selection import fitted_linear
         check_loss(self.loss)
-        X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
-        weight = query_sample_weights(sample_weight, qid)
-        X, y, starts, used = training_arrays(X, y, qid)
+        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
+        weight = query_sample_weights(sample_weight, data.qid)
+        X, y, starts, used = data.grouped()
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         w = np.zeros(X.shape[1])
         for C in Cs:
@@ -289,7 +304,7 @@ class RankSVM(LinearRanker):
             w = minimize(objective, w, tol=self.tol, max_iter=self.max_iter).w
             yield fitted_linear(self, C, used, w)
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The trained LinearModel, with rankfast's metadata."""
         check_is_fitted(self)
         grid = list(self.C) if np.ndim(self.C) > 0 else None

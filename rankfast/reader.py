@@ -6,6 +6,8 @@ parser's error codes into messages.  rankfast.data builds Datasets (numpy,
 scipy) on top of it; rank_classify streams a linear model's scores over
 iter_svmlight without importing either.
 """
+from __future__ import annotations
+
 import collections
 import io
 
@@ -13,11 +15,18 @@ from . import _svmlight
 from .errors import InputError
 from .files import open_binary
 
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from ._typing import Matrix
+
 BOM = b"\xef\xbb\xbf"
 SHOWN_CHARS = 60            # how much of a bad token an error message quotes
 
 
-def read_errors():
+def read_errors() -> Any:
     """What reading a (possibly compressed) stream can raise, as an ``except`` tuple.
 
     A corrupt gzip stream raises zlib.error, a corrupt xz stream LZMAError,
@@ -51,7 +60,7 @@ _REASONS = {
 }
 
 
-def reason(error, token, what="target"):
+def reason(error: Any, token: Any, what: str = "target") -> Any:
     """The message for parser error code ``error`` at ``token`` (bytes).
 
     A long token is quoted in part: its first SHOWN_CHARS characters, an
@@ -73,16 +82,17 @@ class Rows:
     (but indptr[0] = 0): the parser writes every item a block shows.
     """
 
-    def __init__(self, rows, entries, comments=False):
+    def __init__(self, rows: Matrix, entries: int, comments: bool = False) -> None:
         empty = _svmlight.empty_array
         self.y, self.qid, self.line = empty("d", rows), empty("q", rows), empty("q", rows)
         self.indptr = empty("q", rows + 1)
         self.indptr[0] = 0
         self.indices, self.values = empty("i", max(entries, 1)), empty("d", max(entries, 1))
         spans = (empty("q", rows), empty("q", rows)) if comments else (None, None)
-        self.comment_start, self.comment_end = spans
+        self.comment_start: Any = spans[0]
+        self.comment_end: Any = spans[1]
 
-    def block(self, n, nnz):
+    def block(self, n: int, nnz: Any) -> Any:
         """The first n documents (nnz entries) as a RowBlock of views."""
         return RowBlock(memoryview(self.y)[:n], memoryview(self.qid)[:n],
                         memoryview(self.line)[:n], memoryview(self.indptr)[:n + 1],
@@ -106,7 +116,8 @@ class RowBlock(collections.namedtuple("RowBlock", "y qid line indptr indices val
         return len(self.y)
 
 
-def iter_svmlight(path, rows=2048, entries=1 << 16, chunk_bytes=1 << 18, progress=None):
+def iter_svmlight(path: str, rows: int = 2048, entries: int = 1 << 16,
+                  chunk_bytes: int = 1 << 18, progress: Any = None) -> Iterator[Any]:
     """The documents of an SVMlight file as a stream of RowBlocks of at most ``rows`` documents.
 
     The same parser, grammar and errors as load_svmlight, in one pass over
@@ -147,7 +158,7 @@ def iter_svmlight(path, rows=2048, entries=1 << 16, chunk_bytes=1 << 18, progres
                 block = block[consumed:]
 
 
-def plain_size(stream):
+def plain_size(stream: Any) -> Any:
     """Bytes left to read in a stream that can be rewound (a plain file), else None.
 
     Lets readers size their buffers to a small file: zeroing megabytes takes

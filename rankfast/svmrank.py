@@ -69,19 +69,34 @@ way; 0.6-1 s on that ranking for C from 1e-3 to 1e3.
 Stopping rule: certified gap ≤ min(C ε', ε D) (above), or ``max_iter``
 iterations (``-#``).
 """
+from __future__ import annotations
+
 import dataclasses
 
 import numpy as np
 
 from . import _hinge, _prsvm
+from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
-from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .errors import UsageError
-from .linear import (DataMatrix, LinearRanker, c_grid, check_loss, linear_model, pair_square_sums,
-                     training_arrays)
+from .linear import (
+    DataMatrix,
+    LinearRanker,
+    c_grid,
+    check_loss,
+    linear_model,
+    pair_square_sums,
+    training_arrays,
+)
 from .precondition import PairPreconditioner
 from .ranksvm import query_weights
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import Log, Matrix, Vector
 
 MU = 0.1            # OCAS: where between w_b and w_c the next cutting plane is taken
 IDLE_ROUNDS = 50    # a cutting plane with zero weight for this many rounds is dropped
@@ -96,7 +111,8 @@ class HingeLoss:
     the value and the subgradient are the same bits for any number of them.
     """
 
-    def __init__(self, y, starts, query_weight, power=1, n_threads=1):
+    def __init__(self, y: Vector, starts: Vector, query_weight: Any, power: int = 1,
+                 n_threads: int = 1) -> None:
         self.kernel = _hinge.hinge if power == 1 else _prsvm.squared_hinge
         levels, rank = np.unique(y, return_inverse=True)
         self.rank = rank.ravel().astype(np.int64)
@@ -106,7 +122,7 @@ class HingeLoss:
         self.n_threads = n_threads
         self.chunks = query_chunks(self.starts)     # fixed by the data: same bits for any n_threads
 
-    def __call__(self, scores):
+    def __call__(self, scores: Vector) -> Any:
         """(L, ∂L/∂s) at scores (float64, one per document, queries contiguous)."""
         scores = np.ascontiguousarray(scores, dtype=np.float64)
         order = np.empty(len(scores), dtype=np.int64)
@@ -171,7 +187,8 @@ class _Planes:
         return w, self.b @ self.alpha - 0.5 * (w @ w)
 
 
-def ocas(X, loss, target, max_iter, log=None, stall=False, relative=0.0):
+def ocas(X: Matrix, loss: Any, target: Any, max_iter: int, log: Log = None, stall: bool = False,
+         relative: float = 0.0) -> Any:
     """Minimise ½‖w‖² + loss(Xw) by OCAS until the certified gap is ≤ target.
 
     ``X`` is a rankfast.linear.DataMatrix (its matvec and rmatvec are X w and Xᵀ u).
@@ -182,8 +199,8 @@ def ocas(X, loss, target, max_iter, log=None, stall=False, relative=0.0):
     Σ_q c_q |P_q| and each pair's hinge is 1-Lipschitz in s_i − s_j.
     ``target`` is a number or a function of F(0) = loss(0) giving it; with
     ``relative`` > 0 the gap must also be ≤ relative · D (D ≤ F*, so within that
-    fraction of the optimum's objective).  With ``stall``, gives up (message "stalled") once the gap after k ≥ 10
-    iterations is above 0.9 times the gap after k/2: slower than the O(1/k)
+    fraction of the optimum's objective).  With ``stall``, gives up (message "stalled")
+    once the gap after k ≥ 10 iterations is above 0.9 times the gap after k/2: slower than the O(1/k)
     cutting planes promise, as on one large ranking with raw features.
     Returns a CuttingPlaneResult.
 
@@ -316,7 +333,7 @@ class HuberObjective:
 
     curvature_floor = 1.0
 
-    def __init__(self, products, loss, delta, preconditioner):
+    def __init__(self, products: Any, loss: Any, delta: Any, preconditioner: Any) -> None:
         self.X, self.loss, self.delta = products, loss, float(delta)
         self.theta = 1.0 - self.delta
         self.preconditioner = preconditioner
@@ -345,7 +362,7 @@ class HuberObjective:
         mean = np.bincount(self._query, weights=scores, minlength=len(self._sizes)) / self._sizes
         return scores - mean[self._query]
 
-    def score_space(self, scores, order):
+    def score_space(self, scores: Vector, order: Vector) -> Any:
         """(L_δ, ∂L_δ/∂s) at scores (δ = 1: the squared hinge (1 − m)₊² / 2 alone)."""
         theta, delta = self.theta, self.delta
         scores = self._centred(scores)
@@ -360,14 +377,14 @@ class HuberObjective:
             value = np.inf
         return value, (g_outer - theta * g_inner) / (2.0 * delta)
 
-    def value_grad(self, w):
+    def value_grad(self, w: Vector) -> Any:
         scores = self.X.matvec(w)
         order = self._order_of(scores)
         value, gamma = self.score_space(scores, order)
         self._scores, self._order, self._gamma = scores, order, gamma
         return 0.5 * (w @ w) + value, w + self.X.rmatvec(gamma)
 
-    def hessvec(self, v):
+    def hessvec(self, v: Vector) -> Any:
         u = self.X.matvec(v)
         outer, inner = np.empty_like(u), np.zeros_like(u)
         scores = self._centred(self._scores)
@@ -380,13 +397,13 @@ class HuberObjective:
                                          self.loss.chunks, self.loss.n_threads)
         return v + self.X.rmatvec((outer - inner) / (2.0 * self.delta))
 
-    def precondition(self, r):
+    def precondition(self, r: Any) -> Any:
         return self.preconditioner(r)
 
-    def strengthen(self):
+    def strengthen(self) -> Any:
         return self.preconditioner.strengthen()
 
-    def line(self, w, d):
+    def line(self, w: Vector, d: Vector) -> Any:
         s0, sd = self._scores, self.X.matvec(d)
         ww, wd, dd = w @ w, w @ d, d @ d
 
@@ -396,7 +413,7 @@ class HuberObjective:
                 self.score_space(scores, self._order_of(scores))[0]
         return phi
 
-    def certificate(self, w):
+    def certificate(self, w: Vector) -> Any:
         """(w', F(w'), a lower bound D ≤ F*) at the last value_grad's point w (weak duality).
 
         The smoothed loss's pair weights α_p = c_q min(1, (1 − m_p)₊ / δ) ∈ [0, c_q]
@@ -439,8 +456,9 @@ class SmoothingResult:
     message: str
 
 
-def smoothing_path(X, loss, target, max_iter, preconditioner, log=None, delta=0.5,
-                   max_stages=20, w0=None, lower=0.0, relative=0.0):
+def smoothing_path(X: Matrix, loss: Any, target: Any, max_iter: int, preconditioner: Any,
+                   log: Log = None, delta: float = 0.5, max_stages: int = 20, w0: Any = None,
+                   lower: float = 0.0, relative: float = 0.0) -> Any:
     """Minimise ½‖w‖² + hinge loss by Newton on Huber smoothings of shrinking width δ.
 
     Each stage minimises F_δ (HuberObjective) from the last stage's point until
@@ -510,7 +528,7 @@ def smoothing_path(X, loss, target, max_iter, preconditioner, log=None, delta=0.
                            delta, converged, message)
 
 
-def svm_rank_target(C, tol, loss):
+def svm_rank_target(C: Any, tol: float, loss: Any) -> Any:
     """C ε' for svm_rank's ``-e tol``, as a function of F(0) = L(0) (see the module docstring).
 
     ε' = tol · (pairs / queries) with -l 1, so C ε' = tol · L(0); ε' = tol with -l 2.
@@ -572,16 +590,17 @@ class RankSVML1(LinearRanker):
     name = "svmrank"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
 
-    def __init__(self, C=0.01, loss=1, tol=1e-3, max_iter=100000, n_jobs=None,
-                 normalize="none", solver="auto"):
+    def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 100000,
+                 n_jobs: int | None = None, normalize: str = "none", solver: str = "auto") -> None:
         self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
         self.solver = solver
         self.normalize = normalize
         self.n_jobs = n_jobs
 
     @blas_single_thread
-    def fit(self, X, y, qid=None, group=None, sample_weight=None, eval_set=None,
-            eval_qid=None, eval_group=None, log=None):
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> RankSVML1:
         """Train on documents X (n × d, dense or sparse), labels y and their queries.
 
         Parameters
@@ -658,7 +677,7 @@ class RankSVML1(LinearRanker):
         self._record_evals(evals)
         return self
 
-    def to_model(self, n_features=None, n_documents=0):
+    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The trained LinearModel, with rankfast's metadata."""
         check_is_fitted(self)
         return linear_model(self, n_features, n_documents,

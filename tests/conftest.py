@@ -1,6 +1,5 @@
 """Fixtures shared by the test modules."""
 import pytest
-
 from shared_paths import REFERENCE, require
 
 

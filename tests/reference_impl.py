@@ -138,7 +138,7 @@ def average_precision_brute(scores, labels, qid):
 
 # ---------------------------------------------------------------- RankRLS and greedy RankRLS
 # Slow twins of RankRLS and greedy RankRLS (rankfast.rankrls), used as test oracles.
-# 
+#
 # Pairs are enumerated explicitly and every leave-query-out model is retrained
 # from scratch.  Conventions as in rankfast.rankrls: queries in order of first
 # appearance; the objective ½‖w‖² + Σ_q c_q Σ_{i<j ∈ q} (y_i − y_j − wᵀ(x_i − x_j))²
@@ -234,10 +234,10 @@ def greedy_rankrls_naive(X, y, qid, C, loss=1, k=1, query_weight=None):
 
 # ---------------------------------------------------------------- erfc sums and RankNCG
 # Slow twins of the erfc kernels and of RankNCG's objective, used as test oracles.
-# 
+#
 # Plain NumPy / SciPy, written for obviousness: the erfc sum is the O(NM) double sum,
 # pairs are enumerated explicitly.  (To be merged with the twins above.)
-# 
+#
 # Conventions as in rankfast.rankncg: query q holds documents ``starts[q]:starts[q+1]``
 # and has weight ``weight[q]``; a pair (l, k) of one query has ``labels[l] > labels[k]``
 # (l preferred); d = s_l − s_k with s = X w; κ = √3 / (π √2).

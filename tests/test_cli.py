@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_paths import REFERENCE, require
 
 from rankfast import read_model
 from rankfast.cli import classify_main, learn_main
-from shared_paths import REFERENCE, require
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -22,7 +22,8 @@ def without_runtime(text):
 
 GOLDEN = [("example3", "test.dat", f"model_c{c}.dat", f"pred_test_c{c}.txt", f"classify_test_c{c}.stdout", [])
           for c in ("0.01", "1", "3", "20", "3_l2", "3_t2")]
-GOLDEN += [("example3", "train.dat", f"model_c{c}.dat", f"pred_train_c{c}.txt", f"classify_train_c{c}.stdout", [])
+GOLDEN += [("example3", "train.dat", f"model_c{c}.dat", f"pred_train_c{c}.txt",
+            f"classify_train_c{c}.stdout", [])
            for c in ("0.01", "1", "3", "20")]
 GOLDEN += [("example3", "test.dat", "model_c3.dat", f"pred_test_c3_v{v}.txt", f"classify_test_c3_v{v}.stdout",
             ["-v", v]) for v in ("0", "3")]

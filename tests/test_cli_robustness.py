@@ -12,11 +12,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_paths import REFERENCE, require
 
 from rankfast import read_model
-from rankfast.cli import (CLASSIFY_HELP, CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, LEARN_OPTIONS,
-                          _learn_help, classify_main, learn_main)
-from shared_paths import REFERENCE, require
+from rankfast.cli import (
+    CLASSIFY_HELP,
+    CLASSIFY_OPTIONS,
+    CLASSIFY_SWITCHES,
+    LEARN_OPTIONS,
+    classify_main,
+    learn_main,
+)
+from rankfast.learn_cli import _learn_help
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -68,7 +75,7 @@ def test_numpy_floating_point_warnings_are_dropped_and_other_warnings_are_notes(
 
     import numpy as np
 
-    from rankfast import cli
+    from rankfast import cli_output
 
     def body(argv):
         with np.errstate(all="warn"):
@@ -76,10 +83,10 @@ def test_numpy_floating_point_warnings_are_dropped_and_other_warnings_are_notes(
             np.array([0.0]) / 0.0                       # invalid value encountered in divide
             np.array([1.0]) / 0.0                       # divide by zero encountered in divide
             np.array([1e-300]) * 1e-300                 # (underflow: ignored by default)
-        warnings.warn("something else to know", UserWarning)
+        warnings.warn("something else to know", UserWarning, stacklevel=1)
         return 0
 
-    assert cli._run("rank_learn", body, [], "") == 0
+    assert cli_output.run("rank_learn", body, [], "") == 0
     assert capsys.readouterr().err == "rank_learn: note: something else to know\n"
 
 
@@ -244,8 +251,8 @@ def test_y_with_a_random_fourier_model_prints_no_svm_light_model_line(tmp_path, 
     (["-a", "rankrls", "-e", "0.1"], "a looser -e is not used"),
 ])
 def test_options_a_learner_does_not_use_get_a_note(args, note):
-    from rankfast.learners import make_learner
     from rankfast.cli import parse_args
+    from rankfast.learners import make_learner
     options, given, _ = parse_args(args + ["train.dat"], LEARN_OPTIONS, {}, 2, "rank_learn")
     _, notes = make_learner(options, given)
     assert any(note in n for n in notes), notes

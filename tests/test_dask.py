@@ -13,11 +13,12 @@ import scipy.special
 pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
+from shared_paths import DATA  # noqa: E402
+
 import rankfast  # noqa: E402
 from rankfast import cli  # noqa: E402
 from rankfast import dask as rdask  # noqa: E402
 from rankfast.errors import InputError, UsageError  # noqa: E402
-from shared_paths import DATA  # noqa: E402
 from rankfast.rankncg import KAPPA, RankNCG  # noqa: E402
 from rankfast.rankrls import RankRLS  # noqa: E402
 from rankfast.ranksvm import RankSVM  # noqa: E402

@@ -28,7 +28,7 @@ import os
 import re
 import shlex
 import shutil
-from typing import Optional, Tuple
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -62,7 +62,7 @@ class Trained:
     """
 
     props: Optional[str] = None
-    notes: Optional[Tuple[str, ...]] = None
+    notes: Optional[tuple[str, ...]] = None
     model: str = "model.dat"
     c: Optional[float] = None
     as_good_as_svm_rank: bool = True
@@ -79,8 +79,8 @@ class Classified:
 
     output: str = "predictions"
     twin: Optional[str] = None
-    summary: Tuple[str, ...] = ()
-    notes: Optional[Tuple[str, ...]] = None
+    summary: tuple[str, ...] = ()
+    notes: Optional[tuple[str, ...]] = None
 
 
 @dataclasses.dataclass(frozen=True)

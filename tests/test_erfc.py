@@ -3,10 +3,10 @@ import math
 
 import numpy as np
 import pytest
+import reference_impl as reference
 from scipy.special import erfc, erfcinv
 
 from rankfast import _erfc
-import reference_impl as reference
 from rankfast.erfc import erfc_parameters, erfc_sum
 
 EPSILONS = [1e-2, 1e-4, 1e-6, 1e-9, 1e-12]

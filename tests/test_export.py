@@ -19,7 +19,6 @@ from rankfast.cli import classify_main, learn_main
 from rankfast.errors import InputError, MissingDependencyError, UsageError
 from rankfast.export import FORMATS, read_feature_names, to_json
 from rankfast.export_cli import main
-from shared_paths import REFERENCE
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 TRAIN, TEST = os.path.join(EXAMPLES, "train.dat"), os.path.join(EXAMPLES, "test.dat")

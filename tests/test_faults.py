@@ -11,11 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli_robustness import SMALL, small  # noqa: F401  (small: a fixture)
 
 from rankfast import files
 from rankfast.cli import classify_main, learn_main
-
-from test_cli_robustness import SMALL, small  # noqa: F401  (small: a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 LINEAR_MODEL = ("SVM-light Version V6.20\n0 # kernel type\n3 # kernel parameter -d \n"
@@ -148,7 +147,7 @@ def test_features_of_wildly_different_scales_no_longer_make_rankrls_ill_conditio
 
 
 def test_an_ill_conditioned_solve_is_one_note_saying_what_to_change():
-    from rankfast.cli import _warning_note
+    from rankfast.cli_output import _warning_note
     note = _warning_note("An ill-conditioned matrix detected: slice 0 has rcond = 5.2e-24.")
     assert note.startswith("the linear system is ill-conditioned (reciprocal condition "
                            "number 5.2e-24)")
@@ -178,7 +177,7 @@ def test_kernel_overflow_from_features_blames_the_features():
 
 
 def test_linear_algebra_failures_are_explained():
-    from rankfast.cli import _linear_algebra_reason
+    from rankfast.learn_cli import _linear_algebra_reason
     text = _linear_algebra_reason(np.linalg.LinAlgError("Eigenvalues did not converge"))
     assert "Eigenvalues did not converge" in text and "rescale the features" in text
     text = _linear_algebra_reason(ValueError("array must not contain infs or NaNs"))
@@ -269,8 +268,9 @@ def test_learn_h_with_a_value_stays_svm_rank_s_qp_option(small, tmp_path, capsys
     assert "-h only tunes svm_rank's QP solver" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("flags, says", [(["-t", "2", "-g", "-1"], "-g -1: the RBF kernel needs g > 0"),
-                                         (["-t", "1", "-d", "-3"], "-d -3: the polynomial kernel needs d >= 1")])
+@pytest.mark.parametrize("flags, says", [
+    (["-t", "2", "-g", "-1"], "-g -1: the RBF kernel needs g > 0"),
+    (["-t", "1", "-d", "-3"], "-d -3: the polynomial kernel needs d >= 1")])
 def test_kernel_parameters_that_give_no_kernel_have_a_note(small, tmp_path, capsys, flags, says):
     learn_main([*flags, "--landmarks", "4", str(small), str(tmp_path / "m")])
     assert f"rank_learn: note: {says}" in capsys.readouterr().err

@@ -4,10 +4,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+import svmlight_reference as ref
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from rankfast import InputError, load_svmlight, read_model
-import svmlight_reference as ref
 
 VALID = [
     b"2 qid:1 1:0.5 3:-1.25e-3 10:7 # doc a",

@@ -15,11 +15,11 @@ import sys
 import numpy as np
 import pytest
 
-from rankfast import cli, load_svmlight, read_model, reader
+from rankfast import classify_cli, load_svmlight, read_model, reader
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import group_sidecar, group_to_qid, query_starts, read_group_file
-from rankfast.groups import QueryGroups
 from rankfast.errors import InputError
+from rankfast.groups import QueryGroups
 from rankfast.ranksvm import RankSVM
 
 
@@ -184,7 +184,7 @@ def block_rows(request, monkeypatch):
     monkeypatch.setattr(reader, "iter_svmlight",
                         functools.partial(reader.iter_svmlight, rows=request.param,
                                           entries=256 if request.param < 100 else 1 << 18))
-    monkeypatch.setattr(cli._QueryFigures, "BATCH", 5 if request.param < 100 else 1 << 16)
+    monkeypatch.setattr(classify_cli._QueryFigures, "BATCH", 5 if request.param < 100 else 1 << 16)
 
 
 def _summary(out):
@@ -287,7 +287,7 @@ def test_classify_lines_without_qid_before_the_first_qid(tmp_path, capsys, model
     data.write_text("".join(mixed))
     ds = load_svmlight(str(data))
     scores = read_model(models["linear"]).predict(ds.X)
-    expected = cli.classify_summary(scores, ds.y, ds.qid) + cli.metrics_report(
+    expected = classify_cli.classify_summary(scores, ds.y, ds.qid) + classify_cli.metrics_report(
         scores, ds.y, ds.qid, (1, 10))
     if pipe:                               # --group must give the runs of equal qid
         sizes = np.diff(query_starts(ds.qid))

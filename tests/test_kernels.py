@@ -10,15 +10,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from shared_paths import REFERENCE, require
 
 from rankfast import InputError, KernelModel, load_svmlight, read_model, write_model
-from rankfast.kernels import (RFF_MAX_VALUES, RFF_VERSION_LINE, KernelApproxLearner,
-                              NystroemMap, RandomFourierMap, RFFModel, format_rff_model,
-                              parse_rff_model)
+from rankfast.kernels import (
+    RFF_MAX_VALUES,
+    RFF_VERSION_LINE,
+    KernelApproxLearner,
+    NystroemMap,
+    RandomFourierMap,
+    RFFModel,
+    format_rff_model,
+    parse_rff_model,
+)
 from rankfast.metrics import pairwise_accuracy
 from rankfast.model import VERSION_LINE, KernelParams, format_model
 from rankfast.ranksvm import RankSVM
-from shared_paths import REFERENCE, require
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 EXAMPLE3 = REFERENCE / "example3"

@@ -1,9 +1,9 @@
 """Ranking metrics against brute-force twins and hand-computed values (conventions included)."""
 import numpy as np
 import pytest
+import reference_impl as _reference
 
 from rankfast import metrics
-import reference_impl as _reference
 
 
 def metric_cases():
@@ -28,7 +28,7 @@ def metric_cases():
     out.append((np.array([1.0]), np.array([3.0]), np.array([4])))
     out.append((np.array([0.0, 0.0, 0.0]), np.array([2.0, 0.0, 1.0]), np.array([1, 1, 1])))
     # NaN scores (one value, below every number, -inf included) among ties and infinities
-    for trial in range(4):
+    for _trial in range(4):
         n = int(rng.integers(2, 40))
         qid = rng.integers(1, 4, size=n)
         labels = rng.integers(0, 3, size=n).astype(np.float64)

@@ -13,7 +13,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def cases():
     rng = np.random.default_rng(2024)
     out = []
-    for trial in range(6):
+    for _trial in range(6):
         n_queries = int(rng.integers(1, 10))
         sizes = rng.integers(1, 25, size=n_queries)
         qid = np.repeat(rng.choice(np.arange(1, 500), n_queries, replace=False), sizes)
@@ -122,8 +122,8 @@ def test_rank_classify_metrics_name_the_ndcg_convention(tmp_path, capsys):
 @pytest.mark.parametrize("contiguous", [True, False])
 def test_streamed_metrics_equal_the_whole_file_figures(tmp_path, capsys, monkeypatch, contiguous):
     """Small batches (and a query split in the file) give the figures of rankfast.metrics."""
-    from rankfast import cli
-    monkeypatch.setattr(cli._QueryFigures, "BATCH", 7)
+    from rankfast import classify_cli
+    monkeypatch.setattr(classify_cli._QueryFigures, "BATCH", 7)
     lines = (EXAMPLES / "test.dat").read_text().splitlines(keepends=True)[:300]
     if not contiguous:
         lines = lines[20:] + lines[:20]                   # the first query's lines split in two
@@ -137,5 +137,5 @@ def test_streamed_metrics_equal_the_whole_file_figures(tmp_path, capsys, monkeyp
     out = captured.out
     assert ("are not contiguous" in captured.err) == (not contiguous)
     test = load_svmlight(str(data))
-    expected = cli.metrics_report(np.loadtxt(tmp_path / "p"), test.y, test.qid, [3, 10])
+    expected = classify_cli.metrics_report(np.loadtxt(tmp_path / "p"), test.y, test.qid, [3, 10])
     assert expected in out and "ERR@10: " in expected and "NDCG@3 (LETOR): " in expected

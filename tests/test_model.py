@@ -6,10 +6,10 @@ import resource
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from shared_paths import REFERENCE, require
 
 from rankfast import InputError, KernelModel, LinearModel, load_svmlight, read_model, write_model
 from rankfast.model import KernelParams, format_model
-from shared_paths import REFERENCE, require
 
 EXAMPLE3 = REFERENCE / "example3"
 

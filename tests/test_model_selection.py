@@ -10,8 +10,17 @@ from rankfast import metrics
 from rankfast.cli import learn_main
 from rankfast.errors import UsageError
 from rankfast.model import read_model
-from rankfast.model_selection import (CVResult, GridSearch, Metric, Progress, choose,
-                                      _log_progress, cross_validate, make_folds, table_metrics)
+from rankfast.model_selection import (
+    CVResult,
+    GridSearch,
+    Metric,
+    Progress,
+    _log_progress,
+    choose,
+    cross_validate,
+    make_folds,
+    table_metrics,
+)
 from rankfast.rankncg import RankNCG
 from rankfast.rankrls import GreedyRankRLS, RankRLS
 from rankfast.ranksvm import RankSVM
@@ -68,7 +77,9 @@ def test_every_query_is_in_exactly_one_test_fold(K):
 
 def test_the_seed_shuffles_the_folds_and_fixes_them():
     _, _, qid = make_data(2, sizes=(3,) * 30)
-    test_sets = lambda seed: [frozenset(qid[test]) for _, test in make_folds(qid, 5, seed).splits]
+
+    def test_sets(seed):
+        return [frozenset(qid[test]) for _, test in make_folds(qid, 5, seed).splits]
     assert test_sets(0) == test_sets(0)
     assert test_sets(0) != test_sets(1)
     unshuffled = [frozenset(np.unique(qid)[j::5]) for j in range(5)]    # the old "j mod K"

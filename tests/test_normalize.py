@@ -9,9 +9,9 @@ from rankfast import read_model
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import dump_svmlight
 from rankfast.normalize import Normalizer, log_transform, normalized_scores, query_min_max
-from rankfast.ranksvm import RankSVM
 from rankfast.rankncg import RankNCG
 from rankfast.rankrls import GreedyRankRLS, RankRLS
+from rankfast.ranksvm import RankSVM
 from rankfast.svmrank import RankSVML1
 
 

@@ -126,7 +126,8 @@ def test_an_in_place_build_keeps_what_is_current_and_rebuilds_what_is_not(tmp_pa
     assert hashlib.sha256(module.read_bytes()).hexdigest() != built
     assert b".debug_info" not in module.read_bytes()
 
-    (tmp_path / "pyx" / "_swapped.pyx").write_text((ROOT / "pyx" / "_swapped.pyx").read_text() + "\n# changed\n")
+    changed = (ROOT / "pyx" / "_swapped.pyx").read_text() + "\n# changed\n"
+    (tmp_path / "pyx" / "_swapped.pyx").write_text(changed)
     assert "Cython" in subprocess.run(requirements, cwd=tmp_path, env=env, capture_output=True,
                                       text=True, check=True).stdout
 

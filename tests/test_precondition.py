@@ -6,8 +6,13 @@ import scipy.sparse as sp
 from rankfast import precondition
 from rankfast.csr import as_csr
 from rankfast.linear import DataMatrix, pair_square_sums
-from rankfast.precondition import (DiagonalPreconditioner, FullPreconditioner,
-                                   PairPreconditioner, full_is_cheap, pair_gram)
+from rankfast.precondition import (
+    DiagonalPreconditioner,
+    FullPreconditioner,
+    PairPreconditioner,
+    full_is_cheap,
+    pair_gram,
+)
 
 
 def pairs_gram(X, starts, rank, weight):

@@ -3,17 +3,16 @@ import math
 
 import numpy as np
 import pytest
+import reference_impl as reference
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from rankfast import _erfc, metrics
-import reference_impl as reference
-from rankfast.errors import UsageError
 from rankfast.erfc import erfc_parameters
+from rankfast.errors import UsageError
 from rankfast.model import LinearModel
 from rankfast.rankncg import KAPPA, ErfcPairObjective, RankNCG, certified_step
 from rankfast.ranksvm import query_weights
-
 
 # ---------------------------------------------------------------- data
 

@@ -5,16 +5,21 @@ import tracemalloc
 
 import numpy as np
 import pytest
+import reference_impl as _reference
 import scipy.sparse as sp
 
 from rankfast import _rankrls, metrics, rankrls
 from rankfast._threads import query_chunks
-import reference_impl as _reference
 from rankfast.errors import UsageError
 from rankfast.model import read_model, write_model
-from rankfast.rankrls import (GreedyRankRLS, RankRLS, available_memory, centred,
-                              greedy_memory_bytes, query_scale)
-
+from rankfast.rankrls import (
+    GreedyRankRLS,
+    RankRLS,
+    available_memory,
+    centred,
+    greedy_memory_bytes,
+    query_scale,
+)
 
 # ---------------------------------------------------------------- data
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.sparse as sp
-
 from reference_impl import prsvm_objective_pairs, squared_hinge_pairs
+from shared_paths import REFERENCE, require
+
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import query_starts
 from rankfast.ranksvm import RankSVM, pair_counts, query_weights
-from shared_paths import REFERENCE, require
 
 
 def random_problem(seed, n_queries=25, d=6, sparse=False, levels=3):

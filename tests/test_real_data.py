@@ -9,6 +9,8 @@ default within 0.005 of its tight solve's.
 """
 import numpy as np
 import pytest
+from reference_impl import erfc_rank_objective_pairs
+from shared_paths import DATA, require
 
 import rankfast
 from rankfast import metrics, precondition
@@ -17,8 +19,6 @@ from rankfast.rankncg import RankNCG
 from rankfast.rankrls import RankRLS
 from rankfast.ranksvm import RankSVM, query_weights
 from rankfast.svmrank import RankSVML1
-from reference_impl import erfc_rank_objective_pairs
-from shared_paths import DATA, require
 
 GRID = [1e-3, 1.0, 1e3]
 

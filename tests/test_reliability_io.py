@@ -11,12 +11,21 @@ import textwrap
 
 import numpy as np
 import pytest
-
-import rankfast
-from rankfast import InputError, LinearModel, load_svmlight, read_model, write_model
-from rankfast import _svmlight, cli, data, model as model_module
-from rankfast.model import format_model
 from shared_paths import REFERENCE, require
+
+from rankfast import (
+    InputError,
+    LinearModel,
+    _svmlight,
+    cli,
+    cli_output,
+    data,
+    load_svmlight,
+    read_model,
+    write_model,
+)
+from rankfast import model as model_module
+from rankfast.model import format_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE3 = REFERENCE / "example3"
@@ -80,7 +89,7 @@ def test_the_parser_never_writes_past_the_arrays_it_is_given():
     assert labels[:6].tolist() == load_svmlight_bytes(text).y[:6].tolist()
 
 
-def load_svmlight_bytes(text, tmp=[0]):
+def load_svmlight_bytes(text):
     import tempfile
     with tempfile.NamedTemporaryFile(suffix=".dat", delete=False) as f:
         f.write(text)
@@ -363,15 +372,15 @@ def test_load_svmlight_reports_progress_in_bytes(tmp_path):
 
 def test_read_progress_lines_are_rate_limited_and_quiet_for_small_files(capsys):
     now = [0.0]
-    progress = cli._ReadProgress("rank_learn", "big.dat", 1, clock=lambda: now[0])
+    progress = cli_output.ReadProgress("rank_learn", "big.dat", 1, clock=lambda: now[0])
     for step in range(1, 41):            # 40 reads, 0.25 s apart
         now[0] = step * 0.25
         progress(step * 32_000_000)
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 10 and err[0] == "rank_learn: reading big.dat: 128 MB"
-    quick = cli._ReadProgress("rank_learn", "small.dat", 1, clock=lambda: 0.5)
+    quick = cli_output.ReadProgress("rank_learn", "small.dat", 1, clock=lambda: 0.5)
     quick(1000)
-    silent = cli._ReadProgress("rank_learn", "big.dat", 0, clock=lambda: now[0])
+    silent = cli_output.ReadProgress("rank_learn", "big.dat", 0, clock=lambda: now[0])
     now[0] += 5
     silent(10)
     assert capsys.readouterr().err == ""

@@ -197,8 +197,10 @@ WEIGHTED_LEARNERS = [wrappers.RankSVM, wrappers.RankSVML1, wrappers.RankNCG, wra
 def test_the_declared_weight_checks_fail_on_per_query_weights_only(make):
     """The three declared checks fail where fit refuses weights that vary within the one
     ranking they give; with those weights constant within queries, fit takes them."""
-    from sklearn.utils.estimator_checks import (check_sample_weight_equivalence_on_dense_data,
-                                                check_sample_weights_not_overwritten)
+    from sklearn.utils.estimator_checks import (
+        check_sample_weight_equivalence_on_dense_data,
+        check_sample_weights_not_overwritten,
+    )
     for check in (check_sample_weights_not_overwritten,
                   check_sample_weight_equivalence_on_dense_data):
         with pytest.raises(ValueError, match="the same for every row of a query"):

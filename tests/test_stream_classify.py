@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
-
-from rankfast import cli, load_svmlight, read_model, reader
 from shared_paths import REFERENCE, require
+
+from rankfast import classify_cli, cli, load_svmlight, read_model, reader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE3 = REFERENCE / "example3"
@@ -30,7 +30,7 @@ def block_rows(request, monkeypatch):
     """Run each test with the default block size and with tiny blocks (runs span blocks)."""
     monkeypatch.setattr(reader, "iter_svmlight",
                         functools.partial(reader.iter_svmlight, rows=request.param, entries=16))
-    monkeypatch.setattr(cli._QueryFigures, "BATCH", 5 if request.param < 100 else 1 << 16)
+    monkeypatch.setattr(classify_cli._QueryFigures, "BATCH", 5 if request.param < 100 else 1 << 16)
     return request.param
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
+from shared_paths import REFERENCE, require
 
 import rankfast
 from rankfast import _hinge
@@ -15,8 +16,6 @@ from rankfast.cli import learn_main
 from rankfast.learners import make_learner
 from rankfast.ranksvm import query_weights
 from rankfast.svmrank import HingeLoss, RankSVML1
-from shared_paths import REFERENCE, require
-
 
 # --- slow twins --------------------------------------------------------------------------
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _erfc, _predict, _prsvm, _rankrls, _threads
 import rankfast
+from rankfast import _erfc, _predict, _prsvm, _rankrls, _threads
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import dump_svmlight
 from rankfast.erfc import erfc_parameters
@@ -456,3 +456,35 @@ def test_compressed_files_read_ahead_on_a_second_thread_give_the_one_thread_data
     path.write_bytes(packed[:len(packed) // 2])                  # cut short
     with pytest.raises(rankfast.InputError, match="cannot read"):
         rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096)
+
+
+def _import_rankfast_in_a_child(**env):
+    """stdout and stderr of a fresh Python that imports rankfast and says whether its
+    environment and its children's hold OMP_WAIT_POLICY (libgomp prints its settings)."""
+    import subprocess
+    import sys
+    code = ("import os, subprocess, sys, rankfast\n"
+            "print(os.environ.get('OMP_WAIT_POLICY'))\n"
+            "print(subprocess.run([sys.executable, '-c', \"import os; "
+            "print(os.environ.get('OMP_WAIT_POLICY'))\"], capture_output=True, text=True)"
+            ".stdout.strip())\n")
+    environ = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**environ, "OMP_DISPLAY_ENV": "verbose", **env}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split(), done.stderr
+
+
+def test_passive_waiting_is_set_for_the_kernels_only():
+    (own, child), stderr = _import_rankfast_in_a_child()
+    assert own == "None" and child == "None"          # not left for other libraries or children
+    if "GOMP_SPINCOUNT" not in stderr:
+        pytest.skip("the kernels are not built with GNU OpenMP (it prints no settings)")
+    assert "GOMP_SPINCOUNT = '0'" in stderr            # PASSIVE: the threads never spin
+
+
+def test_an_explicit_wait_policy_wins():
+    (own, child), stderr = _import_rankfast_in_a_child(OMP_WAIT_POLICY="ACTIVE")
+    assert own == child == "ACTIVE"
+    if "OMP_WAIT_POLICY = " in stderr:
+        assert "OMP_WAIT_POLICY = 'ACTIVE'" in stderr

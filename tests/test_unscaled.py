@@ -11,13 +11,13 @@ objective: within 1e-3 of its own certified lower bound on the optimum).
 """
 import numpy as np
 import pytest
+from reference_impl import erfc_rank_objective_pairs
 
 from rankfast.newton import conjugate_gradient, minimize
 from rankfast.rankncg import RankNCG
 from rankfast.rankrls import RankRLS
 from rankfast.ranksvm import RankSVM, SquaredHingeObjective, query_weights
 from rankfast.svmrank import RankSVML1
-from reference_impl import erfc_rank_objective_pairs
 
 SCALES = 10.0 ** np.array([-3.0, -1.0, 0.0, 2.0, 4.0, 6.0, 7.0, 8.0])
 GRID = [1e-3, 1e-1, 10.0, 1e3]
@@ -144,7 +144,7 @@ def test_rankncg_warm_start_is_no_slower_than_cold():
 def test_cg_decrement_bound_holds_for_any_accuracy():
     """½ bᵀx + ½ ‖r‖² / μ ≥ ½ bᵀH⁻¹b at every CG stopping point (r ⊥ x, H ≥ μ I)."""
     rng = np.random.default_rng(0)
-    for trial in range(20):
+    for _trial in range(20):
         A = rng.normal(size=(30, 12)) * 10.0 ** rng.uniform(-1, 2, size=12)
         H = np.eye(12) + A.T @ A
         b = rng.normal(size=12) * 10.0 ** rng.uniform(-2, 3, size=12)

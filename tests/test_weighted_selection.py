@@ -9,8 +9,8 @@ each query (tests/reference_impl.py, pairs enumerated).
 """
 import numpy as np
 import pytest
-
 import reference_impl as _reference
+
 from rankfast import dump_svmlight, read_model
 from rankfast.base import query_sample_weights
 from rankfast.cli import learn_main
