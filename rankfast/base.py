@@ -84,17 +84,32 @@ class Ranker(BaseEstimator):
                 f"estimator.set_fit_request(qid=True), search.fit(X, y, groups=qid, qid=qid)",
                 OneRankingWarning, stacklevel=3)
         qid = query_ids(X.shape[0], qid, group)
+        self._record_input(X.shape[1], qid, names)
+        return X, y, qid
+
+    def _training_data(self, X, y, qid, group):
+        """fit's X, y and queries as one rankfast.inputs.TrainingData (_fit_input's checks).
+
+        A TrainingData given as X (y, qid and group None) is taken as it is,
+        checked already (cross-validation's folds): only what _fit_input
+        records is recorded.
+        """
+        if isinstance(X, TrainingData):
+            if y is not None or qid is not None or group is not None:
+                raise ValueError("fit got a TrainingData as X: its labels and queries are in it "
+                                 "(y, qid and group must be None)")
+            self._record_input(X.X.shape[1], X.qid, None)
+            return X
+        return TrainingData(*self._fit_input(X, y, qid, group))
+
+    def _record_input(self, n_features, qid, names):
+        """n_features_in_, feature_names_in_ (deleted for None) and whether qid holds several queries."""
         self._several_queries = bool(len(qid)) and not bool((qid == qid[0]).all())
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = n_features
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        return X, y, qid
-
-    def _training_data(self, X, y, qid, group):
-        """fit's X, y and queries as one rankfast.inputs.TrainingData (_fit_input's checks)."""
-        return TrainingData(*self._fit_input(X, y, qid, group))
 
     def _evaluation_sets(self, eval_set, eval_qid=None, eval_group=None):
         """fit's eval_set as checked rankfast.model_selection.ValidationSets named validation_i."""

@@ -61,6 +61,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .csr import CSR
 from .data import group_rows, load_svmlight
 from .errors import InputError, MissingDependencyError, RankfastError, UsageError
 
@@ -311,7 +312,7 @@ def _grouped(part, used):
     """(X, y, starts): the shard's rows grouped by query, columns in the global space ``used``."""
     X = part.X
     indices = np.searchsorted(used, X.indices[:X.nnz]).astype(np.int32)
-    X = sp.csr_matrix((X.data[:X.nnz], indices, X.indptr), shape=(X.shape[0], len(used)))
+    X = CSR(X.data[:X.nnz], indices, X.indptr, (X.shape[0], len(used)))     # as TrainingData holds X
     perm, starts = group_rows(part.qid)
     y = part.y
     if perm is not None:

@@ -313,7 +313,9 @@ class TrainingData:
 
     Built by Ranker._training_data from fit's X, y, qid/group (and then the
     query weights); the learners take it as it is, without checking or
-    converting X again.
+    converting X again.  An estimator's ``fit`` (and a linear learner's
+    ``fit_path``) also takes one in place of X, with y and the queries left
+    out: cross-validation passes its folds so (``subset``), checked once.
 
     Attributes
     ----------
@@ -346,6 +348,16 @@ class TrainingData:
     def with_query_weight(self, query_weight: Any) -> TrainingData:
         """The same documents with per-query weights (None: none)."""
         return dataclasses.replace(self, query_weight=query_weight)
+
+    def subset(self, rows: Vector) -> TrainingData:
+        """The documents ``rows`` (an index array), in that order, taken as they are: no check.
+
+        What cross-validation trains its folds on.  ``query_weight`` is
+        dropped (None): the folds' queries are another set, whose weights each
+        fold's fit normalises from its rows' ``sample_weight``.
+        """
+        index = np.asarray(rows)
+        return TrainingData(self.X[index], self.y[index], self.qid[index])
 
     def grouped(self) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
         """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.

@@ -56,7 +56,7 @@ import scipy.sparse as sp
 
 from .base import Ranker, check_features, sparse_input_tags
 from .compat import BaseEstimator, TransformerMixin, check_is_fitted
-from .csr import issparse, scipy_csr
+from .csr import CSR, scipy_csr
 from .data import mostly_dense, with_width
 
 # The random Fourier model and its file format live in rankfast.model with the other
@@ -151,8 +151,12 @@ class NystroemMap(TransformerMixin, BaseEstimator):
         ValueError
             Bad parameters, X has no row, or K(Z, Z) has no eigenvalue above the threshold.
         """
+        return self._fit_checked(check_features(X)[0])
+
+    def _fit_checked(self, X: Matrix) -> NystroemMap:
+        """fit on X as rankfast.inputs.check_features returns it (no check again)."""
         self.kernel_ = self.check_parameters()
-        X = scipy_csr(check_features(X)[0])
+        X = scipy_csr(X)
         n, self.n_features_ = X.shape
         self.n_features_in_ = self.n_features_
         m = min(int(self.landmarks), n)
@@ -207,7 +211,11 @@ class NystroemMap(TransformerMixin, BaseEstimator):
         -------
         ndarray of float64, shape (n_documents, rank_)
         """
-        X = with_width(_transform_input(self, X), self.n_features_)
+        return self._transform_checked(_transform_input(self, X))
+
+    def _transform_checked(self, X: Matrix) -> np.ndarray:
+        """transform of X as rankfast.inputs.check_features returns it (no check again)."""
+        X = with_width(_map_input(self, X), self.n_features_)
         out = np.empty((X.shape[0], self.rank_))
         rows = int(self.block_rows)
         for start in range(0, X.shape[0], rows):
@@ -311,8 +319,12 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
         ValueError
             Bad parameters, or Ω would hold more than RFF_MAX_VALUES numbers (m × width).
         """
+        return self._fit_checked(check_features(X)[0])
+
+    def _fit_checked(self, X: Matrix) -> RandomFourierMap:
+        """fit on X as rankfast.inputs.check_features returns it (no check again)."""
         self.kernel_ = self.check_parameters()
-        self.n_features_ = check_features(X)[0].shape[1]
+        self.n_features_ = X.shape[1]
         self.n_features_in_ = self.n_features_
         _check_rff_size(int(self.components), self.n_features_)
         rng = np.random.default_rng(self.seed)
@@ -355,7 +367,11 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
         -------
         ndarray of float64, shape (n_documents, rank_)
         """
-        X = with_width(_transform_input(self, X), self.n_features_)
+        return self._transform_checked(_transform_input(self, X))
+
+    def _transform_checked(self, X: Matrix) -> np.ndarray:
+        """transform of X as rankfast.inputs.check_features returns it (no check again)."""
+        X = with_width(_map_input(self, X), self.n_features_)
         dense = mostly_dense(X)
         out = np.empty((X.shape[0], self.rank_))
         rows = int(self.block_rows)
@@ -372,10 +388,14 @@ def _kernel_or_default(kernel):
 
 
 def _transform_input(transformer, X):
-    """X checked for a fitted map (dense input must have the training width), sparse X in scipy's CSR."""
+    """X checked (rankfast.inputs.check_features) for a fitted map's transform."""
     check_is_fitted(transformer)
-    X, _ = check_features(X)
-    if not issparse(X):
+    return check_features(X)[0]
+
+
+def _map_input(transformer, X):
+    """Checked X (CSR or float64 ndarray) for a fitted map: the training width (dense), scipy's CSR."""
+    if not isinstance(X, CSR):
         if X.shape[1] != transformer.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(transformer).__name__} is "
                              f"expecting {transformer.n_features_in_} features as input")
@@ -493,11 +513,11 @@ class KernelApproxLearner(Ranker):
         self
         """
         self.check_parameters()
-        X, y, qid = self._fit_input(X, y, qid, group)       # checked: finite, aligned
+        data = self._training_data(X, y, qid, group)        # checked: finite, aligned
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         start = time.perf_counter()
-        self.map_ = self._new_map().fit(X)
-        features = self.map_.transform(X)
+        self.map_ = self._new_map()._fit_checked(data.X)
+        features = self.map_._transform_checked(data.X)
         if log is not None:
             what = (f"Nyström map: {len(self.map_.landmark_rows_)} landmarks, rank "
                     f"{self.map_.rank_}" if self.approx == "nystrom"
@@ -505,7 +525,13 @@ class KernelApproxLearner(Ranker):
             log(f"{what}, mapped {features.shape[0]} documents in "
                 f"{time.perf_counter() - start:.2f} s", 1)
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}
-        self.learner_ = self._base().fit(features, y, qid, log=log, **weights)
+        base = self._base()
+        if hasattr(base, "_training_data"):
+            # rankfast's learners: φ(X), a new matrix, checked (finite) once; y and qid not again
+            given = (data.with_features(check_features(features)[0]), None, None)
+        else:                                   # any other linear learner takes arrays
+            given = (features, data.y, data.qid)
+        self.learner_ = base.fit(*given, log=log, **weights)
         ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
         self.weights_ = np.zeros(self.map_.rank_)
         self.weights_[ids - 1] = self.learner_.weights_

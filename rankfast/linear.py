@@ -58,10 +58,24 @@ def training_arrays(X: Matrix, y: Vector, qid: Vector) -> tuple[Matrix, np.ndarr
     return TrainingData(X, np.asarray(y, dtype=np.float64), np.asarray(qid)).grouped()
 
 
+def kernel_form(X: Matrix) -> Matrix:
+    """X as the compiled kernels take it: a rankfast.csr.CSR or a C-contiguous float64 ndarray.
+
+    X in one of these forms (a TrainingData's: every estimator's fit) is
+    returned as it is, with no check or conversion; other forms (a scipy
+    matrix or a list given to an objective directly) are converted.
+    """
+    if isinstance(X, CSR) or (isinstance(X, np.ndarray) and X.dtype == np.float64
+                              and X.flags.c_contiguous):
+        return X
+    return as_csr(X) if issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
+
+
 class DataMatrix:
     """X for the solvers: X v and Xᵀ u on ``n_threads`` threads, the same bits for any number.
 
-    Dense X is used as given (C-contiguous float64, no copy); sparse X stays in
+    X is taken as rankfast.inputs.TrainingData holds it, without converting
+    it again (kernel_form).  Dense X is used as given (no copy); sparse X stays in
     CSR, never densified (12 bytes a value against dense's 8 only where it is
     full, and no second copy of the data), with its transpose in CSR only when
     it has so many columns that per-block partial sums (rankfast._products)
@@ -75,11 +89,11 @@ class DataMatrix:
         self.shape = X.shape
         n, d = X.shape
         n_blocks = max(-(-n // BLOCK_ROWS), 1)
-        self.dense = not issparse(X)
+        X = kernel_form(X)
+        self.dense = not isinstance(X, CSR)
         if self.dense:
-            self.X: Any = np.ascontiguousarray(X, dtype=np.float64)
-        else:
-            X = as_csr(X)                 # float32 values stay float32 (the kernels widen them)
+            self.X: Any = X
+        else:                             # float32 values stay float32 (the kernels widen them)
             self.X = CSR(X.kernel_data(), X.indices, X.indptr, X.shape)
         self.XT = None
         partial_size = n_blocks * d         # per-block sums cost this much per Xᵀu besides nnz
@@ -189,9 +203,7 @@ def linear_scores(X: Matrix, feature_ids: Vector, weights: Vector) -> np.ndarray
     keep = feature_ids <= X.shape[1]
     w = np.zeros(X.shape[1])
     w[feature_ids[keep] - 1] = weights[keep]
-    if not issparse(X):
-        return np.asarray(X, dtype=np.float64) @ w
-    return as_csr(X) @ w
+    return X @ w                    # X as Ranker._predict_input returns it: CSR or float64
 
 
 def c_grid(C: Any) -> list[float] | None:
@@ -251,11 +263,11 @@ class LinearRanker(Ranker):
         return normalizer if normalizer is not None and normalizer.kind in ("query", "log") \
             else None
 
-    def _fit_input(self, X, y, qid, group):
-        """Ranker._fit_input, after the cv_* settings are checked (with one C as with a list)."""
+    def _training_data(self, X, y, qid, group):
+        """Ranker._training_data, after the cv_* settings are checked (with one C as with a list)."""
         from .model_selection import check_settings
         check_settings(self)
-        return super()._fit_input(X, y, qid, group)
+        return super()._training_data(X, y, qid, group)
 
     @property
     def coef_(self) -> np.ndarray:

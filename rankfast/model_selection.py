@@ -75,7 +75,15 @@ from . import _svmlight, metrics
 from .csr import issparse
 from .data import query_index
 from .errors import UsageError
-from .inputs import check_features, check_labels, predicted, query_ids, query_sample_weights, row_weights
+from .inputs import (
+    TrainingData,
+    check_features,
+    check_labels,
+    predicted,
+    query_ids,
+    query_sample_weights,
+    row_weights,
+)
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -563,6 +571,9 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
     if rule not in RULES:
         raise UsageError(f"the CV rule must be best or 1se (got {rule!r})")
     columns = table_metrics(metric)
+    data = training_data(estimator, X, y, qid)
+    if data is not None:
+        X, y, qid = data.X, data.y, data.qid
     y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
     weight = row_weights(query_sample_weights(sample_weight, qid), qid)
     rows = grid_rows(grid)
@@ -571,7 +582,8 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
         raise UsageError("the grid needs a C")
     c_name = c_name[0]
     if isinstance(cv, ValidationSet):
-        return _validate(estimator, X, y, qid, rows, c_name, cv, metric, rule, progress, weight)
+        return _validate(estimator, X if data is None else data, y, qid, rows, c_name, cv, metric,
+                         rule, progress, weight)
     folds = make_folds(qid, cv, random_state, X, y)
     values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
     top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
@@ -581,7 +593,8 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
             raise ValueError(f"cross-validation fold {f + 1} of {len(folds.splits)} trains on "
                              f"queries whose weights are all zero: weigh more queries, or use "
                              f"other folds")
-        X_train, X_test = _rows(X, train), _rows(X, test)
+        X_train = _rows(X, train) if data is None else data.subset(train)
+        X_test = _rows(X, test)
         held_out = None if weight is None else weight[test]
         for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train],
                                       None if weight is None else weight[train]):
@@ -599,7 +612,10 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
 
 
 def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress, weight=None):
-    """cross_validate's table with a ValidationSet: every row trained on X, scored on valid per query."""
+    """cross_validate's table with a ValidationSet: every row trained on X, scored on valid per query.
+
+    X: features, or a TrainingData (then y and qid are its own).
+    """
     columns = table_metrics(metric)
     n_queries = query_index(valid.qid)[1]
     top = max(metrics.highest_grade(y), metrics.highest_grade(valid.y))
@@ -626,11 +642,31 @@ def _rows(X, index):
     return X[index] if issparse(X) else np.asarray(X)[index]
 
 
+def training_data(estimator: Any, X: Matrix, y: Vector, qid: Vector) -> TrainingData | None:
+    """cross_validate's input, checked once, for an estimator that takes a TrainingData in fit.
+
+    A TrainingData is taken as it is (its query weights dropped: each fold's
+    fit gets its rows' sample_weight); X, y and qid are checked as the
+    estimator's fit checks them (a shallow copy's, so that the estimator
+    records nothing).  None for an estimator without Ranker._training_data:
+    its fits get the folds' rows and check them.
+    """
+    if isinstance(X, TrainingData):
+        return X.with_query_weight(None)
+    if not hasattr(estimator, "_training_data"):
+        return None
+    return copy.copy(estimator)._training_data(X, y, qid, None)
+
+
 def _fitted_rows(estimator, rows, c_name, X, y, qid, weight=None):
     """(row index, fitted estimator) for every row; C paths warm-started where the estimator can.
 
-    ``weight`` (per row, or None) reaches fit and fit_path as ``sample_weight``.
+    X: features, or a TrainingData that fit and fit_path take as it is (y and
+    qid its own).  ``weight`` (per row, or None) reaches fit and fit_path as
+    ``sample_weight``.
     """
+    if isinstance(X, TrainingData):
+        y = qid = None
     weights = {} if weight is None else {"sample_weight": weight}
     i = 0
     while i < len(rows):

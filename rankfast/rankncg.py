@@ -80,7 +80,7 @@ from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums, training_arrays
+from .linear import DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums
 from .precondition import PairPreconditioner
 from .ranksvm import query_weights
 
@@ -530,18 +530,19 @@ class RankNCG(LinearRanker):
         self
         """
         self.check_parameters()
-        X, y, qid = self._fit_input(X, y, qid, group)
-        X, normalizer = self._normalize_fit(X, qid)
+        data = self._training_data(X, y, qid, group)
+        X, normalizer = self._normalize_fit(data.X, data.qid)
+        data = data.with_features(X)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
-        weight = query_sample_weights(sample_weight, qid)
+        weight = query_sample_weights(sample_weight, data.qid)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
-            self.cv_result_ = select_c(self, X, y, qid, grid, log, sample_weight=weight)
+            self.cv_result_ = select_c(self, data, None, None, grid, log, sample_weight=weight)
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
-        X, y, starts, used = training_arrays(X, y, qid)
+        X, y, starts, used = data.grouped()
         objective = ErfcPairObjective(X, y, starts,
                                       weighted(query_weights(y, starts, self.C_, self.loss), weight),
                                       self.erfc_eps, self.erfc == "fast",
@@ -560,9 +561,9 @@ class RankNCG(LinearRanker):
                  None) -> Iterator[Any]:
         """Fitted copies for each C of Cs (ascending), each CG run started at the previous optimum."""
         from .model_selection import fitted_linear
-        X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
-        weight = query_sample_weights(sample_weight, qid)
-        X, y, starts, used = training_arrays(X, y, qid)
+        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
+        weight = query_sample_weights(sample_weight, data.qid)
+        X, y, starts, used = data.grouped()
         w = np.zeros(X.shape[1])
         for C in Cs:
             objective = ErfcPairObjective(X, y, starts,

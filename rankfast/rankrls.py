@@ -72,9 +72,9 @@ from . import _rankrls
 from ._threads import BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
-from .csr import as_csr, issparse
+from .csr import CSR
 from .errors import UsageError
-from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, training_arrays
+from .linear import DataMatrix, LinearRanker, c_grid, check_loss, kernel_form, linear_model
 from .newton import conjugate_gradient
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -198,12 +198,12 @@ class RankRLS(LinearRanker):
         check_loss(self.loss)
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
-        X, y, qid = self._fit_input(X, y, qid, group)
-        X, normalizer = self._normalize_fit(X, qid)
+        data = self._training_data(X, y, qid, group)
+        X, normalizer = self._normalize_fit(data.X, data.qid)
+        data = data.with_features(X)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        weight = query_sample_weights(sample_weight, qid)
-        original = (X, y, qid)
-        X, y, starts, used = training_arrays(X, y, qid)
+        weight = query_sample_weights(sample_weight, data.qid)
+        X, y, starts, used = data.grouped()
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         n, d = X.shape
         Q = len(starts) - 1
@@ -238,7 +238,7 @@ class RankRLS(LinearRanker):
             else:
                 if len(varies) < d:
                     Xh, A = Xh[:, varies], A[np.ix_(varies, varies)]
-                self._fit_grid(Xh, A, yh, y, starts, grid, original, log, n_threads, weight)
+                self._fit_grid(Xh, A, yh, y, starts, grid, data, log, n_threads, weight)
                 self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
                 w_varies = self.weights_by_C_[grid.index(self.C_)][varies]
             w = _scatter(w_varies, varies, d)
@@ -261,8 +261,11 @@ class RankRLS(LinearRanker):
                    f" (iteration limit {self.max_iter} reached before {self.tol:g})"), 1)
         return w
 
-    def _fit_grid(self, Xh, A, yh, y, starts, grid, original, log, n_threads, weight=None):
+    def _fit_grid(self, Xh, A, yh, y, starts, grid, data, log, n_threads, weight=None):
         """weights_by_C_ (on the varying columns), cv_result_ and C_ for a C list (A = X̂ᵀX̂).
+
+        ``data``: fit's TrainingData (normalised features, rows as given), for folds other
+        than leave-query-out.
 
         ``weight``: the queries' sample weights (query_sample_weights), already in X̂ and ŷ.
         """
@@ -276,10 +279,10 @@ class RankRLS(LinearRanker):
             cv = "loqo" if Q >= 2 else model_selection.DEFAULT_FOLDS
         if isinstance(cv, str) and cv == "loqo":
             if Q < 2:
-                model_selection.make_folds(original[2], cv)     # raises, saying why
+                model_selection.make_folds(data.qid, cv)     # raises, saying why
             result = self._lqo_result(path, yh, y, starts, grid, log, weight)
         else:
-            result = model_selection.select_c(self, *original, grid, log, cv, weight)
+            result = model_selection.select_c(self, data, None, None, grid, log, cv, weight)
         self.cv_result_, self.cv_table_ = result, result.rows()
         self.C_ = result.chosen_params["C"]
 
@@ -316,9 +319,9 @@ class RankRLS(LinearRanker):
         """
         from .model_selection import fitted_linear
         check_loss(self.loss)
-        X, y, qid = self._fit_input(X, y, qid, None)       # n_features_in_ of the copies
-        weight = query_sample_weights(sample_weight, qid)
-        X, y, starts, used = training_arrays(X, y, qid)
+        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
+        weight = query_sample_weights(sample_weight, data.qid)
+        X, y, starts, used = data.grouped()
         d = X.shape[1]
         Q = len(starts) - 1
         alpha = weighted(query_scale(starts, self.loss), weight)
@@ -470,17 +473,18 @@ class GreedyRankRLS(LinearRanker):
         check_loss(self.loss)
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
-        X, y, qid = self._fit_input(X, y, qid, group)
-        X, normalizer = self._normalize_fit(X, qid)
+        data = self._training_data(X, y, qid, group)
+        X, normalizer = self._normalize_fit(data.X, data.qid)
+        data = data.with_features(X)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        weight = query_sample_weights(sample_weight, qid)
+        weight = query_sample_weights(sample_weight, data.qid)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
-            self.cv_result_ = select_c(self, X, y, qid, grid, log, sample_weight=weight)
+            self.cv_result_ = select_c(self, data, None, None, grid, log, sample_weight=weight)
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]
-        X, y, starts, used = training_arrays(X, y, qid)
+        X, y, starts, used = data.grouped()
         n, d = X.shape
         check_greedy_memory(n, d)
         Q = len(starts) - 1
@@ -625,7 +629,8 @@ def query_scale(starts: Vector, loss: Any) -> Any:
 def centred(X: Matrix, starts: Vector, alpha: Vector, n_threads: int = 1) -> Any:
     """X̂ = blockdiag(√α_q (I − 11ᵀ/m_q)) X as a new dense C-contiguous n × d array.
 
-    X is a dense array or a sparse matrix with contiguous queries.  Sparse X
+    X, with contiguous queries, is taken as rankfast.linear.kernel_form
+    takes it (a TrainingData's X as it is).  Sparse X
     is densified query by query straight into the result and centred there
     (rankfast._rankrls.centre_csr), no other copy; both forms give the same
     bits, on ``n_threads`` threads (chunks of whole queries).
@@ -633,11 +638,10 @@ def centred(X: Matrix, starts: Vector, alpha: Vector, n_threads: int = 1) -> Any
     n, d = X.shape
     out = np.empty((n, d))
     scale = np.sqrt(alpha)
-    if not issparse(X):
-        _rankrls.centre(np.ascontiguousarray(X, dtype=np.float64), starts, scale, out,
-                        query_chunks(starts), n_threads)
+    X = kernel_form(X)
+    if not isinstance(X, CSR):
+        _rankrls.centre(X, starts, scale, out, query_chunks(starts), n_threads)
         return out
-    X = as_csr(X)
     _rankrls.centre_csr(X.kernel_data(), X.indices, X.indptr, starts, scale, out,
                         query_chunks(starts), n_threads)
     return out
@@ -753,7 +757,7 @@ class _NormalEquations:
         # Jacobi preconditioner: diag(XᵀLX)_j = Σ_i α_i x_ij² − Σ_q α_q m_q μ_qj².
         if n == 0:
             diag = np.zeros(d)
-        elif issparse(X):                         # in float64 whatever X's values
+        elif not self.products.dense:             # in float64 whatever X's values
             diag = (self.products.rmatvec(self.alpha_rows, entries="square")
                     - self.products.X.group_square_sums(np.arange(n), starts, alpha / self.sizes))
         else:

@@ -271,7 +271,7 @@ class RankSVM(LinearRanker):
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c
-            self.cv_result_ = select_c(self, data.X, data.y, data.qid, grid, log,
+            self.cv_result_ = select_c(self, data, None, None, grid, log,
                                        sample_weight=data.query_weight)
             self.cv_table_ = self.cv_result_.rows()
             self.C_ = self.cv_result_.chosen_params["C"]

@@ -87,7 +87,6 @@ from .linear import (
     check_loss,
     linear_model,
     pair_square_sums,
-    training_arrays,
 )
 from .precondition import PairPreconditioner
 from .ranksvm import query_weights
@@ -638,11 +637,12 @@ class RankSVML1(LinearRanker):
         if self.solver not in ("auto", "smoothing", "ocas"):
             raise UsageError(f"solver must be 'auto', 'smoothing' or 'ocas' "
                              f"(got {self.solver!r})")
-        X, y, qid = self._fit_input(X, y, qid, group)
-        X, normalizer = self._normalize_fit(X, qid)
+        data = self._training_data(X, y, qid, group)
+        X, normalizer = self._normalize_fit(data.X, data.qid)
+        data = data.with_features(X)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        weight = query_sample_weights(sample_weight, qid)
-        X, y, starts, used = training_arrays(X, y, qid)
+        weight = query_sample_weights(sample_weight, data.qid)
+        X, y, starts, used = data.grouped()
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         loss = HingeLoss(y, starts, weighted(query_weights(y, starts, self.C, self.loss), weight),
                          n_threads=n_threads)
