@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from .compat import BaseEstimator, check_is_fitted
-from .csr import issparse
+from .csr import CSR
 
 # The input checks live in rankfast.inputs (below both the estimators and the metrics);
 # their names stay importable from here, where they were first documented.
@@ -58,8 +58,9 @@ def in_scikit_learn_search() -> bool:
 class Ranker(BaseEstimator):
     """Base of rankfast's estimators: input checks, ``n_features_in_``, ``score``.
 
-    Subclasses call ``_fit_input`` first thing in ``fit`` and
-    ``_predict_input`` in ``predict``.  Constructors only store their
+    Subclasses call ``_training_data`` first thing in ``fit`` (X, y and the
+    queries checked once into a rankfast.inputs.TrainingData, which they take
+    as it is) and ``_predict_input`` in ``predict``.  Constructors only store their
     arguments (scikit-learn's convention, so that ``clone`` and
     ``set_params`` work); parameters are checked by ``fit``.
     """
@@ -160,10 +161,14 @@ class Ranker(BaseEstimator):
         Sparse input may be narrower or wider (features above the training
         width are ignored, as svm_rank ignores features above a model's
         highest index): SVMlight test files often end below the training
-        file's highest index.
+        file's highest index.  A TrainingData's X (cross-validation's
+        held-out rows) is taken as it is, checked already.
         """
         check_is_fitted(self)
-        X, names = check_features(X, sparse_float32=self.sparse_float32)
+        if isinstance(X, TrainingData):       # cross-validation's held-out rows: checked already
+            X, names = X.X, None
+        else:
+            X, names = check_features(X, sparse_float32=self.sparse_float32)
         fitted_names = getattr(self, "feature_names_in_", None)
         if fitted_names is not None and names is not None:
             if not np.array_equal(names, fitted_names):
@@ -175,7 +180,7 @@ class Ranker(BaseEstimator):
         elif names is not None:
             warnings.warn(f"X has feature names, but {type(self).__name__} was fitted "
                           f"without feature names", UserWarning, stacklevel=3)
-        if not issparse(X) and X.shape[1] != self.n_features_in_:
+        if not isinstance(X, CSR) and X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")
         return X

@@ -314,8 +314,9 @@ class TrainingData:
     Built by Ranker._training_data from fit's X, y, qid/group (and then the
     query weights); the learners take it as it is, without checking or
     converting X again.  An estimator's ``fit`` (and a linear learner's
-    ``fit_path``) also takes one in place of X, with y and the queries left
-    out: cross-validation passes its folds so (``subset``), checked once.
+    ``fit_path``, and ``predict``) also takes one in place of X, with y and the
+    queries left out: cross-validation passes its folds so (``subset``),
+    checked once.
 
     Attributes
     ----------
@@ -352,7 +353,7 @@ class TrainingData:
     def subset(self, rows: Vector) -> TrainingData:
         """The documents ``rows`` (an index array), in that order, taken as they are: no check.
 
-        What cross-validation trains its folds on.  ``query_weight`` is
+        What cross-validation trains and scores its folds on.  ``query_weight`` is
         dropped (None): the folds' queries are another set, whose weights each
         fold's fit normalises from its rows' ``sample_weight``.
         """

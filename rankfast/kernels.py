@@ -550,7 +550,7 @@ class KernelApproxLearner(Ranker):
         ndarray of float64, shape (n_documents,)
         """
         X = self._predict_input(X)
-        return self.map_.transform(X) @ self.weights_
+        return self.map_._transform_checked(X) @ self.weights_
 
     def predict(self, X: Matrix) -> np.ndarray:
         """The documents' scores (higher ranks first): the same as decision_function.

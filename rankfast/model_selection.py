@@ -593,8 +593,10 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
             raise ValueError(f"cross-validation fold {f + 1} of {len(folds.splits)} trains on "
                              f"queries whose weights are all zero: weigh more queries, or use "
                              f"other folds")
-        X_train = _rows(X, train) if data is None else data.subset(train)
-        X_test = _rows(X, test)
+        if data is None:
+            X_train, X_test = _rows(X, train), _rows(X, test)
+        else:                           # checked once: the folds are taken as they are
+            X_train, X_test = data.subset(train), data.subset(test)
         held_out = None if weight is None else weight[test]
         for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train],
                                       None if weight is None else weight[train]):

@@ -1,4 +1,6 @@
 """Input is checked and converted once, where it enters an estimator (rankfast.inputs.TrainingData)."""
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -52,3 +54,102 @@ def test_ranksvm_checks_its_input_once(monkeypatch):
     weighted = RankSVM(C=1.0).fit(X, y, qid, sample_weight=np.ones(len(y)))
     np.testing.assert_array_equal(weighted.weights_, reference.weights_)
     assert len(calls) == 2
+
+
+class ConversionCounter:
+    """Counts, during a fit, the checks of X and the conversions the estimators make besides.
+
+    Every rankfast module's binding of the boundary and of the conversions
+    (check_features, csr.all_finite, csr.as_csr, csr.issparse, CSR.astype) is
+    replaced by a counting twin: ``checks`` counts the calls of check_features,
+    ``scans`` all_finite's passes over values, and ``outside`` lists the calls of
+    as_csr, issparse and CSR.astype made by the estimators' own modules (those of
+    ESTIMATORS), not from inside check_features.
+    """
+
+    NAMES = ("check_features", "all_finite", "as_csr", "issparse")
+    ESTIMATORS = {f"rankfast.{name}" for name in (
+        "base", "inputs", "linear", "ranksvm", "rankncg", "svmrank", "rankrls", "kernels",
+        "model_selection", "dask")}
+
+    def __init__(self, monkeypatch):
+        self.checks = self.scans = self.depth = 0
+        self.outside = []
+        originals = {"check_features": base.check_features, "all_finite": csr.all_finite,
+                     "as_csr": csr.as_csr, "issparse": csr.issparse}
+        for module in [m for name, m in sys.modules.items() if name.startswith("rankfast")]:
+            for name in self.NAMES:
+                if getattr(module, name, None) is originals[name]:
+                    monkeypatch.setattr(module, name, self._twin(name, originals[name]))
+        monkeypatch.setattr(csr.CSR, "astype", self._twin("CSR.astype", csr.CSR.astype))
+
+    def _twin(self, name, original):
+        def counted(*args, **kwargs):
+            if name == "check_features":
+                self.checks += 1
+                self.depth += 1
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    self.depth -= 1
+            if name == "all_finite":
+                self.scans += 1
+            elif self.depth == 0 and sys._getframe(1).f_globals["__name__"] in self.ESTIMATORS:
+                self.outside.append(f"{name} in {sys._getframe(1).f_code.co_name}")
+            return original(*args, **kwargs)
+        return counted
+
+
+def learners():
+    from rankfast.kernels import KernelApproxLearner
+    from rankfast.rankncg import RankNCG
+    from rankfast.rankrls import GreedyRankRLS, RankRLS
+    from rankfast.svmrank import RankSVML1
+    # (learner, finiteness scans of one fit: X once, and a kernel learner's φ(X) once)
+    return {"ranksvm": (RankSVM(C=1.0), 1), "ranksvm C list": (RankSVM(C=[0.1, 1.0], cv=3), 1),
+            "rankncg": (RankNCG(C=1.0), 1), "rankncg C list": (RankNCG(C=[0.1, 1.0], cv=3), 1),
+            "svmrank": (RankSVML1(C=1.0), 1),
+            "rankrls": (RankRLS(C=1.0), 1), "rankrls cg": (RankRLS(C=1.0, solver="cg"), 1),
+            "rankrls C list loqo": (RankRLS(C=[0.1, 1.0]), 1),
+            "rankrls C list folds": (RankRLS(C=[0.1, 1.0], cv=3), 1),
+            "greedy": (GreedyRankRLS(C=1.0, k=2), 1),
+            "greedy C list": (GreedyRankRLS(C=[0.1, 1.0], k=2, cv=3), 1),
+            "nystrom": (KernelApproxLearner(RankSVM(C=1.0), landmarks=10), 2),
+            "rff": (KernelApproxLearner(RankSVM(C=1.0), approx="rff", landmarks=10), 2)}
+
+
+@pytest.mark.parametrize("form", ["dense", "csr", "coo", "float32 csr"])
+@pytest.mark.parametrize("name", list(learners()))
+def test_every_learner_checks_and_converts_x_once_per_fit(name, form, monkeypatch):
+    X, y, qid = documents(2, n=60)
+    given = {"dense": X, "csr": sp.csr_matrix(X), "coo": sp.coo_matrix(X),
+             "float32 csr": sp.csr_matrix(X.astype(np.float32))}[form]
+    learner, scans = learners()[name]
+    counter = ConversionCounter(monkeypatch)
+    fitted = learner.fit(given, y, qid, sample_weight=np.ones(len(y)))
+    assert counter.outside == []
+    assert counter.checks == counter.scans == scans
+    monkeypatch.undo()
+    reference = learners()[name][0].fit(given, y, qid)      # (weights of 1 change nothing)
+    np.testing.assert_array_equal(fitted.weights_, reference.weights_)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_cross_validation_checks_its_input_once_and_not_its_folds(sparse, monkeypatch):
+    from rankfast.kernels import KernelApproxLearner
+    from rankfast.model_selection import GridSearch, cross_validate
+    X, y, qid = documents(3, n=60)
+    given = sp.csr_matrix(X) if sparse else X
+    counter = ConversionCounter(monkeypatch)
+    result = cross_validate(RankSVM(), given, y, qid, [0.1, 1.0], cv=3)
+    assert (counter.checks, counter.scans, counter.outside) == (1, 1, [])
+    search = GridSearch(KernelApproxLearner(RankSVM(), landmarks=10),
+                        {"base_learner.C": [0.1, 1.0]}, cv=3)
+    counter.checks = counter.scans = 0
+    search.fit(given, y, qid)
+    # X once for the folds, and once by the refit on all rows; φ(X) once per fit (3 folds
+    # x 2 C, and the refit); the held-out folds are scored without a check
+    assert (counter.checks, counter.scans, counter.outside) == (2 + 7, 2 + 7, [])
+    monkeypatch.undo()
+    unchecked = cross_validate(RankSVM(), X, y, qid, [0.1, 1.0], cv=3)
+    np.testing.assert_array_equal(result.values, unchecked.values)
