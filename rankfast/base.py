@@ -129,9 +129,10 @@ class Ranker(BaseEstimator):
             if len(pair) != 2:
                 raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
             X, _ = check_features(pair[0], f"eval_set[{i}]'s X")
+            y = check_labels(pair[1], X.shape[0], "the validation set")
             qid = query_ids(X.shape[0], None if eval_qid is None else eval_qid[i],
                             None if eval_group is None else eval_group[i])
-            sets.append(ValidationSet(X, pair[1], qid, name=f"validation_{i}"))
+            sets.append(ValidationSet.of_checked(X, y, qid, name=f"validation_{i}"))
         return sets
 
     def _record_evals(self, sets):
@@ -140,6 +141,7 @@ class Ranker(BaseEstimator):
         XGBRanker's layout, {"validation_0": {"ndcg@10": [value], ...}}, with
         one value per metric (a linear ranker has no boosting rounds): the
         table's metrics of rankfast.model_selection, ``cv_metric`` first.
+        The sets' X, checked when they were made, is scored as it is.
         """
         if hasattr(self, "evals_result_"):
             del self.evals_result_
@@ -150,7 +152,7 @@ class Ranker(BaseEstimator):
                                              getattr(self, "cv_convention", "letor")))
         results = {}
         for valid in sets:
-            scores = predicted(self, valid.X, valid.qid)
+            scores = predicted(self, TrainingData(valid.X, valid.y, valid.qid), valid.qid)
             results[valid.name] = {column.key: [float(column.evaluate(scores, valid.y, valid.qid))]
                                    for column in columns}
         self.evals_result_ = results

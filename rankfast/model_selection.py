@@ -241,6 +241,14 @@ class ValidationSet:
     def __deepcopy__(self, memo):
         return self                 # data, not state: estimators copied per row share it
 
+    @classmethod
+    def of_checked(cls, X: Matrix, y: np.ndarray, qid: np.ndarray, name: str) -> ValidationSet:
+        """A ValidationSet of X, y and qid as rankfast.inputs' checks return them, not checked again."""
+        valid = object.__new__(cls)
+        for field, value in (("X", X), ("y", y), ("qid", qid), ("name", name)):
+            object.__setattr__(valid, field, value)
+        return valid
+
 
 @dataclasses.dataclass
 class Folds:
@@ -620,12 +628,14 @@ def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress,
     """
     columns = table_metrics(metric)
     n_queries = query_index(valid.qid)[1]
+    # valid's X is checked (ValidationSet): an estimator that takes a TrainingData scores it as is
+    scored = TrainingData(valid.X, valid.y, valid.qid) if isinstance(X, TrainingData) else valid.X
     top = max(metrics.highest_grade(y), metrics.highest_grade(valid.y))
     values = np.full((len(rows), n_queries, len(columns)), np.nan)
     start = time.perf_counter()
     for done, (i, fitted) in enumerate(_fitted_rows(estimator, rows, c_name, X, y, qid, weight),
                                        1):
-        scores = np.asarray(predicted(fitted, valid.X, valid.qid), dtype=np.float64).ravel()
+        scores = np.asarray(predicted(fitted, scored, valid.qid), dtype=np.float64).ravel()
         values[i] = np.column_stack([column.evaluate(scores, valid.y, valid.qid, True, top)
                                      for column in columns])
         if progress is not None:

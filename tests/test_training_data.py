@@ -153,3 +153,20 @@ def test_cross_validation_checks_its_input_once_and_not_its_folds(sparse, monkey
     monkeypatch.undo()
     unchecked = cross_validate(RankSVM(), X, y, qid, [0.1, 1.0], cv=3)
     np.testing.assert_array_equal(result.values, unchecked.values)
+
+
+def test_a_validation_set_is_checked_once_not_for_every_c(monkeypatch):
+    from rankfast.model_selection import ValidationSet
+    X, y, qid = documents(4, n=80)
+    valid = ValidationSet(X[40:], y[40:], qid[40:])
+    counter = ConversionCounter(monkeypatch)
+    ranker = RankSVM(C=[0.01, 0.1, 1.0], cv=valid).fit(
+        X[:40], y[:40], qid[:40], eval_set=[(valid.X, valid.y)], eval_qid=[valid.qid])
+    # the training X once, eval_set's X once; valid's X was checked when it was made
+    assert (counter.checks, counter.scans, counter.outside) == (2, 2, [])
+    monkeypatch.undo()
+    reference = RankSVM(C=[0.01, 0.1, 1.0], cv=ValidationSet(X[40:], y[40:], qid[40:])).fit(
+        X[:40], y[:40], qid[:40])
+    np.testing.assert_array_equal(ranker.cv_result_.values, reference.cv_result_.values)
+    assert ranker.evals_result_["validation_0"]["ndcg@10"] == [reference.score(X[40:], y[40:],
+                                                                               qid[40:])]
