@@ -170,3 +170,17 @@ def test_a_validation_set_is_checked_once_not_for_every_c(monkeypatch):
     np.testing.assert_array_equal(ranker.cv_result_.values, reference.cv_result_.values)
     assert ranker.evals_result_["validation_0"]["ndcg@10"] == [reference.score(X[40:], y[40:],
                                                                                qid[40:])]
+
+
+def test_fit_takes_a_training_data_in_place_of_x():
+    from rankfast.rankrls import RankRLS
+    X, y, qid = documents(5)
+    data = TrainingData(csr.as_csr(sp.csr_matrix(X)), y, qid)
+    for make in (lambda: RankSVM(C=1.0), lambda: RankRLS(C=1.0)):
+        given = make().fit(data, None)
+        assert given.n_features_in_ == X.shape[1]
+        np.testing.assert_array_equal(given.weights_, make().fit(sp.csr_matrix(X), y, qid).weights_)
+        np.testing.assert_array_equal(given.predict(data.subset(np.arange(10))),
+                                      given.predict(X[:10]))
+        with pytest.raises(ValueError, match="y, qid and group must be None"):
+            make().fit(data, y)
