@@ -6,6 +6,7 @@ data[indptr[i]:indptr[i + 1]] in columns indices[indptr[i]:indptr[i + 1]].  The
 caller allocates the outputs; nothing is written outside them.
 """
 from cython.parallel cimport prange
+from libc.math cimport fabs
 from libc.stdint cimport int32_t, int64_t
 
 import numpy as np
@@ -142,8 +143,6 @@ def column_abs_max(const value_t[::1] data, const index_t[::1] indices, double[:
     cdef double v
     with nogil:
         for k in range(data.shape[0]):
-            v = data[k]
-            if v < 0:
-                v = -v
+            v = fabs(data[k])               # not a branch on the sign: half the signs mispredict
             if v > out[indices[k]]:
                 out[indices[k]] = v

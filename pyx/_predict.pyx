@@ -72,6 +72,17 @@ cdef inline Py_ssize_t lower_bound(const int64_t[::1] keys, Py_ssize_t lo,
     return lo
 
 
+cdef inline Py_ssize_t position_from(const int64_t[::1] keys, Py_ssize_t pos,
+                                     Py_ssize_t k, int64_t key) noexcept nogil:
+    """lower_bound(keys, pos, k, key), looking at keys[pos] and keys[pos + 1] first: a row's
+    features in increasing order are mostly the model's next one or two (dense data)."""
+    if pos == k or keys[pos] >= key:
+        return pos
+    if pos + 1 == k or keys[pos + 1] >= key:
+        return pos + 1
+    return lower_bound(keys, pos + 2, k, key)
+
+
 cdef void score_rows(const index_t[::1] indptr, const column_t[::1] indices,
                      const value_t[::1] data, const int64_t[::1] feature_ids,
                      const double[::1] weights, double bias, double[::1] out,
@@ -90,7 +101,7 @@ cdef void score_rows(const index_t[::1] indptr, const column_t[::1] indices,
         pos = 0
         for p in range(indptr[i], indptr[i + 1]):
             fid = <int64_t>indices[p] + 1
-            pos = lower_bound(feature_ids, pos, k, fid)
+            pos = position_from(feature_ids, pos, k, fid)
             if pos == k:
                 break
             if feature_ids[pos] == fid:

@@ -367,36 +367,33 @@ class _QueryFigures:
         qid = qid if by is None else memoryview(_contiguous(by))
         from ._swapped import run_starts
         starts = array.array("q", bytes(8 * len(qid)))
-        begin = 0
-        for i in starts[:run_starts(qid, starts)]:
+        base = len(self.batch[0])
+        for i in starts[:run_starts(qid, starts)]:   # a loop over the block's runs, not its rows
             q = qid[i]
             if q != self.current:
-                self._append(scores, labels, qid, begin, i)
-                begin = i
-                self._close_run()
+                if base + i > self.starts[-1]:         # the run before it closes
+                    self.starts.append(base + i)
                 if q in self.seen:
                     self.split_qid = q
                     return
                 self.seen.add(q)
                 self.current = q
-        self._append(scores, labels, qid, begin, len(qid))
-
-    def _append(self, scores, labels, qid, begin, end):
         for batch, new in zip(self.batch, (scores, labels, qid)):
-            batch.frombytes(new[begin:end].cast("B"))
+            batch.frombytes(new.cast("B"))
+        if base + len(qid) >= self.BATCH:
+            self._evaluate()
 
     def _close_run(self):
         if len(self.batch[0]) > self.starts[-1]:
             self.starts.append(len(self.batch[0]))
-            if len(self.batch[0]) >= self.BATCH:
-                self._evaluate()
 
     def _evaluate(self):
-        """Figures of the finished runs in the batch; the batch is emptied."""
+        """Figures of the finished runs in the batch; the open run (if any) stays in it."""
         runs = len(self.starts) - 1
         if runs == 0:
             return
-        scores, labels, qid = self.batch
+        end = self.starts[-1]
+        scores, labels, qid = (memoryview(a)[:end] for a in self.batch)
         if self.cutoffs is None:
             from ._swapped import count_swapped_runs
             swapped = array.array("q", bytes(8 * runs))
@@ -405,7 +402,8 @@ class _QueryFigures:
             self._keep(swapped, pairs)
         else:
             self._keep(*_figures(scores, labels, qid, self.cutoffs))
-        self.batch = (array.array("d"), array.array("d"), array.array("q"))
+        scores = labels = qid = None                # the views go before the arrays change
+        self.batch = tuple(_tail(a, end) for a in self.batch)
         self.starts = array.array("q", [0])
 
     def _keep(self, swapped, pairs, figures=None):
@@ -434,6 +432,13 @@ class _QueryFigures:
         self.swapped, self.pairs = array.array("q"), array.array("q")
         self.figures = {}
         self._keep(*_figures(scores, labels, qid, self.cutoffs))
+
+
+def _tail(values, start):
+    """A new array.array of values[start:]."""
+    tail = array.array(values.typecode)
+    tail.frombytes(memoryview(values)[start:].cast("B"))
+    return tail
 
 
 def _contiguous(values):

@@ -174,9 +174,16 @@ def query_starts(qid: Vector) -> np.ndarray:
 
 
 def count_distinct(values: Vector) -> int:
-    """How many distinct values ``values`` holds (np.unique's count, without its import of numpy.ma)."""
-    values = np.sort(np.asarray(values).ravel())
-    return int(np.count_nonzero(values[1:] != values[:-1])) + 1 if len(values) else 0
+    """How many distinct values ``values`` holds (np.unique's count, without its import of numpy.ma).
+
+    Only the first value of each run of equal ones is sorted: a file's qids come in
+    runs, so 500,000 documents sort as their 10,000 queries.
+    """
+    values = np.asarray(values).ravel()
+    if not len(values):
+        return 0
+    firsts = np.sort(values[np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))])
+    return int(np.count_nonzero(firsts[1:] != firsts[:-1])) + 1
 
 
 def noncontiguous_qid(qid: Vector) -> Any:

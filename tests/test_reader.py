@@ -232,3 +232,17 @@ def test_rows_are_allocated_without_zeroing_but_start_at_entry_0():
     rows = Rows(10, 20, comments=True)
     assert rows.indptr[0] == 0 and len(rows.indptr) == 11 and len(rows.values) == 20
     assert len(rows.comment_start) == len(rows.comment_end) == 10
+
+
+def test_count_distinct_counts_as_a_set_does():
+    """count_distinct sorts only the first value of each run: runs, repeats, NaNs, empty."""
+    from rankfast.data import count_distinct
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 2, 7, 300):
+        for values_range in (1, 3, 40):
+            qid = np.repeat(rng.integers(0, values_range, n), rng.integers(1, 4, n))
+            assert count_distinct(qid) == len(set(qid.tolist()))
+            labels = qid.astype(float)
+            labels[rng.random(len(labels)) < 0.2] = np.nan        # each NaN is a value of its own
+            assert count_distinct(labels) == len(set(labels[~np.isnan(labels)].tolist())) + \
+                int(np.isnan(labels).sum())

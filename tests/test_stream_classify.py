@@ -211,12 +211,13 @@ def test_rank_learn_imports_only_the_learner_it_runs(tmp_path):
                           "rankfast.erfc", "rankfast.svmrank", "scipy.linalg", "scipy.special"}
 
 
-def test_the_stream_counts_swapped_pairs_as_rankfast_metrics_does():
+@pytest.mark.parametrize("largest", [40, 200])   # pair by pair up to 64 documents, sorted above
+def test_the_stream_counts_swapped_pairs_as_rankfast_metrics_does(largest):
     """count_swapped_runs (no numpy: each query sorted in C) against metrics.swapped_pairs."""
     from rankfast import _swapped, metrics
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(largest)
     for _ in range(100):
-        sizes = rng.integers(1, 40, rng.integers(1, 6))
+        sizes = rng.integers(1, largest, rng.integers(1, 6))
         n = int(sizes.sum())
         scores = np.round(rng.standard_normal(n), 1)
         scores[rng.random(n) < 0.1] = np.nan
