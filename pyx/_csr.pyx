@@ -99,6 +99,60 @@ def group_square_sums(const value_t[::1] data, const index_t[::1] indices,
                 seen[j] = 0
 
 
+def nested_square_sums(const value_t[::1] data, const index_t[::1] indices,
+                       const index_t[::1] indptr, const int64_t[::1] order,
+                       const int64_t[::1] group_starts, const int64_t[::1] group_outer,
+                       const double[::1] weights, const double[::1] outer_weights,
+                       double[::1] out, double[::1] outer_out):
+    """group_square_sums for the groups and, in the same pass, for the outer groups they make up.
+
+    Group g (rows order[group_starts[g]:group_starts[g + 1]]) lies in outer group
+    group_outer[g], and the groups of one outer group are consecutive: out_j +=
+    Σ_g weights_g (Σ_{i in g} x_ij)² and outer_out_j += Σ_o outer_weights_o (Σ_{i in o} x_ij)²
+    (the outer sums taken in the groups' row order), one pass over the entries.
+    """
+    cdef Py_ssize_t d = out.shape[0], n_groups = group_starts.shape[0] - 1
+    cdef Py_ssize_t g, k, e, j, t, n_touched = 0, n_outer_touched = 0
+    cdef double[::1] sums = np.zeros(d)
+    cdef double[::1] outer_sums = np.zeros(d)
+    cdef int64_t[::1] touched = np.empty(d, dtype=np.int64)
+    cdef int64_t[::1] outer_touched = np.empty(d, dtype=np.int64)
+    cdef char[::1] seen = np.zeros(d, dtype=np.int8)
+    cdef char[::1] outer_seen = np.zeros(d, dtype=np.int8)
+    cdef double s, v
+    with nogil:
+        for g in range(n_groups):
+            n_touched = 0
+            for k in range(group_starts[g], group_starts[g + 1]):
+                for e in range(indptr[order[k]], indptr[order[k] + 1]):
+                    j = indices[e]
+                    v = data[e]
+                    sums[j] += v
+                    outer_sums[j] += v
+                    if not seen[j]:
+                        seen[j] = 1
+                        touched[n_touched] = j
+                        n_touched += 1
+                        if not outer_seen[j]:
+                            outer_seen[j] = 1
+                            outer_touched[n_outer_touched] = j
+                            n_outer_touched += 1
+            for t in range(n_touched):
+                j = touched[t]
+                s = sums[j]
+                out[j] += weights[g] * (s * s)
+                sums[j] = 0.0
+                seen[j] = 0
+            if g + 1 == n_groups or group_outer[g + 1] != group_outer[g]:
+                for t in range(n_outer_touched):
+                    j = outer_touched[t]
+                    s = outer_sums[j]
+                    outer_out[j] += outer_weights[group_outer[g]] * (s * s)
+                    outer_sums[j] = 0.0
+                    outer_seen[j] = 0
+                n_outer_touched = 0
+
+
 cdef enum:
     FINITE_BLOCK = 1 << 14          # values per block of all_finite
 

@@ -134,6 +134,31 @@ class CSR:
                                np.ascontiguousarray(weights, dtype=np.float64), out)
         return out
 
+    def nested_square_sums(self, order: Vector, starts: Vector, outer: Vector,
+                           weights: Vector, outer_weights: Vector) -> tuple[np.ndarray, np.ndarray]:
+        """(group_square_sums of the groups, of the outer groups they make up), one pass.
+
+        Group g is the rows order[starts[g]:starts[g + 1]] and lies in outer group
+        outer[g]; the groups of an outer group are consecutive.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = CSR(np.array([1.0, 2.0, 3.0]), np.array([0, 1, 1]), np.array([0, 2, 3]), (2, 2))
+        >>> X.nested_square_sums(np.array([0, 1]), np.array([0, 1, 2]), np.array([0, 0]),
+        ...                      np.array([1.0, 1.0]), np.array([0.5]))   # (1², 2² + 3²), (1², 5²)/2
+        (array([ 1., 13.]), array([ 0.5, 12.5]))
+        """
+        out, outer_out = np.zeros(self.shape[1]), np.zeros(self.shape[1])
+        _csr.nested_square_sums(self.kernel_data(), self.indices, self.indptr,
+                                np.ascontiguousarray(order, dtype=np.int64),
+                                np.ascontiguousarray(starts, dtype=np.int64),
+                                np.ascontiguousarray(outer, dtype=np.int64),
+                                np.ascontiguousarray(weights, dtype=np.float64),
+                                np.ascontiguousarray(outer_weights, dtype=np.float64),
+                                out, outer_out)
+        return out, outer_out
+
     def astype(self, dtype: Any, copy: bool = True) -> CSR:
         data = self.data.astype(dtype, copy=copy)
         return self if data is self.data else CSR(data, self.indices, self.indptr, self.shape)

@@ -178,10 +178,8 @@ def pair_square_sums(products: Any, starts: Vector, rank: Vector, query_weight: 
         by_query = _weighted_column_squares(_row_sums(X, query, len(sizes)), c_query)
         by_group = _weighted_column_squares(_row_sums(X, group_of, n_groups), c_group)
     else:
-        X = products.X
-        by_query = X.group_square_sums(np.arange(n, dtype=np.int64),
-                                       np.ascontiguousarray(starts, dtype=np.int64), c_query)
-        by_group = X.group_square_sums(group_order, group_starts, c_group)
+        by_group, by_query = products.X.nested_square_sums(
+            group_order, group_starts, query[group_order[group_starts[:-1]]], c_group, c_query)
     total = products.rmatvec(c * n_other, entries="square") - by_query + by_group
     return np.maximum(total, 0.0)
 

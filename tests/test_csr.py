@@ -63,6 +63,29 @@ def test_group_square_sums_match_the_dense_formula(value_type):
         assert np.allclose(X.group_square_sums(order, starts, weights), expected, rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("value_type", [np.float32, np.float64])
+def test_nested_square_sums_are_the_groups_and_their_outer_groups_sums(value_type):
+    """One pass for the groups and the outer groups they make up: the dense formula for each,
+    with empty groups, outer groups of one group, and a last group that ends its outer group."""
+    rng = np.random.default_rng(12)
+    for n, d in [(1, 1), (9, 4), (60, 25)]:
+        X, dense = random_csr(rng, n, d, density=0.4, value_type=value_type)
+        order = rng.permutation(n)
+        cuts = np.sort(rng.integers(0, n + 1, 5))
+        starts = np.concatenate(([0], cuts, [n]))
+        n_groups = len(starts) - 1
+        outer = np.sort(rng.integers(0, 3, n_groups))            # consecutive groups share one
+        weights, outer_weights = rng.random(n_groups), rng.random(3)
+        rows = [dense[order[starts[g]:starts[g + 1]]].astype(float) for g in range(n_groups)]
+        expected = sum(weights[g] * rows[g].sum(axis=0) ** 2 for g in range(n_groups))
+        expected_outer = sum(outer_weights[o] * sum(rows[g].sum(axis=0) for g in
+                                                    np.flatnonzero(outer == o)) ** 2
+                             for o in np.unique(outer))
+        got, got_outer = X.nested_square_sums(order, starts, outer, weights, outer_weights)
+        assert np.allclose(got, expected, rtol=1e-12, atol=0)
+        assert np.allclose(got_outer, expected_outer, rtol=1e-12, atol=0)
+
+
 def test_transpose_keeps_each_column_in_row_order():
     X = CSR(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1, 0, 1, 1]), np.array([0, 2, 2, 4]), (3, 2))
     T = X.T
