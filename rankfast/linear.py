@@ -9,7 +9,7 @@ from .base import Ranker
 from .compat import check_is_fitted
 from .csr import CSR, all_finite, as_csr, issparse
 from .errors import UsageError
-from .inputs import TrainingData
+from .inputs import TrainingData, query_sample_weights
 from .model import LinearModel, file_weights
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -249,6 +249,15 @@ class LinearRanker(Ranker):
         self.normalizer_ = None
         normalizer = Normalizer(self.normalize).fit(X, qid)
         return normalizer.transform(X, qid), normalizer
+
+    def _fit_data(self, X, y, qid, group, sample_weight, eval_set, eval_qid, eval_group):
+        """fit's input, checked and converted once: (TrainingData with the features normalised
+        as ``normalize`` says, its Normalizer, the eval sets, the query weights or None)."""
+        data = self._training_data(X, y, qid, group)
+        features, normalizer = self._normalize_fit(data.X, data.qid)
+        data = data.with_features(features)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        return data, normalizer, evals, query_sample_weights(sample_weight, data.qid)
 
     def _keep_weights(self, normalizer, used, w):
         """Record the fitted weights (zscore's folded back onto the raw features)."""

@@ -530,12 +530,9 @@ class RankNCG(LinearRanker):
         self
         """
         self.check_parameters()
-        data = self._training_data(X, y, qid, group)
-        X, normalizer = self._normalize_fit(data.X, data.qid)
-        data = data.with_features(X)
-        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
+                                                         eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
-        weight = query_sample_weights(sample_weight, data.qid)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c

@@ -198,11 +198,8 @@ class RankRLS(LinearRanker):
         check_loss(self.loss)
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
-        data = self._training_data(X, y, qid, group)
-        X, normalizer = self._normalize_fit(data.X, data.qid)
-        data = data.with_features(X)
-        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        weight = query_sample_weights(sample_weight, data.qid)
+        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
+                                                         eval_set, eval_qid, eval_group)
         X, y, starts, used = data.grouped()
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         n, d = X.shape
@@ -473,11 +470,8 @@ class GreedyRankRLS(LinearRanker):
         check_loss(self.loss)
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
-        data = self._training_data(X, y, qid, group)
-        X, normalizer = self._normalize_fit(data.X, data.qid)
-        data = data.with_features(X)
-        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        weight = query_sample_weights(sample_weight, data.qid)
+        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
+                                                         eval_set, eval_qid, eval_group)
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             from .model_selection import select_c

@@ -260,13 +260,11 @@ class RankSVM(LinearRanker):
         -------
         self
         """
-        data = self._training_data(X, y, qid, group)
-        X, normalizer = self._normalize_fit(data.X, data.qid)
-        data = data.with_features(X)
-        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         grid = c_grid(self.C)
         check_loss(self.loss)
-        data = data.with_query_weight(query_sample_weights(sample_weight, data.qid))
+        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
+                                                         eval_set, eval_qid, eval_group)
+        data = data.with_query_weight(weight)
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(data.X))
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:

@@ -77,7 +77,7 @@ import numpy as np
 
 from . import _hinge, _prsvm
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
-from .base import query_sample_weights, weighted
+from .base import weighted
 from .compat import check_is_fitted
 from .errors import UsageError
 from .linear import (
@@ -637,11 +637,8 @@ class RankSVML1(LinearRanker):
         if self.solver not in ("auto", "smoothing", "ocas"):
             raise UsageError(f"solver must be 'auto', 'smoothing' or 'ocas' "
                              f"(got {self.solver!r})")
-        data = self._training_data(X, y, qid, group)
-        X, normalizer = self._normalize_fit(data.X, data.qid)
-        data = data.with_features(X)
-        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        weight = query_sample_weights(sample_weight, data.qid)
+        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
+                                                         eval_set, eval_qid, eval_group)
         X, y, starts, used = data.grouped()
         n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         loss = HingeLoss(y, starts, weighted(query_weights(y, starts, self.C, self.loss), weight),
