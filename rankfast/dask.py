@@ -64,6 +64,7 @@ import scipy.sparse as sp
 from .csr import CSR
 from .data import group_rows, load_svmlight
 from .errors import InputError, MissingDependencyError, RankfastError, UsageError
+from .precondition import StrengtheningPreconditioner
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -553,40 +554,27 @@ def _hinge_diagonal(shard):
 
 
 def _pair_gram(shard):
-    """(the shard's XᵀLX, its stored entries): its part of the full preconditioner."""
-    preconditioner = shard.objective.preconditioner
-    return preconditioner.gram(), preconditioner.stored_entries
+    """The shard's XᵀLX: its part of the full preconditioner."""
+    return shard.objective.preconditioner.gram()
 
 
 def _stored_entries(shard):
-    return shard.objective.preconditioner.stored_entries
+    return shard.objective.preconditioner.stored_entries()
 
 
-class _Strengthened:
-    """The driver's preconditioner: the shards' summed diagonal, then, when the solver asks
-    (rankfast.precondition.PairPreconditioner.strengthen) and it is cheap, the summed
-    d × d matrix I + scale · XᵀLX (one round of tasks, one d × d matrix from each shard)."""
+class _Strengthened(StrengtheningPreconditioner):
+    """The driver's preconditioner: the shards' summed diagonal, then (when the solver asks and
+    it is cheap) the summed I + scale · XᵀLX: one round of tasks, a d × d matrix from each shard."""
 
     def __init__(self, shards, diagonal, scale):
-        self.shards, self.scale = shards, scale
-        self.inverse_diagonal = 1.0 / diagonal
-        self.full = None
-        self.asked = False
+        super().__init__(diagonal, scale)
+        self.shards = shards
 
-    def __call__(self, v):
-        return self.inverse_diagonal * v if self.full is None else self.full(v)
+    def stored_entries(self):
+        return _ordered_sum(self.shards.map(_stored_entries))
 
-    def strengthen(self):
-        from .precondition import FullPreconditioner, full_is_cheap
-        if self.asked:
-            return False
-        self.asked = True
-        d = len(self.inverse_diagonal)
-        if not full_is_cheap(d, _ordered_sum(self.shards.map(_stored_entries))):
-            return False
-        self.full = FullPreconditioner(_ordered_sum(g for g, _ in self.shards.map(_pair_gram)),
-                                       self.scale)
-        return True
+    def gram(self):
+        return _ordered_sum(self.shards.map(_pair_gram))
 
 
 def _hinge_hessvec(shard, tag, v):

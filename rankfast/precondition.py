@@ -179,38 +179,33 @@ def full_is_cheap(n_features: int, stored_entries: int) -> bool:
     return n_features <= FULL_MAX and n_features * n_features <= max(stored_entries, 1)
 
 
-class PairPreconditioner:
+class StrengtheningPreconditioner:
     """v ↦ M⁻¹ v for M = I + scale · XᵀLX: its diagonal, then M itself once the solver asks.
 
     On well-scaled features the diagonal is all CG needs (one or two products a
     Newton step) and forming M would cost more than the whole solve; a solver that
     finds itself working hard calls :meth:`strengthen`, which forms M when that is
     cheap (:func:`full_is_cheap`; ``kind="auto"``).  ``kind="full"`` forms it at once,
-    ``"diagonal"`` never.
+    ``"diagonal"`` never.  Subclasses say where XᵀLX and nnz(X) come from: the rows
+    in this process (:class:`PairPreconditioner`) or a Dask cluster's shards.
 
     Parameters
     ----------
-    X : ndarray or CSR
-        Rows grouped by query (as the learner holds them; not copied).
-    starts, rank, query_weight
-        As for :func:`pair_gram`.
-    scale : float
-        The loss's largest curvature (2 for squared hinges, ψ''(0) for RankNCG).
     diagonal : ndarray
         diag(M), already computed by the learner (rankfast.linear.pair_square_sums).
+    scale : float
+        The loss's largest curvature (2 for squared hinges, ψ''(0) for RankNCG).
     kind : {"auto", "full", "diagonal"}
     """
 
-    def __init__(self, X: Matrix, starts: Vector, rank: Vector, query_weight: Any, scale: Any,
-                 diagonal: Any, kind: str = "auto") -> None:
+    def __init__(self, diagonal: Any, scale: Any, kind: str = "auto") -> None:
         if kind not in ("auto", "full", "diagonal"):
             raise ValueError(f"preconditioner kind must be 'auto', 'full' or 'diagonal', "
                              f"not {kind!r}")
-        self._pairs = (X, starts, rank, query_weight, scale)
-        self._apply = DiagonalPreconditioner(diagonal)
-        self._may_strengthen = kind == "auto" and full_is_cheap(X.shape[1], self.stored_entries)
-        if kind == "full":
-            self._form_full()
+        self.scale = scale
+        self._apply: Any = DiagonalPreconditioner(diagonal)
+        self._n_features = len(self._apply.diagonal)
+        self._may_strengthen = kind == "auto"
 
     @property
     def kind(self) -> Any:
@@ -220,25 +215,53 @@ class PairPreconditioner:
     def __call__(self, v: Vector) -> Any:
         return self._apply(v)
 
-    @property
+    def gram(self) -> Any:
+        """XᵀLX (:func:`pair_gram`)."""
+        raise NotImplementedError
+
     def stored_entries(self) -> Any:
         """nnz(X) (every entry for dense X): what one X v costs."""
-        X = self._pairs[0]
-        return X.nnz if issparse(X) else X.shape[0] * X.shape[1]
-
-    def gram(self) -> Any:
-        """XᵀLX of these rows (a Dask shard's part of the sum, :func:`pair_gram`)."""
-        X, starts, rank, query_weight, _ = self._pairs
-        return pair_gram(X, starts, rank, query_weight)
+        raise NotImplementedError
 
     def strengthen(self) -> bool:
-        """Form M itself if allowed and not yet done; whether the preconditioner changed."""
+        """Form M itself if allowed, cheap and not yet done; whether the preconditioner changed."""
         if not self._may_strengthen:
+            return False
+        self._may_strengthen = False
+        if not full_is_cheap(self._n_features, self.stored_entries()):
             return False
         self._form_full()
         return True
 
     def _form_full(self):
-        X, starts, rank, query_weight, scale = self._pairs
-        self._apply = FullPreconditioner(pair_gram(X, starts, rank, query_weight), scale)
+        self._apply = FullPreconditioner(self.gram(), self.scale)
         self._may_strengthen = False
+
+
+class PairPreconditioner(StrengtheningPreconditioner):
+    """:class:`StrengtheningPreconditioner` of the rows this process holds.
+
+    Parameters
+    ----------
+    X : ndarray or CSR
+        Rows grouped by query (as the learner holds them; not copied).
+    starts, rank, query_weight
+        As for :func:`pair_gram`.
+    scale, diagonal, kind
+        As for :class:`StrengtheningPreconditioner`.
+    """
+
+    def __init__(self, X: Matrix, starts: Vector, rank: Vector, query_weight: Any, scale: Any,
+                 diagonal: Any, kind: str = "auto") -> None:
+        super().__init__(diagonal, scale, kind)
+        self._rows = (X, starts, rank, query_weight)
+        if kind == "full":
+            self._form_full()
+
+    def stored_entries(self) -> Any:
+        X = self._rows[0]
+        return X.nnz if issparse(X) else X.shape[0] * X.shape[1]
+
+    def gram(self) -> Any:
+        """XᵀLX of these rows (also a Dask shard's part of the sum)."""
+        return pair_gram(*self._rows)
