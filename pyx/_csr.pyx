@@ -63,6 +63,20 @@ def transpose(const value_t[::1] data, const index_t[::1] indices, const index_t
         out_indptr[0] = 0
 
 
+cdef inline void _flush_squares(double[::1] sums, const int64_t[::1] touched, Py_ssize_t n_touched,
+                                char[::1] seen, double weight, double[::1] out) noexcept nogil:
+    """out_j += weight · sums_j² for the touched columns j, in the order they were touched; then
+    clear them (sums and seen) for the next group."""
+    cdef Py_ssize_t t, j
+    cdef double s
+    for t in range(n_touched):
+        j = touched[t]
+        s = sums[j]
+        out[j] += weight * (s * s)
+        sums[j] = 0.0
+        seen[j] = 0
+
+
 def group_square_sums(const value_t[::1] data, const index_t[::1] indices,
                       const index_t[::1] indptr, const int64_t[::1] order,
                       const int64_t[::1] group_starts, const double[::1] weights,
@@ -75,11 +89,10 @@ def group_square_sums(const value_t[::1] data, const index_t[::1] indices,
     column, in the order the columns first appear, and cleared: one pass over
     the entries, O(nnz + d).
     """
-    cdef Py_ssize_t d = out.shape[0], g, k, e, j, t, n_touched
+    cdef Py_ssize_t d = out.shape[0], g, k, e, j, n_touched
     cdef double[::1] sums = np.zeros(d)
     cdef int64_t[::1] touched = np.empty(d, dtype=np.int64)
     cdef char[::1] seen = np.zeros(d, dtype=np.int8)
-    cdef double s
     with nogil:
         for g in range(group_starts.shape[0] - 1):
             n_touched = 0
@@ -91,12 +104,7 @@ def group_square_sums(const value_t[::1] data, const index_t[::1] indices,
                         seen[j] = 1
                         touched[n_touched] = j
                         n_touched += 1
-            for t in range(n_touched):
-                j = touched[t]
-                s = sums[j]
-                out[j] += weights[g] * (s * s)
-                sums[j] = 0.0
-                seen[j] = 0
+            _flush_squares(sums, touched, n_touched, seen, weights[g], out)
 
 
 def nested_square_sums(const value_t[::1] data, const index_t[::1] indices,
@@ -112,14 +120,14 @@ def nested_square_sums(const value_t[::1] data, const index_t[::1] indices,
     (the outer sums taken in the groups' row order), one pass over the entries.
     """
     cdef Py_ssize_t d = out.shape[0], n_groups = group_starts.shape[0] - 1
-    cdef Py_ssize_t g, k, e, j, t, n_touched = 0, n_outer_touched = 0
+    cdef Py_ssize_t g, k, e, j, n_touched = 0, n_outer_touched = 0
     cdef double[::1] sums = np.zeros(d)
     cdef double[::1] outer_sums = np.zeros(d)
     cdef int64_t[::1] touched = np.empty(d, dtype=np.int64)
     cdef int64_t[::1] outer_touched = np.empty(d, dtype=np.int64)
     cdef char[::1] seen = np.zeros(d, dtype=np.int8)
     cdef char[::1] outer_seen = np.zeros(d, dtype=np.int8)
-    cdef double s, v
+    cdef double v
     with nogil:
         for g in range(n_groups):
             n_touched = 0
@@ -137,19 +145,10 @@ def nested_square_sums(const value_t[::1] data, const index_t[::1] indices,
                             outer_seen[j] = 1
                             outer_touched[n_outer_touched] = j
                             n_outer_touched += 1
-            for t in range(n_touched):
-                j = touched[t]
-                s = sums[j]
-                out[j] += weights[g] * (s * s)
-                sums[j] = 0.0
-                seen[j] = 0
+            _flush_squares(sums, touched, n_touched, seen, weights[g], out)
             if g + 1 == n_groups or group_outer[g + 1] != group_outer[g]:
-                for t in range(n_outer_touched):
-                    j = outer_touched[t]
-                    s = outer_sums[j]
-                    outer_out[j] += outer_weights[group_outer[g]] * (s * s)
-                    outer_sums[j] = 0.0
-                    outer_seen[j] = 0
+                _flush_squares(outer_sums, outer_touched, n_outer_touched, outer_seen,
+                               outer_weights[group_outer[g]], outer_out)
                 n_outer_touched = 0
 
 
