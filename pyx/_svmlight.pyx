@@ -10,7 +10,7 @@ score or store what was parsed and go on, or report a file that changed
 between counting and parsing.  No state outside the arguments: parse_lines
 is reentrant and works on any byte range.
 """
-from cpython.array cimport array, clone
+from cpython.array cimport array, clone, resize
 from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, strtod, strtol
 from libc.string cimport memchr, memcpy
@@ -717,6 +717,29 @@ def empty_array(str typecode, Py_ssize_t n):
     the reader's arrays (832 KB) took 1.2 ms that way.
     """
     return clone(array(typecode), n, False)
+
+
+cdef extern from *:
+    """
+    #define rankfast_array_exports(a) (((arrayobject*)(a))->ob_exports)
+    """
+    int array_exports "rankfast_array_exports"(array a)
+
+
+def resize_array(array a, Py_ssize_t n):
+    """Make ``a`` (an array.array) n items long, its first items kept, new ones not initialised.
+
+    By realloc, which moves a large buffer's pages instead of copying them
+    (mremap), so arrays can grow as a file is read without a counting pass
+    first, and shrink to what was read.  An array with a buffer exported (a
+    memoryview or numpy array of it) raises BufferError, as array.array's own
+    resizing does.
+    """
+    if n < 0:
+        raise ValueError("negative size")
+    if array_exports(a) > 0:
+        raise BufferError("cannot resize an array.array that is exported")
+    resize(a, n)
 
 
 def number_of(const unsigned char[::1] token):

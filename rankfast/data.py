@@ -17,7 +17,7 @@ Compared with svm_rank the reader is
 """
 from __future__ import annotations
 
-import collections
+import contextlib
 import dataclasses
 
 import numpy as np
@@ -281,17 +281,19 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
     n_features : int, optional
         Make X at least this wide (columns beyond the file's highest index).
     chunk_bytes : int
-        Bytes parsed at a time.  A plain file is counted first and parsed
-        straight into arrays of the right size (peak memory: the result plus
-        one chunk); a stream (standard input, a compressed file) is parsed
-        block by block and joined at the end (peak: about twice the result).
+        Bytes parsed at a time.  One thread reads a file once, plain or
+        compressed: its arrays are sized from the first block and grow as
+        later blocks need (realloc, which moves pages rather than copying
+        them), ending fitted to the documents (peak memory: the result plus
+        one chunk).
     progress : callable, optional
         Called as ``progress(bytes_read)`` after each block is read (bytes
         of decompressed data, increasing); the library prints nothing.
     n_jobs : int or None
         Threads parsing a plain file (None or 0: every core this process may
-        run on; see rankfast._threads): blocks of chunk_bytes / threads (1 MB
-        at least), each thread reading its own, parsed straight into their
+        run on; see rankfast._threads): the file is counted first, then cut
+        into blocks of chunk_bytes / threads (1 MB at least), each thread
+        reading its own, parsed straight into their
         place in the arrays (peak memory: the result plus a block a thread);
         the same Dataset and the same first error (in file order) as one
         thread.  A plain file with ``comments=True`` is parsed by one thread.
@@ -331,43 +333,38 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
     >>> data.y, data.qid
     (array([2., 0., 1.]), array([1, 1, 2]))
     """
-    parts = []
-    line_offset = 0
     with open_binary(path) as stream:
-        whole, size = None, plain_size(stream)
+        size = plain_size(stream)
         if size is not None:
             n_threads = resolve_n_jobs(n_jobs)
             block_bytes = max(chunk_bytes // n_threads, min(MIN_BLOCK_BYTES, chunk_bytes), 1)
             if n_threads > 1 and not comments and size > block_bytes:    # else one block: no pool
                 whole = _read_in_threads(stream, path, size, n_threads, block_bytes, dtype,
                                          progress)
-                return _dataset([whole], path, n_features, comments, dtype)
-        buffer: bytearray | None = bytearray(chunk_bytes if size is None
-                                             else min(chunk_bytes, size + 1))
-        if size is not None:                                   # one buffer for both passes
-            newlines, colons, size = _count(stream, path, buffer)
-            whole = _Arrays(newlines, colons, comments, dtype)
-        elif resolve_n_jobs(n_jobs) > 1 and path != "-":     # a terminal's reads never end
-            parts = _parse_read_ahead(_blocks(stream, path, buffer, progress=progress),
-                                      path, comments, dtype)
-            return _dataset(parts, path, n_features, comments, dtype)
-        for block in _blocks(stream, path, buffer, progress=progress, size=size):
-            part = whole or _Arrays(*_svmlight.count_bytes_of(block), comments, dtype)  # type: ignore[call-arg]
-            line_offset = part.parse(block, path, line_offset)
-            if whole is None:
-                parts.append(part)
-    return _dataset([whole] if whole else parts, path, n_features, comments, dtype)
+                return _dataset(whole, path, n_features)
+        arrays = _Arrays(0, 0, comments, dtype)
+        blocks = _blocks(stream, path, bytearray(chunk_bytes if size is None
+                                                 else min(chunk_bytes, size + 1)), progress=progress)
+        if size is None and resolve_n_jobs(n_jobs) > 1 and path != "-":   # a terminal's reads never end
+            blocks = _read_ahead(blocks)
+        with contextlib.closing(blocks):
+            line_offset = read = 0
+            for block in blocks:
+                read += len(block)
+                line_offset = arrays.parse(block, path, line_offset,
+                                           None if size is None else max(size - read, 0))
+    return _dataset(arrays, path, n_features)
 
 
-def _parse_read_ahead(blocks, path, comments, dtype):
-    """The parts of a stream's blocks, parsed here while a second thread reads the next ones.
+def _read_ahead(blocks):
+    """The blocks of a stream, read (decompressed) on a second thread while this one parses.
 
     Decompressing (zlib, bz2, lzma) and reading release the GIL, so reading
     a compressed file takes about as long as its decompression alone rather
     than that plus the parsing.  The reader copies each block (its buffer is
     reused) and stays at most two blocks ahead; an error it meets (a corrupt
-    stream, a read error) is raised here, after the blocks before it are
-    parsed, as one thread would.
+    stream, a read error) is raised here, after the blocks before it, as one
+    thread would.  Closing the generator stops and joins the reader.
     """
     import queue
     import threading
@@ -391,31 +388,17 @@ def _parse_read_ahead(blocks, path, comments, dtype):
 
     reader = threading.Thread(target=read, name="rankfast-read-ahead", daemon=True)
     reader.start()
-    parts, line_offset = [], 0
     try:
         while True:
             block = ready.get()
             if block is None:
-                return parts
+                return
             if isinstance(block, BaseException):
                 raise block
-            part = _Arrays(*_svmlight.count_bytes_of(block), comments, dtype)
-            line_offset = part.parse(block, path, line_offset)
-            parts.append(part)
+            yield block
     finally:
         stop.set()
         reader.join()
-
-
-def _count(stream, path, buffer):
-    """(newlines, colons, bytes) of the rest of a plain file, which is then rewound to where it was."""
-    start = stream.tell()
-    newlines = colons = size = previous = 0
-    for block in _blocks(stream, path, buffer, whole_lines=False):
-        n, c = _svmlight.count_bytes_of(block, previous)
-        newlines, colons, size, previous = newlines + n, colons + c, size + len(block), block[-1]
-    stream.seek(start)
-    return newlines, colons, size
 
 
 def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress):
@@ -446,7 +429,8 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
         ranges = [pool.submit(_count_blocks, fd, path, a, b, block_bytes)
                   for a, b in zip(cuts[:-1], cuts[1:])]
         blocks = [block for counted in ranges for block in counted.result()]
-        whole = _Arrays(sum(b[2] for b in blocks), sum(b[3] for b in blocks), False, dtype)
+        whole = _Arrays(sum(b[4] for b in blocks), sum(b[3] for b in blocks), False, dtype)
+        whole.views()                                  # sized exactly: never grows
         buffers = [bytearray(block_bytes) for _ in range(n_threads)]
         pending, row, nnz, lines = [], 0, 0, 0
         for offset, length, newlines, colons, rows in blocks:
@@ -535,71 +519,119 @@ def _parse_block(fd, path, offset, length, buffers, part, first_line):
         buffers.append(buffer)
 
 
-_TYPECODES = {"f8": "d", "f4": "f", "i8": "q", "i4": "i"}     # numpy's -> array.array's
-
-
-def _uninitialised(n, dtype):
-    """n items of dtype, not initialised, in memory that is not advised as huge pages.
-
-    numpy advises the kernel to back arrays of 4 MB and more with 2 MB pages; on a
-    machine whose memory is fragmented (any that has run other large processes)
-    each such page first waits for the kernel to compact memory.  The reader's
-    arrays are written once, in order, so small pages cost it nothing: on a
-    500k x 50 file, after svm_rank_learn had run, rank_learn -j 1 spent 0.57 s
-    in the kernel with numpy's arrays here and 0.27 s with these (1.92 -> 1.73 s
-    of CPU in all; 1.84 -> 1.76 s when run back to back by itself).  An
-    array.array's buffer (malloc'd, not advised), seen as a numpy array.
-    """
-    dtype = np.dtype(dtype)
-    return np.frombuffer(_svmlight.empty_array(_TYPECODES[dtype.str[1:]], n), dtype=dtype)
+_TYPECODES = {"f8": "d", "f4": "f"}     # numpy's -> array.array's
 
 
 class _Arrays:
-    """CSR arrays, targets, qids, lines (and comments) with room for a known bound."""
+    """Targets, qids, lines, CSR arrays (and comment spans) of the documents parsed so far.
 
-    def __init__(self, newlines, colons, comments, dtype=np.float64):
-        rows = newlines + 1
+    Room for ``rows`` documents and ``entries`` features at first, in
+    array.array buffers, not initialised: malloc'd memory, which is not advised
+    as huge pages as numpy's arrays of 4 MB and more are.  On a machine whose
+    memory is fragmented (any that has run other large processes) each such
+    page first waits for the kernel to compact memory, and the reader's arrays
+    are written once, in order, so small pages cost it nothing: on a 500k x 50
+    file, after svm_rank_learn had run, rank_learn -j 1 spent 0.57 s in the
+    kernel with numpy's arrays here and 0.27 s with these.
+
+    ``parse`` grows the buffers as a block needs (realloc, which moves a large
+    buffer's pages instead of copying them), so a file is read in one pass,
+    never counted first; ``views`` gives the numpy arrays over them, after
+    which they no longer grow.
+    """
+
+    def __init__(self, rows, entries, comments, dtype=np.float64):
         self.rows = self.nnz = 0
-        self.y = _uninitialised(rows, np.float64)
-        self.qid = _uninitialised(rows, np.int64)
-        self.line = _uninitialised(rows, np.int64)
-        self.indptr = np.zeros(rows + 1, dtype=np.int64)
-        self.indices = _uninitialised(max(colons, 1), np.int32)
-        self.values = _uninitialised(max(colons, 1), dtype)
         self.comments = [] if comments else None
-        self.spans = (np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)) if comments else None
+        self._row_codes = {"y": "d", "qid": "q", "line": "q", "indptr": "q"}
+        if comments:
+            self._row_codes.update(comment_start="q", comment_end="q")
+        self._entry_codes = {"indices": "i", "values": _TYPECODES[np.dtype(dtype).str[1:]]}
+        empty = _svmlight.empty_array
+        self._buffers = {name: empty(code, rows) for name, code in self._row_codes.items()}
+        self._buffers.update({name: empty(code, entries) for name, code in self._entry_codes.items()})
+        _svmlight.resize_array(self._buffers["indptr"], rows + 1)
+        self._buffers["indptr"][0] = 0
+        self._dtype = np.dtype(dtype)
 
-    def parse_blocks(self, blocks, path, n_threads):
-        """Parse whole-line blocks on n_threads threads (no comments), in file order.
+    @property
+    def room(self):
+        """(documents, entries) the buffers hold."""
+        return len(self._buffers["y"]), len(self._buffers["indices"])
 
-        Block k gets rows and entries for its line and colon counts right after
-        block k - 1's; once parsed (and every earlier block placed), its rows
-        move down to close the gap, which never reaches a later block's part.
-        The first malformed block in file order raises.
+    def reserve(self, rows, entries):
+        """Room for at least rows documents and entries features in all (before views())."""
+        have_rows, have_entries = self.room
+        if rows > have_rows:
+            for name in self._row_codes:
+                _svmlight.resize_array(self._buffers[name], rows + (name == "indptr"))
+        if entries > have_entries:
+            for name in self._entry_codes:
+                _svmlight.resize_array(self._buffers[name], entries)
+
+    def views(self):
+        """Set y, qid, line, indptr, indices and values: numpy arrays over the buffers."""
+        for name, buffer in self._buffers.items():
+            setattr(self, name, np.frombuffer(buffer, dtype=self._dtype if name == "values"
+                                              else _NUMPY_TYPES[buffer.typecode]))
+
+    def finish(self):
+        """Buffers fitted to what was parsed, seen as numpy arrays (views())."""
+        if not hasattr(self, "y"):
+            for name in self._row_codes:
+                _svmlight.resize_array(self._buffers[name], self.rows + (name == "indptr"))
+            for name in self._entry_codes:
+                _svmlight.resize_array(self._buffers[name], self.nnz)
+            self.views()
+        return self
+
+    def parse(self, block, path, line_offset, bytes_after=None):
+        """Parse a block of whole lines after the documents so far; returns the next block's line offset.
+
+        The buffers grow when the block's lines do not fit: by what the rest
+        of the block can hold (its newlines and colons), plus, for the rest of
+        the file (``bytes_after`` bytes; None: a stream of unknown length), as
+        much again per byte, or half the room there is.
         """
-        from concurrent.futures import ThreadPoolExecutor
-        pending = collections.deque()
-        row = nnz = lines = 0                 # where the next block's part starts; lines before it
-        with ThreadPoolExecutor(n_threads) as pool:
-            for block in blocks:
-                block = bytes(block)                       # the reader's buffer is reused
-                newlines, colons = _svmlight.count_bytes_of(block)
-                rows = newlines + (not block.endswith(b"\n"))
-                if row + rows > len(self.y) or nnz + colons > len(self.values):
-                    raise _changed(path)                 # more than the counting pass saw
-                part = (self.y[row:row + rows], self.qid[row:row + rows],
-                        self.line[row:row + rows], self.indices[nnz:nnz + colons],
-                        self.values[nnz:nnz + colons])
-                pending.append((pool.submit(_parse_part, block, part, lines + 1),
-                                block, row, nnz, lines))
-                row, nnz, lines = row + rows, nnz + colons, lines + newlines
-                while len(pending) > n_threads:
-                    self._place(*pending.popleft(), path)
-            while pending:
-                self._place(*pending.popleft(), path)
+        buffers = self._buffers
+        spans = ((buffers["comment_start"], buffers["comment_end"]) if self.comments is not None
+                 else (None, None))
+        while True:
+            rows, entries, error, error_line, start, end, consumed = _svmlight.parse_into(
+                block, self.rows, self.nnz, buffers["y"], buffers["qid"], buffers["line"],
+                buffers["indptr"], buffers["indices"], buffers["values"], *spans, line_offset + 1)
+            if error and error != ERR_FULL:
+                raise InputError(path, line_offset + error_line + 1, reason(error, block[start:end]))
+            if self.comments is not None:
+                self._keep_comments(block, rows)
+            self.rows += rows
+            self.nnz += entries
+            if error != ERR_FULL:
+                return line_offset + error_line
+            line_offset += error_line
+            block = block[consumed:]
+            self._grow(block, bytes_after)
+
+    def _grow(self, block, bytes_after):
+        newlines, colons = _svmlight.count_bytes_of(block)
+        rows, entries = newlines + 1, colons
+        if bytes_after is None:
+            have_rows, have_entries = self.room
+            rows, entries = max(rows, have_rows // 2), max(entries, have_entries // 2)
+        else:
+            share = 1.05 * bytes_after / max(len(block), 1)
+            rows, entries = rows + int(share * newlines), entries + int(share * colons)
+        self.reserve(self.rows + rows, self.nnz + entries)
+
+    def _keep_comments(self, block, rows):
+        text = bytes(block)
+        starts = self._buffers["comment_start"][self.rows:self.rows + rows].tolist()
+        ends = self._buffers["comment_end"][self.rows:self.rows + rows].tolist()
+        self.comments.extend(text[s:e].decode("utf-8", "replace") if s >= 0 else ""
+                             for s, e in zip(starts, ends))
 
     def _place(self, future, block, row, nnz, lines, path, read_block=None):
-        """Move a parsed block's rows and entries (at row, nnz) down to the end of the arrays.
+        """Move a parsed block's rows and entries (at row, nnz) down to the end of the arrays (views()).
 
         Nothing moves when they already are there (no earlier block had lines
         or colons that its counts included but that stored nothing).  The
@@ -622,25 +654,8 @@ class _Arrays:
         self.indptr[r + 1:r + rows + 1] = indptr[1:rows + 1] + z
         self.rows, self.nnz = r + rows, z + entries
 
-    def parse(self, block, path, line_offset):
-        """Parse one block into the arrays; returns the line offset of the next block."""
-        spans = self.spans if self.spans is not None else (None, None)
-        rows, entries, error, error_line, start, end, _ = _svmlight.parse_into(
-            block, self.rows, self.nnz, self.y, self.qid, self.line, self.indptr,
-            self.indices, self.values, *spans)
-        if error == ERR_FULL:            # more lines than the counting pass saw
-            raise _changed(path)
-        if error:
-            raise InputError(path, line_offset + error_line + 1, reason(error, block[start:end]))
-        self.line[self.rows:self.rows + rows] += line_offset + 1
-        if self.comments is not None:
-            text = bytes(block)
-            self.comments.extend(text[s:e].decode("utf-8", "replace") if s >= 0 else "" for s, e in
-                                 zip(spans[0][self.rows:self.rows + rows].tolist(),
-                                     spans[1][self.rows:self.rows + rows].tolist()))
-        self.rows += rows
-        self.nnz += entries
-        return line_offset + error_line
+
+_NUMPY_TYPES = {"d": np.float64, "f": np.float32, "q": np.int64, "i": np.int32}
 
 
 def _parse_part(block, part, first_line):
@@ -651,26 +666,12 @@ def _parse_part(block, part, first_line):
                                 None, None, first_line), indptr
 
 
-def _dataset(parts, path, n_features, comments, dtype):
-    """The Dataset of the parsed parts (one part: its arrays are used as they are)."""
-    def joined(name, count):
-        """One array from the parts' arrays, each part's dropped once copied (peak: +1 array)."""
-        arrays = [getattr(p, name)[:getattr(p, count)] for p in parts]
-        if len(arrays) == 1:
-            return arrays[0]
-        for p in parts:
-            setattr(p, name, None)
-        return np.concatenate(arrays)
-    if not parts:
-        parts = [_Arrays(0, 0, comments, dtype)]
-    y, qid, line = joined("y", "rows"), joined("qid", "rows"), joined("line", "rows")
-    indices, values = joined("indices", "nnz"), joined("values", "nnz")
-    offsets = np.cumsum([0] + [p.nnz for p in parts])
-    indptr = np.concatenate([parts[0].indptr[:1]] + [p.indptr[1:p.rows + 1] + base
-                                                     for p, base in zip(parts, offsets)])
-    texts = [t for p in parts for t in p.comments] if comments else None
-    del parts[:]                      # free the blocks' arrays before building X
-    total = len(values)
+def _dataset(arrays, path, n_features):
+    """The Dataset of a filled _Arrays (its buffers become the Dataset's arrays)."""
+    arrays.finish()
+    rows, total = arrays.rows, arrays.nnz
+    y, qid, line = arrays.y[:rows], arrays.qid[:rows], arrays.line[:rows]
+    indptr, indices, values = arrays.indptr[:rows + 1], arrays.indices[:total], arrays.values[:total]
     width = int(indices.max()) + 1 if total else 0
     if n_features is not None:
         width = max(width, int(n_features))
@@ -678,7 +679,7 @@ def _dataset(parts, path, n_features, comments, dtype):
         indptr = indptr.astype(np.int32)
     else:
         indices = indices.astype(np.int64)
-    return Dataset(CSR(values, indices, indptr, (len(y), width)), y, qid, line, texts, path)
+    return Dataset(CSR(values, indices, indptr, (rows, width)), y, qid, line, arrays.comments, path)
 
 
 def dump_svmlight(dataset_or_X: Any, y: Vector = None, qid: Vector = None,

@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from rankfast import InputError, _svmlight, data, reader
+from rankfast import InputError, _svmlight, load_svmlight, reader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -161,45 +161,31 @@ def test_parse_into_refuses_other_value_types():
 
 
 def test_the_parallel_reader_takes_float32_arrays(tmp_path):
-    """data._Arrays.parse_blocks (_parse_part, _place) with float32 values: the same rows,
-    values rounded, and the beyond-float32 error at its file line (first in file order)."""
+    """load_svmlight on threads (_read_in_threads: _parse_part, _place) with float32 values:
+    the same rows, values rounded, and the beyond-float32 error at its file line (first in
+    file order), as one thread reads them."""
     rng = np.random.default_rng(9)
     text = random_file(rng, 3000)
     path = tmp_path / "f32.dat"
     path.write_bytes(text)
-    newlines, colons = _svmlight.count_bytes_of(text)
-    blocks = [text[i:j] for i, j in zip(*cuts(text, 7))]
 
-    def read(dtype, blocks):
-        arrays = data._Arrays(newlines, colons, False)
-        arrays.values = np.empty(len(arrays.values), dtype)
-        arrays.parse_blocks(blocks, str(path), 2)
-        return arrays
+    def read(dtype, n_jobs):
+        return load_svmlight(str(path), n_jobs=n_jobs, dtype=dtype, chunk_bytes=len(text) // 7)
 
-    a64, a32 = read(np.float64, blocks), read(np.float32, blocks)
-    assert (a32.rows, a32.nnz) == (a64.rows, a64.nnz) and a32.rows > 2000
-    assert bits(a32.indptr[:a32.rows + 1]) == bits(a64.indptr[:a64.rows + 1])
-    assert bits(a32.line[:a32.rows]) == bits(a64.line[:a64.rows])
-    assert bits(a32.values[:a32.nnz]) == bits(a64.values[:a64.nnz].astype(np.float32))
+    a64, a32, one32 = read(np.float64, 2), read(np.float32, 2), read(np.float32, 1)
+    assert a32.n_documents == a64.n_documents > 2000 and a32.X.nnz == a64.X.nnz
+    assert bits(a32.features.indptr) == bits(a64.features.indptr) == bits(one32.features.indptr)
+    assert bits(a32.line) == bits(a64.line) == bits(one32.line)
+    assert bits(a32.features.data) == bits(a64.features.data.astype(np.float32))
+    assert bits(a32.features.data) == bits(one32.features.data)
 
     lines = text.split(b"\n")
     bad = [k for k in (2100, 900) if lines[k].strip() and not lines[k].startswith(b"#")]
     for k in bad:
         lines[k] = lines[k].split(b"#")[0].rstrip() + b" 99:1e39"
     text = b"\n".join(lines)
-    blocks = [text[i:j] for i, j in zip(*cuts(text, 7))]
-    newlines, colons = _svmlight.count_bytes_of(text)
-    with pytest.raises(InputError) as caught:
-        read(np.float32, blocks)
-    assert caught.value.line == min(bad) + 1 and "99:1e39" in str(caught.value)
-
-
-def cuts(text, parts):
-    """Block boundaries at line ends, about len(text) / parts bytes apart."""
-    ends = []
-    for k in range(1, parts):
-        at = text.find(b"\n", k * len(text) // parts)
-        if at >= 0 and (not ends or at + 1 > ends[-1]):
-            ends.append(at + 1)
-    ends = [e for e in ends if e < len(text)] + [len(text)]
-    return [0] + ends[:-1], ends
+    path.write_bytes(text)
+    for n_jobs in (1, 2):
+        with pytest.raises(InputError) as caught:
+            read(np.float32, n_jobs)
+        assert caught.value.line == min(bad) + 1 and "99:1e39" in str(caught.value)

@@ -110,6 +110,39 @@ def test_chunked_reading_equals_whole_reading(tmp_path):
         assert part.comments == whole.comments
 
 
+def test_one_pass_reading_grows_its_arrays_to_what_the_file_holds(tmp_path):
+    """One thread reads a file once, never counting it first: its arrays are sized from
+    the first block and grow when later lines need more (here ten times as many features
+    a line, and lines of a tenth the length); plain and compressed files give the dataset
+    that exactly sized arrays (two threads, which count first) give, and the arrays end
+    fitted to it."""
+    rng = np.random.default_rng(4)
+    sparse = [f"{k % 3} qid:{k // 10} 7:{rng.random():.6f} # a longer comment {k:06d}\n"
+              for k in range(400)]
+    dense = [f"{k % 2} qid:{k // 10} " + " ".join(f"{j}:{rng.random():.3f}" for j in range(1, 11))
+             + "\n" for k in range(400, 900)]
+    short = [f"{k % 2} 1:{k % 10}\n" for k in range(900, 5000)]
+    text = "".join(sparse + dense + short)
+    path = write(tmp_path, text)
+    with gzip.open(tmp_path / "data.dat.gz", "wt") as out:
+        out.write(text)
+    exact = load_svmlight(path, n_jobs=2, chunk_bytes=4096)
+    for source in (path, str(tmp_path / "data.dat.gz")):
+        for chunk in (512, 4096, 1 << 20):
+            for comments in (False, True):
+                one = load_svmlight(source, n_jobs=1, chunk_bytes=chunk, comments=comments)
+                assert one.n_documents == 5000 and one.X.nnz == exact.X.nnz
+                for a, b in [(one.y, exact.y), (one.qid, exact.qid), (one.line, exact.line),
+                             (one.features.indptr, exact.features.indptr),
+                             (one.features.indices, exact.features.indices),
+                             (one.features.data, exact.features.data)]:
+                    np.testing.assert_array_equal(a, b)
+                for a in (one.y, one.qid, one.line, one.features.indices, one.features.data):
+                    assert len(a.base) == len(a)        # the buffer fitted: nothing left over
+                if comments:
+                    assert one.comments[3] == " a longer comment 000003" and one.comments[-1] == ""
+
+
 def test_compressed_files_and_stdin(tmp_path, monkeypatch):
     text = "2 qid:1 1:1 3:2\n1 qid:1 2:1\n0 qid:2 1:0.5\n"
     plain = load_svmlight(write(tmp_path, text))
