@@ -136,6 +136,17 @@ def test_random_tokens_float64_match_strtod_bit_for_bit():
     assert not len(bad), [(tokens[i], values[i], want[i]) for i in bad[:10]]
 
 
+def test_a_buffer_ending_in_a_newline_parses_as_one_that_does_not():
+    """Digit runs are scanned without testing for the buffer's end when it ends with
+    '\\n' (where every run stops), with the test otherwise: the same rows and bits."""
+    rng = np.random.default_rng(7)
+    buf = random_tokens_file(rng, 200_000, -30, 30) + b"3 qid:12 45:6789"
+    (rows, nnz, error, *_), values = parse(buf + b"\n", np.float64)
+    (rows2, nnz2, error2, *_), values2 = parse(buf, np.float64)
+    assert (rows, nnz, error) == (rows2, nnz2, error2) == (200_001, 200_001, 0)
+    assert bits(values) == bits(values2) and values[-1] == 6789
+
+
 def test_random_tokens_float32_are_the_doubles_rounded():
     rng = np.random.default_rng(2027)
     buf = random_tokens_file(rng, N_TOKENS // 4, -50, 37)
