@@ -7,8 +7,9 @@ listed by increasing score.  rank holds label ranks 0 .. n_levels - 1 (higher is
 more relevant).  A pair (i, j) of one query with rank_i > rank_j is active iff
 scores[j] > scores[i] - 1.0, evaluated exactly so.  Each sweep keeps one Fenwick
 tree over label ranks holding, per rank, the count, sum and sum of squares of the
-inserted values; an insertion pointer moves monotonically through the sorted
-query, so a query of m documents costs O(m log L).  After each sweep of a query
+inserted values (flat, one node per rank, for up to 8 ranks); an insertion pointer
+moves monotonically through the sorted query, so a query of m documents costs
+O(m log L).  After each sweep of a query
 the paths it touched are zeroed again, so the tree is reset in O(m log L) and
 exactly (no floating-point residue of subtracting what was added).
 """
@@ -28,10 +29,24 @@ cdef struct Moments:
     double ss     # sum of squares of their values
 
 
+# With few label levels (2 to 5 in LETOR, MSLR, Yahoo) the "tree" is flat: node k
+# holds level k - 1 alone, an insertion touches one node and a prefix adds the nodes
+# below it in order.  A Fenwick path's length varies with the level, which the
+# branch predictor cannot learn from one document to the next: flat, the loss and
+# the Hessian product run 1.4x as fast on 5 levels (benchmarks/README.md).
+cdef enum:
+    FLAT_SIZE = 9       # up to 8 label levels
+
+
 cdef inline void fenwick_add(Moments* tree, Py_ssize_t size, Py_ssize_t i,
                              double v) noexcept nogil:
     """Insert value v at position i (0-based) of a tree with size - 1 positions."""
     i += 1
+    if size <= FLAT_SIZE:
+        tree[i].n += 1.0
+        tree[i].s += v
+        tree[i].ss += v * v
+        return
     while i < size:
         tree[i].n += 1.0
         tree[i].s += v
@@ -42,6 +57,11 @@ cdef inline void fenwick_add(Moments* tree, Py_ssize_t size, Py_ssize_t i,
 cdef inline void fenwick_clear(Moments* tree, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
     """Zero every node on position i's update path."""
     i += 1
+    if size <= FLAT_SIZE:
+        tree[i].n = 0.0
+        tree[i].s = 0.0
+        tree[i].ss = 0.0
+        return
     while i < size:
         tree[i].n = 0.0
         tree[i].s = 0.0
@@ -49,12 +69,20 @@ cdef inline void fenwick_clear(Moments* tree, Py_ssize_t size, Py_ssize_t i) noe
         i += i & (-i)
 
 
-cdef inline Moments fenwick_prefix(const Moments* tree, Py_ssize_t i) noexcept nogil:
+cdef inline Moments fenwick_prefix(const Moments* tree, Py_ssize_t size,
+                                   Py_ssize_t i) noexcept nogil:
     """Moments of the values inserted at positions 0 .. i - 1."""
     cdef Moments m
+    cdef Py_ssize_t k
     m.n = 0.0
     m.s = 0.0
     m.ss = 0.0
+    if size <= FLAT_SIZE:
+        for k in range(1, i + 1):
+            m.n += tree[k].n
+            m.s += tree[k].s
+            m.ss += tree[k].ss
+        return m
     while i > 0:
         m.n += tree[i].n
         m.s += tree[i].s
@@ -111,7 +139,7 @@ cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* s
                 j = order[p]
                 fenwick_add(tree, size, rank[j], scores[j] - ref)
                 p -= 1
-            m = fenwick_prefix(tree, rank[i])
+            m = fenwick_prefix(tree, size, rank[i])
             u = 1.0 - (scores[i] - ref)
             loss += c * (m.n * u * u + 2.0 * u * m.s + m.ss)
             grad_out[i] = -2.0 * c * (m.n * u + m.s)
@@ -125,7 +153,7 @@ cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* s
                 j = order[p]
                 fenwick_add(tree, size, n_levels - 1 - rank[j], scores[j] - ref)
                 p += 1
-            m = fenwick_prefix(tree, n_levels - 1 - rank[i])
+            m = fenwick_prefix(tree, size, n_levels - 1 - rank[i])
             ti = scores[i] - ref
             grad_out[i] += 2.0 * c * (m.n * (1.0 + ti) - m.s)
         for t in range(a, p):
@@ -157,7 +185,7 @@ cdef void hessvec_chunk(const double* scores, const int64_t* rank, const int64_t
                 j = order[p]
                 fenwick_add(tree, size, rank[j], d[j])
                 p -= 1
-            m = fenwick_prefix(tree, rank[i])
+            m = fenwick_prefix(tree, size, rank[i])
             out[i] = 2.0 * c * (m.n * d[i] - m.s)
         for t in range(p + 1, b):
             fenwick_clear(tree, size, rank[order[t]])
@@ -169,7 +197,7 @@ cdef void hessvec_chunk(const double* scores, const int64_t* rank, const int64_t
                 j = order[p]
                 fenwick_add(tree, size, n_levels - 1 - rank[j], d[j])
                 p += 1
-            m = fenwick_prefix(tree, n_levels - 1 - rank[i])
+            m = fenwick_prefix(tree, size, n_levels - 1 - rank[i])
             out[i] += 2.0 * c * (m.n * d[i] - m.s)
         for t in range(a, p):
             fenwick_clear(tree, size, n_levels - 1 - rank[order[t]])

@@ -72,6 +72,8 @@ def cases():
     out.append(("one-level-queries", sc, lab, st, w))
     out.append(("big-query",) + make_queries(rng, [300], 6, decimals=1))
     out.append(("big-query-many-levels",) + make_queries(rng, [300, 3], 40, real_labels=True))
+    for n_levels in (8, 9):             # the last flat tree (one node per level), the first Fenwick
+        out.append((f"levels{n_levels}",) + make_queries(rng, rng.integers(1, 61, size=8), n_levels))
     # a large per-query offset in the scores (as query-level features give)
     sc, lab, st, w = make_queries(rng, rng.integers(1, 61, size=6), 5)
     offset = np.repeat(rng.normal(size=6) * 1e4, np.diff(st))
