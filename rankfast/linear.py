@@ -79,7 +79,9 @@ class DataMatrix:
     CSR, never densified (12 bytes a value against dense's 8 only where it is
     full, and no second copy of the data), with its transpose in CSR only when
     it has so many columns that per-block partial sums (rankfast._products)
-    would cost more than the product itself.
+    would cost more than the product itself.  A row's products are added in
+    four running sums, dense or sparse (a full CSR row gives the dense row's
+    bits), not in scipy's one chain, whose additions bound its speed.
     """
 
     PARTIAL_MAX = 1 << 22           # doubles of per-block partial sums, above: Xᵀ in CSR
@@ -111,7 +113,7 @@ class DataMatrix:
             _products.dense_matvec(self.X, v, out, self.n_threads)
         else:
             X = self.X
-            _products.csr_matvec(X.data, X.indices, X.indptr, v, out, self.n_threads)
+            _products.csr_matvec(X.data, X.indices, X.indptr, v, out, self.n_threads, lanes=True)
         return out
 
     def rmatvec(self, u: Vector, entries: str = "x") -> np.ndarray:
@@ -128,7 +130,8 @@ class DataMatrix:
                                   BLOCK_ROWS, self.n_threads, mode)
         else:
             XT = self.XT
-            _products.csr_matvec(XT.data, XT.indices, XT.indptr, u, out, self.n_threads, mode)
+            _products.csr_matvec(XT.data, XT.indices, XT.indptr, u, out, self.n_threads, mode,
+                                 lanes=True)
         return out
 
 

@@ -45,7 +45,8 @@ def shapes():
 
 @pytest.mark.parametrize("n, d", shapes())
 @pytest.mark.parametrize("index", [np.int32, np.int64])
-def test_csr_matvec_float32_is_float64_bit_for_bit_on_any_threads(n, d, index):
+@pytest.mark.parametrize("lanes", [False, True])
+def test_csr_matvec_float32_is_float64_bit_for_bit_on_any_threads(n, d, index, lanes):
     rng = np.random.default_rng(n * d)
     X = random_csr(rng, n, d)
     data32 = X.data.astype(np.float32)
@@ -54,14 +55,31 @@ def test_csr_matvec_float32_is_float64_bit_for_bit_on_any_threads(n, d, index):
     v = rng.normal(size=d)
     for mode in MODES:
         expected = np.empty(n)
-        _products.csr_matvec(data64, indices, indptr, v, expected, 1, mode)
+        _products.csr_matvec(data64, indices, indptr, v, expected, 1, mode, lanes)
         dense = X.toarray().astype(np.float64)
         entry = (dense, np.abs(dense), dense * dense)[mode]
         assert_close(expected, entry @ v, np.abs(entry) @ np.abs(v))
         for t in THREADS:
             out = np.full(n, np.nan)
-            _products.csr_matvec(data32, indices, indptr, v, out, t, mode)
+            _products.csr_matvec(data32, indices, indptr, v, out, t, mode, lanes)
             assert bits(out) == bits(expected), (mode, t)
+
+
+@pytest.mark.parametrize("n, d", [(1, 1), (7, 3), (300, 13), (100, 50)])
+def test_a_full_csr_row_in_four_lanes_gives_the_dense_rows_bits(n, d):
+    """DataMatrix adds a row's products in four running sums, dense or CSR (lanes): a
+    CSR matrix with every entry stored gives the dense matrix's bits, whatever its dtype."""
+    rng = np.random.default_rng(d)
+    dense = rng.normal(size=(n, d)).astype(np.float32).astype(np.float64)
+    v = rng.normal(size=d)
+    expected = np.empty(n)
+    _products.dense_matvec(dense, v, expected, 1)
+    indices = np.tile(np.arange(d, dtype=np.int32), n)
+    indptr = np.arange(0, n * d + 1, d, dtype=np.int32)
+    for data in (dense.ravel(), dense.ravel().astype(np.float32)):
+        out = np.empty(n)
+        _products.csr_matvec(data, indices, indptr, v, out, 2, 0, True)
+        assert bits(out) == bits(expected)
 
 
 @pytest.mark.parametrize("n, d", shapes())
