@@ -23,18 +23,18 @@ ctypedef fused value_t:           # CSR values: float32 (as svm_rank stores them
     double
 
 
-cdef inline double dot(const double* x, const double* v, Py_ssize_t d) noexcept nogil:
+cdef inline double dot(const value_t* x, const double* v, Py_ssize_t d) noexcept nogil:
     """Σ_j x_j v_j with four running sums (lanes j mod 4), added as (s0 + s1) + (s2 + s3)."""
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
     cdef Py_ssize_t j = 0
     while j + 4 <= d:
-        s0 += x[j] * v[j]
-        s1 += x[j + 1] * v[j + 1]
-        s2 += x[j + 2] * v[j + 2]
-        s3 += x[j + 3] * v[j + 3]
+        s0 += <double>x[j] * v[j]
+        s1 += <double>x[j + 1] * v[j + 1]
+        s2 += <double>x[j + 2] * v[j + 2]
+        s3 += <double>x[j + 3] * v[j + 3]
         j += 4
     while j < d:
-        s0 += x[j] * v[j]
+        s0 += <double>x[j] * v[j]
         j += 1
     return (s0 + s1) + (s2 + s3)
 
@@ -71,8 +71,8 @@ cdef inline double sparse_dot(const value_t* data, const index_t* indices, Py_ss
     return (s0 + s1) + (s2 + s3)
 
 
-def dense_matvec(const double[:, ::1] X, const double[::1] v, double[::1] out, int n_threads=1):
-    """out = X v (NumPy: X @ v)."""
+def dense_matvec(const value_t[:, ::1] X, const double[::1] v, double[::1] out, int n_threads=1):
+    """out = X v (NumPy: X @ v); float32 X is widened as read, as csr_matvec's data."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i
     if n == 0:
         return
@@ -84,17 +84,18 @@ def dense_matvec(const double[:, ::1] X, const double[::1] v, double[::1] out, i
             out[i] = dot(&X[i, 0], &v[0], d)
 
 
-def dense_rmatvec(const double[:, ::1] X, const double[::1] u, double[::1] out,
+def dense_rmatvec(const value_t[:, ::1] X, const double[::1] u, double[::1] out,
                   double[:, ::1] partial, Py_ssize_t block_rows, int n_threads=1, int mode=0):
     """out = Xᵀ u (NumPy: X.T @ u), block partial sums in partial (ceil(n / block_rows) × d).
 
-    mode 1 uses |X| (NumPy: abs(X).T @ u), mode 2 X² (NumPy: (X * X).T @ u).
+    mode 1 uses |X| (NumPy: abs(X).T @ u), mode 2 X² (NumPy: (X * X).T @ u).  The
+    sums are csr_rmatvec's, in its order: a full CSR matrix gives the same bits.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], n_blocks = partial.shape[0]
     cdef Py_ssize_t b, i, j, lo, hi
     cdef double ui
     cdef double* acc
-    cdef const double* row
+    cdef const value_t* row
     if d == 0:
         return
     with nogil:
@@ -107,8 +108,12 @@ def dense_rmatvec(const double[:, ::1] X, const double[::1] u, double[::1] out,
             for i in range(lo, hi):
                 row = &X[i, 0]
                 ui = u[i]
-                for j in range(d):
-                    acc[j] += ui * entry(row[j], mode)
+                if mode == 0:
+                    for j in range(d):
+                        acc[j] += ui * <double>row[j]
+                else:
+                    for j in range(d):
+                        acc[j] += ui * entry(<double>row[j], mode)
         add_rows(partial, n_blocks, d, out)
 
 
@@ -167,6 +172,23 @@ cdef void add_rows(double[:, ::1] partial, Py_ssize_t n_blocks, Py_ssize_t d,
     for b in range(n_blocks):
         for j in range(d):
             out[j] += partial[b, j]
+
+
+def full_rows(const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t d):
+    """Whether every row holds columns 0 .. d - 1 in order (a dense matrix stored as CSR):
+    then data, seen as n × d, is that matrix."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i, j
+    cdef bint full = indptr[0] == 0 and indices.shape[0] >= n * d
+    with nogil:
+        i = 0
+        while full and i < n:
+            full = indptr[i + 1] - indptr[i] == d
+            j = 0
+            while full and j < d:
+                full = indices[i * d + j] == j
+                j += 1
+            i += 1
+    return full
 
 
 def mark_columns(const index_t[::1] indices, char[::1] used):

@@ -65,6 +65,48 @@ def test_csr_matvec_float32_is_float64_bit_for_bit_on_any_threads(n, d, index, l
             assert bits(out) == bits(expected), (mode, t)
 
 
+def test_full_rows_tells_a_dense_matrix_stored_as_csr():
+    """full_rows: every row holds columns 0 .. d - 1 in order, and only then."""
+    n, d = 4, 3
+    indices = np.tile(np.arange(d, dtype=np.int32), n)
+    indptr = np.arange(0, n * d + 1, d, dtype=np.int32)
+    assert _products.full_rows(indices, indptr, d)
+    assert _products.full_rows(indices.astype(np.int64), indptr.astype(np.int64), d)
+    assert _products.full_rows(indices[:0], indptr[:1], d)            # no rows
+    swapped = indices.copy()
+    swapped[[4, 5]] = swapped[[5, 4]]                                  # a row out of order
+    assert not _products.full_rows(swapped, indptr, d)
+    short = np.array([0, 3, 5, 8, 11], dtype=np.int32)                 # 3 + 2 + 3 + 3 entries
+    assert not _products.full_rows(np.r_[indices[:5], indices[6:]], short, d)
+    assert not _products.full_rows(indices, indptr, d + 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_solvers_products_of_a_full_csr_matrix_are_its_sparse_products(dtype):
+    """DataMatrix multiplies a CSR matrix holding every entry as the dense matrix of its
+    values (no index read): the bits the CSR kernels give, every mode, on any threads."""
+    from rankfast.csr import CSR
+    from rankfast.linear import BLOCK_ROWS, DataMatrix
+    rng = np.random.default_rng(5)
+    n, d = 3 * BLOCK_ROWS + 17, 11
+    data = rng.normal(size=n * d).astype(dtype)
+    indices = np.tile(np.arange(d, dtype=np.int32), n)
+    indptr = np.arange(0, n * d + 1, d, dtype=np.int32)
+    v, u = rng.normal(size=d), rng.normal(size=n)
+    n_blocks = -(-n // BLOCK_ROWS)
+    for t in THREADS:
+        products = DataMatrix(CSR(data, indices, indptr, (n, d)), t)
+        assert products.rows is not None
+        expected = np.empty(n)
+        _products.csr_matvec(data, indices, indptr, v, expected, 1, 0, True)
+        assert bits(products.matvec(v)) == bits(expected)
+        for mode, entries in zip(MODES, ("x", "abs", "square")):
+            expected = np.zeros(d)
+            _products.csr_rmatvec(data, indices, indptr, u, expected, np.empty((n_blocks, d)),
+                                  BLOCK_ROWS, 1, mode)
+            assert bits(products.rmatvec(u, entries)) == bits(expected), (t, mode)
+
+
 @pytest.mark.parametrize("n, d", [(1, 1), (7, 3), (300, 13), (100, 50)])
 def test_a_full_csr_row_in_four_lanes_gives_the_dense_rows_bits(n, d):
     """DataMatrix adds a row's products in four running sums, dense or CSR (lanes): a
