@@ -556,18 +556,17 @@ class _Arrays:
 
     @property
     def room(self):
-        """(documents, entries) the buffers hold."""
-        return len(self._buffers["y"]), len(self._buffers["indices"])
+        """(documents, entries) every buffer holds."""
+        return (min(len(self._buffers[name]) - (name == "indptr") for name in self._row_codes),
+                min(len(self._buffers[name]) for name in self._entry_codes))
 
     def reserve(self, rows, entries):
         """Room for at least rows documents and entries features in all (before views())."""
-        have_rows, have_entries = self.room
-        if rows > have_rows:
-            for name in self._row_codes:
-                _svmlight.resize_array(self._buffers[name], rows + (name == "indptr"))
-        if entries > have_entries:
-            for name in self._entry_codes:
-                _svmlight.resize_array(self._buffers[name], entries)
+        for names, size in ((self._row_codes, rows), (self._entry_codes, entries)):
+            for name in names:
+                length = size + (name == "indptr")
+                if len(self._buffers[name]) < length:
+                    _svmlight.resize_array(self._buffers[name], length)
 
     def views(self):
         """Set y, qid, line, indptr, indices and values: numpy arrays over the buffers."""
@@ -614,14 +613,17 @@ class _Arrays:
 
     def _grow(self, block, bytes_after):
         newlines, colons = _svmlight.count_bytes_of(block)
-        rows, entries = newlines + 1, colons
+        need = (self.rows + newlines + 1, self.nnz + colons)     # the rest of this block
         if bytes_after is None:
             have_rows, have_entries = self.room
-            rows, entries = max(rows, have_rows // 2), max(entries, have_entries // 2)
+            rows, entries = max(newlines + 1, have_rows // 2), max(colons, have_entries // 2)
         else:
             share = 1.05 * bytes_after / max(len(block), 1)
-            rows, entries = rows + int(share * newlines), entries + int(share * colons)
-        self.reserve(self.rows + rows, self.nnz + entries)
+            rows, entries = newlines + 1 + int(share * newlines), colons + int(share * colons)
+        try:
+            self.reserve(self.rows + rows, self.nnz + entries)
+        except MemoryError:       # a guess for the rest of the file too large: what this block needs
+            self.reserve(*need)
 
     def _keep_comments(self, block, rows):
         text = bytes(block)

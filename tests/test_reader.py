@@ -143,6 +143,36 @@ def test_one_pass_reading_grows_its_arrays_to_what_the_file_holds(tmp_path):
                     assert one.comments[3] == " a longer comment 000003" and one.comments[-1] == ""
 
 
+def test_one_pass_reading_falls_back_to_what_a_block_needs_when_a_guess_is_refused(
+        tmp_path, monkeypatch):
+    """Room guessed for the rest of a file that the system refuses (MemoryError) is not
+    an error: the arrays grow by what each block needs instead, to the same dataset."""
+    from rankfast import _svmlight, data
+    rng = np.random.default_rng(8)
+    text = "".join(f"{k % 3} qid:{k // 10} " + " ".join(f"{j}:{rng.random():.4f}" for j in
+                                                        range(1, 1 + k % 7)) + "\n"
+                   for k in range(3000))
+    path = write(tmp_path, text)
+    exact = load_svmlight(path, n_jobs=2, chunk_bytes=4096)
+    limit = max(exact.n_documents + 1, exact.X.nnz)
+    resize, refused = _svmlight.resize_array, []
+
+    def refusing(array, n):
+        if n > limit:
+            refused.append(n)
+            raise MemoryError
+        resize(array, n)
+
+    monkeypatch.setattr(data._svmlight, "resize_array", refusing)
+    one = load_svmlight(path, n_jobs=1, chunk_bytes=1024)
+    assert refused
+    for a, b in [(one.y, exact.y), (one.qid, exact.qid), (one.line, exact.line),
+                 (one.features.indptr, exact.features.indptr),
+                 (one.features.indices, exact.features.indices),
+                 (one.features.data, exact.features.data)]:
+        np.testing.assert_array_equal(a, b)
+
+
 def test_compressed_files_and_stdin(tmp_path, monkeypatch):
     text = "2 qid:1 1:1 3:2\n1 qid:1 2:1\n0 qid:2 1:0.5\n"
     plain = load_svmlight(write(tmp_path, text))
