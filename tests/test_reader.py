@@ -186,6 +186,44 @@ def test_compressed_files_and_stdin(tmp_path, monkeypatch):
         assert data.qid.tolist() == [1, 1, 2] and (data.X != plain.X).nnz == 0
 
 
+def test_gzip_is_read_as_the_gzip_module_reads_it(tmp_path):
+    """rankfast.files.GzipMembers (zlib a megabyte at a time) gives the gzip module's bytes:
+    concatenated members, an empty member, NUL padding after a member, any read size; and
+    its errors: a stream cut short (EOFError), a wrong CRC (zlib.error), bytes after a
+    member that are not one (OSError), each an InputError naming the file when read."""
+    import zlib
+
+    from rankfast.files import GzipMembers, open_binary
+    rng = np.random.default_rng(3)
+    parts = [rng.integers(0, 256, size).astype(np.uint8).tobytes() for size in (0, 1, 70_000)]
+    parts.append("".join(f"{k % 3} qid:{k} 1:{k}\n" for k in range(300_000)).encode())  # > 1 MB packed
+    packed = b"".join(gzip.compress(p) for p in parts) + b"\0" * 5000 + gzip.compress(parts[1])
+    path = write(tmp_path, packed, "m.gz", "wb")
+    expected = gzip.decompress(packed)
+    with open_binary(path) as stream:
+        assert stream.read() == expected
+    small = b"".join(gzip.compress(p) for p in parts[:3]) + b"\0" * 3 + gzip.compress(parts[1])
+    for size, stream in ((1, small), (7, small), (4096, packed), (1 << 22, packed)):
+        expected = gzip.decompress(stream)
+        raw = GzipMembers(io.BytesIO(stream))
+        pieces, view = [], bytearray(size)
+        while True:
+            got = raw.readinto(view)
+            if not got:
+                break
+            pieces.append(bytes(view[:got]))
+        assert b"".join(pieces) == expected
+    whole = gzip.compress(parts[3])
+    crc = bytearray(whole)
+    crc[-8] ^= 1
+    for damaged, error in ((whole[:len(whole) // 2], EOFError), (bytes(crc), zlib.error),
+                           (whole + b"\0\0garbage", OSError), (whole[:5], EOFError)):
+        with pytest.raises(error):
+            GzipMembers(io.BytesIO(damaged)).read()
+        with pytest.raises(InputError, match="cannot read"):
+            load_svmlight(write(tmp_path, damaged, "bad.gz", "wb"))
+
+
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(InputError, match="No such file"):
         load_svmlight(str(tmp_path / "absent.dat"))
