@@ -527,12 +527,14 @@ class _Arrays:
 
     Room for ``rows`` documents and ``entries`` features at first, in
     array.array buffers, not initialised: malloc'd memory, which is not advised
-    as huge pages as numpy's arrays of 4 MB and more are.  On a machine whose
-    memory is fragmented (any that has run other large processes) each such
-    page first waits for the kernel to compact memory, and the reader's arrays
-    are written once, in order, so small pages cost it nothing: on a 500k x 50
-    file, after svm_rank_learn had run, rank_learn -j 1 spent 0.57 s in the
-    kernel with numpy's arrays here and 0.27 s with these.
+    as huge pages as numpy's arrays of 4 MB and more are.  Such a page may first
+    wait for the kernel to compact memory (a machine that has run other large
+    processes) or, in a virtual machine, for the host to back memory the guest
+    has not used before; the reader's arrays are written once, in order, so small
+    pages cost it nothing: on a 500k x 50 file, after svm_rank_learn had run,
+    rank_learn -j 1 spent 0.57 s in the kernel with numpy's arrays here and 0.27
+    s with these (benchmarks/README.md: 0.41-0.45 s against 0.08-0.11 s to touch
+    200 MB of fresh memory, with and without huge pages).
 
     ``parse`` grows the buffers as a block needs (realloc, which moves a large
     buffer's pages instead of copying them), so a file is read in one pass,
@@ -552,7 +554,6 @@ class _Arrays:
         self._buffers.update({name: empty(code, entries) for name, code in self._entry_codes.items()})
         _svmlight.resize_array(self._buffers["indptr"], rows + 1)
         self._buffers["indptr"][0] = 0
-        self._dtype = np.dtype(dtype)
 
     @property
     def room(self):
@@ -571,8 +572,7 @@ class _Arrays:
     def views(self):
         """Set y, qid, line, indptr, indices and values: numpy arrays over the buffers."""
         for name, buffer in self._buffers.items():
-            setattr(self, name, np.frombuffer(buffer, dtype=self._dtype if name == "values"
-                                              else _NUMPY_TYPES[buffer.typecode]))
+            setattr(self, name, np.frombuffer(buffer, dtype=_NUMPY_TYPES[buffer.typecode]))
 
     def finish(self):
         """Buffers fitted to what was parsed, seen as numpy arrays (views())."""

@@ -180,18 +180,16 @@ def _changed(path):
                                   "read a copy that is no longer being written")
 
 
-def _blocks(stream, path, buffer, whole_lines=True, progress=None, size=None):
+def _blocks(stream, path, buffer, progress=None):
     """Successive blocks of the stream read into buffer, each ending at a line end (but the last).
 
     A line longer than the buffer makes a bigger one (the caller's stays as it is).
-    A UTF-8 byte order mark at the start is skipped (whole_lines only: the
-    counting pass keeps it, which only over-counts).  ``progress(bytes)``
-    is called after each read; more than ``size`` bytes (what the counting
-    pass saw) means the file changed under the reader.
+    A UTF-8 byte order mark at the start is skipped.  ``progress(bytes)`` is
+    called after each read.
     """
     view = memoryview(buffer)
     filled = total = 0
-    bom_checked = not whole_lines
+    bom_checked = False
     while True:
         try:
             got = stream.readinto(view[filled:])
@@ -199,8 +197,6 @@ def _blocks(stream, path, buffer, whole_lines=True, progress=None, size=None):
             raise InputError(path, None, f"cannot read: {exc}") from None
         if got:
             total += got
-            if size is not None and total > size:
-                raise _changed(path)
             if progress is not None:
                 progress(total)
             filled += got
@@ -213,7 +209,7 @@ def _blocks(stream, path, buffer, whole_lines=True, progress=None, size=None):
             if filled:
                 yield view[:filled]
             return
-        cut = buffer.rfind(b"\n", 0, filled) + 1 if whole_lines else filled
+        cut = buffer.rfind(b"\n", 0, filled) + 1
         if cut == 0:
             if filled == len(buffer):                  # one line longer than the buffer
                 bigger = bytearray(2 * len(buffer))
