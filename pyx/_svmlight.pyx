@@ -464,7 +464,7 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
     cdef uint64_t uindex
     cdef int index_digits
     cdef bint has_qid
-    cdef bint to_newline = size > 0 and buf[size - 1] == 10   # runs of digits and blanks stop there
+    cdef bint to_newline = size > 0 and buf[size - 1] == 10   # every run of digits stops there
     r.error = OK
     r.error_start = 0
     r.error_end = 0

@@ -29,7 +29,7 @@ from .csr import CSR, as_csr, scipy_csr
 from .errors import InputError
 from .files import open_binary
 from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
-from .reader import BOM, ERR_FULL, _blocks, _changed, plain_size, reason
+from .reader import BOM, ERR_FULL, _blocks, plain_size, reason
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -399,6 +399,13 @@ def _read_ahead(blocks):
     finally:
         stop.set()
         reader.join()
+
+
+def _changed(path):
+    """The error of a file that grew between the threads' counting pass and their parsing."""
+    return InputError(path, None, "the file changed while being read (it grew between the "
+                                  "pass that sized the arrays and the pass that parsed it); "
+                                  "read a copy that is no longer being written")
 
 
 def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress):

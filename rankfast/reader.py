@@ -174,12 +174,6 @@ def plain_size(stream: Any) -> Any:
     return end - start
 
 
-def _changed(path):
-    return InputError(path, None, "the file changed while being read (it grew between the "
-                                  "pass that sized the arrays and the pass that parsed it); "
-                                  "read a copy that is no longer being written")
-
-
 def _blocks(stream, path, buffer, progress=None):
     """Successive blocks of the stream read into buffer, each ending at a line end (but the last).
 
