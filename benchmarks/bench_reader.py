@@ -10,7 +10,7 @@ sparse  10,000 columns, 20 random non-zeros per row (increasing indices),
         values U(0, 1) written with 6 decimals, 50 documents per query
 
 Readers: ``rankfast.load_svmlight`` on one thread and on two (``n_jobs``; also
-on the dense file gzip-compressed, where the second thread decompresses, beside
+on the dense file gzip-compressed, where one thread decompresses while the others parse, beside
 Python's gzip module alone, the floor it had to beat; rankfast inflates with zlib
 itself, a megabyte of input a call (rankfast.files.GzipMembers), about 1.1x the
 module's speed; MB/s counts uncompressed bytes),
@@ -524,7 +524,7 @@ def _run(args, workdir, created):
           "in its baseline) and parses CHUNK_BYTES chunks: the kernel without data.py's wrapper")
     print("'gzip module alone' decompresses dense.gz into a CHUNK_BYTES buffer and drops it "
           "with Python's gzip module: the floor of reading the compressed file that way "
-          "(rankfast inflates with zlib itself, faster; -j2 decompresses on a second thread)")
+          "(rankfast inflates with zlib itself, faster; -j2 parses while one thread decompresses)")
 
     _print_comparison(compared, names, args.compare)
     by = {(reader, which): r for reader, which, n_jobs, _, r in rows if n_jobs == 1}

@@ -29,7 +29,7 @@ from .csr import CSR, as_csr, scipy_csr
 from .errors import InputError
 from .files import open_binary
 from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
-from .reader import BOM, ERR_FULL, _blocks, plain_size, reason
+from .reader import ERR_FULL, _blocks, plain_size, reason
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -281,25 +281,23 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
     n_features : int, optional
         Make X at least this wide (columns beyond the file's highest index).
     chunk_bytes : int
-        Bytes parsed at a time.  One thread reads a file once, plain or
-        compressed: its arrays are sized from the first block and grow as
-        later blocks need (realloc, which moves pages rather than copying
-        them), ending fitted to the documents (peak memory: the result plus
-        one chunk).
+        Bytes parsed at a time.  A file is read once, plain or compressed:
+        the arrays are sized from the first block and grow as later blocks
+        need (realloc, which moves pages rather than copying them), ending
+        fitted to the documents (peak memory: the result plus one chunk).
     progress : callable, optional
         Called as ``progress(bytes_read)`` after each block is read (bytes
         of decompressed data, increasing); the library prints nothing.
     n_jobs : int or None
-        Threads parsing a plain file (None or 0: every core this process may
-        run on; see rankfast._threads): the file is counted first, then cut
-        into blocks of chunk_bytes / threads (1 MB at least), each thread
-        reading its own, parsed straight into their
-        place in the arrays (peak memory: the result plus a block a thread);
+        Threads parsing (None or 0: every core this process may run on; see
+        rankfast._threads).  Above 1, this thread reads (and decompresses)
+        blocks of chunk_bytes / threads (1 MB at least) and counts each one's
+        lines and colons, which place it in the arrays; the pool parses the
+        blocks straight into their place while it reads on (peak memory: the
+        result plus a block a thread and one).  The file is still read once:
         the same Dataset and the same first error (in file order) as one
-        thread.  A plain file with ``comments=True`` is parsed by one thread.
-        A stream (standard input, a compressed file) is parsed by one thread;
-        for a compressed file, with n_jobs above 1, a second one reads
-        (decompresses) the next blocks meanwhile, two blocks ahead at most.
+        thread, for plain files, compressed ones and standard input alike.
+        With ``comments=True`` one thread parses.
     dtype : numpy.float64 or numpy.float32
         How feature values are stored.  float32 is svm_rank's choice (it
         reads each value as a double and stores it as a float; rank_learn
@@ -314,9 +312,8 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
     Raises
     ------
     InputError
-        The file cannot be opened or read (also: corrupt compressed data, or
-        a file that changed between the counting and the parsing pass), or a
-        line is malformed (file, line, token).
+        The file cannot be opened or read (also: corrupt compressed data), or
+        a line is malformed (file, line, token).
 
     Examples
     --------
@@ -335,195 +332,95 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
     """
     with open_binary(path) as stream:
         size = plain_size(stream)
-        if size is not None:
-            n_threads = resolve_n_jobs(n_jobs)
-            block_bytes = max(chunk_bytes // n_threads, min(MIN_BLOCK_BYTES, chunk_bytes), 1)
-            if n_threads > 1 and not comments and size > block_bytes:    # else one block: no pool
-                whole = _read_in_threads(stream, path, size, n_threads, block_bytes, dtype,
+        n_threads = resolve_n_jobs(n_jobs)
+        block_bytes = max(chunk_bytes // n_threads, min(MIN_BLOCK_BYTES, chunk_bytes), 1)
+        if n_threads > 1 and not comments and (size is None or size > block_bytes):
+            arrays = _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress)
+        else:
+            arrays = _read_in_one_thread(stream, path, size, comments, chunk_bytes, dtype,
                                          progress)
-                return _dataset(whole, path, n_features)
-        arrays = _Arrays(0, 0, comments, dtype)
-        blocks = _blocks(stream, path, bytearray(chunk_bytes if size is None
-                                                 else min(chunk_bytes, size + 1)), progress=progress)
-        if size is None and resolve_n_jobs(n_jobs) > 1 and path != "-":   # a terminal's reads never end
-            blocks = _read_ahead(blocks)
-        with contextlib.closing(blocks):
-            line_offset = read = 0
-            for block in blocks:
-                read += len(block)
-                line_offset = arrays.parse(block, path, line_offset,
-                                           None if size is None else max(size - read, 0))
     return _dataset(arrays, path, n_features)
 
 
-def _read_ahead(blocks):
-    """The blocks of a stream, read (decompressed) on a second thread while this one parses.
-
-    Decompressing (zlib, bz2, lzma) and reading release the GIL, so reading
-    a compressed file takes about as long as its decompression alone rather
-    than that plus the parsing.  The reader copies each block (its buffer is
-    reused) and stays at most two blocks ahead; an error it meets (a corrupt
-    stream, a read error) is raised here, after the blocks before it, as one
-    thread would.  Closing the generator stops and joins the reader.
-    """
-    import queue
-    import threading
-    ready, stop = queue.Queue(maxsize=2), threading.Event()
-
-    def read():
-        try:
-            for block in blocks:
-                item = bytes(block)
-                while not stop.is_set():
-                    try:
-                        ready.put(item, timeout=0.05)
-                        break
-                    except queue.Full:
-                        pass
-                if stop.is_set():
-                    return
-            ready.put(None)
-        except BaseException as exc:                  # raised in the parsing thread
-            ready.put(exc)
-
-    reader = threading.Thread(target=read, name="rankfast-read-ahead", daemon=True)
-    reader.start()
-    try:
-        while True:
-            block = ready.get()
-            if block is None:
-                return
-            if isinstance(block, BaseException):
-                raise block
-            yield block
-    finally:
-        stop.set()
-        reader.join()
-
-
-def _changed(path):
-    """The error of a file that grew between the threads' counting pass and their parsing."""
-    return InputError(path, None, "the file changed while being read (it grew between the "
-                                  "pass that sized the arrays and the pass that parsed it); "
-                                  "read a copy that is no longer being written")
+def _read_in_one_thread(stream, path, size, comments, chunk_bytes, dtype, progress):
+    """The rest of the stream (size bytes; None: unknown) parsed by this thread: filled _Arrays."""
+    arrays = _Arrays(0, 0, comments, dtype)
+    buffer = bytearray(chunk_bytes if size is None else min(chunk_bytes, size + 1))
+    with contextlib.closing(_blocks(stream, path, buffer, progress=progress)) as blocks:
+        line_offset = read = 0
+        for block in blocks:
+            read += len(block)
+            line_offset = arrays.parse(block, path, line_offset,
+                                       None if size is None else max(size - read, 0))
+    return arrays
 
 
 def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress):
-    """The rest of a plain file (size bytes) parsed on n_threads threads: filled _Arrays.
+    """The rest of the stream (size bytes; None: unknown) parsed on n_threads threads: filled _Arrays.
 
-    Two passes over the file, each thread reading its own bytes with pread
-    (no reading thread in front of the parsers, no copy of a block from one
-    thread to another).  Counting: the file is cut into n_threads ranges at
-    line starts; each thread cuts its range into blocks of at most
-    block_bytes ending at a line end and counts each block's newlines and
-    colons.  The arrays are then allocated once, every block is given the
-    rows and entries its counts bound, right after the previous block's, and
-    the threads parse the blocks there.  Placing them, in file order, only
-    offsets each block's row pointers, unless an earlier block held blank or
-    comment lines or colons that were not a feature's (then its rows move
-    down).  The first malformed block in file order raises.
+    This thread reads the blocks (whole lines, block_bytes each; it
+    decompresses a compressed file) and counts each one's newlines and
+    colons: bounds on the documents and entries it holds, which give it its
+    place in the arrays, right after the previous block's.  A pool of
+    n_threads parses each block there, from its own buffer, while this thread
+    reads on, n_threads + 1 blocks in flight at most: the file is read once,
+    and a file growing meanwhile is read whole.  The results are placed in
+    file order: a block's rows move down when an earlier block held blank or
+    comment lines or colons that were not a feature's, and the first
+    malformed block in file order raises.  The arrays are sized at the
+    first block for the whole file (a stream: by half again) and grow when a
+    block does not fit, once the blocks in flight are placed.
     """
-    import os
+    from collections import deque
     from concurrent.futures import ThreadPoolExecutor
-    fd, start = stream.fileno(), stream.tell()
-    if os.pread(fd, len(BOM), start) == BOM:
-        start, size = start + len(BOM), size - len(BOM)
-    end = start + size
+    arrays = _Arrays(0, 0, False, dtype)
+    spare, pending = [], deque()
+    row = nnz = lines = read = 0
+
+    def place_oldest():
+        future, block, at_row, at_nnz, at_lines = pending.popleft()
+        arrays.place(future, block, at_row, at_nnz, at_lines, path)
+        spare.append(block.obj)
+
     pool = ThreadPoolExecutor(n_threads)
+    blocks = _blocks(stream, path, bytearray(block_bytes), progress=progress, spare=spare)
     try:
-        cuts = [start] + [_line_start(fd, start + k * size // n_threads, end)
-                          for k in range(1, n_threads)] + [end]
-        ranges = [pool.submit(_count_blocks, fd, path, a, b, block_bytes)
-                  for a, b in zip(cuts[:-1], cuts[1:])]
-        blocks = [block for counted in ranges for block in counted.result()]
-        whole = _Arrays(sum(b[4] for b in blocks), sum(b[3] for b in blocks), False, dtype)
-        whole.views()                                  # sized exactly: never grows
-        buffers = [bytearray(block_bytes) for _ in range(n_threads)]
-        pending, row, nnz, lines = [], 0, 0, 0
-        for offset, length, newlines, colons, rows in blocks:
-            part = (whole.y[row:row + rows], whole.qid[row:row + rows],
-                    whole.line[row:row + rows], whole.indices[nnz:nnz + colons],
-                    whole.values[nnz:nnz + colons])
-            pending.append((pool.submit(_parse_block, fd, path, offset, length, buffers, part,
-                                        lines + 1), offset, length, row, nnz, lines))
+        for block in blocks:
+            read += len(block)
+            newlines, colons = _svmlight.count_bytes_of(block)
+            rows = newlines + (block[-1] != 10)
+            room_rows, room_entries = arrays.room
+            if row + rows > room_rows or nnz + colons > room_entries:
+                while pending:
+                    place_oldest()
+                row, nnz = arrays.rows, arrays.nnz
+                arrays.make_room(rows, colons, len(block),
+                                 None if size is None else max(size - read, 0))
+            pending.append((pool.submit(_parse_at, arrays, block, row, nnz, rows, colons, lines + 1),
+                            block, row, nnz, lines))
             row, nnz, lines = row + rows, nnz + colons, lines + newlines
-        for future, offset, length, row, nnz, lines in pending:
-            whole._place(future, None, row, nnz, lines, path,
-                         lambda length=length, offset=offset: os.pread(fd, length, offset))
-            if progress is not None:
-                progress(offset + length - start)
+            if len(pending) > n_threads:
+                place_oldest()
+        while pending:
+            place_oldest()
     finally:
+        blocks.close()
         pool.shutdown(wait=True, cancel_futures=True)
-    if os.fstat(fd).st_size != end:
-        raise _changed(path)
-    return whole
+    return arrays
 
 
-def _pread_into(fd, path, view, offset):
-    """Fill view from the file at offset; a file shrinking meanwhile is an InputError."""
-    import os
-    done = 0
-    while done < len(view):
-        try:
-            got = os.preadv(fd, [view[done:]], offset + done)
-        except OSError as exc:
-            raise InputError(path, None, f"cannot read: {exc}") from None
-        if got == 0:
-            raise _changed(path)
-        done += got
+def _parse_at(arrays, block, row, nnz, rows, entries, first_line):
+    """parse_into the arrays at row and nnz, room for rows and entries, with the block's own indptr.
 
-
-def _line_start(fd, position, end):
-    """The first line start at or after position (end if none before it)."""
-    import os
-    while position < end:
-        if os.pread(fd, 1, position - 1) == b"\n":
-            return position
-        window = os.pread(fd, min(1 << 16, end - position), position)
-        newline = window.find(b"\n")
-        if newline >= 0:
-            return position + newline + 1
-        position += max(len(window), 1)
-    return end
-
-
-def _count_blocks(fd, path, start, end, block_bytes):
-    """Blocks of [start, end), a range of whole lines: (offset, length, newlines, colons, rows).
-
-    Each block ends at a line end (the file's last may not) and is at most
-    block_bytes long, unless one line is longer.  rows bounds the documents
-    it holds: its newlines, and one for a last line without newline.
-    """
-    buffer = bytearray(block_bytes)
-    blocks = []
-    offset = start
-    while offset < end:
-        length = min(len(buffer), end - offset)
-        with memoryview(buffer) as whole_view, whole_view[:length] as view:
-            _pread_into(fd, path, view, offset)
-            if offset + length < end:
-                length = buffer.rfind(b"\n", 0, length) + 1
-            if length:
-                newlines, colons = _svmlight.count_bytes_of(view[:length])
-        if length == 0:                                      # a line longer than the buffer
-            buffer = bytearray(2 * len(buffer))
-            continue
-        blocks.append((offset, length, newlines, colons, newlines + (buffer[length - 1] != 10)))
-        offset += length
-    return blocks
-
-
-def _parse_block(fd, path, offset, length, buffers, part, first_line):
-    """Read one block with pread into a free buffer and parse it into its part of the arrays."""
-    buffer = buffers.pop() if buffers else bytearray(length)
-    if len(buffer) < length:
-        buffer = bytearray(length)
-    try:
-        with memoryview(buffer) as whole_view, whole_view[:length] as view:
-            _pread_into(fd, path, view, offset)
-            return _parse_part(view, part, first_line)
-    finally:
-        buffers.append(buffer)
+    The arrays' views are taken here, not passed in, so that none is left
+    in the pool's hands once the result is out (they must be gone before
+    the arrays grow)."""
+    rows_of, entries_of = slice(row, row + rows), slice(nnz, nnz + entries)
+    indptr = np.zeros(rows + 1, dtype=np.int64)
+    return _svmlight.parse_into(block, 0, 0, arrays.array("y")[rows_of], arrays.array("qid")[rows_of],
+                                arrays.array("line")[rows_of], indptr,
+                                arrays.array("indices")[entries_of],
+                                arrays.array("values")[entries_of], None, None, first_line), indptr
 
 
 _TYPECODES = {"f8": "d", "f4": "f"}     # numpy's -> array.array's
@@ -544,9 +441,9 @@ class _Arrays:
     200 MB of fresh memory, with and without huge pages).
 
     ``parse`` grows the buffers as a block needs (realloc, which moves a large
-    buffer's pages instead of copying them), so a file is read in one pass,
-    never counted first; ``views`` gives the numpy arrays over them, after
-    which they no longer grow.
+    buffer's pages instead of copying them), so a file is read in one pass;
+    on threads, ``make_room`` grows them between blocks.  ``array(name)`` is a numpy array over a buffer,
+    taken afresh each time: while one is alive, that buffer cannot grow.
     """
 
     def __init__(self, rows, entries, comments, dtype=np.float64):
@@ -569,26 +466,24 @@ class _Arrays:
                 min(len(self._buffers[name]) for name in self._entry_codes))
 
     def reserve(self, rows, entries):
-        """Room for at least rows documents and entries features in all (before views())."""
+        """Room for at least rows documents and entries features in all."""
         for names, size in ((self._row_codes, rows), (self._entry_codes, entries)):
             for name in names:
                 length = size + (name == "indptr")
                 if len(self._buffers[name]) < length:
                     _svmlight.resize_array(self._buffers[name], length)
 
-    def views(self):
-        """Set y, qid, line, indptr, indices and values: numpy arrays over the buffers."""
-        for name, buffer in self._buffers.items():
-            setattr(self, name, np.frombuffer(buffer, dtype=_NUMPY_TYPES[buffer.typecode]))
+    def array(self, name):
+        """The numpy array over buffer ``name`` (y, qid, line, indptr, indices, values)."""
+        buffer = self._buffers[name]
+        return np.frombuffer(buffer, dtype=_NUMPY_TYPES[buffer.typecode])
 
     def finish(self):
-        """Buffers fitted to what was parsed, seen as numpy arrays (views())."""
-        if not hasattr(self, "y"):
-            for name in self._row_codes:
-                _svmlight.resize_array(self._buffers[name], self.rows + (name == "indptr"))
-            for name in self._entry_codes:
-                _svmlight.resize_array(self._buffers[name], self.nnz)
-            self.views()
+        """Buffers fitted to what was parsed."""
+        for name in self._row_codes:
+            _svmlight.resize_array(self._buffers[name], self.rows + (name == "indptr"))
+        for name in self._entry_codes:
+            _svmlight.resize_array(self._buffers[name], self.nnz)
         return self
 
     def parse(self, block, path, line_offset, bytes_after=None):
@@ -620,17 +515,22 @@ class _Arrays:
 
     def _grow(self, block, bytes_after):
         newlines, colons = _svmlight.count_bytes_of(block)
-        need = (self.rows + newlines + 1, self.nnz + colons)     # the rest of this block
+        self.make_room(newlines + 1, colons, len(block), bytes_after)
+
+    def make_room(self, rows, entries, length, bytes_after):
+        """Room for rows more documents and entries more features (a block of length bytes),
+        and for the rest of the file, bytes_after bytes, at the block's density (None: a
+        stream of unknown length: half the room there is)."""
         if bytes_after is None:
             have_rows, have_entries = self.room
-            rows, entries = max(newlines + 1, have_rows // 2), max(colons, have_entries // 2)
+            more = max(rows, have_rows // 2), max(entries, have_entries // 2)
         else:
-            share = 1.05 * bytes_after / max(len(block), 1)
-            rows, entries = newlines + 1 + int(share * newlines), colons + int(share * colons)
+            share = 1.05 * bytes_after / max(length, 1)
+            more = rows + int(share * rows), entries + int(share * entries)
         try:
-            self.reserve(self.rows + rows, self.nnz + entries)
+            self.reserve(self.rows + more[0], self.nnz + more[1])
         except MemoryError:       # a guess for the rest of the file too large: what this block needs
-            self.reserve(*need)
+            self.reserve(self.rows + rows, self.nnz + entries)
 
     def _keep_comments(self, block, rows):
         text = bytes(block)
@@ -639,48 +539,38 @@ class _Arrays:
         self.comments.extend(text[s:e].decode("utf-8", "replace") if s >= 0 else ""
                              for s, e in zip(starts, ends))
 
-    def _place(self, future, block, row, nnz, lines, path, read_block=None):
-        """Move a parsed block's rows and entries (at row, nnz) down to the end of the arrays (views()).
+    def place(self, future, block, row, nnz, lines, path):
+        """Move a block parsed at row and nnz (``future``'s _parse_at) down to the end of the arrays.
 
-        Nothing moves when they already are there (no earlier block had lines
-        or colons that its counts included but that stored nothing).  The
-        block's bytes, for an error message, are ``block`` or ``read_block()``.
+        Nothing moves when it already is there (no earlier block had lines or
+        colons that its counts included but that stored nothing).  ``lines``:
+        the lines before the block, for an error message quoting ``block``.
         """
         (rows, entries, error, error_line, start, end, _), indptr = future.result()
-        if error == ERR_FULL:
-            raise _changed(path)
-        if error:
-            block = block if read_block is None else read_block()
+        if error:              # ERR_FULL too: never, as the block's counts bound what it holds
             raise InputError(path, lines + error_line + 1, reason(error, block[start:end]))
         r, z = self.rows, self.nnz
         if r != row:
             for name in ("y", "qid", "line"):
-                array = getattr(self, name)
+                array = self.array(name)
                 array[r:r + rows] = array[row:row + rows]
         if z != nnz:
-            self.indices[z:z + entries] = self.indices[nnz:nnz + entries]
-            self.values[z:z + entries] = self.values[nnz:nnz + entries]
-        self.indptr[r + 1:r + rows + 1] = indptr[1:rows + 1] + z
+            for name in ("indices", "values"):
+                array = self.array(name)
+                array[z:z + entries] = array[nnz:nnz + entries]
+        self.array("indptr")[r + 1:r + rows + 1] = indptr[1:rows + 1] + z
         self.rows, self.nnz = r + rows, z + entries
 
 
 _NUMPY_TYPES = {"d": np.float64, "f": np.float32, "q": np.int64, "i": np.int32}
 
 
-def _parse_part(block, part, first_line):
-    """parse_into a block's own slices of the arrays, with its own indptr (1-based lines)."""
-    y, qid, line, indices, values = part
-    indptr = np.zeros(len(y) + 1, dtype=np.int64)
-    return _svmlight.parse_into(block, 0, 0, y, qid, line, indptr, indices, values,
-                                None, None, first_line), indptr
-
-
 def _dataset(arrays, path, n_features):
     """The Dataset of a filled _Arrays (its buffers become the Dataset's arrays)."""
     arrays.finish()
     rows, total = arrays.rows, arrays.nnz
-    y, qid, line = arrays.y[:rows], arrays.qid[:rows], arrays.line[:rows]
-    indptr, indices, values = arrays.indptr[:rows + 1], arrays.indices[:total], arrays.values[:total]
+    y, qid, line, indptr, indices, values = (
+        arrays.array(name) for name in ("y", "qid", "line", "indptr", "indices", "values"))
     width = int(indices.max()) + 1 if total else 0
     if n_features is not None:
         width = max(width, int(n_features))

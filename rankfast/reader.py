@@ -174,12 +174,19 @@ def plain_size(stream: Any) -> Any:
     return end - start
 
 
-def _blocks(stream, path, buffer, progress=None):
+def _blocks(stream, path, buffer, progress=None, spare=None):
     """Successive blocks of the stream read into buffer, each ending at a line end (but the last).
 
     A line longer than the buffer makes a bigger one (the caller's stays as it is).
     A UTF-8 byte order mark at the start is skipped.  ``progress(bytes)`` is
     called after each read.
+
+    Without ``spare`` a block is yielded as soon as a read gives a line end,
+    and the next one is read into the same buffer.  With ``spare`` (a list to
+    which the caller gives back the buffers, ``block.obj``, it is done with)
+    each block fills its buffer and stays there for the caller to keep (a
+    thread parsing it): the next is read into a spare buffer, or a new one,
+    after the unfinished line, the only bytes copied.
     """
     view = memoryview(buffer)
     filled = total = 0
@@ -203,6 +210,8 @@ def _blocks(stream, path, buffer, progress=None):
             if filled:
                 yield view[:filled]
             return
+        if spare is not None and filled < len(buffer):
+            continue
         cut = buffer.rfind(b"\n", 0, filled) + 1
         if cut == 0:
             if filled == len(buffer):                  # one line longer than the buffer
@@ -211,7 +220,15 @@ def _blocks(stream, path, buffer, progress=None):
                 buffer, view = bigger, memoryview(bigger)
             continue
         yield view[:cut]
-        buffer[:filled - cut] = buffer[cut:filled]
+        if spare is not None:
+            spent = buffer
+            buffer = spare.pop() if spare else bytearray(len(spent))
+            if len(buffer) < filled - cut:
+                buffer = bytearray(len(spent))
+            view = memoryview(buffer)
+            buffer[:filled - cut] = spent[cut:filled]
+        else:
+            buffer[:filled - cut] = buffer[cut:filled]
         filled -= cut
 
 

@@ -49,9 +49,11 @@ def data_lines(n, seed=0):
 
 # ---------------------------------------------------------------- item 2
 
-def test_a_file_growing_while_one_thread_reads_it_is_read_whole_not_overflowed(tmp_path):
-    """One thread reads in one pass, its arrays growing as blocks need: lines appended
-    while it reads (a log still being written) are read too, into room made for them."""
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_file_growing_while_it_is_read_is_read_whole_not_overflowed(tmp_path, n_jobs):
+    """One thread and several read a file once, their arrays growing as blocks need: lines
+    appended while they read (a log still being written) are read too, into room made for
+    them."""
     path = tmp_path / "growing.dat"
     path.write_text(data_lines(20))
     more = tmp_path / "more.dat"
@@ -67,7 +69,7 @@ def test_a_file_growing_while_one_thread_reads_it_is_read_whole_not_overflowed(t
                         log.write(open({str(more)!r}).read())
                 yield block
         data._blocks = blocks_then_grow
-        grown = data.load_svmlight({str(path)!r}, chunk_bytes=256, n_jobs=1)
+        grown = data.load_svmlight({str(path)!r}, chunk_bytes=256, n_jobs={n_jobs})
         data._blocks = blocks
         again = data.load_svmlight({str(path)!r}, n_jobs=1)
         same = all(np.array_equal(a, b) for a, b in [

@@ -416,26 +416,33 @@ def test_parallel_reading_of_long_lines_a_byte_order_mark_and_gaps(tmp_path):
     assert one.line[-1] == len(lines) and len(one.y) == 1500
 
 
-def test_parallel_reading_reports_a_file_that_grows_between_the_passes(tmp_path, monkeypatch):
-    from rankfast import data
-    path = tmp_path / "growing.dat"
-    path.write_text("".join(f"1 qid:{i} 1:{i}\n" for i in range(20000)))
-    counted = data._count_blocks
+def test_threads_read_standard_input_and_pipes_as_one_thread_does(tmp_path, monkeypatch):
+    """A stream of unknown length (standard input, plain or compressed) on two threads:
+    the arrays grow by half as blocks need, to the one thread's dataset, fitted."""
+    import gzip
+    import io
+    import sys
+    rng = np.random.default_rng(5)
+    text = "".join(f"{i % 3} qid:{i // 9} " + " ".join(f"{j}:{rng.random():.5f}" for j in
+                                                       range(1, 2 + i % 13)) + "\n"
+                   for i in range(6000)).encode()
+    path = tmp_path / "data.dat"
+    path.write_bytes(text)
+    one = rankfast.load_svmlight(str(path), n_jobs=1)
+    for payload in (text, gzip.compress(text)):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(payload))))
+        two = rankfast.load_svmlight("-", n_jobs=2, chunk_bytes=8192)
+        for attribute in ("y", "qid", "line"):
+            np.testing.assert_array_equal(getattr(two, attribute), getattr(one, attribute))
+        for attribute in ("data", "indices", "indptr"):
+            np.testing.assert_array_equal(getattr(two.X, attribute), getattr(one.X, attribute))
+        assert len(two.features.data.base) == len(two.features.data)
 
-    def count_then_grow(*args):
-        blocks = counted(*args)
-        with open(path, "a") as log:
-            log.write("2 qid:1 1:1\n" * 1000)
-        return blocks
 
-    monkeypatch.setattr(data, "_count_blocks", count_then_grow)
-    with pytest.raises(rankfast.InputError, match="the file changed while being read"):
-        rankfast.load_svmlight(str(path), n_jobs=2, chunk_bytes=4096)
-
-
-def test_compressed_files_read_ahead_on_a_second_thread_give_the_one_thread_dataset(tmp_path):
-    """gzip with n_jobs=2: a second thread decompresses while this one parses; the same
-    dataset and comments, the first error at its line, and a corrupt stream's message."""
+def test_compressed_files_on_threads_give_the_one_thread_dataset(tmp_path):
+    """gzip with n_jobs=2: this thread decompresses while the pool parses (comments: one
+    thread); the same dataset and comments, the first error at its line, and a corrupt
+    stream's message."""
     import gzip
     lines = [f"{i % 3} qid:{i // 7 + 1} 1:{i} 2:0.5 # c{i}\n" for i in range(30000)]
     path = tmp_path / "data.dat.gz"
