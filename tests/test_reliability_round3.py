@@ -421,6 +421,44 @@ def test_j1_holds_blas_to_one_thread_when_numpy_is_loaded(tmp_path, monkeypatch)
     assert [info["num_threads"] for info in threadpoolctl.threadpool_info()] == before
 
 
+IDLE_BLAS = """
+import os, sys, time
+from rankfast.cli_output import _release_threads, hold_threads
+hold_threads(None if sys.argv[1] == "none" else int(sys.argv[1]))
+held = os.environ.get("OPENBLAS_THREAD_TIMEOUT")
+import numpy
+start = time.process_time()
+time.sleep(0.3)                                    # OpenBLAS's threads, idle since they started
+idle = time.process_time() - start
+_release_threads()
+print(held, os.environ.get("OPENBLAS_THREAD_TIMEOUT"), idle)
+"""
+
+
+@pytest.mark.parametrize("jobs", ["none", "2"])
+def test_the_programs_do_not_let_blas_threads_spin(jobs):
+    """rank_learn and rank_classify (hold_threads, before numpy loads) set OpenBLAS's
+    spin to its least for the run, with or without -j, then put the variable back: its
+    idle threads then take no CPU, where by default they spin about 0.1 s after loading
+    and after every product, on the cores rankfast's threads use.  A value in the
+    environment is kept."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_THREAD_TIMEOUT", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    env["PYTHONPATH"] = str(ROOT)
+
+    def child(**extra):
+        done = subprocess.run([sys.executable, "-c", IDLE_BLAS, jobs], capture_output=True,
+                              text=True, env={**env, **extra}, timeout=60)
+        assert done.returncode == 0, done.stderr[-2000:]
+        held, after, idle = done.stdout.split()
+        return held, after, float(idle)
+
+    held, after, idle = child()
+    assert (held, after) == ("4", "None")
+    assert idle < 0.02                       # default: 0.05 s on two cores
+    assert child(OPENBLAS_THREAD_TIMEOUT="28")[:2] == ("28", "28")
+
+
 def test_j_with_svmrank_has_no_false_note(tmp_path, capsys):
     assert learn_main(["-j", "1", "-a", "svmrank", str(EXAMPLES / "train.dat"),
                        str(tmp_path / "m")]) == 0
