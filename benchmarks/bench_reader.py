@@ -24,6 +24,10 @@ on the dense file (skipped while ``rankfast.cli`` does not exist).
 Seconds are the reader call alone, timed inside the child, as wall time and
 as CPU time (user + system; on a busy machine wall MB/s understate, and the
 load average is printed); with ``--repeat`` N, the median of N children.
+The child imports rankfast's reading modules before the clock starts, and runs
+with OPENBLAS_THREAD_TIMEOUT=4 (unless it is set), as rank_learn does: by
+default OpenBLAS's idle threads spin about 0.1 s after numpy loads, on the core
+a second reading thread needs, and that CPU time counted as the reader's.
 
 ``--compare DIR`` times a second checkout of rankfast (its kernels built in
 place: ``python setup.py build_ext --inplace`` there) in the same run: each
@@ -237,6 +241,7 @@ def status(key):
 
 reader, path, n_jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 import numpy as np, scipy.sparse, rankfast
+load_svmlight = rankfast.load_svmlight          # imports rankfast.data: not the reading
 if reader.startswith("sklearn"):
     from sklearn.datasets import load_svmlight_file
 if reader in ("kernel", "gunzip"):
@@ -249,7 +254,7 @@ base = status("VmHWM")
 r0 = resource.getrusage(resource.RUSAGE_SELF)
 t0 = time.perf_counter()
 if reader == "rankfast":
-    ds = rankfast.load_svmlight(path, n_jobs=n_jobs)
+    ds = load_svmlight(path, n_jobs=n_jobs)
     X, y, qid = ds.X, ds.y, ds.qid
 elif reader == "sklearn":
     X, y = load_svmlight_file(path)
@@ -288,6 +293,12 @@ print(json.dumps(dict(seconds=seconds, cpu=cpu, base=base, peak=peak, arrays=arr
 """
 
 
+# OpenBLAS's threads spin about 0.1 s after numpy loads them, on the core a second
+# reading thread needs, and their CPU time would count as the reader's (as rank_learn
+# and rank_classify do, the children let them sleep at once; nothing here uses BLAS).
+CHILD_ENV = {"OPENBLAS_THREAD_TIMEOUT": "4", **os.environ}
+
+
 def run_child(reader, path, n_jobs, timeout, root=ROOT):
     """One fresh child reading ``path`` with the rankfast of checkout ``root``.
 
@@ -295,7 +306,7 @@ def run_child(reader, path, n_jobs, timeout, root=ROOT):
     """
     try:
         proc = subprocess.run([sys.executable, "-c", CHILD, reader, path, str(n_jobs)], cwd=root,
-                              capture_output=True, text=True, timeout=timeout)
+                              capture_output=True, text=True, timeout=timeout, env=CHILD_ENV)
     except subprocess.TimeoutExpired:
         return None
     if proc.returncode != 0:

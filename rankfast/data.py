@@ -29,7 +29,7 @@ from .csr import CSR, as_csr, scipy_csr
 from .errors import InputError
 from .files import open_binary
 from .groups import GROUP_SIDECARS, group_sidecar, read_group_file  # noqa: F401 (public here too)
-from .reader import ERR_FULL, _blocks, plain_size, reason
+from .reader import ERR_FULL, Rows, _blocks, plain_size, reason
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -440,34 +440,30 @@ class _Arrays:
     s with these (benchmarks/README.md: 0.41-0.45 s against 0.08-0.11 s to touch
     200 MB of fresh memory, with and without huge pages).
 
-    ``parse`` grows the buffers as a block needs (realloc, which moves a large
-    buffer's pages instead of copying them), so a file is read in one pass;
-    on threads, ``make_room`` grows them between blocks.  ``array(name)`` is a numpy array over a buffer,
-    taken afresh each time: while one is alive, that buffer cannot grow.
+    The buffers are a reader.Rows's.  ``parse`` grows them as a block needs
+    (realloc, which moves a large buffer's pages instead of copying them), so
+    a file is read in one pass; on threads, ``make_room`` grows them between
+    blocks.  ``array(name)`` is a numpy array over a buffer, taken afresh each
+    time: while one is alive, that buffer cannot grow.
     """
 
     def __init__(self, rows, entries, comments, dtype=np.float64):
         self.rows = self.nnz = 0
         self.comments = [] if comments else None
-        self._row_codes = {"y": "d", "qid": "q", "line": "q", "indptr": "q"}
-        if comments:
-            self._row_codes.update(comment_start="q", comment_end="q")
-        self._entry_codes = {"indices": "i", "values": _TYPECODES[np.dtype(dtype).str[1:]]}
-        empty = _svmlight.empty_array
-        self._buffers = {name: empty(code, rows) for name, code in self._row_codes.items()}
-        self._buffers.update({name: empty(code, entries) for name, code in self._entry_codes.items()})
-        _svmlight.resize_array(self._buffers["indptr"], rows + 1)
-        self._buffers["indptr"][0] = 0
+        self._row_names = Rows.ROW_ARRAYS + (Rows.SPAN_ARRAYS if comments else ())
+        self._entry_names = Rows.ENTRY_ARRAYS
+        buffers = Rows(rows, entries, comments, _TYPECODES[np.dtype(dtype).str[1:]])
+        self._buffers = {name: getattr(buffers, name) for name in self._row_names + self._entry_names}
 
     @property
     def room(self):
         """(documents, entries) every buffer holds."""
-        return (min(len(self._buffers[name]) - (name == "indptr") for name in self._row_codes),
-                min(len(self._buffers[name]) for name in self._entry_codes))
+        return (min(len(self._buffers[name]) - (name == "indptr") for name in self._row_names),
+                min(len(self._buffers[name]) for name in self._entry_names))
 
     def reserve(self, rows, entries):
         """Room for at least rows documents and entries features in all."""
-        for names, size in ((self._row_codes, rows), (self._entry_codes, entries)):
+        for names, size in ((self._row_names, rows), (self._entry_names, entries)):
             for name in names:
                 length = size + (name == "indptr")
                 if len(self._buffers[name]) < length:
@@ -480,9 +476,9 @@ class _Arrays:
 
     def finish(self):
         """Buffers fitted to what was parsed."""
-        for name in self._row_codes:
+        for name in self._row_names:
             _svmlight.resize_array(self._buffers[name], self.rows + (name == "indptr"))
-        for name in self._entry_codes:
+        for name in self._entry_names:
             _svmlight.resize_array(self._buffers[name], self.nnz)
         return self
 

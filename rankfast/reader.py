@@ -80,14 +80,20 @@ class Rows:
     With ``comments``, also each line's comment span (``comment_start``,
     ``comment_end``: byte offsets, -1 where a line has none).  Not initialised
     (but indptr[0] = 0): the parser writes every item a block shows.
+    ``values`` is their typecode: "d" (float64) or "f" (float32).
     """
 
-    def __init__(self, rows: Matrix, entries: int, comments: bool = False) -> None:
+    ROW_ARRAYS = ("y", "qid", "line", "indptr")      # a document an item (indptr: one more)
+    SPAN_ARRAYS = ("comment_start", "comment_end")   # a document an item, with comments
+    ENTRY_ARRAYS = ("indices", "values")             # a feature an item
+
+    def __init__(self, rows: Matrix, entries: int, comments: bool = False,
+                 values: str = "d") -> None:
         empty = _svmlight.empty_array
         self.y, self.qid, self.line = empty("d", rows), empty("q", rows), empty("q", rows)
         self.indptr = empty("q", rows + 1)
         self.indptr[0] = 0
-        self.indices, self.values = empty("i", max(entries, 1)), empty("d", max(entries, 1))
+        self.indices, self.values = empty("i", max(entries, 1)), empty(values, max(entries, 1))
         spans = (empty("q", rows), empty("q", rows)) if comments else (None, None)
         self.comment_start: Any = spans[0]
         self.comment_end: Any = spans[1]
