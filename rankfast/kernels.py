@@ -73,7 +73,7 @@ from .model import (  # noqa: F401
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
     from ._typing import Log, Matrix, Vector
 
@@ -83,7 +83,28 @@ RFF_MAX_VALUES = 1 << 28
 APPROXIMATIONS = ("nystrom", "rff")
 
 
-class NystroemMap(TransformerMixin, BaseEstimator):
+class _FeatureMap(TransformerMixin, BaseEstimator):
+    """What the kernel maps share: transform checks X, then maps it (_transform_checked)."""
+
+    _transform_checked: Callable[[Matrix], np.ndarray]     # each map's own, on checked X
+
+    def transform(self, X: Matrix) -> np.ndarray:
+        """φ of the rows of X, shape (n, rank_), computed block_rows rows at a time.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+            Dense input must have the training width; sparse input may differ
+            (features above the training width are ignored).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents, rank_)
+        """
+        return self._transform_checked(_transform_input(self, X))
+
+
+class NystroemMap(_FeatureMap):
     """Nyström feature map φ(x) = Λ_k^{-1/2} U_kᵀ k(Z, x) for an SVM-light kernel.
 
     See the module docstring for the math, the eigenvalue threshold and the cost.
@@ -198,21 +219,6 @@ class NystroemMap(TransformerMixin, BaseEstimator):
         """k, the dimension of φ."""
         return self.projection_.shape[1]
 
-    def transform(self, X: Matrix) -> np.ndarray:
-        """φ of the rows of X, shape (n, k), computed block_rows rows at a time.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
-            Dense input must have the training width; sparse input may differ
-            (features above the training width are ignored).
-
-        Returns
-        -------
-        ndarray of float64, shape (n_documents, rank_)
-        """
-        return self._transform_checked(_transform_input(self, X))
-
     def _transform_checked(self, X: Matrix) -> np.ndarray:
         """transform of X as rankfast.inputs.check_features returns it (no check again)."""
         X = with_width(_map_input(self, X), self.n_features_)
@@ -257,7 +263,7 @@ def _check_rff_size(m, d):
                          f"use fewer random features (--landmarks) or --approx nystrom")
 
 
-class RandomFourierMap(TransformerMixin, BaseEstimator):
+class RandomFourierMap(_FeatureMap):
     """Random Fourier features φ(x) = √(2/m) cos(Ωx + b) for the RBF exp(−γ‖a − b‖²).
 
     A scikit-learn transformer: ``fit(X)``, ``transform(X)``, ``fit_transform(X)``.
@@ -353,21 +359,6 @@ class RandomFourierMap(TransformerMixin, BaseEstimator):
     def rank_(self) -> int:
         """m, the dimension of φ."""
         return len(self.offset_)
-
-    def transform(self, X: Matrix) -> np.ndarray:
-        """φ of the rows of X, shape (n, m), computed block_rows rows at a time.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
-            Dense input must have the training width; sparse input may differ
-            (features above the training width are ignored).
-
-        Returns
-        -------
-        ndarray of float64, shape (n_documents, rank_)
-        """
-        return self._transform_checked(_transform_input(self, X))
 
     def _transform_checked(self, X: Matrix) -> np.ndarray:
         """transform of X as rankfast.inputs.check_features returns it (no check again)."""
