@@ -461,13 +461,18 @@ class _Arrays:
         return (min(len(self._buffers[name]) - (name == "indptr") for name in self._row_names),
                 min(len(self._buffers[name]) for name in self._entry_names))
 
+    def _lengths(self, rows, entries):
+        """(buffer, its length for rows documents and entries features), for every buffer."""
+        for name in self._row_names:
+            yield self._buffers[name], rows + (name == "indptr")
+        for name in self._entry_names:
+            yield self._buffers[name], entries
+
     def reserve(self, rows, entries):
         """Room for at least rows documents and entries features in all."""
-        for names, size in ((self._row_names, rows), (self._entry_names, entries)):
-            for name in names:
-                length = size + (name == "indptr")
-                if len(self._buffers[name]) < length:
-                    _svmlight.resize_array(self._buffers[name], length)
+        for buffer, length in self._lengths(rows, entries):
+            if len(buffer) < length:
+                _svmlight.resize_array(buffer, length)
 
     def array(self, name):
         """The numpy array over buffer ``name`` (y, qid, line, indptr, indices, values)."""
@@ -476,10 +481,8 @@ class _Arrays:
 
     def finish(self):
         """Buffers fitted to what was parsed."""
-        for name in self._row_names:
-            _svmlight.resize_array(self._buffers[name], self.rows + (name == "indptr"))
-        for name in self._entry_names:
-            _svmlight.resize_array(self._buffers[name], self.nnz)
+        for buffer, length in self._lengths(self.rows, self.nnz):
+            _svmlight.resize_array(buffer, length)
         return self
 
     def parse(self, block, path, line_offset, bytes_after=None):
