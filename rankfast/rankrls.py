@@ -801,8 +801,8 @@ def _check_greedy_conditioning(squares, Q, C):
         raise ValueError(f"C = {C:g} is too large for greedy RankRLS on these features "
                          f"(max ||x_j||^2 / lambda = {largest:.3g} > {GREEDY_MAX_CONDITION:g}, "
                          f"lambda = Q/(2C): its updates would lose all precision); use "
-                         f"-c {shown} or less, rescale the "
-                         f"features, or use -a rankrls")
+                         f"-c {shown} or less, rescale the features (--normalize query, "
+                         f"zscore or log), or use -a rankrls")
 
 
 def _check_regularisation(Q, Cs):

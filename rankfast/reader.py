@@ -42,20 +42,20 @@ def read_errors() -> Any:
 ERR_FULL = 13               # _svmlight: the next line does not fit in the arrays
 
 _REASONS = {
-    1: "target {token!r} is not a number (a line starts with its target value)",
-    2: "target {token!r} is not finite",
-    3: "token {token!r} is not of the form index:value",
-    4: "feature index in {token!r} is not an integer",
-    5: "feature index in {token!r} is outside 1 .. 2147483647",
-    6: "feature index in {token!r} is not above the previous index on the line "
+    1: "target {token} is not a number (a line starts with its target value)",
+    2: "target {token} is not finite",
+    3: "token {token} is not of the form index:value",
+    4: "feature index in {token} is not an integer",
+    5: "feature index in {token} is outside 1 .. 2147483647",
+    6: "feature index in {token} is not above the previous index on the line "
        "(indices must increase)",
-    7: "feature value in {token!r} is not a number",
-    8: "feature value in {token!r} is not finite",
-    9: "{token!r}: qid must be an integer in 0 .. 9223372036854775807",
-    10: "{token!r}: a second qid on one line",
-    11: "{token!r}: sid must be a non-negative integer",
-    12: "{token!r}: cost must be a finite number",
-    14: "feature value in {token!r} is beyond single precision (svm_rank stores feature "
+    7: "feature value in {token} is not a number",
+    8: "feature value in {token} is not finite",
+    9: "{token}: qid must be an integer in 0 .. 9223372036854775807",
+    10: "{token}: a second qid on one line",
+    11: "{token}: sid must be a non-negative integer",
+    12: "{token}: cost must be a finite number",
+    14: "feature value in {token} is beyond single precision (svm_rank stores feature "
         "values as 4-byte floats, at most 3.4028235e+38 in magnitude): rescale the features",
 }
 
@@ -67,11 +67,32 @@ def reason(error: Any, token: Any, what: str = "target") -> Any:
     ellipsis and its length.  ``what`` names the leading number of a line
     ("alpha" in a model file's support vectors).
     """
-    text = bytes(token[:SHOWN_CHARS + 1]).decode("utf-8", "replace")
-    if len(token) > SHOWN_CHARS:
-        text = text[:SHOWN_CHARS] + f"... ({len(token)} bytes)"
-    return _REASONS[error].replace("target", what).format(token=text)
+    return _REASONS[error].replace("target", what).format(token=quoted(token))
 
+
+def quoted(token: Any) -> str:
+    """Bytes as a message quotes them, in single quotes: the first SHOWN_CHARS characters.
+
+    UTF-8 text shows as it is, with repr's escapes for what is not printable;
+    a byte that is not UTF-8 shows as \\xNN, never raw in a message or as U+FFFD.
+
+    >>> from rankfast.reader import quoted
+    >>> print(quoted(b"1e5x"), quoted("é".encode()), quoted(b"\\x7fELF\\xef\\x00"))
+    '1e5x' 'é' '\\x7fELF\\xef\\x00'
+    """
+    text = bytes(token[:4 * SHOWN_CHARS + 4]).decode("utf-8", "surrogateescape")
+    shown = "".join(_quoted_char(c) for c in text[:SHOWN_CHARS])
+    if len(text) > SHOWN_CHARS:
+        shown += f"... ({len(token)} bytes)"
+    return f"'{shown}'"
+
+
+def _quoted_char(c):
+    if "\udc80" <= c <= "\udcff":                # a byte surrogateescape kept
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    if c in "\\'":
+        return "\\" + c
+    return c if c.isprintable() else repr(c)[1:-1]
 
 
 class Rows:

@@ -6,6 +6,7 @@ import itertools
 import lzma
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -351,3 +352,23 @@ def test_count_distinct_counts_as_a_set_does():
             labels[rng.random(len(labels)) < 0.2] = np.nan        # each NaN is a value of its own
             assert count_distinct(labels) == len(set(labels[~np.isnan(labels)].tolist())) + \
                 int(np.isnan(labels).sum())
+
+
+def test_messages_quote_bytes_that_are_not_utf8_as_escapes(tmp_path):
+    from rankfast.reader import SHOWN_CHARS, quoted
+    assert quoted(b"abc") == "'abc'"
+    assert quoted("naïve".encode()) == "'naïve'"
+    assert quoted(b"\x7fELF\xef\xbf") == "'\\x7fELF\\xef\\xbf'"
+    assert quoted(b"it's\\") == "'it\\'s\\\\'"
+    assert quoted(b"\t\x00\xe2\x80\x8b") == "'\\t\\x00\\u200b'"            # not printable: escaped
+    long = b"\xff" * 1000
+    assert quoted(long) == "'" + "\\xff" * SHOWN_CHARS + "... (1000 bytes)'"
+    assert quoted(b"x" * SHOWN_CHARS) == "'" + "x" * SHOWN_CHARS + "'"
+    path = tmp_path / "binary.dat"
+    path.write_bytes(b"\x7fELF\x02\x01\xd0 a:b\n")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "rank_learn"), str(path), str(tmp_path / "m")],
+                          capture_output=True)
+    assert proc.returncode == 1 and not (tmp_path / "m").exists()
+    message = proc.stderr.decode("ascii")                 # \xNN escapes only, no raw byte
+    assert f"{path}:1: target '\\x7fELF\\x02\\x01\\xd0' is not a number" in message
