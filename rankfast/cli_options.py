@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
 GROUP_HELP = """Queries of a file without qids:
          --group FILE -> query sizes, one a line (LightGBM / XGBoost); by default
-                        example_file.query or example_file.group if one exists;
-                        with neither, the whole file is one ranking
+                        example_file.query or example_file.group if one exists
+                        (for F.gz, .bz2, .xz also F.query, F.group); with
+                        neither, the whole file is one ranking
 """
 
 

@@ -23,12 +23,27 @@ if TYPE_CHECKING:
     from ._typing import Vector
 
 GROUP_SIDECARS = (".query", ".group")
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")   # train.gz's sizes may be in train.query
 _WORD = 8                                   # bytes of an int64 qid
 _CHUNK = 1 << 16                            # bytes compared at a time
 
 
+def sidecar_candidates(path: str) -> list[str]:
+    """Where a data file's group sizes may be, in the order they are looked for.
+
+    ``path.query`` and ``path.group``; for a compressed file (``.gz``, ``.bz2``,
+    ``.xz``) also the same without that suffix, as the file was named before
+    it was compressed (LightGBM's ``rank.train`` with ``rank.train.query``).
+    """
+    if path == "-":
+        return []
+    stems = [path] + [path[:-len(suffix)] for suffix in COMPRESSED_SUFFIXES
+                      if path.endswith(suffix) and len(path) > len(suffix)]
+    return [stem + suffix for stem in stems for suffix in GROUP_SIDECARS]
+
+
 def group_sidecar(path: str) -> str | None:
-    """``path + '.query'`` or ``path + '.group'`` if one exists beside a data file, else None.
+    """The first of sidecar_candidates(path) that exists beside a data file, else None.
 
     Parameters
     ----------
@@ -45,12 +60,8 @@ def group_sidecar(path: str) -> str | None:
     >>> group_sidecar("-") is None
     True
     """
-    if path == "-":
-        return None
-    for suffix in GROUP_SIDECARS:
-        if os.path.isfile(path + suffix):
-            return path + suffix
-    return None
+    return next((candidate for candidate in sidecar_candidates(path)
+                 if os.path.isfile(candidate)), None)
 
 
 def read_group_file(path: str) -> Any:
@@ -229,8 +240,8 @@ class QueryGroups:
         path, group_path, n = self.path, self.group_path, self.rows
         if group_path is None:
             if not self.has_qids and n > 1:
-                return (f"{path} has no qids and no {path}.query or {path}.group file: its "
-                        f"{n} documents are one ranking")
+                return (f"{path} has no qids and no {' or '.join(sidecar_candidates(path))} "
+                        f"file: its {n} documents are one ranking")
             return None
         if self.has_qids and not self.explicit:
             return f"{path} has qids: {group_path} is not used"

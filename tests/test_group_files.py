@@ -340,3 +340,28 @@ def test_group_with_a_cluster_is_a_usage_error(tmp_path, capsys, main):
     argv = ["--workers", "2", "--group", str(tmp_path / "g"), "examples/test.dat", "m"]
     assert main(argv if main is learn_main else argv + ["p"]) == 2
     assert "--group cannot be used with --scheduler or --workers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_compressed_file_finds_the_group_file_named_before_it_was_compressed(tmp_path, suffix,
+                                                                                 capsys):
+    import bz2
+    import gzip
+    import lzma
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix]
+    plain = tmp_path / "rank.train"
+    with opener(str(plain) + suffix, "wb") as f:
+        f.write(b"2 1:1\n1 1:0.5\n0 1:0\n1 1:2\n0 1:1\n")
+    assert group_sidecar(str(plain) + suffix) is None
+    assert learn_main([str(plain) + suffix, str(tmp_path / "m")]) == 0
+    err = capsys.readouterr().err
+    for candidate in (".gz.query" if suffix == ".gz" else suffix + ".query", ".query", ".group"):
+        assert f"rank.train{candidate}" in err                 # the note names every place looked
+    (tmp_path / "rank.train.query").write_text("3\n2\n")
+    assert group_sidecar(str(plain) + suffix) == str(plain) + ".query"
+    (tmp_path / ("rank.train" + suffix + ".group")).write_text("5\n")
+    assert group_sidecar(str(plain) + suffix) == str(plain) + suffix + ".group"   # its own first
+    os.remove(str(plain) + suffix + ".group")
+    assert learn_main([str(plain) + suffix, str(tmp_path / "m")]) == 0
+    assert f"rank.train{suffix}: 2 queries from {plain}.query" in capsys.readouterr().err
+    assert group_sidecar(str(tmp_path / ".gz")) is None        # a name that is only a suffix
