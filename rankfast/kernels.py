@@ -81,6 +81,12 @@ if TYPE_CHECKING:
 # written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).
 RFF_MAX_VALUES = 1 << 28
 APPROXIMATIONS = ("nystrom", "rff")
+# A kernel saturated between most pairs of documents tells them apart no better than
+# a constant: raw features (counts of 10^8 beside fractions) do that to svm_rank's
+# default -g 1 and -s 1.  Past these, exp(-x) < 1e-20 and tanh(x) is ±1 within 1e-17.
+RBF_SATURATED = 46.0
+TANH_SATURATED = 20.0
+SATURATION_SAMPLE = 256       # documents (seeded) whose pairs the check looks at
 
 
 class _FeatureMap(TransformerMixin, BaseEstimator):
@@ -371,6 +377,56 @@ class RandomFourierMap(_FeatureMap):
             fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
                               out[start:start + rows])
         return out
+
+
+def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0) -> str | None:
+    """Why ``kernel`` cannot tell most of X's documents apart, or None when it can.
+
+    Looks at the pairs of up to SATURATION_SAMPLE documents drawn (seeded)
+    from X.  RBF: exp(-g ‖a − b‖²) below 1e-20 for more than half the pairs
+    of distinct documents, so that a document scores about 0 unless it
+    nearly equals a training document.  Sigmoid: tanh(s a·b + r) at ±1 for
+    more than half the pairs.  The advice is the median heuristic, g = 1 /
+    median ‖a − b‖² or s = 1 / median |a·b|, or scaled features.  The
+    polynomial and linear kernels do not saturate.
+    """
+    if kernel.kernel not in (2, 3) or X.shape[0] < 2:
+        return None
+    X = scipy_csr(X, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(X.shape[0], size=min(X.shape[0], SATURATION_SAMPLE), replace=False))
+    sample = X[rows]
+    dot = KernelParams(0)(sample, sample)
+    pairs = np.triu_indices(len(rows), 1)
+    if kernel.kernel == 2:
+        norms = np.diag(dot)
+        distances = (norms[:, None] + norms[None, :] - 2.0 * dot)[pairs]
+        distances = distances[distances > 0]             # pairs of equal documents say nothing
+        if not len(distances):
+            return None
+        median = float(np.median(distances))
+        if kernel.gamma * median <= RBF_SATURATED:
+            return None
+        return (f"-g {kernel.gamma:g}: the RBF kernel exp(-g ||a-b||^2) is below 1e-20 between "
+                f"most training documents (median g ||a-b||^2 = {kernel.gamma * median:.3g}), so a "
+                f"document scores about 0 unless it nearly equals one of them; scale the features, "
+                f"or try -g near {1.0 / median:.2g} (1 / the median ||a-b||^2) or a -g list "
+                f"around it")
+    products = dot[pairs]
+    argument = float(np.median(np.abs(kernel.coef_lin * products + kernel.coef_const)))
+    if argument <= TANH_SATURATED:
+        return None
+    scale = float(np.median(np.abs(products)))
+    steps = []
+    if scale > 0 and (abs(kernel.coef_lin) * scale > TANH_SATURATED
+                      or abs(kernel.coef_const) <= TANH_SATURATED):
+        steps.append(f"scale the features, or try -s near {1.0 / scale:.2g} (1 / the median |a*b|)")
+    if abs(kernel.coef_const) > TANH_SATURATED:
+        steps.append("use a smaller |r|")
+    advice = "; ".join(steps)
+    return (f"-s {kernel.coef_lin:g} -r {kernel.coef_const:g}: the sigmoid kernel tanh(s a*b + r) "
+            f"is +-1 between most training documents (median |s a*b + r| = {argument:.3g}), "
+            f"so it cannot tell them apart; {advice}")
 
 
 def _kernel_or_default(kernel):

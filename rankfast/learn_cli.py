@@ -178,7 +178,9 @@ def _learn(argv):
     progress(f"Training set properties: {dataset.n_features} features, {n_queries} rankings, "
               f"{dataset.n_documents} examples", verbosity, level=0)
     if verbosity >= 1 and options.get("normalize", "none") == "none":
-        _scale_note(dataset.features)
+        _scale_note(dataset.features, options.get("kernel", 0))
+    if verbosity >= 1 and options.get("kernel", 0) in (2, 3):
+        _saturation_note(dataset.features, options)
     if "valid" in options and max(len(options.get("C", ())), len(options.get("gamma", ()))) > 1:
         learner = _validated_learner(options, given, verbosity, svmlight_verbosity)
     weights = {} if "weights" not in options else {
@@ -224,14 +226,30 @@ def _learn(argv):
 SCALE_SPREAD_NOTE = 1e4      # features whose largest values differ by more: suggest --normalize
 
 
-def _scale_note(features):
+def _scale_note(features, kernel):
     """A note when the features' scales differ by more than SCALE_SPREAD_NOTE."""
     from .normalize import scale_spread
     spread = scale_spread(features)
-    if spread > SCALE_SPREAD_NOTE:
-        print_note("rank_learn", f"the features' largest values differ by a factor of {spread:.2g}; "
-                            f"--normalize query (per query, as LETOR), zscore or log may "
-                            f"train a better model")
+    if spread <= SCALE_SPREAD_NOTE:
+        return
+    advice = ("--normalize query (per query, as LETOR), zscore or log may train a better model"
+              if kernel == 0 else
+              "features scaled in the files may train a better model (--normalize works with "
+              "-t 0 only)")
+    print_note("rank_learn", f"the features' largest values differ by a factor of {spread:.2g}; "
+                             f"{advice}")
+
+
+def _saturation_note(features, options):
+    """A note when the RBF or sigmoid kernel (the smallest -g) is saturated on the training documents."""
+    from .kernels import saturation_note
+    from .model import KernelParams
+    note = saturation_note(KernelParams(options["kernel"], options.get("degree", 3),
+                                        min(options.get("gamma", [1.0])),
+                                        options.get("coef_lin", 1.0), options.get("coef_const", 1.0)),
+                           features, options.get("seed", 0))
+    if note:
+        print_note("rank_learn", note)
 
 
 def _query_weights(path, qid):

@@ -455,3 +455,73 @@ def test_an_overflowing_kernel_is_a_clear_error_not_nan_features(kernel):
     with np.errstate(all="raise"):          # no RuntimeWarning may escape either
         with pytest.raises(ValueError, match=r"kernel \(-t .*\) overflows"):
             NystroemMap(kernel, landmarks=5).fit(X)
+
+
+def _raw_scale_features(rng, n=300):
+    """LETOR-like raw features: counts in the hundreds of millions beside fractions."""
+    return np.column_stack([rng.uniform(0, 2e8, n), rng.uniform(0, 1, n), rng.integers(0, 50, n)])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_saturation_note_names_a_saturated_rbf_kernel_and_a_scale_that_is_not(sparse):
+    from rankfast.kernels import RBF_SATURATED, saturation_note
+    X = _raw_scale_features(np.random.default_rng(3))
+    X = sp.csr_matrix(X) if sparse else X
+    note = saturation_note(KernelParams(2, gamma=1.0), X)
+    assert note is not None and note.startswith("-g 1: the RBF kernel")
+    suggested = float(re.search(r"try -g near (\S+) ", note).group(1))
+    diffs = X.toarray() if sparse else X
+    distances = ((diffs[:, None, :] - diffs[None, :, :]) ** 2).sum(axis=2)[np.triu_indices(len(diffs), 1)]
+    assert suggested == pytest.approx(1.0 / np.median(distances), rel=0.05)
+    assert 1.0 * np.median(distances) > RBF_SATURATED
+    assert saturation_note(KernelParams(2, gamma=suggested), X) is None
+
+
+def test_saturation_note_stays_silent_on_scaled_features_and_other_kernels():
+    from rankfast.kernels import saturation_note
+    rng = np.random.default_rng(4)
+    scaled = rng.uniform(0, 1, (200, 46))                # LETOR's query-normalised features
+    for kernel in (KernelParams(2, gamma=1.0), KernelParams(3), KernelParams(2, gamma=0.01)):
+        assert saturation_note(kernel, scaled) is None
+    raw = _raw_scale_features(rng)
+    assert saturation_note(KernelParams(1), raw) is None             # polynomial: no saturation
+    assert saturation_note(KernelParams(0), raw) is None
+    assert saturation_note(KernelParams(2), np.ones((50, 3)) * 1e8) is None   # equal documents
+    assert saturation_note(KernelParams(2), raw[:1]) is None
+
+
+def test_saturation_note_names_a_saturated_sigmoid_kernel():
+    from rankfast.kernels import TANH_SATURATED, saturation_note
+    X = _raw_scale_features(np.random.default_rng(5))
+    note = saturation_note(KernelParams(3, coef_lin=1.0, coef_const=1.0), X)
+    assert note is not None and "tanh(s a*b + r) is +-1" in note
+    suggested = float(re.search(r"try -s near (\S+) ", note).group(1))
+    products = (X @ X.T)[np.triu_indices(len(X), 1)]
+    assert suggested == pytest.approx(1.0 / np.median(np.abs(products)), rel=0.05)
+    assert np.median(np.abs(products + 1.0)) > TANH_SATURATED
+    assert saturation_note(KernelParams(3, coef_lin=suggested, coef_const=0.0), X) is None
+    unit = np.zeros((20, 2))
+    unit[:, 0] = 1.0                                                # a*b = 1: saturated by r alone
+    assert "use a smaller |r|" in saturation_note(KernelParams(3, coef_lin=0.0, coef_const=50.0),
+                                                   unit)
+
+
+def test_rank_learn_notes_a_saturated_kernel_and_how_to_scale_for_kernels(tmp_path, capsys):
+    from rankfast import dump_svmlight
+    from rankfast.cli import learn_main
+    rng = np.random.default_rng(6)
+    X = _raw_scale_features(rng, 200)
+    y = rng.integers(0, 3, 200).astype(float)
+    path = tmp_path / "raw.dat"
+    dump_svmlight(X, y, np.repeat(np.arange(20), 10), str(path))
+    assert learn_main(["-t", "2", str(path), str(tmp_path / "m")]) == 0
+    err = capsys.readouterr().err
+    assert "note: -g 1: the RBF kernel" in err
+    assert "features scaled in the files may train a better model (--normalize works with -t 0" in err
+    assert learn_main(["-t", "2", "-g", "1e-18,1", str(path), str(tmp_path / "m")]) == 0
+    assert "the RBF kernel" not in capsys.readouterr().err             # the smallest -g is fine
+    assert learn_main(["-v", "0", "-t", "3", str(path), str(tmp_path / "m")]) == 0
+    assert capsys.readouterr().err == ""
+    assert learn_main([str(path), str(tmp_path / "m")]) == 0
+    err = capsys.readouterr().err
+    assert "--normalize query (per query, as LETOR)" in err and "kernel" not in err
