@@ -14,6 +14,10 @@ on the dense file gzip-compressed, where one thread decompresses while the other
 Python's gzip module alone, the floor it had to beat; rankfast inflates with zlib
 itself, a megabyte of input a call (rankfast.files.GzipMembers), about 1.1x the
 module's speed; MB/s counts uncompressed bytes),
+the same on the dense file read a second time in one child whose allocator keeps
+freed memory (glibc's MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_), so that
+the timed read takes no page faults ("no faults": what the faults cost, and two
+threads over one without them; each child's minor faults are printed),
 the parser kernel alone (``_svmlight.parse_into`` into arrays sized for each chunk)
 over load_svmlight's chunks (CHUNK_BYTES, 8 MB) already in memory (the kernel without the Python wrapper),
 ``sklearn.datasets.load_svmlight_file`` without and with ``query_id=True``
@@ -249,11 +253,13 @@ if reader in ("kernel", "gunzip"):
     from rankfast.data import CHUNK_BYTES, _Arrays
     with open(path, "rb") as f:
         raw = f.read()
+if reader == "prefaulted":     # glibc keeps what is freed (MALLOC_* from the parent):
+    load_svmlight(path, n_jobs=n_jobs)       # the timed read reuses these pages, no faults
 import resource
 base = status("VmHWM")
 r0 = resource.getrusage(resource.RUSAGE_SELF)
 t0 = time.perf_counter()
-if reader == "rankfast":
+if reader in ("rankfast", "prefaulted"):
     ds = load_svmlight(path, n_jobs=n_jobs)
     X, y, qid = ds.X, ds.y, ds.qid
 elif reader == "sklearn":
@@ -289,7 +295,8 @@ else:
     shape = list(X.shape); nnz = int(X.nnz)
     checksum = [float(y.sum()), float(X.data.sum()), int(qid.sum()) if len(qid) else None]
 print(json.dumps(dict(seconds=seconds, cpu=cpu, base=base, peak=peak, arrays=arrays,
-                      shape=shape, nnz=nnz, checksum=checksum)))
+                      shape=shape, nnz=nnz, checksum=checksum,
+                      faults=r1.ru_minflt - r0.ru_minflt)))
 """
 
 
@@ -297,6 +304,11 @@ print(json.dumps(dict(seconds=seconds, cpu=cpu, base=base, peak=peak, arrays=arr
 # reading thread needs, and their CPU time would count as the reader's (as rank_learn
 # and rank_classify do, the children let them sleep at once; nothing here uses BLAS).
 CHILD_ENV = {"OPENBLAS_THREAD_TIMEOUT": "4", **os.environ}
+# The "prefaulted" child reads the file twice and times the second read: glibc, told
+# never to hand memory back (no mmap'd chunks, no trimming), gives it the pages the
+# first read touched, so it takes no page faults (about a third of a one-thread read).
+PREFAULTED_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 32), "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
+                  "MALLOC_ARENA_MAX": "1"}
 
 
 def run_child(reader, path, n_jobs, timeout, root=ROOT):
@@ -305,8 +317,9 @@ def run_child(reader, path, n_jobs, timeout, root=ROOT):
     None when it runs longer than ``timeout`` seconds (it is killed).
     """
     try:
+        env = {**CHILD_ENV, **PREFAULTED_ENV} if reader == "prefaulted" else CHILD_ENV
         proc = subprocess.run([sys.executable, "-c", CHILD, reader, path, str(n_jobs)], cwd=root,
-                              capture_output=True, text=True, timeout=timeout, env=CHILD_ENV)
+                              capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return None
     if proc.returncode != 0:
@@ -470,6 +483,7 @@ def _run(args, workdir, created):
     with_sklearn = not args.skip_sklearn and has_module("sklearn")
     plan = [("rankfast", "dense", 1), ("rankfast", "dense", 2), ("rankfast", "sparse", 1),
             ("rankfast", "sparse", 2), ("rankfast", "dense.gz", 1), ("rankfast", "dense.gz", 2),
+            ("prefaulted", "dense", 1), ("prefaulted", "dense", 2),
             ("gunzip", "dense.gz", 1), ("kernel", "dense", 1), ("kernel", "sparse", 1)]
     if with_sklearn:
         plan += [("sklearn", "dense", 1), ("sklearn", "sparse", 1),
@@ -487,6 +501,7 @@ def _run(args, workdir, created):
             compared.append((reader, which, n_jobs, size, ours, theirs))
 
     names = {"rankfast": "rankfast.load_svmlight",
+             "prefaulted": "load_svmlight, no faults",
              "kernel": "_svmlight.parse_into only",
              "gunzip": "gzip module alone",
              "sklearn": "sklearn load_svmlight_file",
@@ -497,7 +512,7 @@ def _run(args, workdir, created):
           f"{'RSS/arrays':>10s}  target (wall / cpu)")
     baselines = {}
     for reader, which, n_jobs, size, r in rows:
-        name = names[reader] + (f" -j{n_jobs}" if reader == "rankfast" else "")
+        name = names[reader] + (f" -j{n_jobs}" if reader in ("rankfast", "prefaulted") else "")
         if r is None:
             slowest = f">{args.timeout:.0f}"
             fastest = f"<{_mb(size) / args.timeout:.2f}"
@@ -505,7 +520,7 @@ def _run(args, workdir, created):
                   f"{fastest:>6s}  (killed after --timeout {args.timeout:.0f} s)")
             continue
         speed, cpu_speed = _mb(size) / r["seconds"], _mb(size) / r["cpu"]
-        extra = r["peak"] - r["base"]
+        extra = r["peak"] - r["base"] if reader != "prefaulted" else float("nan")  # pages reused
         baselines[reader] = r["base"]
         ratio = extra / r["arrays"] if r["arrays"] else float("nan")
         target = ""
@@ -539,16 +554,23 @@ def _run(args, workdir, created):
 
     _print_comparison(compared, names, args.compare)
     by = {(reader, which): r for reader, which, n_jobs, _, r in rows if n_jobs == 1}
-    by2 = {which: r for reader, which, n_jobs, _, r in rows if reader == "rankfast" and n_jobs == 2}
+    by2 = {(reader, which): r for reader, which, n_jobs, _, r in rows if n_jobs == 2}
     for which in ("dense", "sparse"):
-        one, two = by[("rankfast", which)], by2.get(which)
+        one, two = by[("rankfast", which)], by2.get(("rankfast", which))
         if one and two:
             speed_up = one["seconds"] / two["seconds"]
             print(f"rankfast two threads over one, {which:6s}: {speed_up:5.2f}x "
                   f"as fast (wall); CPU seconds {two['cpu'] / one['cpu']:5.2f}x one thread's; "
                   f"target >= {TARGET_SPEED_UP}x on a quiet machine: "
                   f"{'ok' if speed_up >= TARGET_SPEED_UP else 'MISS'} at load average "
-                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; minor page faults "
+                  f"{one['faults']:,} and {two['faults']:,}")
+    one, two = by.get(("prefaulted", "dense")), by2.get(("prefaulted", "dense"))
+    if one and two:
+        print(f"without page faults (the dense file read again in a process whose allocator "
+              f"keeps freed memory: {one['faults']:,} and {two['faults']:,} faults): one thread "
+              f"{one['seconds']:.3f} s, two {two['seconds']:.3f} s, {one['seconds'] / two['seconds']:.2f}x "
+              f"as fast (wall); CPU seconds {two['cpu'] / one['cpu']:.2f}x one thread's")
     for which in ("dense", "sparse"):
         ours = by[("rankfast", which)]
         if ours is None:
