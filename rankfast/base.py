@@ -206,9 +206,10 @@ class Ranker(BaseEstimator):
             rankfast.metrics.ndcg(predict(X), y, qid, k=10) with its default
             (LETOR 4.0) convention.
         """
-        scores = self.predict(X)
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        qid = scoring_queries(self, n, qid, group, f"{type(self).__name__}.score")
+        scores = predicted(self, X, qid)           # a model that normalises per query needs qid
         y = check_labels(y, len(scores), type(self).__name__)
-        qid = scoring_queries(self, len(scores), qid, group, f"{type(self).__name__}.score")
         return float(ndcg(scores, y, qid, k=10))
 
     #: What the estimator is, for scikit-learn before 1.6 and for libraries that read it

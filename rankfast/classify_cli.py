@@ -117,10 +117,11 @@ def _classify(argv):
         return _classify_distributed(model_of(file), test_path, output_path, options)
     refuse_pattern(test_path)
     progress("Reading test examples...", verbosity, end="")
-    if normalize in ("query", "log"):
+    linear = file.kernel == 0 and file.rff is None
+    if normalize in ("query", "log") and linear:
         n_documents, runtime, queries, note = _classify_normalized(
             file, normalize, test_path, output_path, verbosity, cutoffs, options.get("group"))
-    elif file.kernel == 0 and file.rff is None:
+    elif linear:
         n_documents, runtime, queries, note = _classify_stream(
             file, test_path, output_path, verbosity, cutoffs,
             options.get("n_jobs"), options.get("group"))
@@ -287,7 +288,8 @@ def _joined(first, second):
 
 def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path=None,
                     n_jobs=None):
-    """Kernel and random Fourier models: read the whole test file, then score it.
+    """Kernel and random Fourier models: read the whole test file, then score it
+    (normalised first, with its queries, as the model's metadata says).
 
     Returns what _classify_stream returns.
     """
@@ -300,7 +302,7 @@ def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path
         raise no_documents_error(test_path)
     dataset, note = with_groups(dataset, test_path, group_path)
     start = time.process_time()
-    scores = model.predict(dataset.features)
+    scores = model.predict(dataset.features, dataset.qid)
     runtime = time.process_time() - start
     with atomic_output(output_path) as out:
         write_predictions(scores, out)

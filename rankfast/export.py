@@ -388,23 +388,23 @@ def to_onnx(model: Any, feature_names: Any = None, name: Any = DEFAULT_NAME) -> 
     names = names if names is not None else feature_names_of(model)
     graph = _Graph(numpy_helper)
     x = graph.node("Cast", [ONNX_INPUT], to=TensorProto.DOUBLE)
+    if kind == "log":
+        x = graph.node("Mul", [graph.node("Sign", [x]),
+                               graph.node("Log", [graph.node("Add", [graph.node("Abs", [x]),
+                                                                     graph.constant(1.0)])])])
+    elif kind == "query":
+        x = _query_min_max(graph, x)
     if model.kind == "linear":
-        if kind == "log":
-            x = graph.node("Mul", [graph.node("Sign", [x]),
-                                   graph.node("Log", [graph.node("Add", [graph.node("Abs", [x]),
-                                                                         graph.constant(1.0)])])])
-        elif kind == "query":
-            x = _query_min_max(graph, x)
         out = graph.node("MatMul", [x, graph.constant(model.dense_weights(d))])
     else:
-        if kind in ("query", "log"):
-            raise UsageError(f"a kernel model with normalize={kind} cannot be exported "
-                             f"(rank_learn trains none)")
         if d > width:
             x = graph.node("Slice", [x, graph.constant(np.array([0], np.int64)),
                                      graph.constant(np.array([width], np.int64)),
                                      graph.constant(np.array([1], np.int64))])
         if model.kind == "kernel":
+            if kind in ("query", "log"):     # as KernelModel.predict: the values a file would hold
+                x = graph.node("Cast", [graph.node("Cast", [x], to=TensorProto.FLOAT)],
+                               to=TensorProto.DOUBLE)
             out = _kernel_scores(graph, x, model, width)
         else:
             out = _fourier_scores(graph, x, model, width)

@@ -379,23 +379,26 @@ class RandomFourierMap(_FeatureMap):
         return out
 
 
-def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0) -> str | None:
+def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: str = "none",
+                    qid: Vector = None) -> str | None:
     """Why ``kernel`` cannot tell most of X's documents apart, or None when it can.
 
     Looks at the pairs of up to SATURATION_SAMPLE documents drawn (seeded)
-    from X.  RBF: exp(-g ‖a − b‖²) below 1e-20 for more than half the pairs
-    of distinct documents, so that a document scores about 0 unless it
-    nearly equals a training document.  Sigmoid: tanh(s a·b + r) at ±1 for
-    more than half the pairs.  The advice is the median heuristic, g = 1 /
-    median ‖a − b‖² or s = 1 / median |a·b|, or scaled features.  The
-    polynomial and linear kernels do not saturate.
+    from X, normalised first as ``normalize`` says (``query``: over their
+    whole queries, which needs each row's qid).  RBF: exp(-g ‖a − b‖²)
+    below 1e-20 for more than half the pairs of distinct documents, so that
+    a document scores about 0 unless it nearly equals a training document.
+    Sigmoid: tanh(s a·b + r) at ±1 for more than half the pairs.  The advice
+    is the median heuristic, g = 1 / median ‖a − b‖² or s = 1 / median
+    |a·b|, or scaled features.  The polynomial and linear kernels do not
+    saturate.
     """
     if kernel.kernel not in (2, 3) or X.shape[0] < 2:
         return None
-    X = scipy_csr(X, dtype=np.float64)
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(X.shape[0], size=min(X.shape[0], SATURATION_SAMPLE), replace=False))
-    sample = X[rows]
+    sample = _normalized_rows(X, rows, normalize, qid)
+    scale_first = "scale the features (--normalize query or log), or " if normalize == "none" else ""
     dot = KernelParams(0)(sample, sample)
     pairs = np.triu_indices(len(rows), 1)
     if kernel.kernel == 2:
@@ -409,9 +412,8 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0) -> str | Non
             return None
         return (f"-g {kernel.gamma:g}: the RBF kernel exp(-g ||a-b||^2) is below 1e-20 between "
                 f"most training documents (median g ||a-b||^2 = {kernel.gamma * median:.3g}), so a "
-                f"document scores about 0 unless it nearly equals one of them; scale the features, "
-                f"or try -g near {1.0 / median:.2g} (1 / the median ||a-b||^2) or a -g list "
-                f"around it")
+                f"document scores about 0 unless it nearly equals one of them; {scale_first}try "
+                f"-g near {1.0 / median:.2g} (1 / the median ||a-b||^2) or a -g list around it")
     products = dot[pairs]
     argument = float(np.median(np.abs(kernel.coef_lin * products + kernel.coef_const)))
     if argument <= TANH_SATURATED:
@@ -420,13 +422,25 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0) -> str | Non
     steps = []
     if scale > 0 and (abs(kernel.coef_lin) * scale > TANH_SATURATED
                       or abs(kernel.coef_const) <= TANH_SATURATED):
-        steps.append(f"scale the features, or try -s near {1.0 / scale:.2g} (1 / the median |a*b|)")
+        steps.append(f"{scale_first}try -s near {1.0 / scale:.2g} (1 / the median |a*b|)")
     if abs(kernel.coef_const) > TANH_SATURATED:
         steps.append("use a smaller |r|")
     advice = "; ".join(steps)
     return (f"-s {kernel.coef_lin:g} -r {kernel.coef_const:g}: the sigmoid kernel tanh(s a*b + r) "
             f"is +-1 between most training documents (median |s a*b + r| = {argument:.3g}), "
             f"so it cannot tell them apart; {advice}")
+
+
+def _normalized_rows(X, rows, normalize, qid):
+    """Rows of X (sorted indices) as float64 CSR, normalised as ``normalize`` says."""
+    from .normalize import Normalizer
+    if normalize == "query":
+        qid = np.asarray(qid)
+        members = np.flatnonzero(np.isin(qid, qid[rows]))       # the sampled rows' queries
+        whole = Normalizer("query").transform(X[members], qid[members])
+        return scipy_csr(whole, dtype=np.float64)[np.searchsorted(members, rows)]
+    sample = scipy_csr(X[rows], dtype=np.float64)
+    return scipy_csr(Normalizer("log").transform(sample)) if normalize == "log" else sample
 
 
 def _kernel_or_default(kernel):
@@ -471,6 +485,13 @@ class KernelApproxLearner(Ranker):
         m: landmarks (Nyström) or random features (RFF).
     seed : int
         Seed of the landmark sample or of Ω and b.
+    normalize : {"none", "query", "log"}
+        rank_learn's --normalize, applied to the documents before the map
+        (rankfast.normalize): ``query`` maps each feature to (x − min)/(max −
+        min) within each query, ``log`` to sign(x)·log(1 + |x|).  The model
+        records it and normalises what it scores (``predict`` needs qid for
+        ``query``).  ``zscore`` folds into a linear model's weights only: a
+        kernel takes the features as they are, so it is refused here.
 
     Attributes
     ----------
@@ -504,9 +525,9 @@ class KernelApproxLearner(Ranker):
     """
 
     def __init__(self, base_learner: Any = None, kernel: Any = None, approx: str = "nystrom",
-                 landmarks: int = 500, seed: int = 0) -> None:
+                 landmarks: int = 500, seed: int = 0, normalize: str = "none") -> None:
         self.base_learner, self.kernel, self.approx = base_learner, kernel, approx
-        self.landmarks, self.seed = landmarks, seed
+        self.landmarks, self.seed, self.normalize = landmarks, seed, normalize
 
     def _new_map(self):
         if self.approx not in APPROXIMATIONS:
@@ -516,7 +537,12 @@ class KernelApproxLearner(Ranker):
         return kind(self.kernel, self.landmarks, self.seed)
 
     def check_parameters(self) -> None:
-        """ValueError for an unknown approximation or kernel settings it cannot use (fit calls it)."""
+        """ValueError for an unknown approximation, normalisation or kernel settings it cannot
+        use (fit calls it)."""
+        from .normalize import check_kind
+        if check_kind(self.normalize) == "zscore":
+            raise ValueError("normalize='zscore' folds into a linear model's weights; a kernel "
+                             "map takes 'none', 'query' or 'log'")
         self._new_map().check_parameters()
 
     def _base(self):
@@ -562,6 +588,11 @@ class KernelApproxLearner(Ranker):
         self.check_parameters()
         data = self._training_data(X, y, qid, group)        # checked: finite, aligned
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        self.normalizer_ = None
+        if self.normalize != "none":
+            from .normalize import Normalizer
+            normalizer = Normalizer(self.normalize)
+            data = data.with_features(check_features(normalizer.transform(data.X, data.qid))[0])
         start = time.perf_counter()
         self.map_ = self._new_map()._fit_checked(data.X)
         features = self.map_._transform_checked(data.X)
@@ -582,35 +613,49 @@ class KernelApproxLearner(Ranker):
         ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
         self.weights_ = np.zeros(self.map_.rank_)
         self.weights_[ids - 1] = self.learner_.weights_
+        if self.normalize != "none":
+            self.normalizer_ = normalizer
         self._record_evals(evals)
         return self
 
-    def decision_function(self, X: Matrix) -> np.ndarray:
+    def _applied_normalizer(self):
+        """The Normalizer predict applies (query, log), or None (rankfast.inputs.predicted)."""
+        return getattr(self, "normalizer_", None)
+
+    def decision_function(self, X: Matrix, qid: Vector = None) -> np.ndarray:
         """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does).
 
         Parameters
         ----------
         X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+        qid : array-like, shape (n_documents,), optional
+            Each row's query: needed with ``normalize="query"``, which
+            normalises each query's rows.
 
         Returns
         -------
         ndarray of float64, shape (n_documents,)
         """
         X = self._predict_input(X)
+        normalizer = self._applied_normalizer()
+        if normalizer is not None:
+            X = check_features(normalizer.transform(X, qid))[0]
         return self.map_._transform_checked(X) @ self.weights_
 
-    def predict(self, X: Matrix) -> np.ndarray:
+    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
         """The documents' scores (higher ranks first): the same as decision_function.
 
         Parameters
         ----------
         X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+        qid : array-like, shape (n_documents,), optional
+            Needed with ``normalize="query"``.
 
         Returns
         -------
         ndarray of float64, shape (n_documents,)
         """
-        return self.decision_function(X)
+        return self.decision_function(X, qid)
 
     def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """KernelModel (Nyström: landmarks as SVs, β as alphas) or RFFModel, bias 0.
@@ -625,6 +670,8 @@ class KernelApproxLearner(Ranker):
         if hasattr(self.learner_, "to_model"):
             metadata.update(self.learner_.to_model(n_features=self.map_.rank_).metadata)
         metadata.update({"approx": self.approx, "landmarks": self.landmarks, "seed": self.seed})
+        if self.normalize != "none":
+            metadata["normalize"] = self.normalize
         if self.approx == "rff":
             omega = np.zeros((self.map_.rank_, width))          # recorded width: pad or cut
             shared = min(width, self.map_.n_features_)

@@ -62,7 +62,8 @@ Learning options:
                         (x-min)/(max-min) as LETOR's QueryLevelNorm, applied
                         again by rank_classify (not by svm_rank_classify);
                         zscore = each feature / its standard deviation,
-                        folded into the weights (a plain svm_rank model);
+                        folded into the weights (a plain svm_rank model;
+                        -t 0 only);
                         log = sign(x) log(1+|x|), applied like query
          --erfc fast|direct, --erfc-eps float
                      -> rankncg: fast erfc transform (default, accuracy
@@ -180,7 +181,7 @@ def _learn(argv):
     if verbosity >= 1 and options.get("normalize", "none") == "none":
         _scale_note(dataset.features, options.get("kernel", 0))
     if verbosity >= 1 and options.get("kernel", 0) in (2, 3):
-        _saturation_note(dataset.features, options)
+        _saturation_note(dataset, options)
     if "valid" in options and max(len(options.get("C", ())), len(options.get("gamma", ()))) > 1:
         learner = _validated_learner(options, given, verbosity, svmlight_verbosity)
     weights = {} if "weights" not in options else {
@@ -232,22 +233,22 @@ def _scale_note(features, kernel):
     spread = scale_spread(features)
     if spread <= SCALE_SPREAD_NOTE:
         return
-    advice = ("--normalize query (per query, as LETOR), zscore or log may train a better model"
-              if kernel == 0 else
-              "features scaled in the files may train a better model (--normalize works with "
-              "-t 0 only)")
+    kinds = "query (per query, as LETOR), zscore or log" if kernel == 0 else \
+        "query (per query, as LETOR) or log"
     print_note("rank_learn", f"the features' largest values differ by a factor of {spread:.2g}; "
-                             f"{advice}")
+                             f"--normalize {kinds} may train a better model")
 
 
-def _saturation_note(features, options):
-    """A note when the RBF or sigmoid kernel (the smallest -g) is saturated on the training documents."""
+def _saturation_note(dataset, options):
+    """A note when the RBF or sigmoid kernel (the smallest -g) is saturated on the training
+    documents, normalised as --normalize says."""
     from .kernels import saturation_note
     from .model import KernelParams
     note = saturation_note(KernelParams(options["kernel"], options.get("degree", 3),
                                         min(options.get("gamma", [1.0])),
                                         options.get("coef_lin", 1.0), options.get("coef_const", 1.0)),
-                           features, options.get("seed", 0))
+                           dataset.features, options.get("seed", 0),
+                           options.get("normalize", "none"), dataset.qid)
     if note:
         print_note("rank_learn", note)
 

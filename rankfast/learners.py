@@ -123,9 +123,10 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     kernel = options.get("kernel", 0)
     if kernel == 4:
         raise UsageError("-t 4 (user-defined kernel) is not supported")
-    if options.get("normalize", "none") != "none" and kernel != 0:
-        raise UsageError("--normalize works with the linear kernel (-t 0) only; normalise the "
-                         "files first for -t 1, 2 or 3")
+    normalize = options.get("normalize", "none")
+    if normalize == "zscore" and kernel != 0:
+        raise UsageError("--normalize zscore folds into a linear model's weights (-t 0); with "
+                         "-t 1, 2 or 3 use --normalize query or log")
     gammas = options.get("gamma", [1.0])
     if len(gammas) > 1 and kernel not in (2,):
         raise UsageError("a -g list needs the RBF kernel (-t 2)")
@@ -142,7 +143,8 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     elif grid and options.get("folds") == "loqo" and (algorithm != "rankrls" or len(gammas) > 1):
         notes.append(f"--folds loqo: {algorithm} is refitted once per query "
                      f"(only rankrls computes leave-query-out exactly)")
-    learner = LEARNERS[algorithm](options)
+    # with a kernel the documents are normalised before the map, not the mapped features
+    learner = LEARNERS[algorithm](options if kernel == 0 else {**options, "normalize": "none"})
     if len(options.get("C", [])) > 1 and len(gammas) == 1 and not hasattr(learner, "cv_rule"):
         # a learner without a C list of its own: cross-validated from outside
         from .model_selection import GridSearch
@@ -161,7 +163,8 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     try:                                         # every gamma's parameters checked now
         kernel_learners = [KernelApproxLearner(learner, dataclasses.replace(params, gamma=gamma),
                                                options.get("approx", "nystrom"),
-                                               options.get("landmarks", 500), options.get("seed", 0))
+                                               options.get("landmarks", 500), options.get("seed", 0),
+                                               normalize)
                            for gamma in gammas]
         for each in kernel_learners:
             each.check_parameters()

@@ -313,15 +313,17 @@ class KernelModel(Exportable):
     n_documents: int = 0
     metadata: dict = dataclasses.field(default_factory=dict)
 
-    def predict(self, X: Matrix, block_rows: int | None = None) -> np.ndarray:
+    def predict(self, X: Matrix, qid: Vector = None, block_rows: int | None = None) -> np.ndarray:
         """Scores of the rows of X: SVM-light's kernel sum, in blocks of rows.
 
         Values are rounded to float32 as SVM-light stores them; test features
         above the highest feature index are ignored, as svm_rank does.  Blocks
         are made dense (BLAS) when the feature space is narrow enough; at
-        most about 2**24 kernel or feature values are held at once.
+        most about 2**24 kernel or feature values are held at once.  A model
+        trained with ``--normalize query`` or ``log`` normalises the rows
+        first (query: each row's ``qid`` is needed), as rank_classify does.
         """
-        X = _as_csr(X)
+        X = _as_csr(normalized_input(self.metadata, X, qid))
         width = self.highest_feature_index
         sv = _float32_rounded(with_width(self.support_vectors, width))
         X = _float32_rounded(with_width(X, width))
@@ -383,9 +385,12 @@ class RFFModel(Exportable):
             raise ValueError(f"omega has {self.omega.shape[1]} columns; the highest feature "
                              f"index {self.highest_feature_index} needs one fewer")
 
-    def predict(self, X: Matrix, block_rows: int = 4096) -> np.ndarray:
-        """Scores of the rows of X (float64), block_rows documents at a time."""
-        X = with_width(X, self.omega.shape[1])
+    def predict(self, X: Matrix, qid: Vector = None, block_rows: int = 4096) -> np.ndarray:
+        """Scores of the rows of X (float64), block_rows documents at a time.
+
+        Normalised first as the model's metadata says (see KernelModel.predict).
+        """
+        X = with_width(normalized_input(self.metadata, X, qid), self.omega.shape[1])
         dense = mostly_dense(X)
         out = np.empty(X.shape[0])
         features = np.empty((min(block_rows, X.shape[0]), len(self.offset)))
@@ -395,6 +400,24 @@ class RFFModel(Exportable):
                                     self.offset, features[:block.shape[0]])
             out[start:start + block_rows] = phi @ self.weights - self.bias
         return out
+
+
+def normalized_input(metadata: dict, X: Matrix, qid: Vector = None) -> Any:
+    """X as a kernel or random Fourier model scores it: normalised if its metadata says
+    ``normalize=query`` or ``log`` (X itself otherwise).
+
+    Raises
+    ------
+    ValueError
+        The model normalises each query's rows and qid is None.
+    """
+    kind = metadata.get("normalize", "none")
+    if kind not in ("query", "log"):
+        return X
+    if kind == "query" and qid is None:
+        raise ValueError("this model normalises each query's rows (normalize=query): pass qid")
+    from .normalize import Normalizer
+    return Normalizer(kind).transform(X, qid)
 
 
 def fourier_features(X: Matrix, omega: Vector, offset: Vector, out: Any) -> Any:
@@ -522,7 +545,7 @@ def format_model(model: Any) -> str:
     else:
         return format_rff_model(model)
     header = _HEADER
-    applied = model.metadata.get("normalize") if isinstance(model, LinearModel) else None
+    applied = model.metadata.get("normalize")
     if applied in ("query", "log"):
         # svm_rank reads the number and skips the rest of the line: a note for its users.
         header = header.replace("{kernel} # kernel type\n",

@@ -34,6 +34,8 @@ TRAINED = {
     "poly": ["-t", "1", "-d", "2", "-s", "0.5", "-r", "1", "--landmarks", "40"],
     "sigmoid": ["-t", "3", "-s", "0.1", "-r", "0", "--landmarks", "40"],
     "rff": ["-t", "2", "-g", "0.1", "--approx", "rff", "--landmarks", "60"],
+    "rbf_query": ["-t", "2", "-g", "0.1", "--landmarks", "60", "--normalize", "query"],
+    "rff_log": ["-t", "2", "-g", "0.1", "--approx", "rff", "--landmarks", "60", "--normalize", "log"],
 }
 NAMES = [f"feature_{i}" for i in range(1, 20)] + ["größe"]      # one name is not ASCII
 
@@ -411,15 +413,14 @@ def test_onnx_runtime_reproduces_rank_classify(models, runtime, test_data, tmp_p
     assert (given.name, given.type, given.shape[1]) == ("features", "tensor(float)", 20)
     assert (result.name, result.type) == ("scores", "tensor(double)")
     X, qid = test_data
-    scores = onnx_scores(session, X, qid, per_query=key == "query")
+    scores = onnx_scores(session, X, qid, per_query=key in ("query", "rbf_query"))
     expected = classified(models[key], tmp_path)
     assert scores.shape == expected.shape == (len(X),)
     # 1e-5 relative (to the scores' scale), past the 5e-9 of rank_classify's printed digits
     np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
     # and against the model's own scoring of the same float32 values: rounding only
     model = read_model(models[key])
-    direct = model.predict(X.astype(np.float64), qid) if key == "query" else \
-        model.predict(X.astype(np.float64))
+    direct = model.predict(X.astype(np.float64), qid)          # qid: only a query model uses it
     np.testing.assert_allclose(scores, direct, rtol=1e-10, atol=1e-12 * np.abs(direct).max())
 
 

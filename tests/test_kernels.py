@@ -516,8 +516,16 @@ def test_rank_learn_notes_a_saturated_kernel_and_how_to_scale_for_kernels(tmp_pa
     dump_svmlight(X, y, np.repeat(np.arange(20), 10), str(path))
     assert learn_main(["-t", "2", str(path), str(tmp_path / "m")]) == 0
     err = capsys.readouterr().err
-    assert "note: -g 1: the RBF kernel" in err
-    assert "features scaled in the files may train a better model (--normalize works with -t 0" in err
+    assert "note: -g 1: the RBF kernel" in err and "scale the features (--normalize query or log)" in err
+    assert "--normalize query (per query, as LETOR) or log may train a better model" in err
+    assert learn_main(["-t", "2", "--normalize", "query", str(path), str(tmp_path / "m")]) == 0
+    assert "note" not in capsys.readouterr().err                  # scaled per query: not saturated
+    assert learn_main(["-t", "2", "--normalize", "log", str(path), str(tmp_path / "m")]) == 0
+    assert "note" not in capsys.readouterr().err
+    assert learn_main(["-t", "2", "-g", "1000", "--normalize", "log", str(path),
+                       str(tmp_path / "m")]) == 0
+    err = capsys.readouterr().err                       # saturated although normalised: -g only
+    assert "the RBF kernel" in err and "try -g near" in err and "--normalize" not in err
     assert learn_main(["-t", "2", "-g", "1e-18,1", str(path), str(tmp_path / "m")]) == 0
     assert "the RBF kernel" not in capsys.readouterr().err             # the smallest -g is fine
     assert learn_main(["-v", "0", "-t", "3", str(path), str(tmp_path / "m")]) == 0
@@ -525,3 +533,75 @@ def test_rank_learn_notes_a_saturated_kernel_and_how_to_scale_for_kernels(tmp_pa
     assert learn_main([str(path), str(tmp_path / "m")]) == 0
     err = capsys.readouterr().err
     assert "--normalize query (per query, as LETOR)" in err and "kernel" not in err
+
+
+def _raw_ranking_files(tmp_path, rng, n_queries=12, per_query=15):
+    """Training and test files of raw-scale features whose relevance is not linear in them."""
+    from rankfast import dump_svmlight
+    paths = []
+    for name in ("train", "test"):
+        X = _raw_scale_features(rng, n_queries * per_query)
+        X[:, 0] *= rng.uniform(0.1, 10, n_queries).repeat(per_query)      # scales vary by query
+        y = np.round(2 * np.sin(3 * X[:, 1]) + (X[:, 2] > 25)).clip(0, 3)
+        path = tmp_path / f"{name}.dat"
+        dump_svmlight(X, y, np.repeat(np.arange(n_queries), per_query), str(path))
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("approx", ["nystrom", "rff"])
+@pytest.mark.parametrize("kind", ["query", "log"])
+def test_normalize_with_a_kernel_scores_as_the_normalised_files_would(tmp_path, kind, approx):
+    """--normalize query|log with -t 2: the model records it, and rank_classify on the raw test
+    file scores as the model trained on normalised files scores the normalised test file."""
+    from rankfast import dump_svmlight
+    from rankfast.cli import classify_main, learn_main
+    from rankfast.normalize import Normalizer
+    train, test = _raw_ranking_files(tmp_path, np.random.default_rng(7))
+    flags = ["-v", "0", "-t", "2", "-g", "0.5", "-c", "1", "--approx", approx, "--landmarks", "40"]
+    assert learn_main(flags + ["--normalize", kind, str(train), str(tmp_path / "m")]) == 0
+    model_text = (tmp_path / "m").read_text()
+    assert f"normalize={kind}" in model_text
+    if approx == "nystrom":                      # svm_rank's users are told it is not theirs
+        assert f"rankfast normalize={kind}: only rank_classify applies this model" in model_text
+    for name, source in (("train", train), ("test", test)):
+        data = load_svmlight(str(source), dtype=np.float32)
+        scaled = Normalizer(kind).transform(data.X, data.qid)
+        dump_svmlight(scaled, data.y, data.qid, str(tmp_path / f"{name}_scaled.dat"))
+    assert learn_main(flags + [str(tmp_path / "train_scaled.dat"), str(tmp_path / "m_scaled")]) == 0
+    assert classify_main(["-v", "0", str(test), str(tmp_path / "m"), str(tmp_path / "p")]) == 0
+    assert classify_main(["-v", "0", str(tmp_path / "test_scaled.dat"), str(tmp_path / "m_scaled"),
+                          str(tmp_path / "p_scaled")]) == 0
+    ours, theirs = np.loadtxt(tmp_path / "p"), np.loadtxt(tmp_path / "p_scaled")
+    assert np.ptp(ours) > 0                                      # a model that ranks
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6 * np.abs(theirs).max())
+    model = read_model(str(tmp_path / "m"))
+    data = load_svmlight(str(test))
+    np.testing.assert_allclose(model.predict(data.X, data.qid), ours, rtol=1e-6, atol=1e-8)  # %.8f
+    if kind == "query":
+        with pytest.raises(ValueError, match="pass qid"):
+            model.predict(data.X)
+
+
+def test_kernel_learner_normalises_before_the_map_and_refuses_zscore(tmp_path):
+    from rankfast.cli import learn_main
+    from rankfast.normalize import query_min_max
+    rng = np.random.default_rng(8)
+    X = _raw_scale_features(rng, 120)
+    y = (X[:, 1] > 0.5).astype(float) + (X[:, 2] > 25)
+    qid = np.repeat(np.arange(8), 15)
+    ranker = KernelApproxLearner(RankSVM(C=1.0), RBF, landmarks=30, normalize="query").fit(X, y, qid)
+    plain = KernelApproxLearner(RankSVM(C=1.0), RBF, landmarks=30).fit(query_min_max(X, qid), y, qid)
+    np.testing.assert_allclose(ranker.predict(X, qid), plain.predict(query_min_max(X, qid)),
+                               rtol=1e-10, atol=1e-12)
+    assert ranker.score(X, y, qid) == pytest.approx(plain.score(query_min_max(X, qid), y, qid))
+    assert ranker.to_model().metadata["normalize"] == "query"
+    assert "normalize" not in plain.to_model().metadata
+    with pytest.raises(ValueError, match="pass qid|needs the query"):
+        ranker.predict(X)
+    with pytest.raises(ValueError, match="zscore"):
+        KernelApproxLearner(normalize="zscore").fit(X, y, qid)
+    path = tmp_path / "d.dat"
+    path.write_text("1 qid:1 1:1\n0 qid:1 1:2\n")
+    assert learn_main(["-t", "2", "--normalize", "zscore", str(path), str(tmp_path / "m")]) == 2
+    assert not (tmp_path / "m").exists()

@@ -192,8 +192,9 @@ def test_normalize_usage_errors(tmp_path, capsys):
     train = tmp_path / "train.dat"
     write_data(train, X, y, qid)
     assert learn_main(["--normalize", "minmax", str(train), str(tmp_path / "m")]) == 2
-    assert learn_main(["--normalize", "query", "-t", "2", str(train), str(tmp_path / "m")]) == 2
-    assert "linear kernel" in capsys.readouterr().err
+    assert learn_main(["--normalize", "zscore", "-t", "2", str(train), str(tmp_path / "m")]) == 2
+    assert "with -t 1, 2 or 3 use --normalize query or log" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
     with pytest.raises(Exception, match="normalize"):
         Normalizer("minmax")
 
@@ -221,3 +222,16 @@ def test_scale_spread_is_the_ratio_of_the_columns_largest_magnitudes():
     wide = CSR(sparse.data, sparse.indices.astype(np.int64), sparse.indptr.astype(np.int64),
                (X.shape[0], 2**40))                      # the unique path: no array of 2^40
     assert scale_spread(wide) == pytest.approx(expected, rel=1e-12)
+
+
+def test_score_gives_a_per_query_normalising_model_its_queries():
+    from rankfast.metrics import ndcg
+    from rankfast.ranksvm import RankSVM
+    rng = np.random.default_rng(11)
+    X = rng.uniform(0, 1, (60, 3)) * [1.0, 1e6, 10.0]
+    y = (X[:, 0] > 0.5).astype(float)
+    qid = np.repeat(np.arange(6), 10)
+    ranker = RankSVM(C=1.0, normalize="query").fit(X, y, qid)
+    expected = ndcg(ranker.predict(X, qid), y, qid, k=10)
+    assert ranker.score(X, y, qid) == pytest.approx(expected)
+    assert ranker.score(X, y, group=[10] * 6) == pytest.approx(expected)
