@@ -240,8 +240,9 @@ class QueryGroups:
         path, group_path, n = self.path, self.group_path, self.rows
         if group_path is None:
             if not self.has_qids and n > 1:
-                return (f"{path} has no qids and no {' or '.join(sidecar_candidates(path))} "
-                        f"file: its {n} documents are one ranking")
+                candidates = sidecar_candidates(path)          # none for standard input
+                looked = f" and no {' or '.join(candidates)} file" if candidates else ""
+                return f"{path} has no qids{looked}: its {n} documents are one ranking"
             return None
         if self.has_qids and not self.explicit:
             return f"{path} has qids: {group_path} is not used"

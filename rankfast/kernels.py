@@ -54,7 +54,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .base import Ranker, check_features, sparse_input_tags
+from .base import Ranker, check_features, query_ids, sparse_input_tags
 from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .csr import CSR, scipy_csr
 from .data import mostly_dense, with_width
@@ -84,9 +84,10 @@ APPROXIMATIONS = ("nystrom", "rff")
 # A kernel saturated between most pairs of documents tells them apart no better than
 # a constant: raw features (counts of 10^8 beside fractions) do that to svm_rank's
 # default -g 1 and -s 1.  Past these, exp(-x) < 1e-20 and tanh(x) is ±1 within 1e-17.
-RBF_SATURATED = 46.0
+RBF_SATURATED = math.log(1e20)
 TANH_SATURATED = 20.0
 SATURATION_SAMPLE = 256       # documents (seeded) whose pairs the check looks at
+SATURATION_QUERY_ROWS = 1 << 16   # at most this many rows give their queries' min and max
 
 
 class _FeatureMap(TransformerMixin, BaseEstimator):
@@ -397,7 +398,7 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
         return None
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(X.shape[0], size=min(X.shape[0], SATURATION_SAMPLE), replace=False))
-    sample = _normalized_rows(X, rows, normalize, qid)
+    sample = _normalized_rows(X, rows, normalize, qid, rng)
     scale_first = "scale the features (--normalize query or log), or " if normalize == "none" else ""
     dot = KernelParams(0)(sample, sample)
     pairs = np.triu_indices(len(rows), 1)
@@ -431,12 +432,21 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
             f"so it cannot tell them apart; {advice}")
 
 
-def _normalized_rows(X, rows, normalize, qid):
-    """Rows of X (sorted indices) as float64 CSR, normalised as ``normalize`` says."""
+def _normalized_rows(X, rows, normalize, qid, rng):
+    """Rows of X (sorted indices) as float64 CSR, normalised as ``normalize`` says.
+
+    ``query``: within the rows' queries; past SATURATION_QUERY_ROWS rows (one
+    ranking of a million documents) a seeded sample of them stands for
+    their minimum and maximum, which is enough for a note.
+    """
     from .normalize import Normalizer
     if normalize == "query":
         qid = np.asarray(qid)
         members = np.flatnonzero(np.isin(qid, qid[rows]))       # the sampled rows' queries
+        if len(members) > SATURATION_QUERY_ROWS:
+            others = np.setdiff1d(members, rows, assume_unique=True)
+            members = np.union1d(rows, rng.choice(others, SATURATION_QUERY_ROWS - len(rows),
+                                                  replace=False))
         whole = Normalizer("query").transform(X[members], qid[members])
         return scipy_csr(whole, dtype=np.float64)[np.searchsorted(members, rows)]
     sample = scipy_csr(X[rows], dtype=np.float64)
@@ -524,6 +534,8 @@ class KernelApproxLearner(Ranker):
     True
     """
 
+    normalize = "none"             # what an instance pickled before the parameter existed did
+
     def __init__(self, base_learner: Any = None, kernel: Any = None, approx: str = "nystrom",
                  landmarks: int = 500, seed: int = 0, normalize: str = "none") -> None:
         self.base_learner, self.kernel, self.approx = base_learner, kernel, approx
@@ -539,10 +551,15 @@ class KernelApproxLearner(Ranker):
     def check_parameters(self) -> None:
         """ValueError for an unknown approximation, normalisation or kernel settings it cannot
         use (fit calls it)."""
-        from .normalize import check_kind
-        if check_kind(self.normalize) == "zscore":
-            raise ValueError("normalize='zscore' folds into a linear model's weights; a kernel "
-                             "map takes 'none', 'query' or 'log'")
+        if self.normalize not in ("none", "query", "log"):
+            why = ": zscore folds into a linear model's weights only" \
+                if self.normalize == "zscore" else ""
+            raise ValueError(f"normalize must be 'none', 'query' or 'log' "
+                             f"(got {self.normalize!r}){why}")
+        if getattr(self.base_learner, "normalize", "none") != "none":
+            raise ValueError("the base learner would normalise the mapped features, which no "
+                             "model file can hold: give normalize to KernelApproxLearner, which "
+                             "normalises the documents before the map")
         self._new_map().check_parameters()
 
     def _base(self):
@@ -638,7 +655,9 @@ class KernelApproxLearner(Ranker):
         """
         X = self._predict_input(X)
         normalizer = self._applied_normalizer()
-        if normalizer is not None:
+        if normalizer is not None:                # features the map ignores are not normalised
+            X = with_width(X, self.map_.n_features_) if isinstance(X, CSR) else X
+            qid = None if qid is None else query_ids(X.shape[0], qid)
             X = check_features(normalizer.transform(X, qid))[0]
         return self.map_._transform_checked(X) @ self.weights_
 
@@ -670,8 +689,9 @@ class KernelApproxLearner(Ranker):
         if hasattr(self.learner_, "to_model"):
             metadata.update(self.learner_.to_model(n_features=self.map_.rank_).metadata)
         metadata.update({"approx": self.approx, "landmarks": self.landmarks, "seed": self.seed})
-        if self.normalize != "none":
-            metadata["normalize"] = self.normalize
+        normalizer = self._applied_normalizer()
+        if normalizer is not None:                  # what fit applied, whatever set_params said since
+            metadata["normalize"] = normalizer.kind
         if self.approx == "rff":
             omega = np.zeros((self.map_.rank_, width))          # recorded width: pad or cut
             shared = min(width, self.map_.n_features_)

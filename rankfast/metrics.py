@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _swapped
 from .data import query_index
-from .inputs import check_labels, scoring_queries
+from .inputs import check_labels, predicted, scoring_queries
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -443,10 +443,15 @@ class RankingScorer:
 
     def __call__(self, estimator: Any, X: Matrix, y: Vector, qid: Vector = None,
                  group: Vector = None) -> Any:
-        """The metric of estimator.predict(X) for labels y and the queries (one ranking without)."""
-        scores = estimator.predict(X)
+        """The metric of estimator.predict(X) for labels y and the queries (one ranking without).
+
+        A model that normalises each query's rows (``normalize="query"``) is
+        given the queries (rankfast.inputs.predicted).
+        """
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        qid = scoring_queries(estimator, n, qid, group, repr(self))
+        scores = predicted(estimator, X, qid)
         y = check_labels(y, len(scores))
-        qid = scoring_queries(estimator, len(scores), qid, group, repr(self))
         if self.metric == "ndcg":
             return ndcg(scores, y, qid, k=self.k)
         return mean_average_precision(scores, y, qid)

@@ -43,9 +43,12 @@ from .csr import as_csr, issparse
 from .data import mostly_dense, with_width
 from .errors import InputError
 from .files import atomic_output
+from .inputs import query_ids
 from .modelfile import (  # noqa: F401
     KERNEL_NAMES,
+    RFF_NORMALIZED_VERSION_LINE,
     RFF_VERSION_LINE,
+    RFF_VERSION_LINES,
     VERSION_LINE,
     _highest,
     _leading,
@@ -268,7 +271,7 @@ class LinearModel(Exportable):
         if qid is None:
             raise ValueError("this model normalises each query's rows (normalize=query): "
                              "pass qid")
-        qid = np.asarray(qid)
+        qid = query_ids(X.shape[0], qid)
         out = np.empty(X.shape[0])
         order = np.argsort(qid, kind="stable")
         bounds = np.flatnonzero(np.diff(qid[order])) + 1
@@ -313,7 +316,8 @@ class KernelModel(Exportable):
     n_documents: int = 0
     metadata: dict = dataclasses.field(default_factory=dict)
 
-    def predict(self, X: Matrix, qid: Vector = None, block_rows: int | None = None) -> np.ndarray:
+    def predict(self, X: Matrix, qid: Vector = None, *,
+                block_rows: int | None = None) -> np.ndarray:
         """Scores of the rows of X: SVM-light's kernel sum, in blocks of rows.
 
         Values are rounded to float32 as SVM-light stores them; test features
@@ -323,8 +327,8 @@ class KernelModel(Exportable):
         trained with ``--normalize query`` or ``log`` normalises the rows
         first (query: each row's ``qid`` is needed), as rank_classify does.
         """
-        X = _as_csr(normalized_input(self.metadata, X, qid))
         width = self.highest_feature_index
+        X = _as_csr(normalized_input(self.metadata, X, qid, width))
         sv = _float32_rounded(with_width(self.support_vectors, width))
         X = _float32_rounded(with_width(X, width))
         dense = sv.shape[0] * width <= 1 << 24
@@ -385,12 +389,13 @@ class RFFModel(Exportable):
             raise ValueError(f"omega has {self.omega.shape[1]} columns; the highest feature "
                              f"index {self.highest_feature_index} needs one fewer")
 
-    def predict(self, X: Matrix, qid: Vector = None, block_rows: int = 4096) -> np.ndarray:
+    def predict(self, X: Matrix, qid: Vector = None, *, block_rows: int = 4096) -> np.ndarray:
         """Scores of the rows of X (float64), block_rows documents at a time.
 
         Normalised first as the model's metadata says (see KernelModel.predict).
         """
-        X = with_width(normalized_input(self.metadata, X, qid), self.omega.shape[1])
+        width = self.omega.shape[1]
+        X = with_width(normalized_input(self.metadata, X, qid, width), width)
         dense = mostly_dense(X)
         out = np.empty(X.shape[0])
         features = np.empty((min(block_rows, X.shape[0]), len(self.offset)))
@@ -402,20 +407,29 @@ class RFFModel(Exportable):
         return out
 
 
-def normalized_input(metadata: dict, X: Matrix, qid: Vector = None) -> Any:
+def normalized_input(metadata: dict, X: Matrix, qid: Vector, width: int) -> Any:
     """X as a kernel or random Fourier model scores it: normalised if its metadata says
     ``normalize=query`` or ``log`` (X itself otherwise).
+
+    The features from ``width`` on, which the model ignores, are dropped
+    first: min-max works feature by feature, and a test file may name
+    feature 2**31 - 1 (with a negative value, a query's columns would be
+    made dense).
 
     Raises
     ------
     ValueError
-        The model normalises each query's rows and qid is None.
+        The model normalises each query's rows and qid is None, or qid does
+        not hold one query id per row.
     """
     kind = metadata.get("normalize", "none")
     if kind not in ("query", "log"):
         return X
-    if kind == "query" and qid is None:
-        raise ValueError("this model normalises each query's rows (normalize=query): pass qid")
+    X = with_width(X, width)
+    if kind == "query":
+        if qid is None:
+            raise ValueError("this model normalises each query's rows (normalize=query): pass qid")
+        qid = query_ids(X.shape[0], qid)
     from .normalize import Normalizer
     return Normalizer(kind).transform(X, qid)
 
@@ -585,7 +599,8 @@ _RFF_HEADER_LINES = 7          # the version line and the six above
 
 
 def format_rff_model(model: Any) -> str:
-    """The text of an RFFModel's file (``rankfast RFF model V1``).
+    """The text of an RFFModel's file (``rankfast RFF model V1``; ``V2``, the same layout,
+    for a model that normalises its input, which a reader of V1 alone must refuse).
 
     Layout: the version line; kernel type (2), γ, highest feature index
     (d + 1), training documents, m and the threshold, one per line with a
@@ -594,7 +609,9 @@ def format_rff_model(model: Any) -> str:
     metadata after its '#'.  Every number is written in its shortest exact
     form (``repr``), so reading gives back the same float64 values.
     """
-    lines = [RFF_VERSION_LINE + "\n" + _RFF_HEADER.format(
+    normalized = model.metadata.get("normalize") in ("query", "log")
+    version = RFF_NORMALIZED_VERSION_LINE if normalized else RFF_VERSION_LINE
+    lines = [version + "\n" + _RFF_HEADER.format(
         gamma=_num(model.gamma), highest=int(model.highest_feature_index),
         documents=int(model.n_documents), components=len(model.offset), bias=_num(model.bias))]
     for i in range(len(model.offset)):
@@ -617,7 +634,7 @@ def parse_rff_model(raw: Any, path: str) -> RFFModel:
     """
     text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
     lines = text.split("\n")
-    if lines[0].strip() != RFF_VERSION_LINE:
+    if lines[0].strip() not in RFF_VERSION_LINES:
         raise InputError(path, 1, f"not a rankfast RFF model file (first line "
                                   f"{lines[0].strip()[:60]!r}, expected {RFF_VERSION_LINE!r})")
     if len(lines) < _RFF_HEADER_LINES:

@@ -874,9 +874,14 @@ class GridSearch:
                                                                        **weights)
         return self
 
-    def predict(self, X: Matrix) -> np.ndarray:
-        """The chosen model's scores."""
-        return self.best_estimator_.predict(X)
+    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+        """The chosen model's scores (``qid``: for a model that normalises each query's rows)."""
+        return predicted(self.best_estimator_, X, qid)
+
+    def _applied_normalizer(self):
+        """The chosen model's, so that rankfast.inputs.predicted passes it the queries."""
+        applied = getattr(self.best_estimator_, "_applied_normalizer", None)
+        return applied() if applied is not None else None
 
     @property
     def C_(self) -> Any:

@@ -13,7 +13,7 @@ import math
 from . import _predict, _svmlight
 from .errors import InputError
 from .files import open_binary
-from .reader import BOM, SHOWN_CHARS, Rows, read_errors, reason
+from .reader import BOM, SHOWN_CHARS, Rows, quoted, read_errors, reason
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 VERSION_LINE = "SVM-light Version V6.20"
 RFF_VERSION_LINE = "rankfast RFF model V1"
+# The same layout for a model that normalises its input (normalize=query or log in its
+# metadata): a reader of V1 alone refuses it instead of scoring raw features.
+RFF_NORMALIZED_VERSION_LINE = "rankfast RFF model V2"
+RFF_VERSION_LINES = (RFF_VERSION_LINE, RFF_NORMALIZED_VERSION_LINE)
 KERNEL_NAMES = {0: "linear", 1: "polynomial", 2: "rbf", 3: "sigmoid", 4: "custom"}
 MAX_HIGHEST = 2**31          # data files' indices go up to 2**31 - 1; the header holds max + 1
 
@@ -58,13 +62,14 @@ def read_model_file(path: str) -> Any:
         malformed line (file and line named).
     """
     raw = read_bytes(path)
-    first = raw.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-    if first == RFF_VERSION_LINE:
+    first_bytes = raw.split(b"\n", 1)[0].strip()
+    first = first_bytes.decode("utf-8", "replace")
+    if first in RFF_VERSION_LINES:
         _check_last_newline(raw, path)
         return ModelFile(path, rff=raw)
     if first != VERSION_LINE:
         raise InputError(path, 1, f"not an SVM-light V6.20 model file "
-                                  f"(first line {first[:60]!r}, expected {VERSION_LINE!r})")
+                                  f"(first line {quoted(first_bytes)}, expected {VERSION_LINE!r})")
     header, body_start = _split_header(raw, path)
     file = ModelFile(
         path,

@@ -492,7 +492,7 @@ class GreedyRankRLS(LinearRanker):
         chunks = query_chunks(held_out)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
         M, varies = gram(U, n_threads)
-        _check_greedy_conditioning(np.diag(M), Q, float(self.C_))
+        _check_greedy_conditioning(np.diag(M), Q, float(self.C_), self.normalize == "none")
         M /= lam                                      # X̂ᵀC (d × d): t = c M_b below
         g = np.diag(M).copy()                         # ‖x̂_j‖² / λ
         yh = centred(y[:, None], starts, alpha).ravel()
@@ -782,14 +782,15 @@ class _NormalEquations:
 GREEDY_MAX_CONDITION = 1e12
 
 
-def _check_greedy_conditioning(squares, Q, C):
+def _check_greedy_conditioning(squares, Q, C, may_normalize=True):
     """ValueError when C and a feature's within-query spread make greedy's updates unreliable.
 
     squares holds ‖x̂_j‖² for every feature; greedy's starting diagonal
     ‖x̂_j‖²/λ grows with C (λ = Q/(2C)), so the message names the C that
     would pass, C_max = GREEDY_MAX_CONDITION · Q / (2 max ‖x̂_j‖²): computed
     from the finite squares, not from the ratio (which overflows for a huge
-    C), it is a finite number below C.
+    C), it is a finite number below C.  ``may_normalize``: the features are
+    the file's, so --normalize is advice too.
     """
     square = float(squares.max(initial=0.0))
     largest = square * (2.0 * C / Q)
@@ -801,8 +802,8 @@ def _check_greedy_conditioning(squares, Q, C):
         raise ValueError(f"C = {C:g} is too large for greedy RankRLS on these features "
                          f"(max ||x_j||^2 / lambda = {largest:.3g} > {GREEDY_MAX_CONDITION:g}, "
                          f"lambda = Q/(2C): its updates would lose all precision); use "
-                         f"-c {shown} or less, rescale the features (--normalize query, "
-                         f"zscore or log), or use -a rankrls")
+                         f"-c {shown} or less, rescale the features"
+                         f"{' (--normalize)' if may_normalize else ''}, or use -a rankrls")
 
 
 def _check_regularisation(Q, Cs):

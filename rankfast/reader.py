@@ -73,8 +73,10 @@ def reason(error: Any, token: Any, what: str = "target") -> Any:
 def quoted(token: Any) -> str:
     """Bytes as a message quotes them, in single quotes: the first SHOWN_CHARS characters.
 
-    UTF-8 text shows as it is, with repr's escapes for what is not printable;
-    a byte that is not UTF-8 shows as \\xNN, never raw in a message or as U+FFFD.
+    UTF-8 text shows as it is; what is not printable as an escape: \\t or
+    \\x00 for an ASCII control byte, \\u00a0 for a character (a no-break
+    space), and \\xNN only for a byte that is not UTF-8, never raw in a
+    message or as U+FFFD.
 
     >>> from rankfast.reader import quoted
     >>> print(quoted(b"1e5x"), quoted("é".encode()), quoted(b"\\x7fELF\\xef\\x00"))
@@ -92,7 +94,11 @@ def _quoted_char(c):
         return f"\\x{ord(c) - 0xDC00:02x}"
     if c in "\\'":
         return "\\" + c
-    return c if c.isprintable() else repr(c)[1:-1]
+    if c.isprintable() and c != "\ufffd":        # U+FFFD in a file: text already broken once
+        return c
+    if c < "\x80":                     # a control byte: \t, \x00 (it is the byte too)
+        return repr(c)[1:-1]
+    return f"\\u{ord(c):04x}" if c <= "\uffff" else f"\\U{ord(c):08x}"   # never \xNN: a byte
 
 
 class Rows:

@@ -126,6 +126,9 @@ def test_classify_errors_keep_old_predictions(tmp_path, capsys):
     assert classify_main([str(base / "test.dat"), str(bad_model), str(preds)]) == 1
     assert "bad.dat:1: not an SVM-light V6.20 model file" in capsys.readouterr().err
     assert preds.read_text() == "old\n"
+    bad_model.write_bytes(b"\x7fELF\x02\xd0\xef\xbf\xbd\n")                # a binary file
+    assert classify_main([str(base / "test.dat"), str(bad_model), str(preds)]) == 1
+    assert "(first line '\\x7fELF\\x02\\xd0\\ufffd', expected" in capsys.readouterr().err
     assert classify_main([str(base / "test.dat"), str(base / "model_c3.dat"),
                           str(tmp_path / "missing" / "p")]) == 1
     assert "cannot write" in capsys.readouterr().err

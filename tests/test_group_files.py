@@ -365,3 +365,9 @@ def test_a_compressed_file_finds_the_group_file_named_before_it_was_compressed(t
     assert learn_main([str(plain) + suffix, str(tmp_path / "m")]) == 0
     assert f"rank.train{suffix}: 2 queries from {plain}.query" in capsys.readouterr().err
     assert group_sidecar(str(tmp_path / ".gz")) is None        # a name that is only a suffix
+
+
+def test_standard_input_without_qids_is_one_ranking_with_a_plain_note():
+    groups = QueryGroups("-")
+    groups.qid(np.zeros(3, np.int64))
+    assert groups.finish() == "- has no qids: its 3 documents are one ranking"

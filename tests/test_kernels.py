@@ -418,7 +418,7 @@ def third_word(replacement):
 
 
 @pytest.mark.parametrize("mutate, line, message", [
-    (on_line(1, lambda l: "rankfast RFF model V2"), 1, "not a rankfast RFF"),
+    (on_line(1, lambda l: "rankfast RFF model V3"), 1, "not a rankfast RFF"),
     (on_line(2, lambda l: "1 # kernel type"), 2, "kernel type must be 2"),
     (on_line(3, lambda l: "x" + l[1:]), 3, "-g"),
     (on_line(6, lambda l: "65" + l[2:]), 71, "announces 65"),
@@ -605,3 +605,57 @@ def test_kernel_learner_normalises_before_the_map_and_refuses_zscore(tmp_path):
     path.write_text("1 qid:1 1:1\n0 qid:1 1:2\n")
     assert learn_main(["-t", "2", "--normalize", "zscore", str(path), str(tmp_path / "m")]) == 2
     assert not (tmp_path / "m").exists()
+
+
+def test_normalising_kernel_models_ignore_features_above_their_width(tmp_path):
+    """A test file naming feature 2**31 - 1 (negative: a query's columns would be made dense)."""
+    from rankfast.cli import classify_main, learn_main
+    train, test = _raw_ranking_files(tmp_path, np.random.default_rng(9))
+    lines = test.read_text().splitlines()
+    wide = tmp_path / "wide.dat"
+    wide.write_text("".join(line + (" 2147483647:-1\n" if i % 2 else "\n")
+                            for i, line in enumerate(lines)))
+    for approx in ("nystrom", "rff"):
+        model = tmp_path / f"m_{approx}"
+        assert learn_main(["-v", "0", "-t", "2", "-g", "0.5", "--approx", approx, "--landmarks",
+                           "30", "--normalize", "query", str(train), str(model)]) == 0
+        for name, data in (("p", test), ("p_wide", wide)):
+            assert classify_main(["-v", "0", str(data), str(model), str(tmp_path / name)]) == 0
+        np.testing.assert_array_equal(np.loadtxt(tmp_path / "p"), np.loadtxt(tmp_path / "p_wide"))
+        first = model.read_text().splitlines()[0]
+        assert first == ("rankfast RFF model V2" if approx == "rff" else "SVM-light Version V6.20")
+    X = load_svmlight(str(train))
+    ranker = KernelApproxLearner(RankSVM(C=1.0), RBF, landmarks=30, normalize="query").fit(
+        X.X, X.y, X.qid)
+    W = load_svmlight(str(wide))
+    T = load_svmlight(str(test))
+    np.testing.assert_array_equal(ranker.predict(W.X, W.qid), ranker.predict(T.X, T.qid))
+
+
+def test_kernel_models_check_the_queries_they_are_given():
+    X = _raw_scale_features(np.random.default_rng(10), 60)
+    y, qid = (X[:, 1] > 0.5).astype(float), np.repeat(np.arange(4), 15)
+    ranker = KernelApproxLearner(RankSVM(C=1.0), RBF, landmarks=20, normalize="query").fit(X, y, qid)
+    for approx in ("nystrom", "rff"):
+        model = KernelApproxLearner(RankSVM(C=1.0), RBF, approx=approx, landmarks=20,
+                                    normalize="query").fit(X, y, qid).to_model()
+        for bad in (qid[:-1], np.r_[qid, 0, 0, 0]):
+            with pytest.raises(ValueError, match="qid must hold one query id per row"):
+                model.predict(X, bad)
+    with pytest.raises(ValueError, match="qid must hold one query id per row"):
+        ranker.predict(X, qid[:-1])
+    with pytest.raises(ValueError, match="base learner would normalise the mapped features"):
+        KernelApproxLearner(RankSVM(normalize="log"), RBF).fit(X, y, qid)
+
+
+def test_a_kernel_learner_pickled_before_normalize_existed_still_works():
+    import pickle
+    X = _raw_scale_features(np.random.default_rng(12), 40) / 1e8
+    y, qid = (X[:, 1] > 0.5).astype(float), np.repeat(np.arange(4), 10)
+    ranker = KernelApproxLearner(RankSVM(C=1.0), RBF, landmarks=10).fit(X, y, qid)
+    del ranker.normalize                                 # as an older rankfast pickled it
+    del ranker.normalizer_
+    restored = pickle.loads(pickle.dumps(ranker))
+    assert restored.get_params()["normalize"] == "none"
+    assert "normalize" not in restored.to_model().metadata
+    np.testing.assert_array_equal(restored.predict(X), ranker.predict(X))

@@ -235,3 +235,24 @@ def test_score_gives_a_per_query_normalising_model_its_queries():
     expected = ndcg(ranker.predict(X, qid), y, qid, k=10)
     assert ranker.score(X, y, qid) == pytest.approx(expected)
     assert ranker.score(X, y, group=[10] * 6) == pytest.approx(expected)
+
+
+
+def test_scorers_and_grid_search_give_a_per_query_model_its_queries():
+    from rankfast.metrics import map_scorer, mean_average_precision, ndcg, ndcg_scorer
+    from rankfast.model_selection import GridSearch
+    from rankfast.ranksvm import RankSVM
+    rng = np.random.default_rng(13)
+    X = rng.uniform(0, 1, (60, 3)) * [1.0, 1e6, 10.0]
+    y = (X[:, 0] > 0.5).astype(float)
+    qid = np.repeat(np.arange(6), 10)
+    ranker = RankSVM(C=1.0, normalize="query").fit(X, y, qid)
+    scores = ranker.predict(X, qid)
+    assert ndcg_scorer(10)(ranker, X, y, qid=qid) == pytest.approx(ndcg(scores, y, qid, k=10))
+    assert map_scorer()(ranker, X, y, qid=qid) == pytest.approx(mean_average_precision(scores, y, qid))
+    search = GridSearch(RankSVM(normalize="query"), {"C": [0.1, 1.0]}, cv=3).fit(X, y, qid)
+    np.testing.assert_array_equal(search.predict(X, qid), search.best_estimator_.predict(X, qid))
+    assert ndcg_scorer(10)(search, X, y, qid=qid) == pytest.approx(
+        ndcg(search.predict(X, qid), y, qid, k=10))
+    with pytest.raises(ValueError, match="qid must hold one query id per row"):
+        ranker.to_model().predict(X, qid[:-1])

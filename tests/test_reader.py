@@ -361,6 +361,7 @@ def test_messages_quote_bytes_that_are_not_utf8_as_escapes(tmp_path):
     assert quoted(b"\x7fELF\xef\xbf") == "'\\x7fELF\\xef\\xbf'"
     assert quoted(b"it's\\") == "'it\\'s\\\\'"
     assert quoted(b"\t\x00\xe2\x80\x8b") == "'\\t\\x00\\u200b'"            # not printable: escaped
+    assert quoted("\u00a0".encode()) == "'\\u00a0'" != quoted(b"\xa0") == "'\\xa0'"  # NBSP, a byte
     long = b"\xff" * 1000
     assert quoted(long) == "'" + "\\xff" * SHOWN_CHARS + "... (1000 bytes)'"
     assert quoted(b"x" * SHOWN_CHARS) == "'" + "x" * SHOWN_CHARS + "'"
