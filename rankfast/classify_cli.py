@@ -27,6 +27,7 @@ from .cli_output import (
     ClusterRun,
     ReadProgress,
     hold_threads,
+    print_note,
     progress,
     run,
     svmlight_read_documents,
@@ -132,6 +133,10 @@ def _classify(argv):
     progress(svmlight_read_documents(n_documents), svmlight_verbosity, end="")
     if queries.split_qid is not None:
         split_query_note("rank_classify", test_path, queries.split_qid)
+        if normalize == "query" and linear:           # the stream scored each run as it came
+            print_note("rank_classify", f"{test_path}: --normalize query scored each run of "
+                                        f"qid {queries.split_qid}'s lines as its own query (the "
+                                        f"summary and --metrics group the whole query)")
     progress("done.", verbosity)
     group_note(note, verbosity, "rank_classify")       # after svm_rank's line, kept whole
     progress("Classifying test examples...", verbosity, end="")

@@ -256,3 +256,21 @@ def test_scorers_and_grid_search_give_a_per_query_model_its_queries():
         ndcg(search.predict(X, qid), y, qid, k=10))
     with pytest.raises(ValueError, match="qid must hold one query id per row"):
         ranker.to_model().predict(X, qid[:-1])
+
+
+def test_rank_classify_says_how_a_split_query_was_normalised(tmp_path, capsys):
+    X, y, qid = raw_data(n=120)
+    train, test = tmp_path / "train.dat", tmp_path / "test.dat"
+    write_data(train, X, y, qid)
+    split = np.r_[np.arange(0, 10), np.arange(60, 70), np.arange(10, 20)]      # qid 0's lines, twice
+    write_data(test, X[split], y[split], np.r_[np.zeros(10), np.ones(10), np.zeros(10)].astype(int))
+    assert learn_main(["-v", "0", "--normalize", "query", str(train), str(tmp_path / "m")]) == 0
+    capsys.readouterr()
+    assert classify_main([str(test), str(tmp_path / "m"), str(tmp_path / "p")]) == 0
+    err = capsys.readouterr().err
+    assert "the lines of qid 0 are not contiguous" in err
+    assert "--normalize query scored each run of qid 0's lines as its own query" in err
+    assert learn_main(["-v", "0", str(train), str(tmp_path / "plain")]) == 0
+    capsys.readouterr()
+    assert classify_main([str(test), str(tmp_path / "plain"), str(tmp_path / "p")]) == 0
+    assert "--normalize query scored" not in capsys.readouterr().err
