@@ -224,21 +224,7 @@ def test_scale_spread_is_the_ratio_of_the_columns_largest_magnitudes():
     assert scale_spread(wide) == pytest.approx(expected, rel=1e-12)
 
 
-def test_score_gives_a_per_query_normalising_model_its_queries():
-    from rankfast.metrics import ndcg
-    from rankfast.ranksvm import RankSVM
-    rng = np.random.default_rng(11)
-    X = rng.uniform(0, 1, (60, 3)) * [1.0, 1e6, 10.0]
-    y = (X[:, 0] > 0.5).astype(float)
-    qid = np.repeat(np.arange(6), 10)
-    ranker = RankSVM(C=1.0, normalize="query").fit(X, y, qid)
-    expected = ndcg(ranker.predict(X, qid), y, qid, k=10)
-    assert ranker.score(X, y, qid) == pytest.approx(expected)
-    assert ranker.score(X, y, group=[10] * 6) == pytest.approx(expected)
-
-
-
-def test_scorers_and_grid_search_give_a_per_query_model_its_queries():
+def test_score_scorers_and_grid_search_give_a_per_query_model_its_queries():
     from rankfast.metrics import map_scorer, mean_average_precision, ndcg, ndcg_scorer
     from rankfast.model_selection import GridSearch
     from rankfast.ranksvm import RankSVM
@@ -247,6 +233,9 @@ def test_scorers_and_grid_search_give_a_per_query_model_its_queries():
     y = (X[:, 0] > 0.5).astype(float)
     qid = np.repeat(np.arange(6), 10)
     ranker = RankSVM(C=1.0, normalize="query").fit(X, y, qid)
+    expected = ndcg(ranker.predict(X, qid), y, qid, k=10)
+    assert ranker.score(X, y, qid) == pytest.approx(expected)
+    assert ranker.score(X, y, group=[10] * 6) == pytest.approx(expected)
     scores = ranker.predict(X, qid)
     assert ndcg_scorer(10)(ranker, X, y, qid=qid) == pytest.approx(ndcg(scores, y, qid, k=10))
     assert map_scorer()(ranker, X, y, qid=qid) == pytest.approx(mean_average_precision(scores, y, qid))
