@@ -133,7 +133,7 @@ def _classify(argv):
     progress(svmlight_read_documents(n_documents), svmlight_verbosity, end="")
     if queries.split_qid is not None:
         split_query_note("rank_classify", test_path, queries.split_qid)
-        if normalize == "query" and linear:           # the stream scored each run as it came
+        if queries.split_scored_by_runs:              # a pipe, or an output written in place
             print_note("rank_classify", f"{test_path}: --normalize query scored each run of "
                                         f"qid {queries.split_qid}'s lines as its own query (the "
                                         f"summary and --metrics group the whole query)")
@@ -213,7 +213,10 @@ def _classify_normalized(file, kind, test_path, output_path, verbosity, cutoffs,
 
     Returns what _classify_stream returns.  Memory: one block of documents and
     the current query's rows (``query`` normalises each contiguous run of a
-    query id, or of a group file's group, over its rows).
+    query id, or of a group file's group, over its rows).  A query whose lines
+    come back after another's is scored again whole (the file read a second
+    time, the predictions written again), unless the input is a pipe or the
+    output a device: then each run stays its own query, and a note says so.
     """
     import numpy as np
 
@@ -267,7 +270,20 @@ def _classify_normalized(file, kind, test_path, output_path, verbosity, cutoffs,
         if n_documents == 0:
             raise no_documents_error(test_path)
         note = groups.finish()
-        queries.finish(lambda: _rescored(file, test_path))
+        rescored = None
+        if kind == "query" and queries.split_qid is not None and not groups.regrouped:
+            # a query's lines came back after another's: normalise whole queries, as predict
+            # does, where the input can be read again and the output written again
+            if _rereadable(test_path) and out.seekable():
+                start = time.process_time()
+                rescored = _rescored(file, test_path)
+                runtime += time.process_time() - start
+                out.seek(0)
+                out.truncate()
+                out.write(format_scores(np.ascontiguousarray(rescored[0])))
+            else:
+                queries.split_scored_by_runs = True
+        queries.finish(lambda: rescored or _rescored(file, test_path))
     return n_documents, runtime, queries, note
 
 
@@ -353,6 +369,7 @@ class _QueryFigures:
         self.kept = (array.array("d"), array.array("d"), array.array("q")) if keep_documents else None
         self.seen = set()
         self.split_qid = None
+        self.split_scored_by_runs = False           # --normalize query could not rescore it
         self.regrouped = False
         self.current = None                         # qid of the run being gathered
         self.batch = (array.array("d"), array.array("d"), array.array("q"))

@@ -1,11 +1,13 @@
 """--normalize and normalize=: the transforms against brute force, folding, and rank_classify."""
 import functools
+import io
+import sys
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import read_model
+from rankfast import load_svmlight, read_model
 from rankfast.cli import classify_main, learn_main
 from rankfast.data import dump_svmlight
 from rankfast.normalize import Normalizer, log_transform, normalized_scores, query_min_max
@@ -247,7 +249,7 @@ def test_score_scorers_and_grid_search_give_a_per_query_model_its_queries():
         ranker.to_model().predict(X, qid[:-1])
 
 
-def test_rank_classify_says_how_a_split_query_was_normalised(tmp_path, capsys):
+def test_rank_classify_normalises_a_split_query_whole_where_it_can(tmp_path, capsys, monkeypatch):
     X, y, qid = raw_data(n=120)
     train, test = tmp_path / "train.dat", tmp_path / "test.dat"
     write_data(train, X, y, qid)
@@ -257,9 +259,14 @@ def test_rank_classify_says_how_a_split_query_was_normalised(tmp_path, capsys):
     capsys.readouterr()
     assert classify_main([str(test), str(tmp_path / "m"), str(tmp_path / "p")]) == 0
     err = capsys.readouterr().err
-    assert "the lines of qid 0 are not contiguous" in err
-    assert "--normalize query scored each run of qid 0's lines as its own query" in err
-    assert learn_main(["-v", "0", str(train), str(tmp_path / "plain")]) == 0
-    capsys.readouterr()
-    assert classify_main([str(test), str(tmp_path / "plain"), str(tmp_path / "p")]) == 0
-    assert "--normalize query scored" not in capsys.readouterr().err
+    assert "the lines of qid 0 are not contiguous" in err and "--normalize query scored" not in err
+    data = load_svmlight(str(test))
+    whole = read_model(str(tmp_path / "m")).predict(data.X, data.qid)      # qid 0 as one query
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "p"), whole, rtol=0, atol=5e-9)
+    runs = read_model(str(tmp_path / "m")).predict(data.X, [0] * 10 + [1] * 10 + [2] * 10)
+    assert np.abs(whole - runs).max() > 1e-3                                # and it matters
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(test.read_bytes()))))
+    assert classify_main(["-", str(tmp_path / "m"), str(tmp_path / "p_pipe")]) == 0
+    assert "--normalize query scored each run of qid 0's lines as its own query" in \
+        capsys.readouterr().err                                         # a pipe: read once
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "p_pipe"), runs, rtol=0, atol=5e-9)
