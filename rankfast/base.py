@@ -28,6 +28,7 @@ from .inputs import (  # noqa: F401
     query_ids,
     query_sample_weights,
     row_weights,
+    scored_queries,
     scoring_queries,
     weighted,
 )
@@ -206,9 +207,7 @@ class Ranker(BaseEstimator):
             rankfast.metrics.ndcg(predict(X), y, qid, k=10) with its default
             (LETOR 4.0) convention.
         """
-        n = X.shape[0] if hasattr(X, "shape") else len(X)
-        qid = scoring_queries(self, n, qid, group, f"{type(self).__name__}.score")
-        scores = predicted(self, X, qid)           # a model that normalises per query needs qid
+        scores, qid = scored_queries(self, X, qid, group, f"{type(self).__name__}.score")
         y = check_labels(y, len(scores), type(self).__name__)
         return float(ndcg(scores, y, qid, k=10))
 

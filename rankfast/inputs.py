@@ -289,6 +289,18 @@ def scoring_queries(estimator: Any, n: int, qid: Vector, group: Vector, who: str
     return query_ids(n, qid, group)
 
 
+def scored_queries(estimator: Any, X: Matrix, qid: Vector, group: Vector,
+                   who: str) -> tuple[np.ndarray, np.ndarray]:
+    """(estimator's scores of X, the query ids they are scored by) for a scorer (``who``).
+
+    The queries as scoring_queries gives them, and the scores as predicted
+    gives them (a model that normalises each query's rows gets the queries).
+    """
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    queries = scoring_queries(estimator, n, qid, group, who)
+    return predicted(estimator, X, queries), queries
+
+
 def _trained_on_several_queries(estimator):
     """Whether the estimator (or a Pipeline's last step, or a search's best estimator) saw
     several queries in fit."""

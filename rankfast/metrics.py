@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _swapped
 from .data import query_index
-from .inputs import check_labels, predicted, scoring_queries
+from .inputs import check_labels, scored_queries
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -448,9 +448,7 @@ class RankingScorer:
         A model that normalises each query's rows (``normalize="query"``) is
         given the queries (rankfast.inputs.predicted).
         """
-        n = X.shape[0] if hasattr(X, "shape") else len(X)
-        qid = scoring_queries(estimator, n, qid, group, repr(self))
-        scores = predicted(estimator, X, qid)
+        scores, qid = scored_queries(estimator, X, qid, group, repr(self))
         y = check_labels(y, len(scores))
         if self.metric == "ndcg":
             return ndcg(scores, y, qid, k=self.k)
