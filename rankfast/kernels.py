@@ -54,7 +54,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .base import Ranker, check_features, query_ids, sparse_input_tags
+from .base import Ranker, check_features, sparse_input_tags
 from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .csr import CSR, scipy_csr
 from .data import mostly_dense, with_width
@@ -68,6 +68,7 @@ from .model import (  # noqa: F401
     RFFModel,
     format_rff_model,
     fourier_features,
+    normalized_input,
     parse_rff_model,
 )
 
@@ -605,11 +606,9 @@ class KernelApproxLearner(Ranker):
         self.check_parameters()
         data = self._training_data(X, y, qid, group)        # checked: finite, aligned
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        self.normalizer_ = None
         if self.normalize != "none":
-            from .normalize import Normalizer
-            normalizer = Normalizer(self.normalize)
-            data = data.with_features(check_features(normalizer.transform(data.X, data.qid))[0])
+            data = data.with_features(check_features(
+                normalized_input(self.normalize, data.X, data.qid, data.X.shape[1]))[0])
         start = time.perf_counter()
         self.map_ = self._new_map()._fit_checked(data.X)
         features = self.map_._transform_checked(data.X)
@@ -630,8 +629,8 @@ class KernelApproxLearner(Ranker):
         ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
         self.weights_ = np.zeros(self.map_.rank_)
         self.weights_[ids - 1] = self.learner_.weights_
-        if self.normalize != "none":
-            self.normalizer_ = normalizer
+        from .normalize import Normalizer
+        self.normalizer_ = None if self.normalize == "none" else Normalizer(self.normalize)
         self._record_evals(evals)
         return self
 
@@ -655,10 +654,8 @@ class KernelApproxLearner(Ranker):
         """
         X = self._predict_input(X)
         normalizer = self._applied_normalizer()
-        if normalizer is not None:                # features the map ignores are not normalised
-            X = with_width(X, self.map_.n_features_) if isinstance(X, CSR) else X
-            qid = None if qid is None else query_ids(X.shape[0], qid)
-            X = check_features(normalizer.transform(X, qid))[0]
+        if normalizer is not None:                # as the model (file) scores: the same function
+            X = check_features(normalized_input(normalizer.kind, X, qid, self.map_.n_features_))[0]
         return self.map_._transform_checked(X) @ self.weights_
 
     def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:

@@ -328,7 +328,7 @@ class KernelModel(Exportable):
         first (query: each row's ``qid`` is needed), as rank_classify does.
         """
         width = self.highest_feature_index
-        X = _as_csr(normalized_input(self.metadata, X, qid, width))
+        X = _as_csr(normalized_input(self.metadata.get("normalize", "none"), X, qid, width))
         sv = _float32_rounded(with_width(self.support_vectors, width))
         X = _float32_rounded(with_width(X, width))
         dense = sv.shape[0] * width <= 1 << 24
@@ -395,7 +395,8 @@ class RFFModel(Exportable):
         Normalised first as the model's metadata says (see KernelModel.predict).
         """
         width = self.omega.shape[1]
-        X = with_width(normalized_input(self.metadata, X, qid, width), width)
+        X = with_width(normalized_input(self.metadata.get("normalize", "none"), X, qid, width),
+                       width)
         dense = mostly_dense(X)
         out = np.empty(X.shape[0])
         features = np.empty((min(block_rows, X.shape[0]), len(self.offset)))
@@ -407,9 +408,9 @@ class RFFModel(Exportable):
         return out
 
 
-def normalized_input(metadata: dict, X: Matrix, qid: Vector, width: int) -> Any:
-    """X as a kernel or random Fourier model scores it: normalised if its metadata says
-    ``normalize=query`` or ``log`` (X itself otherwise).
+def normalized_input(kind: str, X: Matrix, qid: Vector, width: int) -> Any:
+    """X as a kernel or random Fourier model scores it: normalised when ``kind`` (its
+    metadata's ``normalize``) is ``query`` or ``log`` (X itself otherwise).
 
     The features from ``width`` on, which the model ignores, are dropped
     first: min-max works feature by feature, and a test file may name
@@ -422,7 +423,6 @@ def normalized_input(metadata: dict, X: Matrix, qid: Vector, width: int) -> Any:
         The model normalises each query's rows and qid is None, or qid does
         not hold one query id per row.
     """
-    kind = metadata.get("normalize", "none")
     if kind not in ("query", "log"):
         return X
     X = with_width(X, width)
