@@ -243,10 +243,8 @@ def _saturation_note(dataset, options):
     """A note when the RBF or sigmoid kernel (the smallest -g) is saturated on the training
     documents, normalised as --normalize says."""
     from .kernels import saturation_note
-    from .model import KernelParams
-    note = saturation_note(KernelParams(options["kernel"], options.get("degree", 3),
-                                        min(options.get("gamma", [1.0])),
-                                        options.get("coef_lin", 1.0), options.get("coef_const", 1.0)),
+    from .learners import kernel_params
+    note = saturation_note(kernel_params(options, min(options.get("gamma", [1.0]))),
                            dataset.features, options.get("seed", 0),
                            options.get("normalize", "none"), dataset.qid)
     if note:

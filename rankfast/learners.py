@@ -155,9 +155,7 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
                 notes.append(f"{flag} has no effect with the linear kernel (-t 0)")
         return learner, notes
     from .kernels import KernelApproxLearner
-    from .model import KernelParams
-    params = KernelParams(kernel, options.get("degree", 3), gammas[0],
-                          options.get("coef_lin", 1.0), options.get("coef_const", 1.0))
+    params = kernel_params(options)
     for gamma in gammas:
         notes.extend(_kernel_notes(dataclasses.replace(params, gamma=gamma)))
     try:                                         # every gamma's parameters checked now
@@ -178,6 +176,14 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
         learner = GridSearch(learner, {"kernel.gamma": gammas, "base_learner.C": options.get("C", [0.01])},
                              **_cv(options))
     return learner, notes
+
+
+def kernel_params(options: dict[str, Any], gamma: float | None = None) -> Any:
+    """The KernelParams of svm_rank's -t -d -g -s -r (``gamma``: one of a -g list; default its first)."""
+    from .model import KernelParams
+    return KernelParams(options.get("kernel", 0), options.get("degree", 3),
+                        options.get("gamma", [1.0])[0] if gamma is None else gamma,
+                        options.get("coef_lin", 1.0), options.get("coef_const", 1.0))
 
 
 def _learner_name(value, notes):
