@@ -57,6 +57,7 @@ from .modelfile import (  # noqa: F401
     read_model_file,
     single_vector_weights,
 )
+from .reader import quoted
 
 if TYPE_CHECKING:
     from typing import Any
@@ -635,8 +636,9 @@ def parse_rff_model(raw: Any, path: str) -> RFFModel:
     text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
     lines = text.split("\n")
     if lines[0].strip() not in RFF_VERSION_LINES:
+        first = raw.split(b"\n", 1)[0] if isinstance(raw, (bytes, bytearray)) else lines[0].encode()
         raise InputError(path, 1, f"not a rankfast RFF model file (first line "
-                                  f"{lines[0].strip()[:60]!r}, expected {RFF_VERSION_LINE!r})")
+                                  f"{quoted(first.strip())}, expected {RFF_VERSION_LINE!r})")
     if len(lines) < _RFF_HEADER_LINES:
         raise InputError(path, len(lines), f"model file ends inside its header "
                                            f"({_RFF_HEADER_LINES} header lines expected)")
