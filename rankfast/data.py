@@ -37,8 +37,12 @@ if TYPE_CHECKING:
 
     from ._typing import Matrix, Vector
 
-CHUNK_BYTES = 8 << 20          # read at a time: memory beyond the result (32 MB: no faster)
-MIN_BLOCK_BYTES = 1 << 20      # a thread's block: larger than the cost of handing it out
+# Read at a time by one thread: memory beyond the result.  Small enough to stay in the
+# caches between the read and the parse: bench_reader's 200 MB dense file read in 0.305 s
+# in 8 MB chunks, 0.297 in 4, 0.286 in 2 and 0.285 in 1 (one thread, medians of 11 fresh
+# processes in turn, 2026-11-27).
+CHUNK_BYTES = 2 << 20
+MIN_BLOCK_BYTES = 2 << 20      # a thread's block: larger than the cost of handing it out
 
 @dataclasses.dataclass
 class Dataset:
@@ -291,12 +295,13 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
     n_jobs : int or None
         Threads parsing (None or 0: every core this process may run on; see
         rankfast._threads).  Above 1, this thread reads (and decompresses)
-        blocks of chunk_bytes / threads (1 MB at least) and counts each one's
-        lines and colons, which place it in the arrays; the pool parses the
-        blocks straight into their place while it reads on (peak memory: the
-        result plus a block a thread and one).  The file is still read once:
-        the same Dataset and the same first error (in file order) as one
-        thread, for plain files, compressed ones and standard input alike.
+        blocks of chunk_bytes / threads (MIN_BLOCK_BYTES, 2 MB, at least) and
+        counts each one's lines and colons, which place it in the arrays; the
+        pool parses the blocks straight into their place while it reads on
+        (peak memory: the result plus two blocks a thread and one).  The file
+        is still read once: the same Dataset and the same first error (in
+        file order) as one thread, for plain files, compressed ones and
+        standard input alike.
         With ``comments=True`` one thread parses.
     dtype : numpy.float64 or numpy.float32
         How feature values are stored.  float32 is svm_rank's choice (it
@@ -345,7 +350,7 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
 def _read_in_one_thread(stream, path, size, comments, chunk_bytes, dtype, progress):
     """The rest of the stream (size bytes; None: unknown) parsed by this thread: filled _Arrays."""
     arrays = _Arrays(0, 0, comments, dtype)
-    buffer = bytearray(chunk_bytes if size is None else min(chunk_bytes, size + 1))
+    buffer = _svmlight.empty_bytearray(chunk_bytes if size is None else min(chunk_bytes, size + 1))
     with contextlib.closing(_blocks(stream, path, buffer, progress=progress)) as blocks:
         line_offset = read = 0
         for block in blocks:
@@ -363,13 +368,16 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
     colons: bounds on the documents and entries it holds, which give it its
     place in the arrays, right after the previous block's.  A pool of
     n_threads parses each block there, from its own buffer, while this thread
-    reads on, n_threads + 1 blocks in flight at most: the file is read once,
-    and a file growing meanwhile is read whole.  The results are placed in
-    file order: a block's rows move down when an earlier block held blank or
-    comment lines or colons that were not a feature's, and the first
-    malformed block in file order raises.  The arrays are sized at the
-    first block for the whole file (a stream: by half again) and grow when a
-    block does not fit, once the blocks in flight are placed.
+    reads on, 2 n_threads + 1 blocks in flight at most (this thread shares
+    the cores with the pool: with n_threads + 1, a parser waited for its
+    next block while this thread waited for a core, and two threads read
+    200 MB in 0.178 s instead of 0.171): the file is read once, and a file
+    growing meanwhile is read whole.  The results are placed in file order:
+    a block's rows move down when an earlier block held blank or comment
+    lines or colons that were not a feature's, and the first malformed
+    block in file order raises.  The arrays are sized at the first block for
+    the whole file (a stream: by half again) and grow when a block does not
+    fit, once the blocks in flight are placed.
     """
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
@@ -383,7 +391,8 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
         spare.append(block.obj)
 
     pool = ThreadPoolExecutor(n_threads)
-    blocks = _blocks(stream, path, bytearray(block_bytes), progress=progress, spare=spare)
+    blocks = _blocks(stream, path, _svmlight.empty_bytearray(block_bytes), progress=progress,
+                     spare=spare)
     try:
         for block in blocks:
             read += len(block)
@@ -399,7 +408,7 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
             pending.append((pool.submit(_parse_at, arrays, block, row, nnz, rows, colons, lines + 1),
                             block, row, nnz, lines))
             row, nnz, lines = row + rows, nnz + colons, lines + newlines
-            if len(pending) > n_threads:
+            if len(pending) > 2 * n_threads:
                 place_oldest()
         while pending:
             place_oldest()
@@ -410,17 +419,17 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
 
 
 def _parse_at(arrays, block, row, nnz, rows, entries, first_line):
-    """parse_into the arrays at row and nnz, room for rows and entries, with the block's own indptr.
+    """parse_into the arrays at row and nnz, room for rows and entries (indptr[row + 1:] too).
 
     The arrays' views are taken here, not passed in, so that none is left
     in the pool's hands once the result is out (they must be gone before
     the arrays grow)."""
     rows_of, entries_of = slice(row, row + rows), slice(nnz, nnz + entries)
-    indptr = np.zeros(rows + 1, dtype=np.int64)
     return _svmlight.parse_into(block, 0, 0, arrays.array("y")[rows_of], arrays.array("qid")[rows_of],
-                                arrays.array("line")[rows_of], indptr,
+                                arrays.array("line")[rows_of],
+                                arrays.array("indptr")[row:row + rows + 1],
                                 arrays.array("indices")[entries_of],
-                                arrays.array("values")[entries_of], None, None, first_line), indptr
+                                arrays.array("values")[entries_of], None, None, first_line, nnz)
 
 
 _TYPECODES = {"f8": "d", "f4": "f"}     # numpy's -> array.array's
@@ -449,6 +458,7 @@ class _Arrays:
 
     def __init__(self, rows, entries, comments, dtype=np.float64):
         self.rows = self.nnz = 0
+        self.width = 0             # the highest feature index parsed (1-based; 0: none)
         self.comments = [] if comments else None
         self._row_names = Rows.ROW_ARRAYS + (Rows.SPAN_ARRAYS if comments else ())
         self._entry_names = Rows.ENTRY_ARRAYS
@@ -497,7 +507,7 @@ class _Arrays:
         spans = ((buffers["comment_start"], buffers["comment_end"]) if self.comments is not None
                  else (None, None))
         while True:
-            rows, entries, error, error_line, start, end, consumed = _svmlight.parse_into(
+            rows, entries, error, error_line, start, end, consumed, width = _svmlight.parse_into(
                 block, self.rows, self.nnz, buffers["y"], buffers["qid"], buffers["line"],
                 buffers["indptr"], buffers["indices"], buffers["values"], *spans, line_offset + 1)
             if error and error != ERR_FULL:
@@ -505,6 +515,7 @@ class _Arrays:
             if self.comments is not None:
                 self._keep_comments(block, rows)
             self.rows += rows
+            self.width = max(self.width, width)
             self.nnz += entries
             if error != ERR_FULL:
                 return line_offset + error_line
@@ -542,10 +553,11 @@ class _Arrays:
         """Move a block parsed at row and nnz (``future``'s _parse_at) down to the end of the arrays.
 
         Nothing moves when it already is there (no earlier block had lines or
-        colons that its counts included but that stored nothing).  ``lines``:
-        the lines before the block, for an error message quoting ``block``.
+        colons that its counts included but that stored nothing): the
+        parser wrote its indptr counted from nnz.  ``lines``: the lines
+        before the block, for an error message quoting ``block``.
         """
-        (rows, entries, error, error_line, start, end, _), indptr = future.result()
+        rows, entries, error, error_line, start, end, _, width = future.result()
         if error:              # ERR_FULL too: never, as the block's counts bound what it holds
             raise InputError(path, lines + error_line + 1, reason(error, block[start:end]))
         r, z = self.rows, self.nnz
@@ -557,8 +569,11 @@ class _Arrays:
             for name in ("indices", "values"):
                 array = self.array(name)
                 array[z:z + entries] = array[nnz:nnz + entries]
-        self.array("indptr")[r + 1:r + rows + 1] = indptr[1:rows + 1] + z
+        if r != row or z != nnz:
+            indptr = self.array("indptr")
+            indptr[r + 1:r + rows + 1] = indptr[row + 1:row + rows + 1] - (nnz - z)
         self.rows, self.nnz = r + rows, z + entries
+        self.width = max(self.width, width)
 
 
 _NUMPY_TYPES = {"d": np.float64, "f": np.float32, "q": np.int64, "i": np.int32}
@@ -570,7 +585,7 @@ def _dataset(arrays, path, n_features):
     rows, total = arrays.rows, arrays.nnz
     y, qid, line, indptr, indices, values = (
         arrays.array(name) for name in ("y", "qid", "line", "indptr", "indices", "values"))
-    width = int(indices.max()) + 1 if total else 0
+    width = arrays.width
     if n_features is not None:
         width = max(width, int(n_features))
     if total < np.iinfo(np.int32).max:

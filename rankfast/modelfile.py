@@ -93,7 +93,7 @@ def read_model_file(path: str) -> Any:
     sv = Rows(newlines + 1, colons, comments=True)
     alphas, lines, indptr, indices, values = sv.y, sv.line, sv.indptr, sv.indices, sv.values
     starts, ends = sv.comment_start, sv.comment_end
-    n, nnz, error, error_line, start, end, _ = _svmlight.parse_into(
+    n, nnz, error, error_line, start, end, _, _ = _svmlight.parse_into(
         body, 0, 0, alphas, sv.qid, lines, indptr, indices, values, starts, ends)
     if error:
         token = body[start:end]

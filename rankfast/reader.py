@@ -175,9 +175,9 @@ def iter_svmlight(path: str, rows: int = 2048, entries: int = 1 << 16,
             entries = min(entries, size // 4 + 1)
             chunk_bytes = min(chunk_bytes, size + 1)
         arrays = Rows(rows, entries)
-        for block in _blocks(stream, path, bytearray(chunk_bytes), progress=progress):
+        for block in _blocks(stream, path, _svmlight.empty_bytearray(chunk_bytes), progress=progress):
             while len(block):
-                n, nnz, error, error_line, start, end, consumed = _svmlight.parse_into(
+                n, nnz, error, error_line, start, end, consumed, _ = _svmlight.parse_into(
                     block, 0, 0, arrays.y, arrays.qid, arrays.line, arrays.indptr,
                     arrays.indices, arrays.values, None, None, line_offset + 1)
                 if error and error != ERR_FULL:
@@ -248,16 +248,16 @@ def _blocks(stream, path, buffer, progress=None, spare=None):
         cut = buffer.rfind(b"\n", 0, filled) + 1
         if cut == 0:
             if filled == len(buffer):                  # one line longer than the buffer
-                bigger = bytearray(2 * len(buffer))
+                bigger = _svmlight.empty_bytearray(2 * len(buffer))
                 bigger[:filled] = buffer
                 buffer, view = bigger, memoryview(bigger)
             continue
         yield view[:cut]
         if spare is not None:
             spent = buffer
-            buffer = spare.pop() if spare else bytearray(len(spent))
+            buffer = spare.pop() if spare else _svmlight.empty_bytearray(len(spent))
             if len(buffer) < filled - cut:
-                buffer = bytearray(len(spent))
+                buffer = _svmlight.empty_bytearray(len(spent))
             view = memoryview(buffer)
             buffer[:filled - cut] = spent[cut:filled]
         else:

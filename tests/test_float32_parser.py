@@ -107,8 +107,9 @@ def test_a_value_beyond_float32_is_an_error_at_its_line(token, plus):
     result64, _, values64 = parse(buf, np.float64)
     assert result64[2] == 0 and len(values64) == 7
     result32, (y, *_), values32 = parse(buf, np.float32, first_line=11)
-    rows, nnz, error, error_line, start, end, consumed = result32
+    rows, nnz, error, error_line, start, end, consumed, max_index = result32
     assert error == ERR_VALUE_FLOAT32
+    assert max_index == 2                    # of the two rows kept, not of the bad line's 4:1
     assert error_line == 4                   # 0-based within buf: the file's fifth line
     assert buf[start:end] == f"{plus}3:{token}".encode()
     assert rows == 2 and y.tolist() == [1.0, 0.0]        # nnz counts the bad line's 1:1 too
@@ -124,7 +125,7 @@ def test_the_float32_parser_never_writes_past_the_arrays():
     values = np.full(23, guard, np.float32)
     y, qid, line = np.empty(10), np.empty(10, np.int64), np.empty(10, np.int64)
     indptr, indices = np.zeros(11, np.int64), np.zeros(20, np.int32)
-    rows, nnz, error, error_line, _, _, consumed = _svmlight.parse_into(
+    rows, nnz, error, error_line, _, _, consumed, _ = _svmlight.parse_into(
         buf, 0, 0, y, qid, line, indptr, indices, values[:20])
     assert error == reader.ERR_FULL and (rows, nnz) == (6, 18) and error_line == 6
     assert (values[20:] == guard).all()

@@ -112,6 +112,53 @@ def test_chunked_reading_equals_whole_reading(tmp_path):
         assert part.comments == whole.comments
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_width_is_the_highest_index_on_any_line_chunk_and_thread(tmp_path, seed):
+    """The parser reports each block's highest index; the Dataset's width is the file's."""
+    rng = np.random.default_rng(seed)
+    top = int(rng.choice([1, 3, 50, 100_000]))
+    lines = []
+    for k in range(int(rng.integers(1, 400))):
+        kind = rng.integers(0, 10)
+        if kind == 0:
+            lines.append("# a comment 7:9\n" if k % 2 else "\n")
+            continue
+        indices = np.sort(rng.choice(top, int(rng.integers(0, min(top, 6) + 1)), replace=False)) + 1
+        features = " ".join(f"{j}:{rng.normal():.3g}" for j in indices)
+        lines.append(f"{rng.integers(0, 3)} qid:{k // 9} {features}"
+                     + (" # 12345:6" if kind == 1 else "") + "\n")
+    text = "".join(lines)
+    highest = max((int(token.split(":")[0]) for line in lines if not line.startswith("#")
+                    for token in line.split("#")[0].split()[2:]), default=0)
+    path = write(tmp_path, text)
+    for n_jobs, chunk in [(1, 1 << 20), (1, 37), (2, 4096), (3, 512)]:
+        data = load_svmlight(path, n_jobs=n_jobs, chunk_bytes=chunk)
+        assert data.n_features == highest
+        assert load_svmlight(path, n_jobs=n_jobs, chunk_bytes=chunk,
+                             n_features=highest + 5).n_features == highest + 5
+
+
+def test_counting_lines_and_feature_colons_matches_a_byte_by_byte_count():
+    """count_bytes_of (32 bytes at a time with AVX2) against a plain count, cut anywhere."""
+    from rankfast import _svmlight
+    rng = np.random.default_rng(3)
+    alphabet = np.frombuffer(b"\n:0123456789 q#/\xff\x00", dtype=np.uint8)
+
+    def by_byte(buf, prev):
+        before = bytes([prev]) + buf[:-1]
+        return (buf.count(b"\n"),
+                sum(c == 58 and 48 <= b <= 57 for c, b in zip(buf, before)))
+
+    for n in [0, 1, 2, 31, 32, 33, 34, 64, 65, 8160, 8161, 8162, 8193, 70_000]:
+        buf = rng.choice(alphabet, n).tobytes()
+        for prev in (0, 48, 57, 58):
+            assert _svmlight.count_bytes_of(buf, prev) == by_byte(buf, prev)
+        cut = n // 3
+        head, tail = _svmlight.count_bytes_of(buf[:cut]), _svmlight.count_bytes_of(
+            buf[cut:], buf[cut - 1] if cut else 0)
+        assert (head[0] + tail[0], head[1] + tail[1]) == by_byte(buf, 0)
+
+
 def test_one_pass_reading_grows_its_arrays_to_what_the_file_holds(tmp_path):
     """One thread and two read a file once: their arrays are sized from the first block
     and grow when later lines need more (here ten times as many features a line, and

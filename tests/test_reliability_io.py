@@ -90,7 +90,7 @@ def test_the_parser_never_writes_past_the_arrays_it_is_given():
     values = np.full(23, guard)
     qids, lines = np.zeros(10, np.int64), np.zeros(10, np.int64)
     indptr, indices = np.zeros(11, np.int64), np.zeros(20, np.int32)
-    rows, nnz, error, error_line, _, _, consumed = _svmlight.parse_into(
+    rows, nnz, error, error_line, _, _, consumed, _ = _svmlight.parse_into(
         text, 0, 0, labels[:10], qids, lines, indptr, indices, values[:20])
     assert error == data.ERR_FULL and (rows, nnz) == (6, 18) and error_line == 6
     assert consumed == len("".join(data_lines(50).splitlines(True)[:6]))
