@@ -28,6 +28,11 @@ on the dense file (skipped while ``rankfast.cli`` does not exist).
 Seconds are the reader call alone, timed inside the child, as wall time and
 as CPU time (user + system; on a busy machine wall MB/s understate, and the
 load average is printed); with ``--repeat`` N, the median of N children.
+A reader's one- and two-thread children run in turn (1 2, 2 1, ...), and two
+threads over one is the median of each round's ratio: the machine's speed
+drifts (in this virtual machine a child's CPU time for the same read varies by
+a quarter from one minute to the next), and a ratio of two medians taken a
+minute apart carries that drift.
 The child imports rankfast's reading modules before the clock starts, and runs
 with OPENBLAS_THREAD_TIMEOUT=4 (unless it is set), as rank_learn does: by
 default OpenBLAS's idle threads spin about 0.1 s after numpy loads, on the core
@@ -339,17 +344,27 @@ def summarise(runs):
     return best
 
 
-def run_reader(reader, path, n_jobs, repeat, timeout, other=None):
-    """``repeat`` children of this checkout's reader, summarised; with ``other`` (a
-    checkout's directory) as many of its, in turn (B A, A B, ...): (ours, theirs)."""
-    ours, theirs = [], []
+def run_arms(reader, path, arms, repeat, timeout):
+    """``repeat`` children of each arm, a (checkout directory, n_jobs), summarised: {arm: summary}.
+
+    The arms run in turn, in reverse order every other round (A B C, C B A,
+    ...), so that a drift in the machine's speed falls on all of them alike,
+    and round k of one arm pairs with round k of another (the summaries keep
+    their runs): one thread against two, this checkout against --compare's.
+    A summary is None once a child timed out.
+    """
+    runs = {arm: [] for arm in arms}
     for k in range(repeat):
-        order = [(ROOT, ours)] + ([(other, theirs)] if other else [])
-        for root, into in (order[::-1] if k % 2 == 0 else order):
-            into.append(run_child(reader, path, n_jobs, timeout, root))
-            if into[-1] is None:
-                return summarise(ours), summarise(theirs) if other else None
-    return summarise(ours), summarise(theirs) if other else None
+        for arm in (arms[::-1] if k % 2 == 0 else arms):
+            runs[arm].append(run_child(reader, path, arm[1], timeout, arm[0]))
+            if runs[arm][-1] is None:
+                return {arm: summarise(done) for arm, done in runs.items()}
+    return {arm: summarise(done) for arm, done in runs.items()}
+
+
+def paired_ratio(one, two, key="seconds"):
+    """Median over the rounds of one[key] / two[key] (summaries from one run_arms call)."""
+    return statistics.median(a[key] / b[key] for a, b in zip(one["runs"], two["runs"]))
 
 
 def run_classify(test, model, predictions, repeat):
@@ -481,24 +496,29 @@ def _run(args, workdir, created):
           f"{time.perf_counter() - t0:.1f} s")
 
     with_sklearn = not args.skip_sklearn and has_module("sklearn")
-    plan = [("rankfast", "dense", 1), ("rankfast", "dense", 2), ("rankfast", "sparse", 1),
-            ("rankfast", "sparse", 2), ("rankfast", "dense.gz", 1), ("rankfast", "dense.gz", 2),
-            ("prefaulted", "dense", 1), ("prefaulted", "dense", 2),
-            ("gunzip", "dense.gz", 1), ("kernel", "dense", 1), ("kernel", "sparse", 1)]
+    # (reader, file, thread counts): one and two threads run in turn, for the paired ratio
+    plan = [("rankfast", "dense", (1, 2)), ("rankfast", "sparse", (1, 2)),
+            ("rankfast", "dense.gz", (1, 2)), ("prefaulted", "dense", (1, 2)),
+            ("gunzip", "dense.gz", (1,)), ("kernel", "dense", (1,)), ("kernel", "sparse", (1,))]
     if with_sklearn:
-        plan += [("sklearn", "dense", 1), ("sklearn", "sparse", 1),
-                 ("sklearn-qid", "dense", 1), ("sklearn-qid", "sparse", 1)]
+        plan += [("sklearn", "dense", (1,)), ("sklearn", "sparse", (1,)),
+                 ("sklearn-qid", "dense", (1,)), ("sklearn-qid", "sparse", (1,))]
 
     rows, compared = [], []
-    for reader, which, n_jobs in plan:
+    for reader, which, thread_counts in plan:
         path = gz if which == "dense.gz" else files[which][0]
         size = files["dense" if which == "dense.gz" else which][1]
         other = args.compare if reader in ("rankfast", "kernel") else None
-        print(f"  reading {which:8s} with {reader} (n_jobs={n_jobs}) ...", flush=True)
-        ours, theirs = run_reader(reader, path, n_jobs, args.repeat, args.timeout, other)
-        rows.append((reader, which, n_jobs, size, ours))
-        if other:
-            compared.append((reader, which, n_jobs, size, ours, theirs))
+        print(f"  reading {which:8s} with {reader} (n_jobs={' and '.join(map(str, thread_counts))}) "
+              "...", flush=True)
+        roots = (ROOT, other) if other else (ROOT,)
+        results = run_arms(reader, path, [(root, n_jobs) for root in roots
+                                          for n_jobs in thread_counts], args.repeat, args.timeout)
+        for n_jobs in thread_counts:
+            ours = results[(ROOT, n_jobs)]
+            rows.append((reader, which, n_jobs, size, ours))
+            if other:
+                compared.append((reader, which, n_jobs, size, ours, results[(other, n_jobs)]))
 
     names = {"rankfast": "rankfast.load_svmlight",
              "prefaulted": "load_svmlight, no faults",
@@ -558,9 +578,9 @@ def _run(args, workdir, created):
     for which in ("dense", "sparse"):
         one, two = by[("rankfast", which)], by2.get(("rankfast", which))
         if one and two:
-            speed_up = one["seconds"] / two["seconds"]
+            speed_up = paired_ratio(one, two)
             print(f"rankfast two threads over one, {which:6s}: {speed_up:5.2f}x "
-                  f"as fast (wall); CPU seconds {two['cpu'] / one['cpu']:5.2f}x one thread's; "
+                  f"as fast (wall); CPU seconds {paired_ratio(two, one, 'cpu'):5.2f}x one thread's; "
                   f"target >= {TARGET_SPEED_UP}x on a quiet machine: "
                   f"{'ok' if speed_up >= TARGET_SPEED_UP else 'MISS'} at load average "
                   f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; minor page faults "
@@ -569,8 +589,8 @@ def _run(args, workdir, created):
     if one and two:
         print(f"without page faults (the dense file read again in a process whose allocator "
               f"keeps freed memory: {one['faults']:,} and {two['faults']:,} faults): one thread "
-              f"{one['seconds']:.3f} s, two {two['seconds']:.3f} s, {one['seconds'] / two['seconds']:.2f}x "
-              f"as fast (wall); CPU seconds {two['cpu'] / one['cpu']:.2f}x one thread's")
+              f"{one['seconds']:.3f} s, two {two['seconds']:.3f} s, {paired_ratio(one, two):.2f}x "
+              f"as fast (wall); CPU seconds {paired_ratio(two, one, 'cpu'):.2f}x one thread's")
     for which in ("dense", "sparse"):
         ours = by[("rankfast", which)]
         if ours is None:
