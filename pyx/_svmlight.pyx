@@ -261,8 +261,12 @@ cdef inline int eisel_lemire(uint64_t w, int q, bint negative, double* out) noex
     return <int>biased
 
 
-cdef bint long_decimal(const unsigned char* s, int exp10, double* out) noexcept nogil:
-    """The decimal digits[.digits] at s (more than 19 of them) times 10**exp10, or False.
+cdef bint long_decimal(const unsigned char* s, const unsigned char* end, int exp10,
+                       double* out) noexcept nogil:
+    """The decimal digits[.digits] at s, before end (more than 19 of them) times 10**exp10, or False.
+
+    end bounds the scan: a number ending a block without a newline is
+    followed by whatever the buffer held before (it read other digits there).
 
     The first 19 significant digits make w; if the rest are not all zeros the
     value lies strictly between w and w + 1 (times the same power of ten), and
@@ -272,7 +276,7 @@ cdef bint long_decimal(const unsigned char* s, int exp10, double* out) noexcept 
     cdef int kept = 0, q = exp10
     cdef bint point = False, inexact = False
     cdef double v, upper
-    while True:
+    while s < end:
         if s[0] == 46:
             point = True
         elif is_digit(s[0]):
@@ -346,7 +350,7 @@ cdef const unsigned char* scan_number(const unsigned char* s, const unsigned cha
     ok[0] = EXACT
     if digits > 19:                                # mantissa overflowed: read the digits again
         ok[0] = NUMBER
-        if long_decimal(first, exp_sign * exponent, &v):
+        if long_decimal(first, p, exp_sign * exponent, &v):
             out[0] = -v if negative else v
         else:
             ok[0] = strtod_token(s, p, out)

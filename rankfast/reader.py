@@ -235,8 +235,8 @@ def _blocks(stream, path, buffer, progress=None, spare=None):
                 progress(total)
             filled += got
         if not bom_checked and (filled >= len(BOM) or not got):
-            bom_checked = True
-            if buffer[:len(BOM)] == BOM:
+            bom_checked = True           # (bytes past filled were never read: not initialised)
+            if filled >= len(BOM) and buffer[:len(BOM)] == BOM:
                 buffer[:filled - len(BOM)] = buffer[len(BOM):filled]
                 filled -= len(BOM)
         if not got:
@@ -256,7 +256,7 @@ def _blocks(stream, path, buffer, progress=None, spare=None):
         if spare is not None:
             spent = buffer
             buffer = spare.pop() if spare else _svmlight.empty_bytearray(len(spent))
-            if len(buffer) < filled - cut:
+            if len(buffer) <= filled - cut:       # no room to read after the unfinished line
                 buffer = _svmlight.empty_bytearray(len(spent))
             view = memoryview(buffer)
             buffer[:filled - cut] = spent[cut:filled]

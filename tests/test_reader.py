@@ -159,6 +159,43 @@ def test_counting_lines_and_feature_colons_matches_a_byte_by_byte_count():
         assert (head[0] + tail[0], head[1] + tail[1]) == by_byte(buf, 0)
 
 
+def test_a_long_number_ending_a_block_is_read_within_the_block():
+    """Over 19 digits are read again (long_decimal): up to the block's end, not into the
+    bytes after it (a block is a view of a buffer that holds older data beyond it)."""
+    from rankfast import _svmlight
+    line = b"1 1:1234567890123456789012345"                 # the file's last line, no newline
+    for dtype in (np.float64, np.float32):
+        y, qid, lines = np.empty(1), np.empty(1, np.int64), np.empty(1, np.int64)
+        indptr, indices, values = np.zeros(2, np.int64), np.empty(1, np.int32), np.empty(1, dtype)
+        result = _svmlight.parse_into(memoryview(line + b"999")[:len(line)], 0, 0, y, qid, lines,
+                                      indptr, indices, values)
+        assert result[:3] == (1, 1, 0)
+        assert values[0] == dtype(1234567890123456789012345.0)
+
+
+def test_threaded_blocks_read_on_when_a_spare_buffer_just_holds_the_unfinished_line(tmp_path):
+    """A spare buffer as long as the line left over has no room to read into: a read of
+    nothing there meant the end of the file, and the rest of the file was lost."""
+    from rankfast.reader import _blocks
+    data = b"1 2:345\n1 1:2345 2:1\n3 1:1\n"
+    blocks = _blocks(io.BytesIO(data), "x", bytearray(16), spare=[bytearray(8)])
+    assert b"".join(bytes(block) for block in blocks) == data
+    path = write(tmp_path, "3 \n0 1:0 2:8 3:6 4:3\n2 1:5\n8 1:3 2:2\n")
+    one = load_svmlight(path, n_jobs=1)
+    for chunk in (6, 8, 12):
+        two = load_svmlight(path, n_jobs=2, chunk_bytes=chunk)
+        assert (two.X != one.X).nnz == 0 and two.X.shape == one.X.shape == (4, 4)
+
+
+@pytest.mark.parametrize("data", [b"", b"\xef", b"\xef\xbb", b"\xef\xbb\xbf1 1:2\n"])
+def test_the_byte_order_mark_is_looked_for_in_bytes_read_only(data):
+    """The buffer is not initialised: bytes past what was read may hold a BOM's."""
+    from rankfast.reader import _blocks
+    buffer = bytearray(b"\xef\xbb\xbf" * 6)
+    got = b"".join(bytes(block) for block in _blocks(io.BytesIO(data), "x", buffer))
+    assert got == data.removeprefix(b"\xef\xbb\xbf")
+
+
 def test_one_pass_reading_grows_its_arrays_to_what_the_file_holds(tmp_path):
     """One thread and two read a file once: their arrays are sized from the first block
     and grow when later lines need more (here ten times as many features a line, and
