@@ -269,10 +269,7 @@ class LinearModel(Exportable):
         if kind == "log":
             return normalized_scores(X.indptr, X.indices, X.data, self.feature_ids,
                                      self.weights, self.bias, kind)
-        if qid is None:
-            raise ValueError("this model normalises each query's rows (normalize=query): "
-                             "pass qid")
-        qid = query_ids(X.shape[0], qid)
+        qid = _normalized_query_ids(X.shape[0], qid)
         out = np.empty(X.shape[0])
         order = np.argsort(qid, kind="stable")
         bounds = np.flatnonzero(np.diff(qid[order])) + 1
@@ -428,11 +425,19 @@ def normalized_input(kind: str, X: Matrix, qid: Vector, width: int) -> Any:
         return X
     X = with_width(X, width)
     if kind == "query":
-        if qid is None:
-            raise ValueError("this model normalises each query's rows (normalize=query): pass qid")
-        qid = query_ids(X.shape[0], qid)
+        qid = _normalized_query_ids(X.shape[0], qid)
     from .normalize import Normalizer
     return Normalizer(kind).transform(X, qid)
+
+
+def _normalized_query_ids(n: int, qid: Vector) -> np.ndarray:
+    """The query id of each of n rows scored by a model that normalises each query's rows.
+
+    ValueError when qid is None or does not hold one id per row (query_ids).
+    """
+    if qid is None:
+        raise ValueError("this model normalises each query's rows (normalize=query): pass qid")
+    return query_ids(n, qid)
 
 
 def fourier_features(X: Matrix, omega: Vector, offset: Vector, out: Any) -> Any:
