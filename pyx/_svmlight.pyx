@@ -742,10 +742,10 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
     entries always fit).  indptr[row0 + 1:] gets each row's end, counted
     from nnz0 (which indptr[row0] should hold), or from entries_before when
     it is given (the arrays are slices of larger ones, with that many entries
-    before them).  lines get 0-based
-    line numbers within buf; comment spans (if arrays are given) byte offsets
-    into buf, -1 where a line has no comment; first_line is added to every
-    line number (the line of buf's start in its file).  Returns (rows, entries,
+    before them).  lines get 0-based line numbers within buf; comment spans
+    (if arrays are given) byte offsets into buf, -1 where a line has no
+    comment; first_line is added to every line number (the line of buf's
+    start in its file).  Returns (rows, entries,
     error, error_line, error_start, error_end, consumed, max_index); error_line
     is the line of the error (ERR_FULL: of the line left), else buf's line
     count; max_index is the highest feature index (1-based) of the rows
@@ -1151,4 +1151,3 @@ def format_pairs(const int64_t[::1] ids, const double[::1] values, fallback):
             m = len(word)
         k += m
     return text[:k].decode("ascii")
-
