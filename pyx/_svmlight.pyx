@@ -505,6 +505,14 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
         labels[rows] = value
         qid = 0
         has_qid = False
+        if end - p > 5 and p[0] == 32 and p[1] == 113 and p[2] == 105 and p[3] == 100 and p[4] == 58:
+            uindex = 0                                 # ' qid:digits', as most lines have
+            index_digits = 0
+            stop = digit_loop(p + 5, end, to_newline, &uindex, &index_digits)
+            if 0 < index_digits <= 18 and is_delim(stop, end):     # below 2**63
+                qid = <int64_t>uindex
+                has_qid = True
+                p = stop
         previous = 0
         hash_pos = NULL
         while True:

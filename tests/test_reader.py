@@ -173,6 +173,36 @@ def test_a_long_number_ending_a_block_is_read_within_the_block():
         assert values[0] == dtype(1234567890123456789012345.0)
 
 
+QID_LINES = ["1 qid:0 1:1", "1 qid:007 2:1", "1 qid:123456789012345678 1:1",
+             "1 qid:9223372036854775807 1:1", "1 qid:9223372036854775808 1:1",
+             "1 qid:99999999999999999999 1:1", "1 qid:12x 1:1", "1 qid:1:2 1:1", "1 qid: 1:1",
+             "1 qid:+3 1:1", "1 qid:-3 1:1", "1 qid:4#c", "1 qid:5\t1:1", "1 qid:6\r",
+             "1 qid:7 qid:8 1:1", "1  qid:9 1:1", "1\tqid:10 1:1", "1 qid:11", "1 qid:",
+             "1 qidx:1 1:1", "1 1:1 qid:12", "1 qid:13 1:1 qid:14", "1 sid:2 qid:15 1:1"]
+
+
+@pytest.mark.parametrize("line", QID_LINES)
+@pytest.mark.parametrize("last", [False, True])
+def test_qids_read_as_the_reference_reads_them(tmp_path, line, last):
+    """' qid:digits' after the target is read on a shorter path than other tokens:
+    the same qid, or the same error line, for any qid, neighbour and block end."""
+    import svmlight_reference as ref
+    text = ("2 qid:1 1:1\n" + line + ("" if last else "\n3 qid:1 1:2\n")).encode()
+    path = write(tmp_path, text, mode="wb")
+    try:
+        expected = ref.parse(text)
+    except ref.Bad as bad:
+        for chunk in (1 << 20, 5):
+            with pytest.raises(InputError) as info:
+                load_svmlight(path, chunk_bytes=chunk)
+            assert info.value.line == bad.line == 2
+        return
+    for chunk in (1 << 20, 5):
+        data = load_svmlight(path, chunk_bytes=chunk)
+        assert data.qid.tolist() == [row[1] for row in expected]
+        assert data.X.indices.tolist() == [f - 1 for row in expected for f, _ in row[2]]
+
+
 def test_threaded_blocks_read_on_when_a_spare_buffer_just_holds_the_unfinished_line(tmp_path):
     """A spare buffer as long as the line left over has no room to read into: a read of
     nothing there meant the end of the file, and the rest of the file was lost."""
