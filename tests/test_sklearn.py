@@ -298,6 +298,7 @@ def test_routing_on_qid_passed_to_an_estimator_that_did_not_request_it_raises():
                 search.fit(X, y, groups=qid, qid=qid)
 
 
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")  # asserted below
 def test_routing_off_a_scorer_without_qid_for_a_model_of_several_queries_raises():
     """Without routing the scorer gets no qid: it used to score each test fold as one ranking
     (best_score_ 1.0 here against about 0.9 fold by fold), now it says how to route qid."""
