@@ -15,3 +15,12 @@ def every_thread_counts(monkeypatch):
     small: without this, resolve_n_jobs would give them one thread per 32,768 entries)."""
     from rankfast import _threads
     monkeypatch.setattr(_threads, "MIN_ENTRIES_PER_THREAD", 1)
+
+
+@pytest.fixture(autouse=True)
+def every_block_counts(monkeypatch):
+    """Reading uses every thread it is given, however small the file (the tests' files are
+    small: without this, a file would get one thread per MIN_BLOCKS_PER_THREAD blocks).
+    test_threads.py checks that rule itself."""
+    from rankfast import data
+    monkeypatch.setattr(data, "MIN_BLOCKS_PER_THREAD", 1)

@@ -365,6 +365,36 @@ def test_parallel_reading_gives_the_same_dataset(training_files):
             assert many.X.shape == one.X.shape
 
 
+def test_a_file_of_known_size_gets_a_thread_per_min_blocks(tmp_path, monkeypatch):
+    """No more parsing threads than the file holds MIN_BLOCKS_PER_THREAD blocks for each;
+    streams (size unknown) and compressed files keep every thread."""
+    import gzip
+
+    from rankfast import data
+    monkeypatch.setattr(_threads, "available_cores", lambda: 8)
+    monkeypatch.setattr(data, "MIN_BLOCKS_PER_THREAD", 3)
+    threads_used = []
+    read_in_threads = data._read_in_threads
+
+    def spy(stream, path, size, n_threads, *args):
+        threads_used.append(n_threads)
+        return read_in_threads(stream, path, size, n_threads, *args)
+    monkeypatch.setattr(data, "_read_in_threads", spy)
+    line = "1 qid:1 1:0.5 2:0.2\n"                                 # 20 bytes
+    for lines, expected in ((29, None), (30, 2), (74, 4), (75, 5), (200, 8)):
+        path = tmp_path / f"{lines}.dat"
+        path.write_text(line * lines)                  # blocks of 100 bytes: 3 a thread
+        threads_used.clear()
+        data_ = rankfast.load_svmlight(str(path), n_jobs=8, chunk_bytes=100)
+        assert len(data_.y) == lines
+        assert threads_used == ([] if expected is None else [expected])
+    gz = tmp_path / "29.dat.gz"
+    gz.write_bytes(gzip.compress((line * 29).encode()))
+    threads_used.clear()
+    assert len(rankfast.load_svmlight(str(gz), n_jobs=8, chunk_bytes=100).y) == 29
+    assert threads_used == [8]
+
+
 def test_parallel_reading_reports_the_first_error_in_file_order(tmp_path):
     lines = [f"{i % 3} qid:{i // 7 + 1} 1:{i} 2:0.5 # c{i}\n" for i in range(3000)]
     lines.insert(100, "\n")                                      # blank and comment lines
