@@ -392,7 +392,8 @@ cdef inline const unsigned char* scan_double(const unsigned char* s, const unsig
     if p < end and p[0] == 46:
         p = digit_loop(p + 1, end, to_newline, &mantissa, &frac)
         digits += frac
-    if digits == 0 or digits > 19 or frac > 22 or mantissa > MAX_EXACT or not is_delim(p, end):
+    # 1 to 19 digits, so at most 19 decimals (POW10 goes to 22); one unsigned test for both ends
+    if <unsigned int>(digits - 1) > 18 or mantissa > MAX_EXACT or not is_delim(p, end):
         return scan_number(s, end, out, ok)
     out[0] = <double>mantissa / POW10[frac] * SIGN[negative]   # exact: no branch on the sign
     ok[0] = EXACT
