@@ -48,7 +48,7 @@ _REASONS = {
     4: "feature index in {token} is not an integer",
     5: "feature index in {token} is outside 1 .. 2147483647",
     6: "feature index in {token} is not above the previous index on the line "
-       "(indices must increase)",
+       "(svm_rank requires each line's indices to increase: each index once, in order)",
     7: "feature value in {token} is not a number",
     8: "feature value in {token} is not finite",
     9: "{token}: qid must be an integer in 0 .. 9223372036854775807",
