@@ -32,7 +32,7 @@ from .inputs import (  # noqa: F401
     scoring_queries,
     weighted,
 )
-from .metrics import ndcg
+from .metrics import ndcg, scored_with_check
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -205,11 +205,14 @@ class Ranker(BaseEstimator):
         -------
         float
             rankfast.metrics.ndcg(predict(X), y, qid, k=10) with its default
-            (LETOR 4.0) convention.
+            (LETOR 4.0) convention; a ConstantMetricWarning when no ranking of
+            these queries could change it (every query shorter than 10
+            documents, or of one label: rankfast.metrics.why_alike).
         """
         scores, qid = scored_queries(self, X, qid, group, f"{type(self).__name__}.score")
         y = check_labels(y, len(scores), type(self).__name__)
-        return float(ndcg(scores, y, qid, k=10))
+        return scored_with_check(lambda s: ndcg(s, y, qid, k=10, per_query=True), scores, y, qid,
+                                 "ndcg", 10)
 
     #: What the estimator is, for scikit-learn before 1.6 and for libraries that read it
     #: (XGBRanker has the same); scikit-learn >= 1.6 reads the tag below.

@@ -144,7 +144,7 @@ def _classify(argv):
     progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
     write(_summary_lines(queries.swapped, queries.pairs, verbosity))
     if cutoffs is not None:
-        write(_metrics_lines(queries.swapped, queries.pairs, queries.figures, cutoffs))
+        _write_metrics(queries.swapped, queries.pairs, queries.figures, cutoffs)
     return 0
 
 
@@ -485,25 +485,52 @@ def _figures(scores, labels, qid, cutoffs) -> Any:
     each an array: per query "ndcg@k", "p@k" (every cut-off k), "ap", "rr";
     ERR@k needs the whole file's highest label, so "top@k" holds each query's
     k best-scored labels in ranked order ("count@k" how many) and "grade" the
-    highest label of these documents, for _metrics_lines to finish.
+    highest label of these documents, for _metrics_lines to finish.  Also,
+    per query, "alike:<name>" whether the figure (ERR@k as "alike:err@k") is
+    the same for every order of its documents (rankfast.metrics.
+    alike_in_every_order), and its "size", "relevant" documents and
+    "one_label", which say why (rankfast.metrics.why_alike).  One sort of the
+    scores serves every figure, and one each the best and the worst order.
     """
     import numpy as np
 
     from . import metrics
-    scores, labels, qid = np.asarray(scores), np.asarray(labels), np.asarray(qid)
-    swapped, pairs = metrics.swapped_pairs(scores, labels, qid)
+    from .data import query_index
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    labels, qid = np.asarray(labels, dtype=np.float64), np.asarray(qid)
+    index = query_index(qid)
+    ranked = metrics.ranking(scores, labels, qid, index)
+    swapped, pairs = metrics.swapped_pairs_of(ranked, scores, labels)
     if cutoffs is None:
         return swapped, pairs
-    figures = {"ap": metrics.mean_average_precision(scores, labels, qid, per_query=True),
-               "rr": metrics.reciprocal_rank(scores, labels, qid, per_query=True),
-               "grade": np.array([np.max(labels, initial=0.0)])}
-    for k in cutoffs.cutoffs:
-        figures[f"ndcg@{k}"] = metrics.ndcg(scores, labels, qid, k=k, per_query=True,
-                                            convention=cutoffs.convention)
-        figures[f"p@{k}"] = metrics.precision_at(scores, labels, qid, k=k, per_query=True)
-        top, starts = metrics.top_labels(scores, labels, qid, k)
-        figures[f"top@{k}"], figures[f"count@{k}"] = top, np.diff(starts)
+    grade = max(float(np.max(labels, initial=0.0)), 0.0)
+    figures = _ranked_figures(ranked, cutoffs)
+    figures["grade"] = np.array([grade])
+    best, worst = (_ranked_figures(metrics.ranking(order, labels, qid, index), cutoffs, grade)
+                   for order in (labels, -labels))
+    for name, values in best.items():
+        figures[f"alike:{name}"] = values == worst[name]
+    facts = metrics.query_facts(labels, qid)
+    figures["size"], figures["relevant"], figures["one_label"] = facts
     return swapped, pairs, figures
+
+
+def _ranked_figures(ranked, cutoffs, grade=None):
+    """Per-query figures of a rankfast.metrics.Ranking (see _figures); with ``grade``, ERR@k
+    ("err@k") at that g_max instead of the top labels."""
+    import numpy as np
+
+    from . import metrics
+    figures = {"ap": metrics.average_precision_of(ranked), "rr": metrics.reciprocal_rank_of(ranked)}
+    for k in cutoffs.cutoffs:
+        figures[f"ndcg@{k}"] = metrics.ndcg_of(ranked, k, cutoffs.convention)
+        figures[f"p@{k}"] = metrics.precision_of(ranked, k)
+        top, starts = metrics.top_of(ranked, k)
+        if grade is None:
+            figures[f"top@{k}"], figures[f"count@{k}"] = top, np.diff(starts)
+        else:
+            figures[f"err@{k}"] = metrics.err_of_ranked(top, starts, grade)
+    return figures
 
 
 def _classify_distributed(model, test_path, output_path, options):
@@ -519,8 +546,8 @@ def _classify_distributed(model, test_path, output_path, options):
     progress("done", verbosity)
     write(classify_summary(scores, labels, qid, verbosity))
     if options.get("metrics"):
-        write(metrics_report(scores, labels, qid, options.get("ndcg_at", [10]),
-                              options.get("ndcg", "letor")))
+        settings = _MetricSettings(options.get("ndcg_at", [10]), options.get("ndcg", "letor"))
+        _write_metrics(*_figures(scores, labels, qid, settings), settings)
     return 0
 
 
@@ -579,6 +606,40 @@ def metrics_report(scores: Vector, labels: Vector, qid: Vector, cutoffs: Any = (
     settings = _MetricSettings(list(cutoffs), convention)
     swapped, pairs, figures = _figures(scores, labels, qid, settings)
     return _metrics_lines(swapped, pairs, figures, settings)
+
+
+def _write_metrics(swapped, pairs, figures, settings):
+    """--metrics' lines on stdout, and a note for each figure no ranking could change."""
+    write(_metrics_lines(swapped, pairs, figures, settings))
+    for note in _alike_notes(figures, settings):
+        print_note("rank_classify", note)
+
+
+def _alike_notes(figures, settings):
+    """Notes naming the figures that are the same for every ranking of the file's queries, and why.
+
+    Such a figure says nothing of the model (LETOR's NDCG@10 of queries
+    shorter than 10 documents is 0; MAP of graded labels 3-8, all relevant, is
+    1).  Figures alike for one reason share a note.
+    """
+    import numpy as np
+
+    from . import metrics
+    facts = metrics.QueryFacts(*(np.asarray(figures.get(name, ()))
+                                 for name in ("size", "relevant", "one_label")))
+    if not len(facts.sizes):
+        return []
+    convention = settings.convention
+    named = [(f"ndcg@{k}", f"NDCG@{k} ({metrics.ndcg_label(convention)})", "ndcg", k)
+             for k in settings.cutoffs]
+    named += [(f"err@{k}", f"ERR@{k}", "err", k) for k in settings.cutoffs]
+    named += [(f"p@{k}", f"P@{k}", "p", k) for k in settings.cutoffs]
+    named += [("ap", "MAP", "map", None), ("rr", "MRR", "mrr", None)]
+    by_reason: dict = {}
+    for name, label, kind, k in named:
+        if np.all(figures.get(f"alike:{name}", False)):
+            by_reason.setdefault(metrics.why_alike(kind, facts, k, convention), []).append(label)
+    return [metrics.alike_message(labels, len(facts.sizes), why) for why, labels in by_reason.items()]
 
 
 def _metrics_lines(swapped, pairs, figures, settings):

@@ -24,6 +24,11 @@ Conventions
 * MAP: a label > 0 is relevant.  A query without any relevant document scores
   0 in both NDCG and MAP (LETOR's choice), unless ``skip_no_relevant=True``
   leaves it out of the mean.
+* Some queries score alike in every order: a query shorter than k at LETOR's
+  NDCG@k, graded labels all above 0 at MAP.  ``alike_in_every_order`` finds
+  them exactly; a metric alike on every query cannot choose a model, and
+  model selection, the scorers and rank_classify --metrics say so
+  (``ConstantMetricWarning``, ``why_alike``).
 """
 from __future__ import annotations
 
@@ -50,26 +55,118 @@ def _sorted_by_score(scores, group, n_groups):
     return order.astype(np.int64), starts
 
 
-class _Ranked(NamedTuple):
-    """Every query's documents by decreasing score (NaN last, ties in file order), one query after another."""
+class Ranking(NamedTuple):
+    """Every query's documents by decreasing score (NaN last, ties in file order), one query after another.
 
+    One sort that the ``*_of`` functions share (rank_classify --metrics
+    computes six metrics of each batch from one); made by :func:`ranking`.
+    """
+
+    order: np.ndarray           # the documents' rows in ranked order
     labels: np.ndarray          # float64 labels in ranked order
     query: np.ndarray           # query number (order of first appearance) of each
     position: np.ndarray        # 1-based rank within its query, float64
     starts: np.ndarray          # offsets of the queries, with the document count appended
     n_queries: int
 
-    def has_relevant(self):
+    def has_relevant(self) -> np.ndarray:
         return np.bincount(self.query, weights=(self.labels > 0).astype(np.float64),
                            minlength=self.n_queries) > 0
 
 
-def _ranked(scores, labels, qid):
+def ranking(scores: Vector, labels: Vector, qid: Vector, index: Any = None) -> Ranking:
+    """The Ranking of scores; ``index``: ``query_index(qid)`` when already known."""
     labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = query_index(qid)
+    group, n_groups = query_index(qid) if index is None else index
     order, starts = _sorted_by_score(scores, group, n_groups)
     g = group[order]
-    return _Ranked(labels[order], g, np.arange(len(order)) - starts[g] + 1.0, starts, n_groups)
+    return Ranking(order, labels[order], g, np.arange(len(order)) - starts[g] + 1.0, starts,
+                   n_groups)
+
+
+def alike_in_every_order(per_query: Any, labels: Vector) -> np.ndarray:
+    """Per query: whether a metric scores every order of its documents alike.
+
+    ``per_query(scores)``: the metric's value of each query (of ``labels``'
+    queries) for these scores.  NDCG, ERR, MAP, MRR, P@k and pair accuracy
+    never fall when a document moves above one of lower label, so every order
+    of a query scores between its worst (increasing labels) and its best
+    (decreasing labels); where those two agree, no model can do better or
+    worse on it.  That is a query whose documents share one label (one of
+    relevant or not, for MAP, MRR and P@k), a query shorter than k under
+    LETOR's NDCG@k (which scores it 0), and P@k of a query of at most k
+    documents; pair accuracy is undefined (nan) where no order differs.
+
+    >>> import numpy as np
+    >>> from rankfast.metrics import alike_in_every_order, ndcg
+    >>> labels, qid = [2, 0, 1, 1, 0], [1, 1, 1, 2, 2]
+    >>> alike_in_every_order(lambda s: ndcg(s, labels, qid, k=3, per_query=True), labels)
+    array([False,  True])
+    """
+    labels = np.asarray(labels, dtype=np.float64)
+    best, worst = np.asarray(per_query(labels)), np.asarray(per_query(-labels))
+    return (best == worst) | (np.isnan(best) & np.isnan(worst))
+
+
+class ConstantMetricWarning(UserWarning):
+    """A metric is the same for every ranking of the queries it is computed on.
+
+    It cannot tell models apart there (see alike_in_every_order).
+    """
+
+
+class QueryFacts(NamedTuple):
+    """Per query (order of first appearance): its documents, its relevant ones (label > 0),
+    whether its documents share one label."""
+
+    sizes: np.ndarray
+    relevant: np.ndarray
+    one_label: np.ndarray
+
+
+def query_facts(labels: Vector, qid: Vector) -> QueryFacts:
+    """The QueryFacts of labels and their queries."""
+    labels = np.asarray(labels, dtype=np.float64)
+    query, n_queries = query_index(qid)
+    sizes = np.bincount(query, minlength=n_queries)
+    relevant = np.bincount(query, weights=(labels > 0).astype(np.float64), minlength=n_queries)
+    low, high = np.full(n_queries, np.inf), np.full(n_queries, -np.inf)
+    np.minimum.at(low, query, labels)
+    np.maximum.at(high, query, labels)
+    return QueryFacts(sizes, relevant.astype(np.int64), low == high)
+
+
+def why_alike(kind: str, facts: QueryFacts, k: int | None = None, convention: str = "letor") -> str:
+    """Why metric ``kind`` (ndcg, err, map, mrr, p) scores every ranking of these queries alike.
+
+    The first cause that holds for every query, in words ("" when none
+    does: the queries are alike for several reasons).  See
+    alike_in_every_order.
+    """
+    sizes, relevant, one_label = facts
+    binary = kind in ("map", "mrr", "p")
+    if one_label.all():
+        return "no query has documents of different labels"
+    if kind == "ndcg" and convention == "letor" and k is not None and (sizes < k).all():
+        return (f"every query has fewer than {k} documents, which LETOR's NDCG@{k} scores 0 "
+                f"(the standard convention evaluates a short query over its whole list)")
+    if binary and (relevant == sizes).all():
+        return "every document is relevant (label > 0)"
+    if binary and (relevant == 0).all():
+        return "no document is relevant (label > 0)"
+    if binary and ((relevant == 0) | (relevant == sizes)).all():
+        return "each query's documents are all relevant (label > 0) or all not"
+    if kind == "p" and k is not None and (sizes <= k).all():
+        return f"every query has at most {k} documents, all of them in the top {k}"
+    return ""
+
+
+def alike_message(labels: list[str], n_queries: int, why: str) -> str:
+    """"<labels> is (are) the same for every ranking of these N queries: <why>"."""
+    names = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    queries = "this query" if n_queries == 1 else f"these {n_queries} queries"
+    verb = "is" if len(labels) == 1 else "are"
+    return f"{names} {verb} the same for every ranking of {queries}" + (f": {why}" if why else "")
 
 
 def swapped_pairs(scores: Vector, labels: Vector, qid: Vector) -> tuple[np.ndarray, np.ndarray]:
@@ -94,14 +191,17 @@ def swapped_pairs(scores: Vector, labels: Vector, qid: Vector) -> tuple[np.ndarr
     (array([0, 1]), array([3, 1]))
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    labels = np.asarray(labels, dtype=np.float64)
-    group, n_groups = query_index(qid)
-    order, starts = _sorted_by_score(scores, group, n_groups)
-    levels, rank = np.unique(labels, return_inverse=True)
+    return swapped_pairs_of(ranking(scores, labels, qid), scores, labels)
+
+
+def swapped_pairs_of(r: Ranking, scores: Vector, labels: Vector) -> tuple[np.ndarray, np.ndarray]:
+    """swapped_pairs of a Ranking of these scores (float64) and labels."""
+    levels, rank = np.unique(np.asarray(labels, dtype=np.float64), return_inverse=True)
     tree = np.zeros(len(levels) + 1, dtype=np.int64)
-    swapped = np.zeros(n_groups, dtype=np.int64)
-    pairs = np.zeros(n_groups, dtype=np.int64)
-    _swapped.count_swapped(order, rank.ravel().astype(np.int64), scores, starts,
+    swapped = np.zeros(r.n_queries, dtype=np.int64)
+    pairs = np.zeros(r.n_queries, dtype=np.int64)
+    _swapped.count_swapped(r.order, rank.ravel().astype(np.int64),
+                           np.ascontiguousarray(scores, dtype=np.float64), r.starts,
                            tree, swapped, pairs)
     return swapped, pairs
 
@@ -182,16 +282,21 @@ def ndcg(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, per_qu
     >>> ndcg([0.9, 0.1, 0.5, 0.3], [2, 0, 1, 0], [1, 1, 1, 2], k=None, per_query=True)
     array([1., 0.])
     """
+    r = ranking(scores, labels, qid)
+    return _reduce(ndcg_of(r, k, convention), r.has_relevant(), per_query, skip_no_relevant)
+
+
+def ndcg_of(r: Ranking, k: int | None = 10, convention: str = "letor") -> np.ndarray:
+    """Per-query NDCG@k of a Ranking (see ndcg)."""
     if convention not in ("letor", "standard"):
         raise ValueError(f"unknown NDCG convention {convention!r}")
-    r = _ranked(scores, labels, qid)
     ideal, _ = _sorted_by_score(r.labels, r.query, r.n_queries)   # labels by label: the best order
     dcg = _dcg(r.labels, r.query, r.starts, r.n_queries, k, convention)
     best = _dcg(r.labels[ideal], r.query[ideal], r.starts, r.n_queries, k, convention)
     values = np.divide(dcg, best, out=np.zeros(r.n_queries), where=best > 0)
     if convention == "letor" and k is not None:
         values[np.diff(r.starts) < k] = 0.0
-    return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
+    return values
 
 
 def ndcg_label(convention: str) -> str:
@@ -236,15 +341,20 @@ def mean_average_precision(scores: Vector, labels: Vector, qid: Vector, per_quer
     >>> mean_average_precision(scores, labels, qid, per_query=True)
     array([1. , 0.5])
     """
-    r = _ranked(scores, labels, qid)
+    r = ranking(scores, labels, qid)
+    values = average_precision_of(r)
+    return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
+
+
+def average_precision_of(r: Ranking) -> np.ndarray:
+    """Per-query average precision of a Ranking (see mean_average_precision)."""
     relevant = (r.labels > 0).astype(np.float64)
     hits = np.cumsum(relevant)
     hits_before = np.concatenate(([0.0], hits))[r.starts[:-1]]
     precision = (hits - hits_before[r.query]) / r.position
     n_relevant = np.bincount(r.query, weights=relevant, minlength=r.n_queries)
     total = np.bincount(r.query, weights=relevant * precision, minlength=r.n_queries)
-    values = np.divide(total, n_relevant, out=np.zeros(r.n_queries), where=n_relevant > 0)
-    return _reduce(values, n_relevant > 0, per_query, skip_no_relevant)
+    return np.divide(total, n_relevant, out=np.zeros(r.n_queries), where=n_relevant > 0)
 
 
 def _reduce(values, has_relevant, per_query, skip_no_relevant):
@@ -275,11 +385,10 @@ def err(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, max_gra
     per_query, skip_no_relevant : bool
         As for ndcg.
     """
-    r = _ranked(scores, labels, qid)
+    r = ranking(scores, labels, qid)
     if max_grade is None:
         max_grade = highest_grade(r.labels)
-    ranked, starts = _top(r, k)
-    values = err_of_ranked(ranked, starts, max_grade)
+    values = err_of_ranked(*top_of(r, k), max_grade)
     return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
 
 
@@ -288,7 +397,8 @@ def highest_grade(labels: Vector) -> float:
     return max(float(np.max(labels, initial=0.0)), 0.0)
 
 
-def top_labels(scores: Vector, labels: Vector, qid: Vector, k: int | None = None) -> np.ndarray:
+def top_labels(scores: Vector, labels: Vector, qid: Vector,
+               k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each query's labels by decreasing score (ties in file order), its first k only.
 
     Returns
@@ -298,10 +408,11 @@ def top_labels(scores: Vector, labels: Vector, qid: Vector, k: int | None = None
     starts : ndarray of int64
         Offsets of the queries in ``ranked``, with its length appended.
     """
-    return _top(_ranked(scores, labels, qid), k)
+    return top_of(ranking(scores, labels, qid), k)
 
 
-def _top(r, k):
+def top_of(r: Ranking, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """top_labels of a Ranking."""
     if k is None:
         return r.labels, r.starts
     counts = np.minimum(np.diff(r.starts), k)
@@ -335,12 +446,16 @@ def reciprocal_rank(scores: Vector, labels: Vector, qid: Vector, per_query: bool
     Ranks by decreasing score, ties in file order; a query without relevant
     documents scores 0 (or is skipped with ``skip_no_relevant=True``).
     """
-    r = _ranked(scores, labels, qid)
+    r = ranking(scores, labels, qid)
+    return _reduce(reciprocal_rank_of(r), r.has_relevant(), per_query, skip_no_relevant)
+
+
+def reciprocal_rank_of(r: Ranking) -> np.ndarray:
+    """Per-query reciprocal rank of a Ranking (see reciprocal_rank)."""
     first = np.full(r.n_queries, np.inf)
     relevant = r.labels > 0
     np.minimum.at(first, r.query[relevant], r.position[relevant])
-    values = 1.0 / first                                     # 1/inf = 0: no relevant document
-    return _reduce(values, np.isfinite(first), per_query, skip_no_relevant)
+    return 1.0 / first                                     # 1/inf = 0: no relevant document
 
 
 def precision_at(scores: Vector, labels: Vector, qid: Vector, k: int = 10,
@@ -351,13 +466,37 @@ def precision_at(scores: Vector, labels: Vector, qid: Vector, k: int = 10,
     still divides by k (trec_eval's convention: the missing places count as
     not relevant).
     """
-    r = _ranked(scores, labels, qid)
+    r = ranking(scores, labels, qid)
+    return _reduce(precision_of(r, k), r.has_relevant(), per_query, skip_no_relevant)
+
+
+def precision_of(r: Ranking, k: int = 10) -> np.ndarray:
+    """Per-query P@k of a Ranking (see precision_at)."""
     hits = (r.labels > 0) & (r.position <= k)
-    values = np.bincount(r.query, weights=hits.astype(np.float64), minlength=r.n_queries) / float(k)
-    return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
+    return np.bincount(r.query, weights=hits.astype(np.float64), minlength=r.n_queries) / float(k)
 
 
 # ------------------------------------------------------ scorers for scikit-learn's searches
+
+def scored_with_check(per_query: Any, scores: Vector, labels: Vector, qid: Vector, kind: str,
+                      k: int | None = None, convention: str = "letor") -> float:
+    """The mean of ``per_query(scores)``, with a ConstantMetricWarning if no ranking could change it.
+
+    ``per_query(scores)``: metric ``kind``'s (ndcg, map) value of each query.
+    A scikit-learn search choosing by such a metric would choose silently
+    among ties (its first candidate); the warning says why the metric is
+    blind here (alike_in_every_order, why_alike).
+    """
+    values = np.asarray(per_query(scores))
+    if len(values) and alike_in_every_order(per_query, labels).all():
+        import warnings
+        facts = query_facts(labels, qid)
+        label = (f"NDCG{'' if k is None else f'@{k}'} ({ndcg_label(convention)})" if kind == "ndcg"
+                 else "MAP")
+        warnings.warn(alike_message([label], len(facts.sizes), why_alike(kind, facts, k, convention))
+                      + ": it cannot tell models apart", ConstantMetricWarning, stacklevel=3)
+    return float(values.mean()) if len(values) else float("nan")
+
 
 def ndcg_scorer(k: int = 10) -> RankingScorer:
     """A scorer ``scorer(estimator, X, y, qid=None, group=None)``: mean NDCG@k of predict(X).
@@ -451,8 +590,10 @@ class RankingScorer:
         scores, qid = scored_queries(estimator, X, qid, group, repr(self))
         y = check_labels(y, len(scores))
         if self.metric == "ndcg":
-            return ndcg(scores, y, qid, k=self.k)
-        return mean_average_precision(scores, y, qid)
+            return scored_with_check(lambda s: ndcg(s, y, qid, k=self.k, per_query=True), scores, y,
+                                     qid, "ndcg", self.k)
+        return scored_with_check(lambda s: mean_average_precision(s, y, qid, per_query=True),
+                                 scores, y, qid, "map")
 
     def get_metadata_routing(self) -> Any:
         """scikit-learn's metadata request: qid and group, at score."""

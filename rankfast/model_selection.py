@@ -68,6 +68,7 @@ import copy
 import dataclasses
 import itertools
 import time
+import warnings
 
 import numpy as np
 
@@ -188,15 +189,51 @@ class Column:
     fmt: str = "{:.6g}"
 
 
-def table_metrics(metric: Metric) -> Any:
-    """The table's columns: the selection metric first, then NDCG@k, MAP, ERR@k, pair accuracy."""
+def table_metrics(metric: Metric, chooser: Metric | None = None) -> Any:
+    """The table's columns: the selection metric first, then NDCG@k, MAP, ERR@k, pair accuracy.
+
+    ``chooser``: the metric that selects instead of ``metric`` (pair
+    accuracy, see selecting_metric), moved to the front.
+    """
     k = metric.k if metric.k is not None and metric.kind in ("ndcg", "err") else 10
     columns = [metric]
     for kind, cut in (("ndcg", k), ("map", None), ("err", k), ("pairs", None)):
         candidate = Metric(kind, cut, metric.convention)
         if candidate.key != metric.key:
             columns.append(candidate)
+    if chooser is not None and chooser.key != metric.key:
+        columns = [chooser] + [column for column in columns if column.key != chooser.key]
     return columns
+
+
+def selecting_metric(metric: Metric, y: Vector, qid: Vector, max_grade: Any = None) -> Metric:
+    """The metric that chooses among models scored on labels y of queries qid.
+
+    ``metric`` itself, unless it is the same for every ranking of these
+    queries (rankfast.metrics.alike_in_every_order): then it cannot tell
+    models apart, and the choice would fall silently to the smallest C (LETOR's
+    NDCG@10 of queries shorter than 10 documents is 0 for all; MAP of graded
+    labels 3-8, all relevant, is 1).  Pair accuracy chooses then, with a
+    ConstantMetricWarning saying why (rank_learn prints it as a note); when
+    the queries hold no pair either, nothing can choose, and the warning says
+    so.
+    """
+    if metric.kind == "pairs":
+        return metric
+    alike = metrics.alike_in_every_order(
+        lambda scores: metric.evaluate(scores, y, qid, True, max_grade), y)
+    if not alike.all():
+        return metric
+    facts = metrics.query_facts(y, qid)
+    text = metrics.alike_message([metric.label], len(facts.sizes), metrics.why_alike(
+        metric.kind, facts, metric.k, metric.convention))
+    if facts.one_label.all():
+        warnings.warn(f"{text}: no model is better than another", metrics.ConstantMetricWarning,
+                      stacklevel=3)
+        return metric
+    warnings.warn(f"{text}: the models are chosen by pair accuracy instead",
+                  metrics.ConstantMetricWarning, stacklevel=3)
+    return Metric("pairs", None, metric.convention)
 
 
 # -------------------------------------------------------------------- folds
@@ -578,7 +615,6 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
     metric = Metric.parse(metric, convention)
     if rule not in RULES:
         raise UsageError(f"the CV rule must be best or 1se (got {rule!r})")
-    columns = table_metrics(metric)
     data = training_data(estimator, X, y, qid)
     if data is not None:
         X, y, qid = data.X, data.y, data.qid
@@ -593,8 +629,9 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
         return _validate(estimator, X if data is None else data, y, qid, rows, c_name, cv, metric,
                          rule, progress, weight)
     folds = make_folds(qid, cv, random_state, X, y)
-    values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
     top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
+    columns = table_metrics(metric, selecting_metric(metric, y, qid, top))
+    values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
     total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
     for f, (train, test) in enumerate(folds.splits):
         if weight is not None and not weight[train].sum() > 0:
@@ -615,7 +652,7 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
             done += 1
             if progress is not None:
                 progress(Progress(done, total, f, len(folds.splits), _short(rows[i]),
-                                  metric.label, values[i, f, 0], time.perf_counter() - start))
+                                  columns[0].label, values[i, f, 0], time.perf_counter() - start))
     return CVResult([_short(row) for row in rows], columns, values, folds.description, rule)
 
 
@@ -626,11 +663,11 @@ def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress,
 
     X: features, or a TrainingData (then y and qid are its own).
     """
-    columns = table_metrics(metric)
     n_queries = query_index(valid.qid)[1]
     # valid's X is checked (ValidationSet): an estimator that takes a TrainingData scores it as is
     scored = TrainingData(valid.X, valid.y, valid.qid) if isinstance(X, TrainingData) else valid.X
     top = max(metrics.highest_grade(y), metrics.highest_grade(valid.y))
+    columns = table_metrics(metric, selecting_metric(metric, valid.y, valid.qid, top))
     values = np.full((len(rows), n_queries, len(columns)), np.nan)
     start = time.perf_counter()
     for done, (i, fitted) in enumerate(_fitted_rows(estimator, rows, c_name, X, y, qid, weight),
@@ -639,7 +676,7 @@ def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress,
         values[i] = np.column_stack([column.evaluate(scores, valid.y, valid.qid, True, top)
                                      for column in columns])
         if progress is not None:
-            progress(Progress(done, len(rows), None, 1, _short(rows[i]), metric.label,
+            progress(Progress(done, len(rows), None, 1, _short(rows[i]), columns[0].label,
                               float(np.nanmean(values[i, :, 0])), time.perf_counter() - start))
     return CVResult([_short(row) for row in rows], columns, values,
                     f"{valid.name}, {n_queries} queries", rule, validation=True)
@@ -798,15 +835,15 @@ def held_out_result(rows: Matrix, scores_by_row: Any, y: Vector, qid: Vector, me
     (optional, one per query in order of first appearance): the queries'
     sample weights, which weigh the folds (CVResult.weights).
     """
-    columns = table_metrics(metric)
-    per_query = []
     top = metrics.highest_grade(y)
+    columns = table_metrics(metric, selecting_metric(metric, y, qid, top))
+    per_query = []
     start, progress = time.perf_counter(), _log_progress(log)
     for i, scores in enumerate(scores_by_row):
         per_query.append(np.column_stack([column.evaluate(scores, y, qid, True, top)
                                           for column in columns]))
         if progress is not None:
-            progress(Progress(i + 1, len(rows), None, 1, rows[i], metric.label,
+            progress(Progress(i + 1, len(rows), None, 1, rows[i], columns[0].label,
                               _mean_over_folds(per_query[-1][:, 0], weights),
                               time.perf_counter() - start))
     values = np.array(per_query)

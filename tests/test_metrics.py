@@ -1,4 +1,7 @@
 """Ranking metrics against brute-force twins and hand-computed values (conventions included)."""
+import itertools
+import warnings
+
 import numpy as np
 import pytest
 import reference_impl as _reference
@@ -126,3 +129,86 @@ def test_nan_scores_rank_below_every_number():
     assert metrics.pairwise_accuracy([nan, -inf], [1, 0], [1, 1]) == 0.0
     assert metrics.ndcg([nan, 0.0], [1, 0], [1, 1], k=None, convention="standard") < 1.0
     assert metrics.mean_average_precision([0.0, nan], [1, 0], [1, 1]) == 1.0
+
+
+def _every_order_values(per_query_of, labels, qid):
+    """Per query, the set of values a metric takes over every permutation of its documents' scores."""
+    labels, qid = np.asarray(labels, dtype=np.float64), np.asarray(qid)
+    values = {}
+    for q in dict.fromkeys(qid.tolist()):
+        rows = np.flatnonzero(qid == q)
+        for perm in itertools.permutations(range(len(rows))):
+            scores = np.zeros(len(rows))
+            scores[list(perm)] = np.arange(len(rows), 0, -1)      # distinct scores: one order
+            values.setdefault(q, set()).add(float(per_query_of(scores, labels[rows],
+                                                               np.zeros(len(rows)))[0]))
+    return [values[q] for q in dict.fromkeys(qid.tolist())]
+
+
+ALIKE_METRICS = {
+    "ndcg@2 letor": lambda s, y, q: metrics.ndcg(s, y, q, k=2, per_query=True),
+    "ndcg@3 letor": lambda s, y, q: metrics.ndcg(s, y, q, k=3, per_query=True),
+    "ndcg letor": lambda s, y, q: metrics.ndcg(s, y, q, k=None, per_query=True),
+    "ndcg@1 standard": lambda s, y, q: metrics.ndcg(s, y, q, k=1, per_query=True,
+                                                    convention="standard"),
+    "ndcg@3 standard": lambda s, y, q: metrics.ndcg(s, y, q, k=3, per_query=True,
+                                                    convention="standard"),
+    "err@2": lambda s, y, q: metrics.err(s, y, q, k=2, max_grade=3, per_query=True),
+    "map": lambda s, y, q: metrics.mean_average_precision(s, y, q, per_query=True),
+    "mrr": lambda s, y, q: metrics.reciprocal_rank(s, y, q, per_query=True),
+    "p@2": lambda s, y, q: metrics.precision_at(s, y, q, k=2, per_query=True),
+}
+
+
+@pytest.mark.parametrize("name", list(ALIKE_METRICS))
+def test_alike_in_every_order_is_what_every_permutation_gives(name):
+    """The best and the worst order agree exactly where every order scores alike (all permutations
+    of queries of 1-5 documents: one label, two levels, negative labels, all relevant, none)."""
+    metric = ALIKE_METRICS[name]
+    rng = np.random.default_rng(7)
+    label_sets = ([0.0], [1.0], [-1.0, 0.0], [0.0, 1.0], [1.0, 3.0], [0.0, 1.0, 2.0, 3.0], [-2.0, 2.0])
+    labels, qid = [], []
+    for q in range(60):
+        size = int(rng.integers(1, 6))
+        labels += rng.choice(label_sets[q % len(label_sets)], size=size).tolist()
+        qid += [q] * size
+    labels, qid = np.array(labels), np.array(qid)
+    got = metrics.alike_in_every_order(lambda s: metric(s, labels, qid), labels)
+    expected = [len(values) == 1 for values in _every_order_values(metric, labels, qid)]
+    assert got.tolist() == expected
+    assert 0 < sum(expected) < len(expected)            # both kinds of query were tried
+
+
+def test_why_alike_names_the_cause():
+    facts = metrics.query_facts([2, 0, 1, 1, 0, 3, 3], [1, 1, 1, 2, 2, 3, 3])
+    assert "fewer than 10 documents" in metrics.why_alike("ndcg", facts, 10, "letor")
+    assert metrics.why_alike("ndcg", facts, 10, "standard") == ""
+    graded = metrics.query_facts([3, 5, 8, 4, 4], [1, 1, 1, 2, 2])
+    assert metrics.why_alike("map", graded) == "every document is relevant (label > 0)"
+    assert metrics.why_alike("map", metrics.query_facts([0, -1], [1, 1])) == \
+        "no document is relevant (label > 0)"
+    assert metrics.why_alike("map", metrics.query_facts([0, -1, 2, 1], [1, 1, 2, 2])) == \
+        "each query's documents are all relevant (label > 0) or all not"
+    assert metrics.why_alike("err", metrics.query_facts([2, 2, 1], [1, 1, 2])) == \
+        "no query has documents of different labels"
+    message = metrics.alike_message(["P@10", "MAP", "MRR"], 3, "every document is relevant")
+    assert message == ("P@10, MAP and MRR are the same for every ranking of these 3 queries: "
+                       "every document is relevant")
+
+
+def test_scorers_warn_when_no_ranking_could_change_the_figure():
+    from rankfast.ranksvm import RankSVM
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y, qid = (X[:, 0] > 0).astype(float), np.repeat(np.arange(8), 5)     # 5 documents a query
+    ranker = RankSVM(C=1.0).fit(X, y, qid)
+    with pytest.warns(metrics.ConstantMetricWarning, match="fewer than 10 documents"):
+        assert ranker.score(X, y, qid) == 0.0
+    with pytest.warns(metrics.ConstantMetricWarning, match="fewer than 10 documents"):
+        assert metrics.ndcg_scorer(10)(ranker, X, y, qid=qid) == 0.0
+    with pytest.warns(metrics.ConstantMetricWarning, match="every document is relevant"):
+        assert metrics.map_scorer()(ranker, X, y + 1, qid=qid) == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert 0.0 < metrics.ndcg_scorer(3)(ranker, X, y, qid=qid) <= 1.0
+        assert 0.0 < ranker.score(X, y, np.repeat(np.arange(4), 10)) <= 1.0

@@ -139,3 +139,38 @@ def test_streamed_metrics_equal_the_whole_file_figures(tmp_path, capsys, monkeyp
     test = load_svmlight(str(data))
     expected = classify_cli.metrics_report(np.loadtxt(tmp_path / "p"), test.y, test.qid, [3, 10])
     assert expected in out and "ERR@10: " in expected and "NDCG@3 (LETOR): " in expected
+
+
+def test_both_programs_say_which_figures_no_ranking_could_change(tmp_path, capsys):
+    """Queries of 4 documents with graded labels 1-3: LETOR's NDCG@10 is 0 and P@10, MAP and MRR
+    are 1 whatever the model.  rank_learn chooses C by pair accuracy and says why;
+    rank_classify --metrics prints the figures and a note on each group of alike ones."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for q in range(40):
+        for _ in range(4):
+            x = rng.normal(size=3)
+            label = 1 + int(np.clip(np.round(x[0] + 0.5 * rng.normal()), 0, 2))
+            lines.append(f"{label} qid:{q} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(x)))
+    train = tmp_path / "train.dat"
+    train.write_text("\n".join(lines) + "\n")
+    assert learn_main(["-c", "0.001,1,1000", str(train), str(tmp_path / "m")]) == 0
+    captured = capsys.readouterr()
+    assert ("rank_learn: note: NDCG@10 (LETOR) is the same for every ranking of these 40 queries: "
+            "every query has fewer than 10 documents") in captured.err
+    assert "chosen by pair accuracy" in captured.out
+    assert classify_main(["--metrics", "--ndcg-at", "3,10", str(train), str(tmp_path / "m"),
+                          str(tmp_path / "p")]) == 0
+    captured = capsys.readouterr()
+    assert "NDCG@10 (LETOR): 0.0000" in captured.out and "MAP: 1.0000" in captured.out
+    notes = [line for line in captured.err.splitlines() if "is the same" in line or
+             "are the same" in line]
+    assert notes == [
+        "rank_classify: note: NDCG@10 (LETOR) is the same for every ranking of these 40 queries: "
+        "every query has fewer than 10 documents, which LETOR's NDCG@10 scores 0 (the standard "
+        "convention evaluates a short query over its whole list)",
+        "rank_classify: note: P@3, P@10, MAP and MRR are the same for every ranking of these 40 "
+        "queries: every document is relevant (label > 0)"]
+    assert classify_main(["--metrics", "--ndcg", "standard", str(train), str(tmp_path / "m"),
+                          str(tmp_path / "p")]) == 0
+    assert "NDCG@10 (standard)" not in capsys.readouterr().err          # it can tell models apart

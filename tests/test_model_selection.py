@@ -15,6 +15,7 @@ from rankfast.model_selection import (
     GridSearch,
     Metric,
     Progress,
+    ValidationSet,
     _log_progress,
     choose,
     cross_validate,
@@ -531,3 +532,57 @@ def test_rank_learn_help_says_how_often_cv_progress_prints(capsys):
     assert learn_main(["-?"]) == 0
     help_text = " ".join(capsys.readouterr().out.split())
     assert "1 prints cross-validation progress about once a second, 2 every fold and C" in help_text
+
+
+def short_queries(seed=0, n_queries=30, size=6, d=4):
+    """Queries of `size` documents (fewer than 10) with graded labels 1-3 (every one relevant)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_queries * size, d))
+    y = 1.0 + np.clip(np.round(X @ np.array([1.0, -0.5, 0.25, 0.0]) + rng.normal(size=len(X))), 0, 2)
+    return X, y, np.repeat(np.arange(n_queries), size)
+
+
+@pytest.mark.parametrize("metric, cause", [("ndcg@10", "every query has fewer than 10 documents"),
+                                           ("map", "every document is relevant")])
+@pytest.mark.parametrize("make", [lambda m: RankSVM(C=[1e-4, 1e-2, 1.0, 100.0], cv=3, cv_metric=m),
+                                  lambda m: RankRLS(C=[1e-4, 1e-2, 1.0, 100.0], cv="loqo",
+                                                    cv_metric=m)])
+def test_a_metric_no_ranking_can_change_hands_the_choice_to_pair_accuracy(metric, cause, make):
+    """LETOR's NDCG@10 of short queries is 0 and MAP of graded labels 1-3 is 1 whatever the
+    model: the choice fell silently to the smallest C.  Pair accuracy chooses then, with a
+    warning naming the cause, and the chosen C is the one cv_metric="pairs" chooses."""
+    X, y, qid = short_queries()
+    with pytest.warns(metrics.ConstantMetricWarning, match=cause):
+        ranker = make(metric).fit(X, y, qid)
+    result = ranker.cv_result_
+    assert [column.key for column in result.columns[:2]] == ["pairs", metric]
+    assert np.all(result.mean[:, 1] == result.mean[0, 1])         # the asked metric: all alike
+    assert len(set(result.mean[:, 0].tolist())) > 1                # pair accuracy tells apart
+    by_pairs = make("pairs").fit(X, y, qid)
+    assert ranker.C_ == by_pairs.C_
+    np.testing.assert_array_equal(result.mean[:, 0], by_pairs.cv_result_.mean[:, 0])
+    assert "chosen by pair accuracy" in result.format()
+
+
+def test_a_validation_set_whose_queries_no_ranking_can_change_chooses_by_pairs():
+    X, y, qid = short_queries()
+    valid = ValidationSet(*short_queries(1))
+    with pytest.warns(metrics.ConstantMetricWarning, match="these 30 queries"):
+        ranker = RankSVM(C=[1e-4, 1.0], cv=valid).fit(X, y, qid)
+    assert ranker.cv_result_.columns[0].key == "pairs"
+
+
+def test_a_metric_that_tells_models_apart_still_chooses(recwarn):
+    X, y, qid = short_queries()
+    ranker = RankSVM(C=[1e-4, 1.0], cv=3, cv_metric="ndcg@5").fit(X, y, qid)
+    assert ranker.cv_result_.columns[0].key == "ndcg@5"
+    assert not [w for w in recwarn if issubclass(w.category, metrics.ConstantMetricWarning)]
+
+
+def test_queries_of_one_label_each_leave_nothing_to_choose_by():
+    X, y, qid = short_queries()
+    y = (qid % 2).astype(float)                       # one label per query: no pair anywhere
+    with pytest.warns(metrics.ConstantMetricWarning, match="no query has documents of different "
+                                                           "labels: no model is better than another"):
+        ranker = RankSVM(C=[1e-4, 1.0], cv=3).fit(X, y, qid)
+    assert ranker.cv_result_.columns[0].key == "ndcg@10"           # pairs could not choose either

@@ -16,7 +16,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def make_data(seed=0, Q=12, m=8, d=5):
+def make_data(seed=0, Q=12, m=12, d=5):
     rng = np.random.default_rng(seed)
     qid = np.repeat(np.arange(Q), m)
     X = rng.normal(size=(Q * m, d))

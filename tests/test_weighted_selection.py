@@ -268,4 +268,4 @@ def test_a_fold_whose_training_queries_all_weigh_zero_is_refused_by_its_number()
     X, y, qid = data()
     weight = np.where(qid % 3 == 0, 1.0, 0.0)        # only fold 0's queries weigh
     with pytest.raises(ValueError, match="fold 1 of 3 trains on queries whose weights are all"):
-        RankSVM(C=CS, cv=SameFold()).fit(X, y, qid, sample_weight=weight)
+        RankSVM(C=CS, cv=SameFold(), cv_metric="ndcg@5").fit(X, y, qid, sample_weight=weight)
