@@ -142,7 +142,7 @@ def learn_main(argv: Any = None) -> int:
 def _learn(argv):
     options, given, positional = parse_args(argv, LEARN_OPTIONS, {}, 2, "rank_learn")
     hold_threads(options.get("n_jobs"))               # before numpy is imported, if it is not
-    from .learners import make_learner, model_notes
+    from .learners import fitted_notes, make_learner, model_notes
     if not positional:
         raise UsageError("not enough input parameters: rank_learn [options] example_file [model_file]")
     train_path = positional[0]
@@ -208,7 +208,7 @@ def _learn(argv):
         raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
     progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
     _print_cv_table(learner, verbosity)
-    for note in model_notes(model, dataset, options):
+    for note in fitted_notes(learner, options, given) + model_notes(model, dataset, options):
         if verbosity >= 1:
             print_note("rank_learn", note)
     progress("Writing learned model...", verbosity, end="")

@@ -117,9 +117,6 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     for flag in given:
         if flag in LEARNER_OPTIONS and algorithm not in LEARNER_OPTIONS[flag]:
             notes.append(f"{flag} has no effect with -a {algorithm}")
-    if algorithm == "rankrls" and options.get("epsilon", 0.0) > 1e-6:
-        notes.append("-e: rankrls is exact (or, on wide sparse data, runs CG to a relative "
-                     "residual of at most 1e-6); a looser -e is not used")
     kernel = options.get("kernel", 0)
     if kernel == 4:
         raise UsageError("-t 4 (user-defined kernel) is not supported")
@@ -220,6 +217,25 @@ def _kernel_notes(params):
                 "(s a*b + r)^d is then not a kernel and is infinite where s a*b + r = 0")
         notes.append(f"-d {params.degree}: the polynomial kernel needs d >= 1; {what}")
     return notes
+
+
+def fitted_notes(learner: Any, options: dict[str, Any], given: Any) -> list[str]:
+    """Notes on options the fitted learner did not use.
+
+    rankrls's -e and -# bound the conjugate gradient it runs on wide sparse
+    data (``solver_`` "cg", to a relative residual of at most 1e-6); its
+    dense solver is exact and uses neither.
+    """
+    solver = getattr(learner, "solver_", None)
+    flags = [flag for flag in ("-e", "-#") if flag in given]
+    if solver == "dense" and flags:
+        return [f"{' and '.join(flags)} {'has' if len(flags) == 1 else 'have'} no effect: rankrls "
+                f"solved exactly (its dense solver; its conjugate gradient, for wide sparse data, "
+                f"is what -e and -# bound)"]
+    if solver == "cg" and options.get("epsilon", 0.0) > 1e-6:
+        return ["-e: rankrls runs its conjugate gradient to a relative residual of at most 1e-6; "
+                "a looser -e is not used"]
+    return []
 
 
 def model_notes(model: Any, dataset: Any, options: dict[str, Any]) -> list[str]:

@@ -248,7 +248,6 @@ def test_y_with_a_random_fourier_model_prints_no_svm_light_model_line(tmp_path, 
     (["-a", "greedy", "-k", "1", "-e", "0.1"], "-e has no effect with -a greedy"),
     (["-a", "greedy", "-k", "1", "-#", "3"], "-# has no effect with -a greedy"),
     (["--erfc", "direct"], "--erfc has no effect with -a prsvm"),
-    (["-a", "rankrls", "-e", "0.1"], "a looser -e is not used"),
 ])
 def test_options_a_learner_does_not_use_get_a_note(args, note):
     from rankfast.cli import parse_args
@@ -256,3 +255,26 @@ def test_options_a_learner_does_not_use_get_a_note(args, note):
     options, given, _ = parse_args(args + ["train.dat"], LEARN_OPTIONS, {}, 2, "rank_learn")
     _, notes = make_learner(options, given)
     assert any(note in n for n in notes), notes
+
+
+@pytest.mark.parametrize("args, note", [
+    (["-e", "1e-9", "-#", "5"], "rank_learn: note: -e and -# have no effect: rankrls solved exactly"),
+    (["-e", "0.1"], "rank_learn: note: -e has no effect: rankrls solved exactly"),
+    ([], None),
+])
+def test_rankrls_says_when_its_exact_solver_did_not_use_e_or_the_iteration_cap(tmp_path, capsys,
+                                                                                small, args, note):
+    assert learn_main(["-a", "rankrls"] + args + [str(small), str(tmp_path / "m")]) == 0
+    err = capsys.readouterr().err
+    assert (note in err) if note else ("no effect" not in err)
+
+
+def test_rankrls_says_its_conjugate_gradient_does_not_use_a_looser_e():
+    from rankfast.cli import parse_args
+    from rankfast.learners import fitted_notes
+    from rankfast.rankrls import RankRLS
+    options, given, _ = parse_args(["-e", "0.1", "x"], LEARN_OPTIONS, {}, 2, "rank_learn")
+    wide = RankRLS(solver="cg").fit([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [0, 1, 2], [1, 1, 1])
+    assert [n for n in fitted_notes(wide, options, given) if "a looser -e is not used" in n]
+    options, given, _ = parse_args(["-e", "1e-8", "x"], LEARN_OPTIONS, {}, 2, "rank_learn")
+    assert fitted_notes(wide, options, given) == []
