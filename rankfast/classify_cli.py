@@ -639,7 +639,8 @@ def _alike_notes(figures, settings):
     for name, label, kind, k in named:
         if np.all(figures.get(f"alike:{name}", False)):
             by_reason.setdefault(metrics.why_alike(kind, facts, k, convention), []).append(label)
-    return [metrics.alike_message(labels, len(facts.sizes), why) for why, labels in by_reason.items()]
+    where = metrics.queries_phrase(len(facts.sizes))
+    return [metrics.alike_message(labels, where, why) for why, labels in by_reason.items()]
 
 
 def _metrics_lines(swapped, pairs, figures, settings):

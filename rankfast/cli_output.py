@@ -48,6 +48,7 @@ def run(program: str, body: Any, argv: Any, help_text: Any) -> int:
     _stdout_error[0] = None
     with _terminate_as_interrupt(), warnings.catch_warnings():
         warnings.showwarning = _warning_printer(program)
+        _warnings_never_raise()
         try:
             status = body(argv)
         except HelpRequested:
@@ -187,6 +188,22 @@ def _reserve_standard_streams():
             if devnull != fd:
                 os.dup2(devnull, fd)
                 os.close(devnull)
+
+
+def _warnings_never_raise():
+    """Filters that would raise a warning (``-W error``, ``PYTHONWARNINGS=error``) show it instead.
+
+    A run ends in its own errors, never in a warning's traceback; the other
+    filters keep their places (an earlier ``ignore`` still wins).
+    """
+    kept = list(warnings.filters)
+    if not any(action == "error" for action, *_ in kept):
+        return
+    warnings.resetwarnings()
+    for action, message, category, module, lineno in kept:     # patterns compiled, or str
+        warnings.filterwarnings("default" if action == "error" else action,
+                                getattr(message, "pattern", message or ""), category,
+                                getattr(module, "pattern", module or ""), lineno, append=True)
 
 
 def _warning_printer(program):

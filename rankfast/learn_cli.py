@@ -165,7 +165,7 @@ def _learn(argv):
         for flag, name in (("--valid", "valid"), ("--weights", "weights")):
             if name in options:
                 raise UsageError(f"{flag} is not available with --scheduler or --workers")
-        return _learn_distributed(learner, train_path, model_path, options)
+        return _learn_distributed(learner, train_path, model_path, options, given)
     refuse_pattern(train_path)
 
     progress("Reading training examples...", verbosity, end="")
@@ -297,9 +297,10 @@ def _linear_algebra_reason(exc):
     return text
 
 
-def _learn_distributed(learner, train_path, model_path, options):
+def _learn_distributed(learner, train_path, model_path, options, given):
     """rank_learn --scheduler/--workers: train on a Dask cluster (rankfast.dask.fit)."""
     from . import dask as cluster
+    from .learners import fitted_notes
     from .model import format_model
     verbosity = options.get("verbosity", 1)
     cluster.check_learner(learner)
@@ -323,6 +324,9 @@ def _learn_distributed(learner, train_path, model_path, options):
     progress(f"Training set properties: {summary.n_features} features, {summary.n_queries} "
               f"rankings, {summary.n_documents} examples", verbosity, level=0)
     progress(f"Runtime in seconds (wall clock, cluster): {learner.fit_seconds_:.2f}", verbosity)
+    for note in fitted_notes(learner, options, given):
+        if verbosity >= 1:
+            print_note("rank_learn", note)
     progress("Writing learned model...", verbosity, end="")
     with atomic_output(model_path) as out:
         out.write(text)

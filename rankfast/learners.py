@@ -224,9 +224,10 @@ def fitted_notes(learner: Any, options: dict[str, Any], given: Any) -> list[str]
 
     rankrls's -e and -# bound the conjugate gradient it runs on wide sparse
     data (``solver_`` "cg", to a relative residual of at most 1e-6); its
-    dense solver is exact and uses neither.
+    dense solver is exact and uses neither.  A kernel map's learner is asked
+    for its base learner (``learner_``).
     """
-    solver = getattr(learner, "solver_", None)
+    solver = getattr(getattr(learner, "learner_", learner), "solver_", None)
     flags = [flag for flag in ("-e", "-#") if flag in given]
     if solver == "dense" and flags:
         return [f"{' and '.join(flags)} {'has' if len(flags) == 1 else 'have'} no effect: rankrls "

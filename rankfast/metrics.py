@@ -116,8 +116,7 @@ class ConstantMetricWarning(UserWarning):
 
 
 class QueryFacts(NamedTuple):
-    """Per query (order of first appearance): its documents, its relevant ones (label > 0),
-    whether its documents share one label."""
+    """Per query: its documents, its relevant ones (label > 0), whether its documents share one label."""
 
     sizes: np.ndarray
     relevant: np.ndarray
@@ -125,7 +124,7 @@ class QueryFacts(NamedTuple):
 
 
 def query_facts(labels: Vector, qid: Vector) -> QueryFacts:
-    """The QueryFacts of labels and their queries."""
+    """The QueryFacts of labels and their queries (order of first appearance)."""
     labels = np.asarray(labels, dtype=np.float64)
     query, n_queries = query_index(qid)
     sizes = np.bincount(query, minlength=n_queries)
@@ -136,37 +135,56 @@ def query_facts(labels: Vector, qid: Vector) -> QueryFacts:
     return QueryFacts(sizes, relevant.astype(np.int64), low == high)
 
 
+def joined_facts(parts: Any) -> QueryFacts:
+    """The QueryFacts of several sets of queries, one after another."""
+    parts = list(parts)
+    return QueryFacts(*(np.concatenate([part[i] for part in parts]) if parts else np.zeros(0)
+                        for i in range(3)))
+
+
 def why_alike(kind: str, facts: QueryFacts, k: int | None = None, convention: str = "letor") -> str:
     """Why metric ``kind`` (ndcg, err, map, mrr, p) scores every ranking of these queries alike.
 
-    The first cause that holds for every query, in words ("" when none
-    does: the queries are alike for several reasons).  See
-    alike_in_every_order.
+    In words: the cause that holds for every query, or the causes that
+    together do ("" when they do not: see alike_in_every_order).
     """
     sizes, relevant, one_label = facts
-    binary = kind in ("map", "mrr", "p")
-    if one_label.all():
-        return "no query has documents of different labels"
-    if kind == "ndcg" and convention == "letor" and k is not None and (sizes < k).all():
-        return (f"every query has fewer than {k} documents, which LETOR's NDCG@{k} scores 0 "
-                f"(the standard convention evaluates a short query over its whole list)")
-    if binary and (relevant == sizes).all():
-        return "every document is relevant (label > 0)"
-    if binary and (relevant == 0).all():
-        return "no document is relevant (label > 0)"
-    if binary and ((relevant == 0) | (relevant == sizes)).all():
-        return "each query's documents are all relevant (label > 0) or all not"
-    if kind == "p" and k is not None and (sizes <= k).all():
-        return f"every query has at most {k} documents, all of them in the top {k}"
-    return ""
+    short = kind == "ndcg" and convention == "letor" and k is not None
+    causes = [(one_label, "documents of a single label"),
+              (sizes < k if short else None, f"fewer than {k} documents"),
+              (relevant == 0, "no relevant document (label > 0)"),
+              (relevant == sizes if kind in ("map", "mrr", "p") else None,
+               "only relevant documents (label > 0)"),
+              (sizes <= k if kind == "p" and k is not None else None,
+               f"at most {k} documents, all in the top {k}")]
+    causes = [(holds, phrase) for holds, phrase in causes if holds is not None]
+    chosen = [(holds, phrase) for holds, phrase in causes if holds.all()][:1]
+    if not chosen:                                   # several causes, each for some queries
+        covered = np.zeros(len(sizes), dtype=bool)
+        for holds, phrase in causes:
+            if (holds & ~covered).any():
+                chosen.append((holds, phrase))
+                covered |= holds
+        if not covered.all():
+            return ""
+    subject = "every query has " if len(sizes) > 1 else "it has "
+    text = subject + " or ".join(phrase for _, phrase in chosen)
+    if short and any(phrase.startswith("fewer than") for _, phrase in chosen):
+        text += (f" (LETOR's NDCG@{k} scores such a query 0; the standard convention "
+                 f"evaluates it over its whole list)")
+    return text
 
 
-def alike_message(labels: list[str], n_queries: int, why: str) -> str:
-    """"<labels> is (are) the same for every ranking of these N queries: <why>"."""
+def alike_message(labels: list[str], where: str, why: str) -> str:
+    """"<labels> is (are) the same for every ranking of <where>: <why>"."""
     names = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-    queries = "this query" if n_queries == 1 else f"these {n_queries} queries"
     verb = "is" if len(labels) == 1 else "are"
-    return f"{names} {verb} the same for every ranking of {queries}" + (f": {why}" if why else "")
+    return f"{names} {verb} the same for every ranking of {where}" + (f": {why}" if why else "")
+
+
+def queries_phrase(n_queries: int) -> str:
+    """"this query" or "these N queries"."""
+    return "this query" if n_queries == 1 else f"these {n_queries} queries"
 
 
 def swapped_pairs(scores: Vector, labels: Vector, qid: Vector) -> tuple[np.ndarray, np.ndarray]:
@@ -493,8 +511,10 @@ def scored_with_check(per_query: Any, scores: Vector, labels: Vector, qid: Vecto
         facts = query_facts(labels, qid)
         label = (f"NDCG{'' if k is None else f'@{k}'} ({ndcg_label(convention)})" if kind == "ndcg"
                  else "MAP")
-        warnings.warn(alike_message([label], len(facts.sizes), why_alike(kind, facts, k, convention))
-                      + ": it cannot tell models apart", ConstantMetricWarning, stacklevel=3)
+        warnings.warn(alike_message([label], queries_phrase(len(facts.sizes)),
+                                    why_alike(kind, facts, k, convention))
+                      + ", so on these queries it cannot tell models apart", ConstantMetricWarning,
+                      stacklevel=3)
     return float(values.mean()) if len(values) else float("nan")
 
 

@@ -206,34 +206,47 @@ def table_metrics(metric: Metric, chooser: Metric | None = None) -> Any:
     return columns
 
 
-def selecting_metric(metric: Metric, y: Vector, qid: Vector, max_grade: Any = None) -> Metric:
-    """The metric that chooses among models scored on labels y of queries qid.
+def selecting_metric(metric: Metric, scored: Any, max_grade: Any = None) -> Metric:
+    """The metric that chooses among models, from the sets of rows that score them.
 
-    ``metric`` itself, unless it is the same for every ranking of these
-    queries (rankfast.metrics.alike_in_every_order): then it cannot tell
-    models apart, and the choice would fall silently to the smallest C (LETOR's
-    NDCG@10 of queries shorter than 10 documents is 0 for all; MAP of graded
-    labels 3-8, all relevant, is 1).  Pair accuracy chooses then, with a
+    ``scored``: (y, qid, weight) of each set as a fold scores it (its
+    held-out rows; weight per row, or None), rows of weight 0 left out, as
+    the folds' means leave them.  ``metric`` itself, unless no ranking of
+    any set could change it (rankfast.metrics.alike_in_every_order): then it
+    cannot tell models apart, and the choice would fall silently to the
+    smallest C (LETOR's NDCG@10 of queries, or of a single ranking's folds,
+    shorter than 10 documents is 0 for all; MAP of graded labels 3-8, all
+    relevant, is 1).  Pair accuracy chooses then, with a
     ConstantMetricWarning saying why (rank_learn prints it as a note); when
-    the queries hold no pair either, nothing can choose, and the warning says
-    so.
+    the rows hold no pair either, nothing can choose, and the warning says so.
     """
     if metric.kind == "pairs":
         return metric
-    alike = metrics.alike_in_every_order(
-        lambda scores: metric.evaluate(scores, y, qid, True, max_grade), y)
-    if not alike.all():
+    sets = []
+    for y, qid, weight in scored:
+        y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
+        if weight is not None:
+            y, qid = y[np.asarray(weight) > 0], qid[np.asarray(weight) > 0]
+        if len(y):
+            sets.append((y, qid))
+    if not sets or not all(_alike(metric, y, qid, max_grade) for y, qid in sets):
         return metric
-    facts = metrics.query_facts(y, qid)
-    text = metrics.alike_message([metric.label], len(facts.sizes), metrics.why_alike(
+    facts = metrics.joined_facts(metrics.query_facts(y, qid) for y, qid in sets)
+    text = metrics.alike_message([metric.label], "the held-out queries", metrics.why_alike(
         metric.kind, facts, metric.k, metric.convention))
     if facts.one_label.all():
-        warnings.warn(f"{text}: no model is better than another", metrics.ConstantMetricWarning,
+        warnings.warn(f"{text}, so no model is better than another", metrics.ConstantMetricWarning,
                       stacklevel=3)
         return metric
-    warnings.warn(f"{text}: the models are chosen by pair accuracy instead",
+    warnings.warn(f"{text}, so the models are chosen by pair accuracy instead",
                   metrics.ConstantMetricWarning, stacklevel=3)
     return Metric("pairs", None, metric.convention)
+
+
+def _alike(metric, y, qid, max_grade):
+    """Whether no ranking of these queries could change metric (on every one of them)."""
+    return bool(metrics.alike_in_every_order(
+        lambda scores: metric.evaluate(scores, y, qid, True, max_grade), y).all())
 
 
 # -------------------------------------------------------------------- folds
@@ -630,7 +643,9 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
                          rule, progress, weight)
     folds = make_folds(qid, cv, random_state, X, y)
     top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
-    columns = table_metrics(metric, selecting_metric(metric, y, qid, top))
+    scored_sets = [(y[test], qid[test], None if weight is None else weight[test])
+                for _, test in folds.splits]
+    columns = table_metrics(metric, selecting_metric(metric, scored_sets, top))
     values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
     total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
     for f, (train, test) in enumerate(folds.splits):
@@ -667,7 +682,7 @@ def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress,
     # valid's X is checked (ValidationSet): an estimator that takes a TrainingData scores it as is
     scored = TrainingData(valid.X, valid.y, valid.qid) if isinstance(X, TrainingData) else valid.X
     top = max(metrics.highest_grade(y), metrics.highest_grade(valid.y))
-    columns = table_metrics(metric, selecting_metric(metric, valid.y, valid.qid, top))
+    columns = table_metrics(metric, selecting_metric(metric, [(valid.y, valid.qid, None)], top))
     values = np.full((len(rows), n_queries, len(columns)), np.nan)
     start = time.perf_counter()
     for done, (i, fitted) in enumerate(_fitted_rows(estimator, rows, c_name, X, y, qid, weight),
@@ -836,7 +851,8 @@ def held_out_result(rows: Matrix, scores_by_row: Any, y: Vector, qid: Vector, me
     sample weights, which weigh the folds (CVResult.weights).
     """
     top = metrics.highest_grade(y)
-    columns = table_metrics(metric, selecting_metric(metric, y, qid, top))
+    per_row = None if weights is None else np.asarray(weights)[query_index(qid)[0]]
+    columns = table_metrics(metric, selecting_metric(metric, [(y, qid, per_row)], top))
     per_query = []
     start, progress = time.perf_counter(), _log_progress(log)
     for i, scores in enumerate(scores_by_row):

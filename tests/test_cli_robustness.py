@@ -278,3 +278,15 @@ def test_rankrls_says_its_conjugate_gradient_does_not_use_a_looser_e():
     assert [n for n in fitted_notes(wide, options, given) if "a looser -e is not used" in n]
     options, given, _ = parse_args(["-e", "1e-8", "x"], LEARN_OPTIONS, {}, 2, "rank_learn")
     assert fitted_notes(wide, options, given) == []
+
+
+def test_warnings_turned_into_errors_are_notes_not_tracebacks(tmp_path, small):
+    """PYTHONWARNINGS=error (or -W error) made rank_learn end in a warning's traceback: the
+    queries of SMALL are shorter than 10 documents, so the CV metric warns."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONWARNINGS="error")
+    done = subprocess.run([sys.executable, str(ROOT / "rank_learn"), "-c", "0.1,1", str(small),
+                           str(tmp_path / "m")], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "rank_learn: note: NDCG@10 (LETOR) is the same for every ranking" in done.stderr
+    assert (tmp_path / "m").exists()

@@ -181,19 +181,25 @@ def test_alike_in_every_order_is_what_every_permutation_gives(name):
 
 def test_why_alike_names_the_cause():
     facts = metrics.query_facts([2, 0, 1, 1, 0, 3, 3], [1, 1, 1, 2, 2, 3, 3])
-    assert "fewer than 10 documents" in metrics.why_alike("ndcg", facts, 10, "letor")
+    assert metrics.why_alike("ndcg", facts, 10, "letor") == (
+        "every query has fewer than 10 documents (LETOR's NDCG@10 scores such a query 0; the "
+        "standard convention evaluates it over its whole list)")
     assert metrics.why_alike("ndcg", facts, 10, "standard") == ""
+    assert metrics.why_alike("ndcg", metrics.query_facts([0, -1, 0, 0, 2, 2], [1, 1, 2, 2, 3, 3]),
+                             None) == ("every query has documents of a single label or no "
+                                       "relevant document (label > 0)")
+    assert metrics.why_alike("ndcg", metrics.query_facts([0, -1], [1, 1])) == \
+        "it has no relevant document (label > 0)"
     graded = metrics.query_facts([3, 5, 8, 4, 4], [1, 1, 1, 2, 2])
-    assert metrics.why_alike("map", graded) == "every document is relevant (label > 0)"
-    assert metrics.why_alike("map", metrics.query_facts([0, -1], [1, 1])) == \
-        "no document is relevant (label > 0)"
+    assert metrics.why_alike("map", graded) == "every query has only relevant documents (label > 0)"
     assert metrics.why_alike("map", metrics.query_facts([0, -1, 2, 1], [1, 1, 2, 2])) == \
-        "each query's documents are all relevant (label > 0) or all not"
+        "every query has no relevant document (label > 0) or only relevant documents (label > 0)"
     assert metrics.why_alike("err", metrics.query_facts([2, 2, 1], [1, 1, 2])) == \
-        "no query has documents of different labels"
-    message = metrics.alike_message(["P@10", "MAP", "MRR"], 3, "every document is relevant")
-    assert message == ("P@10, MAP and MRR are the same for every ranking of these 3 queries: "
-                       "every document is relevant")
+        "every query has documents of a single label"
+    assert metrics.why_alike("ndcg", metrics.query_facts([2, 0, 1, 1, 0, 1], [1, 1, 1, 2, 2, 3]),
+                             k=3, convention="standard") == ""       # not alike: no cause covers
+    message = metrics.alike_message(["P@10", "MAP", "MRR"], metrics.queries_phrase(3), "why")
+    assert message == "P@10, MAP and MRR are the same for every ranking of these 3 queries: why"
 
 
 def test_scorers_warn_when_no_ranking_could_change_the_figure():
@@ -206,7 +212,7 @@ def test_scorers_warn_when_no_ranking_could_change_the_figure():
         assert ranker.score(X, y, qid) == 0.0
     with pytest.warns(metrics.ConstantMetricWarning, match="fewer than 10 documents"):
         assert metrics.ndcg_scorer(10)(ranker, X, y, qid=qid) == 0.0
-    with pytest.warns(metrics.ConstantMetricWarning, match="every document is relevant"):
+    with pytest.warns(metrics.ConstantMetricWarning, match="only relevant documents"):
         assert metrics.map_scorer()(ranker, X, y + 1, qid=qid) == 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -156,8 +156,8 @@ def test_both_programs_say_which_figures_no_ranking_could_change(tmp_path, capsy
     train.write_text("\n".join(lines) + "\n")
     assert learn_main(["-c", "0.001,1,1000", str(train), str(tmp_path / "m")]) == 0
     captured = capsys.readouterr()
-    assert ("rank_learn: note: NDCG@10 (LETOR) is the same for every ranking of these 40 queries: "
-            "every query has fewer than 10 documents") in captured.err
+    assert ("rank_learn: note: NDCG@10 (LETOR) is the same for every ranking of the held-out "
+            "queries: every query has fewer than 10 documents") in captured.err
     assert "chosen by pair accuracy" in captured.out
     assert classify_main(["--metrics", "--ndcg-at", "3,10", str(train), str(tmp_path / "m"),
                           str(tmp_path / "p")]) == 0
@@ -167,10 +167,10 @@ def test_both_programs_say_which_figures_no_ranking_could_change(tmp_path, capsy
              "are the same" in line]
     assert notes == [
         "rank_classify: note: NDCG@10 (LETOR) is the same for every ranking of these 40 queries: "
-        "every query has fewer than 10 documents, which LETOR's NDCG@10 scores 0 (the standard "
-        "convention evaluates a short query over its whole list)",
+        "every query has fewer than 10 documents (LETOR's NDCG@10 scores such a query 0; the "
+        "standard convention evaluates it over its whole list)",
         "rank_classify: note: P@3, P@10, MAP and MRR are the same for every ranking of these 40 "
-        "queries: every document is relevant (label > 0)"]
+        "queries: every query has only relevant documents (label > 0)"]
     assert classify_main(["--metrics", "--ndcg", "standard", str(train), str(tmp_path / "m"),
                           str(tmp_path / "p")]) == 0
     assert "NDCG@10 (standard)" not in capsys.readouterr().err          # it can tell models apart

@@ -543,7 +543,7 @@ def short_queries(seed=0, n_queries=30, size=6, d=4):
 
 
 @pytest.mark.parametrize("metric, cause", [("ndcg@10", "every query has fewer than 10 documents"),
-                                           ("map", "every document is relevant")])
+                                           ("map", "every query has only relevant documents")])
 @pytest.mark.parametrize("make", [lambda m: RankSVM(C=[1e-4, 1e-2, 1.0, 100.0], cv=3, cv_metric=m),
                                   lambda m: RankRLS(C=[1e-4, 1e-2, 1.0, 100.0], cv="loqo",
                                                     cv_metric=m)])
@@ -567,7 +567,7 @@ def test_a_metric_no_ranking_can_change_hands_the_choice_to_pair_accuracy(metric
 def test_a_validation_set_whose_queries_no_ranking_can_change_chooses_by_pairs():
     X, y, qid = short_queries()
     valid = ValidationSet(*short_queries(1))
-    with pytest.warns(metrics.ConstantMetricWarning, match="these 30 queries"):
+    with pytest.warns(metrics.ConstantMetricWarning, match="of the held-out queries"):
         ranker = RankSVM(C=[1e-4, 1.0], cv=valid).fit(X, y, qid)
     assert ranker.cv_result_.columns[0].key == "pairs"
 
@@ -582,7 +582,36 @@ def test_a_metric_that_tells_models_apart_still_chooses(recwarn):
 def test_queries_of_one_label_each_leave_nothing_to_choose_by():
     X, y, qid = short_queries()
     y = (qid % 2).astype(float)                       # one label per query: no pair anywhere
-    with pytest.warns(metrics.ConstantMetricWarning, match="no query has documents of different "
-                                                           "labels: no model is better than another"):
+    with pytest.warns(metrics.ConstantMetricWarning, match="every query has documents of a single "
+                                                           "label, so no model is better than another"):
         ranker = RankSVM(C=[1e-4, 1.0], cv=3).fit(X, y, qid)
     assert ranker.cv_result_.columns[0].key == "ndcg@10"           # pairs could not choose either
+
+
+def test_queries_weighing_zero_do_not_decide_whether_the_metric_can_choose():
+    """The folds' means leave out queries of weight 0, and so does the check: queries that
+    could tell models apart but weigh 0 do not save the metric, and pairs only they hold do
+    not make pair accuracy a choice (it would be undefined on every fold)."""
+    X, y, qid = short_queries(size=12)                       # 12 documents: NDCG@10 can choose
+    short = qid < 15
+    keep = ~short | (np.arange(len(qid)) % 12 < 6)            # queries 0-14 cut to 6 documents
+    X, y, qid, short = X[keep], y[keep], qid[keep], short[keep]
+    weight = np.where(short, 1.0, 0.0)
+    with pytest.warns(metrics.ConstantMetricWarning, match="fewer than 10 documents .*, so the "
+                                                           "models are chosen by pair accuracy"):
+        ranker = RankSVM(C=[1e-4, 1.0], cv=3).fit(X, y, qid, sample_weight=weight)
+    assert ranker.cv_result_.columns[0].key == "pairs"
+    y = np.where(short, 2.0, y)                               # the weighed queries: one label
+    with pytest.warns(metrics.ConstantMetricWarning, match="no model is better than another"):
+        ranker = RankSVM(C=[1e-4, 1.0], cv=3, cv_metric="map").fit(X, y, qid, sample_weight=weight)
+    assert ranker.cv_result_.columns[0].key == "map" and ranker.C_ == 1e-4
+
+
+def test_a_single_ranking_split_into_short_folds_chooses_by_pairs():
+    """One ranking of 30 documents is cut into 5 folds of 6: each fold's NDCG@10 (LETOR) is 0."""
+    X, y, _ = short_queries(n_queries=1, size=30)
+    with pytest.warns(metrics.ConstantMetricWarning, match="every query has fewer than 10"):
+        ranker = RankSVM(C=[1e-4, 1.0]).fit(X, y)
+    assert ranker.cv_result_.columns[0].key == "pairs"
+    X, y, _ = short_queries(n_queries=1, size=100)             # folds of 20: NDCG@10 chooses
+    assert RankSVM(C=[1e-4, 1.0]).fit(X, y).cv_result_.columns[0].key == "ndcg@10"
