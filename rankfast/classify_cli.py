@@ -506,11 +506,11 @@ def _figures(scores, labels, qid, cutoffs) -> Any:
     grade = max(float(np.max(labels, initial=0.0)), 0.0)
     figures = _ranked_figures(ranked, cutoffs)
     figures["grade"] = np.array([grade])
-    best, worst = (_ranked_figures(metrics.ranking(order, labels, qid, index), cutoffs, grade)
-                   for order in (labels, -labels))
+    best, worst = (_ranked_figures(metrics.ranking(ordering, labels, qid, index), cutoffs, grade)
+                   for ordering in (labels, -labels))      # scores of the best and worst orders
     for name, values in best.items():
         figures[f"alike:{name}"] = values == worst[name]
-    facts = metrics.query_facts(labels, qid)
+    facts = metrics.query_facts(labels, qid, index)
     figures["size"], figures["relevant"], figures["one_label"] = facts
     return swapped, pairs, figures
 

@@ -123,10 +123,11 @@ class QueryFacts(NamedTuple):
     one_label: np.ndarray
 
 
-def query_facts(labels: Vector, qid: Vector) -> QueryFacts:
-    """The QueryFacts of labels and their queries (order of first appearance)."""
+def query_facts(labels: Vector, qid: Vector, index: Any = None) -> QueryFacts:
+    """The QueryFacts of labels and their queries (order of first appearance; ``index``:
+    ``query_index(qid)`` when already known)."""
     labels = np.asarray(labels, dtype=np.float64)
-    query, n_queries = query_index(qid)
+    query, n_queries = query_index(qid) if index is None else index
     sizes = np.bincount(query, minlength=n_queries)
     relevant = np.bincount(query, weights=(labels > 0).astype(np.float64), minlength=n_queries)
     low, high = np.full(n_queries, np.inf), np.full(n_queries, -np.inf)
