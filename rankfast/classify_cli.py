@@ -503,7 +503,7 @@ def _figures(scores, labels, qid, cutoffs) -> Any:
     swapped, pairs = metrics.swapped_pairs_of(ranked, scores, labels)
     if cutoffs is None:
         return swapped, pairs
-    grade = max(float(np.max(labels, initial=0.0)), 0.0)
+    grade = metrics.highest_grade(labels)
     figures = _ranked_figures(ranked, cutoffs)
     figures["grade"] = np.array([grade])
     best, worst = (_ranked_figures(metrics.ranking(ordering, labels, qid, index), cutoffs, grade)
@@ -630,7 +630,7 @@ def _alike_notes(figures, settings):
     if not len(facts.sizes):
         return []
     convention = settings.convention
-    named = [(f"ndcg@{k}", f"NDCG@{k} ({metrics.ndcg_label(convention)})", "ndcg", k)
+    named = [(f"ndcg@{k}", metrics.ndcg_name(k, convention), "ndcg", k)
              for k in settings.cutoffs]
     named += [(f"err@{k}", f"ERR@{k}", "err", k) for k in settings.cutoffs]
     named += [(f"p@{k}", f"P@{k}", "p", k) for k in settings.cutoffs]
@@ -654,9 +654,8 @@ def _metrics_lines(swapped, pairs, figures, settings):
         return float(values.mean()) if len(values) else float("nan")
     total = int(sum(int(p) for p in pairs))
     accuracy = 1.0 - int(sum(int(s) for s in swapped)) / total if total else float("nan")
-    name = metrics.ndcg_label(settings.convention)
     grade = max(max(figures.get("grade", ()), default=0.0), 0.0)     # ERR's g_max: the file's
-    lines = [f"NDCG@{k} ({name}): {mean(figures.get(f'ndcg@{k}', ())):.4f}\n"
+    lines = [f"{metrics.ndcg_name(k, settings.convention)}: {mean(figures.get(f'ndcg@{k}', ())):.4f}\n"
              for k in settings.cutoffs]
     for k in settings.cutoffs:
         starts = np.concatenate(([0], np.cumsum(figures.get(f"count@{k}", ()), dtype=np.int64)))

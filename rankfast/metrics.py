@@ -323,6 +323,11 @@ def ndcg_label(convention: str) -> str:
     return {"letor": "LETOR", "standard": "standard"}[convention]
 
 
+def ndcg_name(k: int | None, convention: str) -> str:
+    """How tables, notes and rank_classify name NDCG@k: "NDCG@10 (LETOR)" ("NDCG (...)": no k)."""
+    return f"NDCG{'' if k is None else f'@{k}'} ({ndcg_label(convention)})"
+
+
 def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
     position = np.arange(len(sorted_labels)) - starts[sorted_group] + 1.0
     if convention == "letor":
@@ -510,8 +515,7 @@ def scored_with_check(per_query: Any, scores: Vector, labels: Vector, qid: Vecto
     if len(values) and alike_in_every_order(per_query, labels).all():
         import warnings
         facts = query_facts(labels, qid)
-        label = (f"NDCG{'' if k is None else f'@{k}'} ({ndcg_label(convention)})" if kind == "ndcg"
-                 else "MAP")
+        label = ndcg_name(k, convention) if kind == "ndcg" else "MAP"
         warnings.warn(alike_message([label], queries_phrase(len(facts.sizes)),
                                     why_alike(kind, facts, k, convention))
                       + ", so on these queries it cannot tell models apart", ConstantMetricWarning,

@@ -135,9 +135,9 @@ class Metric:
 
     @property
     def label(self) -> Any:
-        at = "" if self.k is None else f"@{self.k}"
         if self.kind == "ndcg":
-            return f"NDCG{at} ({metrics.ndcg_label(self.convention)})"
+            return metrics.ndcg_name(self.k, self.convention)
+        at = "" if self.k is None else f"@{self.k}"
         return {"map": "MAP", "err": f"ERR{at}", "pairs": "pair accuracy"}[self.kind]
 
     def evaluate(self, scores: Vector, labels: Vector, qid: Vector, per_query: Vector = False,
