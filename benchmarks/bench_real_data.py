@@ -169,16 +169,24 @@ def main():
     parser.add_argument("--C", default="0.001,0.01,0.1,1,10,100,1000")
     parser.add_argument("--anchors", action="store_true")
     args = parser.parse_args()
+    sets, learners = args.sets.split(","), [name for name in args.learners.split(",") if name]
+    for name in sets:
+        base, _, normalize = name.partition("+")
+        if base not in real_data.SETS or normalize not in ("", "query"):
+            parser.error(f"--sets: unknown set {name!r} (sets: {', '.join(real_data.SETS)}; "
+                         "add +query for --normalize query)")
+    for learner in learners:
+        if learner not in TIGHT:
+            parser.error(f"--learners: unknown learner {learner!r} (learners: {', '.join(TIGHT)})")
     if not real_data.available():
         raise SystemExit("bench_real_data: ../shared/data is not beside this checkout")
     grid = [float(c) for c in args.C.split(",")]
     print("load average at the start: %.2f %.2f %.2f" % os.getloadavg())
     print(f"{'set':14s} {'learner':8s} {'C':>8s} {'iters':>6s} {'CPU':>8s} {'gap':>10s}  "
           f"NDCG@10 pairacc | tight: iters, CPU, NDCG@10, pairacc")
-    for name in args.sets.split(","):
+    for name in sets:
         base, _, normalize = name.partition("+")
         train, test = real_data.SETS[base]()
-        learners = [learner for learner in args.learners.split(",") if learner]
         run_learners(name, train, test, learners, grid, normalize or "none")
         if args.anchors:
             run_anchors(name, train, test, normalize)
