@@ -14,6 +14,8 @@ from cython.parallel cimport prange
 from libc.math cimport fabs
 from libc.stdint cimport int32_t, int64_t
 
+import numpy as np
+
 ctypedef fused index_t:
     int32_t
     int64_t
@@ -197,3 +199,68 @@ def mark_columns(const index_t[::1] indices, char[::1] used):
     with nogil:
         for k in range(indices.shape[0]):
             used[indices[k]] = 1
+
+
+def mark_varying_columns(const value_t[::1] data, const index_t[::1] indices,
+                         const index_t[::1] indptr, const int64_t[::1] order,
+                         const int64_t[::1] starts, char[::1] varies):
+    """varies[j] = 1 for every column j whose values differ within some group of rows.
+
+    Group g holds rows order[starts[g]:starts[g + 1]]; an entry not stored is 0, and a row
+    stores each column at most once.  Each group notes the first value and the number
+    of entries of every column it touches (a scratch row and the list of its columns):
+    one pass over the entries, O(nnz + d), which ends early once every column varies
+    (the common case: a few queries decide).
+    """
+    cdef Py_ssize_t d = varies.shape[0], g, k, i, e, j, t, n_touched, n_varying = 0
+    cdef int64_t size
+    cdef double v
+    cdef double[::1] first = np.empty(d)
+    cdef int64_t[::1] count = np.zeros(d, dtype=np.int64)
+    cdef int64_t[::1] touched = np.empty(d, dtype=np.int64)
+    with nogil:
+        for j in range(d):
+            n_varying += varies[j] != 0
+        for g in range(starts.shape[0] - 1):
+            if n_varying == d:
+                break
+            n_touched = 0
+            for k in range(starts[g], starts[g + 1]):
+                i = order[k]
+                for e in range(indptr[i], indptr[i + 1]):
+                    j = indices[e]
+                    v = data[e]
+                    if count[j] == 0:
+                        first[j] = v
+                        touched[n_touched] = j
+                        n_touched += 1
+                    elif v != first[j] and not varies[j]:
+                        varies[j] = 1
+                        n_varying += 1
+                    count[j] += 1
+            size = starts[g + 1] - starts[g]
+            for t in range(n_touched):          # a row without the column holds 0
+                j = touched[t]
+                if count[j] < size and first[j] != 0.0 and not varies[j]:
+                    varies[j] = 1
+                    n_varying += 1
+                count[j] = 0
+
+
+def mark_varying_columns_dense(const value_t[:, ::1] X, const int64_t[::1] starts,
+                               char[::1] varies):
+    """mark_varying_columns for dense X: every row of a group compared with its first (ends
+    early once every column varies)."""
+    cdef Py_ssize_t d = X.shape[1], g, i, j, head
+    cdef bint undecided = True
+    with nogil:
+        for g in range(starts.shape[0] - 1):
+            head = starts[g]
+            for i in range(head + 1, starts[g + 1]):
+                for j in range(d):
+                    varies[j] |= X[i, j] != X[head, j]
+            undecided = False
+            for j in range(d):
+                undecided = undecided or not varies[j]
+            if not undecided:
+                break

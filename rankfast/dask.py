@@ -61,6 +61,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from . import _products
 from .csr import CSR
 from .data import group_rows, load_svmlight
 from .errors import InputError, MissingDependencyError, RankfastError, UsageError
@@ -242,10 +243,16 @@ def _assemble(*pieces):
 
 
 def _describe(part):
-    """Task: (documents, queries, highest feature index, columns used) of an assembled shard."""
+    """Task: (documents, queries, highest feature index, columns used, columns whose values
+    differ within one of its queries) of an assembled shard (it holds whole queries)."""
     X = part.X
     used = np.unique(X.indices[:X.nnz]).astype(np.int64)
-    return X.shape[0], len(np.unique(part.qid)), X.shape[1], used
+    perm, starts = group_rows(part.qid)
+    order = np.arange(X.shape[0], dtype=np.int64) if perm is None else perm.astype(np.int64)
+    varies = np.zeros(X.shape[1], dtype=np.int8)
+    _products.mark_varying_columns(X.data[:X.nnz], X.indices[:X.nnz], X.indptr, order, starts,
+                                   varies)
+    return X.shape[0], len(np.unique(part.qid)), X.shape[1], used, np.flatnonzero(varies)
 
 
 def _weight_table(sample_weight):
@@ -344,6 +351,9 @@ class ShardedData:
     used : ndarray of int64
         0-based indices of the columns that hold a non-zero somewhere (the
         columns one-process training keeps).
+    varies : ndarray of bool
+        For each column of ``used``: whether its values differ within some query
+        (the others get weight 0, as in one-process training).
     """
 
     def __init__(self, client: Any, source: Any, label: str = "label", qid: str = "qid") -> None:
@@ -362,6 +372,8 @@ class ShardedData:
         n_features = max((d[2] for d in described), default=0)
         self.used = np.unique(np.concatenate([np.zeros(0, dtype=np.int64)]
                                              + [d[3] for d in described]))
+        self.varies = np.isin(self.used, np.concatenate([np.zeros(0, dtype=np.int64)]
+                                                        + [d[4] for d in described]))
         self.summary = Summary(sum(d[0] for d in described), n_features,
                                sum(d[1] for d in described), S)
         self.n_straddling = len(shared)
@@ -1029,7 +1041,7 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
     table = query_multipliers(client, data, sample_weight)
     w, learner.traffic_ = run(learner, data, client, log, table)
     learner.feature_ids_ = data.used + 1
-    learner.weights_ = w
+    learner.weights_ = np.where(data.varies, w, 0.0)    # as linear.without_query_constant
     learner.n_features_in_ = data.summary.n_features     # predict checks dense X against it
     learner.summary_ = data.summary
     learner.fit_seconds_ = time.perf_counter() - started

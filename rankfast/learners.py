@@ -224,10 +224,16 @@ def fitted_notes(learner: Any, options: dict[str, Any], given: Any) -> list[str]
 
     rankrls's -e and -# bound the conjugate gradient it runs on wide sparse
     data (``solver_`` "cg", to a relative residual of at most 1e-6); its
-    dense solver is exact and uses neither.  A kernel map's learner is asked
-    for its base learner (``learner_``).
+    dense solver is exact and uses neither.  greedy's -k is a most: it selects no
+    feature that cannot change a ranking.  A kernel map's learner is asked for its
+    base learner (``learner_``).
     """
-    solver = getattr(getattr(learner, "learner_", learner), "solver_", None)
+    base = getattr(learner, "learner_", learner)
+    k, selected = getattr(base, "k", None), getattr(base, "selected_", None)
+    if isinstance(k, (int, np.integer)) and selected is not None and len(selected) < k:
+        return [f"-k {k}: greedy selected {len(selected)}, every feature that can change a "
+                f"ranking (the others are empty or constant within every query)"]
+    solver = getattr(base, "solver_", None)
     flags = [flag for flag in ("-e", "-#") if flag in given]
     if solver == "dense" and flags:
         return [f"{' and '.join(flags)} {'has' if len(flags) == 1 else 'have'} no effect: rankrls "

@@ -58,6 +58,38 @@ def training_arrays(X: Matrix, y: Vector, qid: Vector) -> tuple[Matrix, np.ndarr
     return TrainingData(X, np.asarray(y, dtype=np.float64), np.asarray(qid)).grouped()
 
 
+def varying_columns(X: Matrix, starts: Vector) -> np.ndarray:
+    """Whether each column of X has values that differ within some query (bool, one per column).
+
+    X and starts as TrainingData.grouped returns them; one pass over X at most (it
+    ends once every column is seen to vary).
+    """
+    varies = np.zeros(X.shape[1], dtype=np.int8)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    if isinstance(X, np.ndarray):
+        _products.mark_varying_columns_dense(X, starts, varies)
+    else:
+        _products.mark_varying_columns(X.data, X.indices, X.indptr, np.arange(X.shape[0]),
+                                       starts, varies)
+    return varies.astype(bool)
+
+
+def without_query_constant(w: Vector, X: Matrix, starts: Vector) -> np.ndarray:
+    """w with exact zeros on the columns of X that are constant within every query.
+
+    Such a column adds the same to every score of a query, so no pair's difference
+    and no ranking depends on it: every pairwise learner's optimum weighs it 0 (only
+    ½‖w‖² sees it), and what a solver leaves there is rounding and the stopping
+    rule's slack (~1e-6 on LETOR's query-level features at the default -e).
+    svm_rank's w = Σ α (x_i − x_j) is exactly 0 there, and its model file leaves
+    such features out; so do ours.  X and starts as TrainingData.grouped returns them.
+    """
+    varies = varying_columns(X, starts)
+    if varies.all():
+        return w
+    return np.where(varies, w, 0.0)
+
+
 def kernel_form(X: Matrix) -> Matrix:
     """X as the compiled kernels take it: a rankfast.csr.CSR or a C-contiguous float64 ndarray.
 

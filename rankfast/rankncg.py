@@ -80,7 +80,7 @@ from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .erfc import erfc_parameters
 from .errors import UsageError
-from .linear import DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums
+from .linear import DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums, without_query_constant
 from .precondition import PairPreconditioner
 from .ranksvm import query_weights
 
@@ -550,7 +550,7 @@ class RankNCG(LinearRanker):
             log(f"NCG: {self.result_.message} after {self.result_.iterations} iterations "
                 f"({self.result_.evaluations} gradients), |grad| {self.result_.grad_norm:.6g}, "
                 f"certified objective decrease {self.result_.decrease:.8g}", 1)
-        self._keep_weights(normalizer, used, self.result_.w)
+        self._keep_weights(normalizer, used, without_query_constant(self.result_.w, X, starts))
         self._record_evals(evals)
         return self
 
@@ -568,7 +568,7 @@ class RankNCG(LinearRanker):
                                           self.erfc_eps, self.erfc == "fast",
                                           resolve_n_jobs(self.n_jobs, stored_entries(X)))
             w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
-            yield fitted_linear(self, C, used, w)
+            yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
 
     def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The trained LinearModel, with rankfast's metadata."""

@@ -74,7 +74,16 @@ from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
 from .csr import CSR
 from .errors import UsageError
-from .linear import DataMatrix, LinearRanker, c_grid, check_loss, kernel_form, linear_model
+from .linear import (
+    DataMatrix,
+    LinearRanker,
+    c_grid,
+    check_loss,
+    kernel_form,
+    linear_model,
+    varying_columns,
+    without_query_constant,
+)
 from .newton import conjugate_gradient
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -239,7 +248,7 @@ class RankRLS(LinearRanker):
                 self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
                 w_varies = self.weights_by_C_[grid.index(self.C_)][varies]
             w = _scatter(w_varies, varies, d)
-        self._keep_weights(normalizer, used, w)
+        self._keep_weights(normalizer, used, without_query_constant(w, X, starts))
         if self.weights_by_C_ is not None:
             self.weights_by_C_ = normalizer.original_weights(self.weights_by_C_, used)
         self._record_evals(evals)
@@ -329,7 +338,8 @@ class RankRLS(LinearRanker):
         varies = np.flatnonzero(nonzero)
         path = EigenPath(Xh[:, varies], yh, starts, A[np.ix_(varies, varies)], n_threads)
         for C in Cs:
-            yield fitted_linear(self, C, used, _scatter(path.weights(Q / (2.0 * C)), varies, d))
+            w = _scatter(path.weights(Q / (2.0 * C)), varies, d)
+            yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
 
     def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The trained LinearModel, with rankfast's metadata (C grid included)."""
@@ -504,7 +514,7 @@ class GreedyRankRLS(LinearRanker):
         errors = np.empty(d)
         current = float(p @ p) / max(n_held_out, 1)
         self.lqo_error_start_ = current
-        constant = ~varies                            # X̂_j = 0: no score can change
+        constant = ~(varies & varying_columns(X, starts))   # no score can change (X̂_j ≈ 0)
         k_max = int(d - constant.sum())
         if self.k != "auto":
             k_max = min(int(self.k), k_max)

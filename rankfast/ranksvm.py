@@ -27,7 +27,15 @@ from . import _prsvm
 from ._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
 from .base import query_sample_weights, weighted
 from .compat import check_is_fitted
-from .linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, pair_square_sums
+from .linear import (
+    DataMatrix,
+    LinearRanker,
+    c_grid,
+    check_loss,
+    linear_model,
+    pair_square_sums,
+    without_query_constant,
+)
 from .newton import minimize
 from .precondition import PairPreconditioner
 
@@ -282,7 +290,7 @@ class RankSVM(LinearRanker):
         if log is not None:
             log(f"Newton: {self.result_.message} after {self.result_.iterations} iterations "
                 f"({self.result_.cg_iterations} CG steps), objective {self.result_.f:.8g}", 1)
-        self._keep_weights(normalizer, used, self.result_.w)
+        self._keep_weights(normalizer, used, without_query_constant(self.result_.w, X, starts))
         self._record_evals(evals)
         return self
 
@@ -300,7 +308,7 @@ class RankSVM(LinearRanker):
             objective = SquaredHingeObjective(
                 X, y, starts, weighted(query_weights(y, starts, C, self.loss), weight), n_threads)
             w = minimize(objective, w, tol=self.tol, max_iter=self.max_iter).w
-            yield fitted_linear(self, C, used, w)
+            yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
 
     def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
         """The trained LinearModel, with rankfast's metadata."""

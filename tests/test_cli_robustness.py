@@ -280,6 +280,18 @@ def test_rankrls_says_its_conjugate_gradient_does_not_use_a_looser_e():
     assert fitted_notes(wide, options, given) == []
 
 
+def test_greedy_says_when_fewer_features_than_k_can_change_a_ranking(tmp_path, capsys):
+    """Feature 2 is constant within each query and feature 4 empty: -k 4 selects 2 of them."""
+    data = tmp_path / "train.dat"
+    data.write_text("2 qid:1 1:0.5 2:7 3:1\n1 qid:1 1:0.1 2:7 3:3\n0 qid:1 1:0.2 2:7 3:2\n"
+                    "1 qid:2 1:0.9 2:3 3:0 4:0\n0 qid:2 1:0.3 2:3 3:2\n")
+    assert learn_main(["-a", "greedy", "-k", "4", str(data), str(tmp_path / "m")]) == 0
+    assert ("rank_learn: note: -k 4: greedy selected 2, every feature that can change a ranking"
+            in capsys.readouterr().err)
+    assert learn_main(["-a", "greedy", "-k", "2", str(data), str(tmp_path / "m")]) == 0
+    assert "greedy selected" not in capsys.readouterr().err
+
+
 def test_warnings_turned_into_errors_are_notes_not_tracebacks(tmp_path, small):
     """PYTHONWARNINGS=error (or -W error) made rank_learn end in a warning's traceback: the
     queries of SMALL are shorter than 10 documents, so the CV metric warns."""

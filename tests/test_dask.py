@@ -46,12 +46,14 @@ def client(cluster):
 
 
 def _lines(rng, n_queries, n_features=15, first_qid=1):
+    """Random documents; feature n_features + 1 is constant within each query (its qid's)."""
     lines = []
     for q in range(n_queries):
         for _ in range(int(rng.integers(1, 9))):
             features = " ".join(f"{j + 1}:{rng.normal():.6g}" for j in range(n_features)
                                 if rng.random() < 0.5)
-            lines.append(f"{int(rng.integers(0, 4))} qid:{first_qid + q} {features}\n")
+            lines.append(f"{int(rng.integers(0, 4))} qid:{first_qid + q} {features} "
+                         f"{n_features + 1}:{3.5 * (first_qid + q)}\n")
     return lines
 
 
@@ -141,6 +143,7 @@ def test_same_objective_and_weights_as_one_process(client, shards, kind, make):
         assert abs(spread.result_.f - f_single) <= 1e-9 * f_single
     np.testing.assert_allclose(spread.weights_, single.weights_, rtol=1e-7,
                                atol=1e-9 * np.abs(single.weights_).max())
+    assert spread.coef_[15] == single.coef_[15] == 0.0      # constant within queries cut apart
     assert spread.traffic_.rounds >= 1
     assert spread.n_features_in_ == single.n_features_in_          # predict as after fit
     np.testing.assert_allclose(spread.predict(data.X), single.predict(data.X), rtol=1e-6,
