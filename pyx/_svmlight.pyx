@@ -34,6 +34,7 @@ cdef enum:
     ERR_COST = 12             # cost is not a finite number
     ERR_FULL = 13             # the next line does not fit in the arrays (not a data error)
     ERR_VALUE_FLOAT32 = 14    # feature value rounds to inf in float32 (float32 values only)
+    ERR_CR = 15               # a carriage return alone ends a line (old Mac OS line ends)
 
 # What scan_double found: not a number, a number, or a number read without strtod and
 # below 2**127 (finite and within float range without looking at it).
@@ -155,6 +156,28 @@ cdef bint strtod_token(const unsigned char* s, const unsigned char* end,
 cdef inline bint is_delim(const unsigned char* p, const unsigned char* end) noexcept nogil:
     """True at the end of a token: end of buffer, blank, newline or '#'."""
     return p == end or DELIMITER[p[0]] != 0
+
+
+cdef inline bint line_after_cr(const unsigned char* s, const unsigned char* end) noexcept nogil:
+    """True when [s, end) (a comment) holds a carriage return that another line seems to
+    follow: after it (and more of them, spaces, tabs), a digit, a sign, a point or '#'.
+
+    Lines ended by CR alone (old Mac OS) make a file one line, all of it after the
+    first '#' a comment; svm_rank refuses such a file.  A CR inside a comment
+    before other text is left to be part of the comment, as svm_rank leaves it.
+    """
+    cdef const unsigned char* q
+    cdef const unsigned char* cr = <const unsigned char*> memchr(s, 13, end - s)
+    while cr != NULL:
+        q = cr
+        while q < end and is_blank(q[0]):
+            q += 1
+        if q < end and (is_digit(q[0]) or q[0] == 43 or q[0] == 45 or q[0] == 46 or q[0] == 35):
+            return True
+        if q >= end:
+            return False
+        cr = <const unsigned char*> memchr(q, 13, end - q)
+    return False
 
 
 cdef inline const unsigned char* token_end(const unsigned char* p,
@@ -485,8 +508,14 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
             line += 1
             continue
         if p[0] == 35:                                 # comment line
+            tok = p
             p = <const unsigned char*> memchr(p, 10, end - p)
             p = end if p == NULL else p + 1
+            if line_after_cr(tok, p):
+                r.error = ERR_CR
+                r.error_start = tok - buf
+                r.error_end = tok - buf
+                break
             line += 1
             continue
         line_start = p
@@ -526,6 +555,10 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                 p = <const unsigned char*> memchr(p, 10, end - p)
                 if p == NULL:
                     p = end
+                if line_after_cr(hash_pos, p):
+                    r.error = ERR_CR
+                    r.error_start = hash_pos - buf
+                    r.error_end = hash_pos - buf
                 break
             tok = p
             if is_digit(p[0]):                         # idx:value, the common case
@@ -552,8 +585,8 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
             r.error_start = tok - buf
             r.error_end = p - buf
             colon = <const unsigned char*> memchr(tok, 58, p - tok)
-            if colon == NULL:
-                r.error = ERR_TOKEN
+            if colon == NULL:                          # '1:0\r0 qid:1': a line ended by CR
+                r.error = ERR_CR if tok > buf and (tok - 1)[0] == 13 else ERR_TOKEN
                 break
             if is_digit(tok[0]) or tok[0] == 43 or tok[0] == 45:
                 if tok[0] == 45:                       # '-': a negative index

@@ -57,6 +57,9 @@ _REASONS = {
     12: "{token}: cost must be a finite number",
     14: "feature value in {token} is beyond single precision (svm_rank stores feature "
         "values as 4-byte floats, at most 3.4028235e+38 in magnitude): rescale the features",
+    15: "a carriage return ('\\r') without a line feed ends this line and another follows: "
+        "the file's lines seem to end in CR alone (old Mac OS), which svm_rank cannot read "
+        "either; convert them to '\\n' (tr '\\r' '\\n' < old > new)",
 }
 
 

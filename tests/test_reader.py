@@ -84,6 +84,29 @@ def test_rejected_lines_name_file_line_and_token(tmp_path, line, token, reason):
     assert str(err).startswith(f"{path}:4: ")
 
 
+@pytest.mark.parametrize("text, line", [
+    ("1 qid:1 1:1 # doc a\r0 qid:1 1:0 # doc b\r2 qid:2 1:1 # c\r", 1),   # LETOR-like
+    ("1 qid:1 1:1 2:0\r0 qid:1 1:0 2:1\r", 1),                            # no comments
+    ("# header\r1 qid:1 1:1\r0 qid:1 1:2\r", 1),                          # a comment line first
+    ("2 qid:1 1:1\n1 qid:1 1:3 # x\r -1 qid:1 1:2\r", 2),                  # mixed line ends
+])
+def test_lines_ended_by_a_carriage_return_alone_are_refused(tmp_path, text, line):
+    """Such a file (old Mac OS) is one line whose first comment swallowed the rest: it was
+    read as one document.  svm_rank refuses it too ('Parsing error in line 1!')."""
+    for chunk in (5, 1 << 20):
+        with pytest.raises(InputError, match="end in CR alone") as info:
+            load_svmlight(write(tmp_path, text), chunk_bytes=chunk)
+        assert info.value.line == line
+
+
+def test_a_carriage_return_inside_a_comment_or_between_tokens_is_kept_as_svm_rank_keeps_it(
+        tmp_path):
+    data = load_svmlight(write(tmp_path, "1 qid:1 1:1 # title\rline two\r\n"
+                                         "0 qid:1 1:0\r2:1 +3:1\r\n"), comments=True)
+    assert data.X.toarray().tolist() == [[1, 0, 0], [0, 1, 1]]
+    assert data.comments == [" title\rline two", ""]
+
+
 def test_error_line_numbers_across_chunk_boundaries(tmp_path):
     lines = [f"{k % 3} qid:{k // 10} 1:{k} 2:0.25 # doc {k}\n" for k in range(500)]
     lines[377] = "1 qid:37 1:1 1:2\n"
