@@ -194,7 +194,10 @@ class BuildExt(build_ext):
         # Python's own CFLAGS carry -g and -O3; these come later and win. -O3, not -O2: at
         # -O2 load_svmlight took 0.20-0.23 s of CPU instead of 0.13-0.16 s on a 60 MB file
         # (issue 22), for 3 s less of compiling in all.
-        compile_args = (["-O0", "-g"] if DEBUG else ["-O3", "-g0"]) + openmp
+        # -ffp-contract=off: no fused multiply-adds, even where CFLAGS ask for a CPU that has
+        # them (-march=native); scores and dot products must round after each operation, as
+        # svm_rank_classify's do, to give its bits.
+        compile_args = (["-O0", "-g"] if DEBUG else ["-O3", "-g0"]) + ["-ffp-contract=off"] + openmp
         link_args = openmp + ([] if DEBUG else ["-s"])
         for ext in self.extensions:
             ext.sources = ([SHARED_C] if ext.name == SHARED else

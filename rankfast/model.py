@@ -290,6 +290,9 @@ class LinearModel(Exportable):
         return out
 
 
+DENSE_SV_VALUES = 1 << 24       # support-vector values held dense for scoring (64 MB of float32)
+
+
 @dataclasses.dataclass
 class KernelModel(Exportable):
     """f(x) = Σ_i α_i k(x, s_i) − b over support vectors s_i (SVM-light kernel model).
@@ -314,31 +317,75 @@ class KernelModel(Exportable):
     n_documents: int = 0
     metadata: dict = dataclasses.field(default_factory=dict)
 
-    def predict(self, X: Matrix, qid: Vector = None, *,
-                block_rows: int | None = None) -> np.ndarray:
-        """Scores of the rows of X: SVM-light's kernel sum, in blocks of rows.
+    def predict(self, X: Matrix, qid: Vector = None, *, n_jobs: int | None = 1) -> np.ndarray:
+        """Scores of the rows of X, Σ_i α_i k(x, s_i) − b.
 
         Values are rounded to float32 as SVM-light stores them; test features
-        above the highest feature index are ignored, as svm_rank does.  Blocks
-        are made dense (BLAS) when the feature space is narrow enough; at
-        most about 2**24 kernel or feature values are held at once.  A model
-        trained with ``--normalize query`` or ``log`` normalises the rows
-        first (query: each row's ``qid`` is needed), as rank_classify does.
+        above the highest feature index are ignored, as svm_rank does.  A model
+        trained with ``--normalize query`` or ``log`` normalises the rows first
+        (query: each row's ``qid`` is needed), as rank_classify does.
+
+        A model of svm_rank's (no rankfast metadata) is scored in SVM-light's own
+        arithmetic, so that the scores have svm_rank_classify's bits
+        (rankfast._kernel_scores: float32 products, on ``n_jobs`` threads, None or
+        0 for every core).  A Nyström model of rankfast's is scored with float64
+        products (BLAS): its coefficients are large and cancel, and float32
+        products move its scores by up to ~1e-3 of their size where features are
+        large (svm_rank_classify's scores of it differ from these by that much).
         """
         width = self.highest_feature_index
-        X = _as_csr(normalized_input(self.metadata.get("normalize", "none"), X, qid, width))
-        sv = _float32_rounded(with_width(self.support_vectors, width))
-        X = _float32_rounded(with_width(X, width))
-        dense = sv.shape[0] * width <= 1 << 24
+        X = with_width(_as_csr(normalized_input(self.metadata.get("normalize", "none"), X, qid,
+                                                width)), width)
+        sv = with_width(self.support_vectors, width)
+        if "algorithm" in self.metadata:
+            return self._float64_products(_float32_rounded(X), _float32_rounded(sv))
+        return self._svm_light_scores(_canonical(X), _canonical(sv), n_jobs)
+
+    def _float64_products(self, X, sv):
+        """Scores from float64 products of the float32 values, blocks of rows through BLAS."""
+        width = self.highest_feature_index
+        dense = sv.shape[0] * width <= DENSE_SV_VALUES
         if dense:
             sv = sv.toarray()
-        if block_rows is None:
-            block_rows = max(16, min(8192, (1 << 24) // max(width if dense else 1, sv.shape[0], 1)))
+        block_rows = max(16, min(8192, DENSE_SV_VALUES // max(width if dense else 1,
+                                                              sv.shape[0], 1)))
         out = np.empty(X.shape[0])
         for start in range(0, X.shape[0], block_rows):
             block = X[start:start + block_rows]
             block = block.toarray() if dense else block
             out[start:start + block_rows] = self.kernel(block, sv) @ self.alphas - self.bias
+        return out
+
+    def _svm_light_scores(self, X, sv, n_jobs):
+        """Scores with svm_rank_classify's bits (rankfast._kernel_scores), X and sv canonical."""
+        from . import _kernel_scores
+        from ._threads import resolve_n_jobs
+        values, indptr = X.data.astype(np.float32), X.indptr.astype(np.int64)
+        x_norms = np.zeros(X.shape[0])
+        if self.kernel.kernel == 2:
+            _kernel_scores.row_norms(indptr, values, x_norms)
+        sv_values, sv_indptr = sv.data.astype(np.float32), sv.indptr.astype(np.int64)
+        sv_norms = np.zeros(sv.shape[0])
+        _kernel_scores.row_norms(sv_indptr, sv_values, sv_norms)
+        used = np.unique(sv.indices)                 # columns an SV stores: the others add 0
+        position = np.minimum(np.searchsorted(used, X.indices), max(len(used) - 1, 0))
+        shared = used[position] == X.indices if len(used) else np.zeros(X.nnz, dtype=bool)
+        kept = np.r_[0, np.cumsum(shared)][indptr]
+        rows = (kept, position[shared].astype(np.int32), values[shared], x_norms)
+        k = self.kernel
+        settings = (np.asarray(self.alphas, dtype=np.float64), int(k.kernel), float(k.degree),
+                    float(k.gamma), float(k.coef_lin), float(k.coef_const), float(self.bias))
+        out = np.empty(X.shape[0])
+        threads = resolve_n_jobs(n_jobs, X.nnz * max(sv.shape[0], 1))
+        if len(used) * sv.shape[0] <= DENSE_SV_VALUES:    # dense and transposed
+            columns = np.zeros((len(used), sv.shape[0]), dtype=np.float32)
+            columns[np.searchsorted(used, sv.indices),
+                    np.repeat(np.arange(sv.shape[0]), np.diff(sv_indptr))] = sv_values
+            _kernel_scores.scores_by_columns(*rows, columns, sv_norms, *settings, out, threads)
+        else:
+            _kernel_scores.scores_by_rows(*rows, sv_indptr,
+                                          np.searchsorted(used, sv.indices).astype(np.int32),
+                                          sv_values, len(used), sv_norms, *settings, out, threads)
         return out
 
 
@@ -734,6 +781,14 @@ def _num32(v):
 def _as_csr(X):
     """X as float64 CSR arrays (dense X through scipy)."""
     return as_csr(X).astype(np.float64, copy=False)
+
+
+def _canonical(X):
+    """A scipy CSR matrix with each row's indices increasing, each once (a copy if needed)."""
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 def _float32_rounded(X):

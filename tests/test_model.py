@@ -140,7 +140,7 @@ def test_kernel_evaluation_against_direct_sum(kernel):
                 np.exp(-kernel.gamma * ((a - b) @ (a - b))),
                 np.tanh(kernel.coef_lin * dot + kernel.coef_const)][kernel.kernel]
     direct = [sum(alphas[i] * k(x, sv[i]) for i in range(7)) - 0.5 for x in X]
-    np.testing.assert_allclose(model.predict(sp.csr_matrix(X), block_rows=3), direct, rtol=1e-6)
+    np.testing.assert_allclose(model.predict(sp.csr_matrix(X), n_jobs=2), direct, rtol=1e-6)
 
 
 def random_csr(rng, rows, width, density, columns=None):
