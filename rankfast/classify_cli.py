@@ -323,7 +323,8 @@ def _classify_batch(file, test_path, output_path, verbosity, cutoffs, group_path
         raise no_documents_error(test_path)
     dataset, note = with_groups(dataset, test_path, group_path)
     start = time.process_time()
-    scores = model.predict(dataset.features, dataset.qid)
+    threads = {"n_jobs": n_jobs} if model.kind == "kernel" else {}    # svm_rank's arithmetic
+    scores = model.predict(dataset.features, dataset.qid, **threads)
     runtime = time.process_time() - start
     with atomic_output(output_path) as out:
         write_predictions(scores, out)
