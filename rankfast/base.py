@@ -20,6 +20,7 @@ from .csr import CSR
 # The input checks live in rankfast.inputs (below both the estimators and the metrics);
 # their names stay importable from here, where they were first documented.
 from .inputs import (  # noqa: F401
+    NoPairsWarning,
     OneRankingWarning,
     TrainingData,
     check_features,
@@ -30,6 +31,7 @@ from .inputs import (  # noqa: F401
     row_weights,
     scored_queries,
     scoring_queries,
+    warn_without_pairs,
     weighted,
 )
 from .metrics import ndcg, scored_with_check
@@ -102,7 +104,9 @@ class Ranker(BaseEstimator):
                                  "(y, qid and group must be None)")
             self._record_input(X.X.shape[1], X.qid, None)
             return X
-        return TrainingData(*self._fit_input(X, y, qid, group))
+        data = TrainingData(*self._fit_input(X, y, qid, group))
+        warn_without_pairs(data.y, data.qid, f"{type(self).__name__}.fit")
+        return data
 
     def _record_input(self, n_features, qid, names):
         """n_features_in_, feature_names_in_ (deleted for None) and whether qid holds several queries."""
@@ -121,6 +125,11 @@ class Ranker(BaseEstimator):
             return []
         from .model_selection import ValidationSet
         pairs = list(eval_set)
+        if eval_qid is None and eval_group is None and getattr(self, "_several_queries", False):
+            raise ValueError("eval_set was given without eval_qid or eval_group, but the training "
+                             "data holds several queries: its rows would be scored as one "
+                             "ranking. Pass eval_qid (one array of query ids per set) or "
+                             "eval_group; eval_qid=[np.zeros(n)] scores a set as one ranking")
         for name, given in (("eval_qid", eval_qid), ("eval_group", eval_group)):
             if given is not None and len(given) != len(pairs):
                 raise ValueError(f"{name} must hold one entry per eval_set pair ({len(pairs)}), "

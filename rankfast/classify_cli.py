@@ -95,7 +95,7 @@ def _classify(argv):
                          "rank_classify [options] example_file model_file [output_file]")
     test_path, model_path = positional[:2]
     output_path = positional[2] if len(positional) > 2 else "svm_predictions"
-    check_output(output_path)                     # before the work, not after it
+    check_output(output_path, (test_path, model_path))   # before the work, not after it
     distributed = cluster_requested(options)
     verbosity = options.get("verbosity", 2)
     svmlight_verbosity = options.get("svmlight_verbosity", 0)

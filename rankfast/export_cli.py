@@ -83,7 +83,7 @@ def _export(argv):
     format = options["format"]
     if format == "onnx":
         export.require_onnx()                     # before the work, not after it
-    check_output(output_path)
+    check_output(output_path, (model_path,))
     names_path = options.get("feature_names")
     names = export.read_feature_names(names_path) if names_path is not None else None
     model = read_model(model_path)

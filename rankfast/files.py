@@ -158,7 +158,7 @@ class _Rejoined(io.RawIOBase):
         return self._rest.readinto(buffer)
 
 
-def check_output(path: str) -> None:
+def check_output(path: str, inputs: Any = ()) -> None:
     """Raise the InputError that writing ``path`` would raise, before any work is done.
 
     A missing or unwritable directory, a directory, a read-only file: each is
@@ -166,10 +166,17 @@ def check_output(path: str) -> None:
     creating (and at once removing) a temporary file where atomic_output
     will, so a read-only file system or an ACL counts too.  Nothing is
     created for outputs written in place (devices, FIFOs): only their
-    permission is checked.
+    permission is checked.  ``inputs``: the run's input files; an output that
+    is one of them (``rank_classify test model model``) would destroy it, and
+    is refused (regular files only: a terminal may be input and output).
     """
     if os.path.isdir(path):
         raise InputError(path, None, "cannot write: is a directory")
+    for source in inputs:
+        if os.path.isfile(path) and source != "-" and os.path.isfile(source) \
+                and os.path.samefile(path, source):
+            raise InputError(path, None, f"cannot write: it is also the input file {source}, "
+                                         f"which writing would destroy")
     if _written_in_place(path):
         if os.path.exists(path) and not os.access(path, os.W_OK):
             raise InputError(path, None, "cannot write: Permission denied")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import warnings
 
 import numpy as np
 
@@ -264,6 +265,48 @@ def weighted(per_query: Vector, weight: Vector) -> np.ndarray:
 
 class OneRankingWarning(UserWarning):
     """An estimator inside a scikit-learn search was fitted without qid or group: one ranking."""
+
+
+class NoPairsWarning(UserWarning):
+    """No query of the training data has two documents with different labels: nothing to learn."""
+
+
+def warn_without_pairs(y: Vector, qid: Vector, who: str) -> None:
+    """NoPairsWarning, naming the cause, when no query holds two different labels.
+
+    Every pairwise learner then trains an all-zero model (each document scores
+    0), exactly as it should, but silently that looks like a bug or hides one:
+    document ids given as qids, one group size per row, a constant target.
+    O(n) for rows already grouped by query.
+    """
+    if len(y) == 0:
+        return
+    perm, starts = group_rows(qid)
+    labels = y if perm is None else y[perm]
+    sizes = np.diff(starts)
+    if np.any(labels != np.repeat(labels[starts[:-1]], sizes)):
+        return
+    if sizes.max() == 1:
+        cause = (f"each of the {len(y)} documents is a query of its own: are the qids "
+                 f"document ids, or the group sizes all 1?")
+    elif np.all(labels == labels[0]):
+        cause = f"every label is {labels[0]:g}"
+    else:
+        cause = "within each query every document has the same label"
+    warnings.warn(f"{who}: no query has two documents with different labels ({cause}); "
+                  f"there is no pair to order, so the model is all zero", NoPairsWarning,
+                  stacklevel=_caller_outside_rankfast())
+
+
+def _caller_outside_rankfast() -> int:
+    """warnings.warn's stacklevel that names the first caller outside rankfast (from the caller
+    of the function calling this)."""
+    frame: Any = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("rankfast."):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def scoring_queries(estimator: Any, n: int, qid: Vector, group: Vector, who: str) -> np.ndarray:

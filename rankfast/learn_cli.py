@@ -153,11 +153,11 @@ def _learn(argv):
     for note in notes:
         if verbosity >= 1:
             print_note("rank_learn", note)
-    check_output(model_path)                      # before the work, not after it
+    check_output(model_path, (train_path,))       # before the work, not after it
     if "plot" in options:
         from . import plot
         plot.require_matplotlib()
-        check_output(options["plot"])
+        check_output(options["plot"], (train_path, model_path))
     if cluster_requested(options):
         if options.get("normalize", "none") != "none":
             raise UsageError("--normalize is not available with --scheduler/--workers; "

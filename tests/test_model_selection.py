@@ -9,6 +9,7 @@ import pytest
 from rankfast import metrics
 from rankfast.cli import learn_main
 from rankfast.errors import UsageError
+from rankfast.inputs import NoPairsWarning
 from rankfast.model import read_model
 from rankfast.model_selection import (
     CVResult,
@@ -583,7 +584,8 @@ def test_queries_of_one_label_each_leave_nothing_to_choose_by():
     X, y, qid = short_queries()
     y = (qid % 2).astype(float)                       # one label per query: no pair anywhere
     with pytest.warns(metrics.ConstantMetricWarning, match="every query has documents of a single "
-                                                           "label, so no model is better than another"):
+                                                           "label, so no model is better than another"), \
+            pytest.warns(NoPairsWarning):
         ranker = RankSVM(C=[1e-4, 1.0], cv=3).fit(X, y, qid)
     assert ranker.cv_result_.columns[0].key == "ndcg@10"           # pairs could not choose either
 

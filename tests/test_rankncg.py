@@ -10,6 +10,7 @@ from scipy.optimize import minimize
 from rankfast import _erfc, metrics
 from rankfast.erfc import erfc_parameters
 from rankfast.errors import UsageError
+from rankfast.inputs import NoPairsWarning
 from rankfast.model import LinearModel
 from rankfast.rankncg import KAPPA, ErfcPairObjective, RankNCG, certified_step
 from rankfast.ranksvm import query_weights
@@ -257,7 +258,8 @@ def test_scaled_features_converge_too():
 
 def test_no_pairs_gives_zero_model():
     X = np.random.default_rng(11).normal(size=(20, 3))
-    model = fit(X, np.ones(20), np.repeat([1, 2], 10))
+    with pytest.warns(NoPairsWarning):
+        model = fit(X, np.ones(20), np.repeat([1, 2], 10))
     assert model.result_.converged and np.array_equal(model.weights_, np.zeros(3))
     assert len(model.to_model(3, 20).feature_ids) == 0
 

@@ -13,6 +13,7 @@ import rankfast
 from rankfast import _hinge
 from rankfast._threads import query_chunks
 from rankfast.cli import learn_main
+from rankfast.inputs import NoPairsWarning
 from rankfast.learners import make_learner
 from rankfast.ranksvm import query_weights
 from rankfast.svmrank import HingeLoss, RankSVML1
@@ -214,7 +215,8 @@ def test_sparse_and_dense_input_give_the_same_model():
 
 def test_no_pairs_gives_zero_weights():
     X = np.eye(4)
-    est = RankSVML1(C=1.0).fit(X, np.ones(4), np.array([1, 1, 2, 2]))
+    with pytest.warns(NoPairsWarning):
+        est = RankSVML1(C=1.0).fit(X, np.ones(4), np.array([1, 1, 2, 2]))
     assert not np.any(est.weights_) and est.result_.gap == 0.0
 
 

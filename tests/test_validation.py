@@ -206,6 +206,6 @@ def test_eval_set_is_checked():
     with pytest.raises(ValueError, match="one entry per eval_set pair"):
         RankSVM().fit(X, y, qid, eval_set=[(X, y)], eval_qid=[qid, qid])
     with pytest.raises(ValueError, match="eval_set\\[0\\]'s X contains NaN"):
-        RankSVM().fit(X, y, qid, eval_set=[(np.full_like(X, np.nan), y)])
+        RankSVM().fit(X, y, qid, eval_set=[(np.full_like(X, np.nan), y)], eval_qid=[qid])
     with pytest.raises(ValueError, match="which is not given"):
         RankSVM().fit(X, y, qid, eval_qid=[qid])

@@ -1,0 +1,77 @@
+"""Inputs that used to train or score without a word, and would mislead: each now says so.
+
+Found by an audit acting as a user: every case here exited 0 (or returned a number)
+where the result could not be what the user meant.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+from rankfast.cli import learn_main
+from rankfast.inputs import NoPairsWarning
+from rankfast.rankncg import RankNCG
+from rankfast.rankrls import GreedyRankRLS, RankRLS
+from rankfast.ranksvm import RankSVM
+from rankfast.svmrank import RankSVML1
+
+LEARNERS = [RankSVM, RankNCG, RankSVML1, RankRLS, lambda: GreedyRankRLS(k=2)]
+
+
+@pytest.mark.parametrize("make", LEARNERS)
+@pytest.mark.parametrize("y, qid, cause", [
+    ([2, 1, 0, 1], [5, 6, 7, 8], "each of the 4 documents is a query of its own"),
+    ([1, 1, 1, 1], [1, 1, 2, 2], "every label is 1"),
+    ([1, 1, 0, 0], [1, 1, 2, 2], "within each query every document has the same label"),
+])
+def test_training_data_without_a_pair_warns_with_the_cause(make, y, qid, cause):
+    X = np.arange(8.0).reshape(4, 2) ** 2
+    with pytest.warns(NoPairsWarning, match=cause) as caught:
+        model = make().fit(X, y, qid)
+    assert not np.any(model.coef_)
+    assert caught[0].filename == __file__               # points at the user's call
+
+
+def test_data_with_a_pair_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoPairsWarning)
+        RankSVM().fit(np.eye(3), [1, 0, 0], [1, 1, 2])
+
+
+def test_rank_learn_says_why_its_model_is_all_zero(tmp_path, capsys):
+    data = tmp_path / "train.dat"
+    data.write_text("1 qid:1 1:1 2:0\n0 qid:2 1:0 2:1\n2 qid:3 1:1 2:1\n")
+    assert learn_main([str(data), str(tmp_path / "model")]) == 0
+    assert ("rank_learn: note: RankSVM.fit: no query has two documents with different labels "
+            "(each of the 3 documents is a query of its own" in capsys.readouterr().err)
+
+
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path, capsys):
+    """rank_classify test model model replaced the model with predictions (so does svm_rank)."""
+    from rankfast.cli import classify_main
+    data = tmp_path / "train.dat"
+    data.write_text("2 qid:1 1:1 2:0\n0 qid:1 1:0 2:1\n1 qid:2 1:1 2:1\n0 qid:2 1:0 2:0\n")
+    model = tmp_path / "model"
+    assert learn_main(["-v", "0", str(data), str(model)]) == 0
+    kept = data.read_bytes(), model.read_bytes()
+    link = tmp_path / "link"
+    link.symlink_to(model)
+    for run, argv in [(learn_main, [str(data), str(data)]),
+                      (classify_main, [str(data), str(model), str(model)]),
+                      (classify_main, [str(data), str(model), str(data)]),
+                      (classify_main, [str(data), str(model), str(link)])]:
+        assert run(argv) == 1
+        assert "cannot write: it is also the input file" in capsys.readouterr().err
+    assert (data.read_bytes(), model.read_bytes()) == kept
+    assert classify_main(["-v", "0", str(data), str(model), str(tmp_path / "p")]) == 0
+
+
+def test_an_eval_set_without_its_queries_is_refused_as_score_refuses_it():
+    """It was scored as one ranking (MAP 0.990 against 1.0 with its queries)."""
+    X = np.arange(16.0).reshape(8, 2) % 5
+    y, qid = np.array([2, 1, 0, 1, 2, 0, 1, 0]), np.repeat([1, 2], 4)
+    with pytest.raises(ValueError, match="without eval_qid or eval_group"):
+        RankSVM().fit(X, y, qid, eval_set=[(X, y)])
+    model = RankSVM().fit(X, y, qid, eval_set=[(X, y)], eval_qid=[qid])
+    assert set(model.evals_result_) == {"validation_0"}
+    RankSVM().fit(X, y, eval_set=[(X, y)])            # one ranking trained, one scored
