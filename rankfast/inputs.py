@@ -295,10 +295,10 @@ def warn_without_pairs(y: Vector, qid: Vector, who: str) -> None:
         cause = "within each query every document has the same label"
     warnings.warn(f"{who}: no query has two documents with different labels ({cause}); "
                   f"there is no pair to order, so the model is all zero", NoPairsWarning,
-                  stacklevel=_caller_outside_rankfast())
+                  stacklevel=outside_stacklevel())
 
 
-def _caller_outside_rankfast() -> int:
+def outside_stacklevel() -> int:
     """warnings.warn's stacklevel that names the first caller outside rankfast (from the caller
     of the function calling this)."""
     frame: Any = sys._getframe(2)

@@ -80,6 +80,7 @@ from .inputs import (
     TrainingData,
     check_features,
     check_labels,
+    outside_stacklevel,
     predicted,
     query_ids,
     query_sample_weights,
@@ -236,10 +237,10 @@ def selecting_metric(metric: Metric, scored: Any, max_grade: Any = None) -> Metr
         metric.kind, facts, metric.k, metric.convention))
     if facts.one_label.all():
         warnings.warn(f"{text}, so no model is better than another", metrics.ConstantMetricWarning,
-                      stacklevel=3)
+                      stacklevel=outside_stacklevel())
         return metric
     warnings.warn(f"{text}, so the models are chosen by pair accuracy instead",
-                  metrics.ConstantMetricWarning, stacklevel=3)
+                  metrics.ConstantMetricWarning, stacklevel=outside_stacklevel())
     return Metric("pairs", None, metric.convention)
 
 
@@ -377,7 +378,32 @@ def _splitter_folds(cv, X, y, qid, n):
     if not splits:
         raise UsageError("the splitter yielded no fold")
     what = f"{type(cv).__name__}" if hasattr(cv, "split") else "the list given"
+    _warn_of_split_queries(splits, np.asarray(qid), what)
     return Folds(splits, f"{len(splits)} splits of {what}")
+
+
+class SplitQueryWarning(UserWarning):
+    """Cross-validation folds put rows of one query on both sides of a split."""
+
+
+def _warn_of_split_queries(splits, qid, what):
+    """SplitQueryWarning when a fold holds out rows of a query that also has training rows.
+
+    Such a fold trains on part of the queries it is scored on and scores fragments of
+    queries (a splitter that ignores groups, as KFold does).  Folds of the documents of
+    a single ranking are what cross-validation of one ranking is: no warning.
+    """
+    if len(qid) == 0 or np.all(qid == qid[0]):
+        return
+    split = [len(np.intersect1d(qid[train], qid[test])) for train, test in splits]
+    if any(split):
+        worst = int(np.argmax(split))
+        warnings.warn(f"{what} splits queries: fold {worst + 1} holds out rows of "
+                      f"{split[worst]} queries that also have rows in its training part "
+                      f"({sum(1 for n in split if n)} of {len(splits)} folds do so), so it trains "
+                      f"on the queries it is scored on and scores parts of them. Split by query: "
+                      f"GroupKFold (the qids as groups), a number of folds, or 'loqo'",
+                      SplitQueryWarning, stacklevel=outside_stacklevel())
 
 
 # ------------------------------------------------------------------ results

@@ -75,3 +75,24 @@ def test_an_eval_set_without_its_queries_is_refused_as_score_refuses_it():
     model = RankSVM().fit(X, y, qid, eval_set=[(X, y)], eval_qid=[qid])
     assert set(model.evals_result_) == {"validation_0"}
     RankSVM().fit(X, y, eval_set=[(X, y)])            # one ranking trained, one scored
+
+
+@pytest.mark.filterwarnings("ignore::rankfast.metrics.ConstantMetricWarning")   # 10-row queries
+def test_a_splitter_that_splits_queries_warns():
+    """KFold over rows trained each fold on fragments of every query it was scored on, and
+    rankfast printed a normal table (NDCG 0.16-0.29 where GroupKFold gave 0.71-0.83)."""
+    from rankfast.model_selection import SplitQueryWarning
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(120, 3)), rng.integers(0, 3, 120).astype(float)
+    qid = np.repeat(np.arange(12), 10)
+    shuffled = [(np.setdiff1d(np.arange(120), part), part)
+                for part in np.array_split(rng.permutation(120), 4)]
+    with pytest.warns(SplitQueryWarning, match=r"splits queries: fold \d holds out rows of") as got:
+        RankSVM(C=[0.1, 1.0], cv=shuffled).fit(X, y, qid)
+    assert got[0].filename == __file__
+    by_query = [(np.flatnonzero(qid % 4 != f), np.flatnonzero(qid % 4 == f)) for f in range(4)]
+    one_ranking = [(np.arange(60, 120), np.arange(60)), (np.arange(60), np.arange(60, 120))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SplitQueryWarning)
+        RankSVM(C=[0.1, 1.0], cv=by_query).fit(X, y, qid)
+        RankSVM(C=[0.1, 1.0], cv=one_ranking).fit(X, y, np.zeros(120))
