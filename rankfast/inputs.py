@@ -175,6 +175,12 @@ def query_ids(n: int, qid: Vector = None, group: Vector = None) -> np.ndarray:
                              f"qid has shape {qid.shape}")
         if qid.dtype.kind == "c" or (qid.dtype.kind == "f" and not np.isfinite(qid).all()):
             raise ValueError("query ids must be finite real numbers, integers or strings")
+        if qid.dtype.kind == "O":
+            try:
+                np.unique(qid)
+            except TypeError:
+                raise ValueError("query ids must be all numbers or all strings (they are "
+                                 "compared to find each query's rows); got a mix") from None
     if group is None:
         return np.zeros(n, dtype=np.int64) if qid is None else qid
     from_group = group_to_qid(group, n)

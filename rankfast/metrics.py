@@ -38,7 +38,7 @@ import numpy as np
 
 from . import _swapped
 from .data import query_index
-from .inputs import check_labels, scored_queries
+from .inputs import check_labels, query_ids, scored_queries
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -75,8 +75,23 @@ class Ranking(NamedTuple):
 
 
 def ranking(scores: Vector, labels: Vector, qid: Vector, index: Any = None) -> Ranking:
-    """The Ranking of scores; ``index``: ``query_index(qid)`` when already known."""
+    """The Ranking of scores; ``index``: ``query_index(qid)`` when already known.
+
+    ValueError for inputs no metric can be taken of: lengths that differ, a label
+    that is not a finite number, query ids that are not finite or not comparable.
+    Scores may be NaN (ranked last).
+    """
     labels = np.asarray(labels, dtype=np.float64)
+    n = len(labels)
+    if labels.ndim != 1 or np.ndim(scores) != 1 or len(scores) != n or \
+            (index is None and np.shape(qid) != (n,)):
+        raise ValueError(f"scores, labels and qid must be 1-d and as long as one another "
+                         f"(got {np.shape(scores)}, {labels.shape} and {np.shape(qid)})")
+    if not np.isfinite(labels).all():
+        bad = int(np.flatnonzero(~np.isfinite(labels))[0])
+        raise ValueError(f"labels must be finite numbers (label {bad} is {labels[bad]})")
+    if index is None:
+        qid = query_ids(n, qid)
     group, n_groups = query_index(qid) if index is None else index
     order, starts = _sorted_by_score(scores, group, n_groups)
     g = group[order]
@@ -305,8 +320,19 @@ def ndcg(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, per_qu
     return _reduce(ndcg_of(r, k, convention), r.has_relevant(), per_query, skip_no_relevant)
 
 
+def checked_cutoff(k: Any, whole_list: bool = True) -> Any:
+    """k as a metric's cut-off: an integer of at least 1, or None (the whole list) where allowed."""
+    if k is None and whole_list:
+        return None
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        allowed = "an integer of at least 1" + (" or None (the whole list)" if whole_list else "")
+        raise ValueError(f"the cut-off k must be {allowed} (got {k!r})")
+    return int(k)
+
+
 def ndcg_of(r: Ranking, k: int | None = 10, convention: str = "letor") -> np.ndarray:
     """Per-query NDCG@k of a Ranking (see ndcg)."""
+    k = checked_cutoff(k)
     if convention not in ("letor", "standard"):
         raise ValueError(f"unknown NDCG convention {convention!r}")
     ideal, _ = _sorted_by_score(r.labels, r.query, r.n_queries)   # labels by label: the best order
@@ -437,6 +463,7 @@ def top_labels(scores: Vector, labels: Vector, qid: Vector,
 
 def top_of(r: Ranking, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """top_labels of a Ranking."""
+    k = checked_cutoff(k)
     if k is None:
         return r.labels, r.starts
     counts = np.minimum(np.diff(r.starts), k)
@@ -496,6 +523,7 @@ def precision_at(scores: Vector, labels: Vector, qid: Vector, k: int = 10,
 
 def precision_of(r: Ranking, k: int = 10) -> np.ndarray:
     """Per-query P@k of a Ranking (see precision_at)."""
+    k = checked_cutoff(k, whole_list=False)
     hits = (r.labels > 0) & (r.position <= k)
     return np.bincount(r.query, weights=hits.astype(np.float64), minlength=r.n_queries) / float(k)
 

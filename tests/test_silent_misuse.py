@@ -96,3 +96,27 @@ def test_a_splitter_that_splits_queries_warns():
         warnings.simplefilter("error", SplitQueryWarning)
         RankSVM(C=[0.1, 1.0], cv=by_query).fit(X, y, qid)
         RankSVM(C=[0.1, 1.0], cv=one_ranking).fit(X, y, np.zeros(120))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m, s, y, q: m.ndcg(s, y, q, k=0), "cut-off k must be an integer of at least 1"),
+    (lambda m, s, y, q: m.ndcg(s, y, q, k=2.5), "cut-off k"),
+    (lambda m, s, y, q: m.err(s, y, q, k=-1), "cut-off k"),
+    (lambda m, s, y, q: m.precision_at(s, y, q, k=None), "cut-off k must be an integer of at least"),
+    (lambda m, s, y, q: m.ndcg(s, [1, np.nan, 0], q), "labels must be finite numbers"),
+    (lambda m, s, y, q: m.mean_average_precision(s, [1, np.inf, 0], q), "label 1 is inf"),
+    (lambda m, s, y, q: m.ndcg(s, y, [1, np.nan, 1]), "query ids must be finite"),
+    (lambda m, s, y, q: m.ndcg(s, y, [1, 1]), "as long as one another"),
+    (lambda m, s, y, q: m.reciprocal_rank(s[:2], y, q), "as long as one another"),
+])
+def test_metrics_refuse_what_no_metric_can_be_taken_of(call, message):
+    """k = 0 gave 0.0, P@0 nan, a NaN label NDCG 0.0 or MAP 0.833, a NaN qid a query of its own."""
+    from rankfast import metrics
+    with pytest.raises(ValueError, match=message):
+        call(metrics, [0.3, 0.2, 0.1], [1, 0, 2], [1, 1, 1])
+
+
+def test_query_ids_of_mixed_types_are_a_clear_error():
+    qid = np.array([1, "a", 1], dtype=object)
+    with pytest.raises(ValueError, match="all numbers or all strings"):
+        RankSVM().fit(np.eye(3), [1, 0, 2], qid)
