@@ -9,6 +9,7 @@
 set -eu
 MQ=${1:-../shared/data/mq2008}
 WORK=${2:-$(mktemp -d)}
+mkdir -p "$WORK"
 zcat "$MQ/S1.txt.gz" "$MQ/S2.txt.gz" "$MQ/S3.txt.gz" > "$WORK/train.txt"
 zcat "$MQ/S4.txt.gz" > "$WORK/vali.txt"
 zcat "$MQ/S5.txt.gz" > "$WORK/test.txt"

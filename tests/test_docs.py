@@ -79,12 +79,32 @@ def test_letor_example_runs_the_protocol_on_mq2008(tmp_path):
     if shutil.which("rank_learn", path=env["PATH"]) is None:
         pytest.skip("rank_learn is not installed beside this Python (pip install -e .)")
     script = ROOT / "examples" / "letor_mq2008.sh"
-    run = subprocess.run(["sh", str(script), str(mq2008), str(tmp_path)], cwd=ROOT, env=env,
+    work = tmp_path / "fold1"                            # the script makes it
+    run = subprocess.run(["sh", str(script), str(mq2008), str(work)], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert re.search(r"^Validation \(\S*vali.txt, \d+ queries\)", run.stdout, re.M)
     assert run.stdout.count("<- chosen") == 1
     ndcg = float(re.search(r"^NDCG@10 \(LETOR\): (\S+)$", run.stdout, re.M).group(1))
     assert 0.15 < ndcg < 0.3                              # LETOR's RankSVM baseline: 0.2279
-    test_documents = len((tmp_path / "test.txt").read_text().splitlines())
-    assert len((tmp_path / "predictions").read_text().splitlines()) == test_documents
+    test_documents = len((work / "test.txt").read_text().splitlines())
+    assert len((work / "predictions").read_text().splitlines()) == test_documents
+    # The README shows this run's table and test figures: they must be today's.
+    readme = (ROOT / "README.md").read_text()
+    assert _table_after("Validation (", run.stdout) == _table_after("Validation (vali.txt", readme)
+    figures = re.search(r"on test.txt NDCG@10 \(LETOR\) (\S+), MAP (\S+)\.", readme).groups()
+    assert figures == (f"{ndcg:.4f}", re.search(r"^MAP: (\S+)$", run.stdout, re.M).group(1))
+    cv = subprocess.run([os.path.join(os.path.dirname(sys.executable), "rank_learn"), "-c",
+                         "0.01,0.1,1,10,100", "train.txt", "model"], cwd=work, env=env,
+                        capture_output=True, text=True, timeout=300)
+    assert cv.returncode == 0, cv.stderr[-3000:]
+    assert (_table_after("Cross-validation (5 folds", cv.stdout)
+            == _table_after("Cross-validation (5 folds", readme))
+
+
+def _table_after(header, text):
+    """The table whose title line starts with ``header``: its column line and its rows (the
+    lines with a ±)."""
+    lines = text[text.index(header):].splitlines()[1:]
+    rows = lines[1:]
+    return lines[:1] + rows[:next(i for i, line in enumerate(rows + [""]) if "±" not in line)]

@@ -2,7 +2,6 @@
 
 Skipped as a whole without scikit-learn (``pip install rankfast[sklearn]``).
 """
-import inspect
 import pickle
 import warnings
 
@@ -168,10 +167,7 @@ def test_pickle_and_joblib_round_trips(tmp_path):
 # documents.  check_sample_weights_not_overwritten only reads the array back, but it needs
 # fit to accept weights that vary within the ranking: fit refuses them rather than read them
 # as document weights or ignore them (test_fit_never_writes_into_the_query_weights instead).
-PER_QUERY_WEIGHT_CHECKS = dict.fromkeys(
-    ["check_sample_weights_not_overwritten", "check_sample_weight_equivalence_on_dense_data",
-     "check_sample_weight_equivalence_on_sparse_data"],
-    "sample_weight is per query; the check varies it within one ranking")
+PER_QUERY_WEIGHT_CHECKS = wrappers.EXPECTED_FAILED_CHECKS
 
 
 # scikit-learn's checks pass no qid, so every X is one ranking (greedy RankRLS holds out
@@ -183,8 +179,7 @@ PER_QUERY_WEIGHT_CHECKS = dict.fromkeys(
      wrappers.KernelApproxLearner(landmarks=20),
      wrappers.KernelApproxLearner(approx="rff", landmarks=20),
      wrappers.NystroemMap(landmarks=10), wrappers.RandomFourierMap(components=10)],
-    expected_failed_checks=lambda estimator: PER_QUERY_WEIGHT_CHECKS
-    if "sample_weight" in inspect.signature(estimator.fit).parameters else {})
+    expected_failed_checks=wrappers.expected_failed_checks)
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 
