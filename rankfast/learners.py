@@ -37,7 +37,7 @@ def _cv(options):
 def _prsvm(options):
     from .ranksvm import RankSVM
     return RankSVM(C=_c(options), loss=options.get("loss", 1),
-                   tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100),
+                   tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100000),
                    n_jobs=options.get("n_jobs"), normalize=options.get("normalize", "none"),
                    **_cv(options))
 
@@ -229,6 +229,11 @@ def fitted_notes(learner: Any, options: dict[str, Any], given: Any) -> list[str]
     base learner (``learner_``).
     """
     base = getattr(learner, "learner_", learner)
+    result = getattr(base, "result_", None)
+    if result is not None and getattr(result, "converged", True) is False:
+        return [f"the learner stopped before its tolerance (-e) was met ({result.message} "
+                f"after {result.iterations} iterations): the model may be far from the "
+                f"optimum" + ("; raise -#" if "limit" in result.message else "")]
     k, selected = getattr(base, "k", None), getattr(base, "selected_", None)
     if isinstance(k, (int, np.integer)) and selected is not None and len(selected) < k:
         return [f"-k {k}: greedy selected {len(selected)}, every feature that can change a "

@@ -264,7 +264,10 @@ class RankRLS(LinearRanker):
         if log is not None:
             log(f"CG: {iterations} iterations, relative residual {self.residual_:.3g}"
                 + ("" if self.residual_ <= self.tol else
-                   f" (iteration limit {self.max_iter} reached before {self.tol:g})"), 1)
+                   f" (iteration limit {self.max_iter} reached before {self.tol:g})"
+                   if iterations >= self.max_iter else
+                   f" (CG's running residual reached {self.tol:g}; computed again from w, "
+                   f"rounding leaves this)"), 1)
         return w
 
     def _fit_grid(self, Xh, A, yh, y, starts, grid, data, log, n_threads, weight=None):

@@ -171,7 +171,8 @@ class RankSVM(LinearRanker):
     tol : float
         svm_rank's -e: relative tolerance of the Newton decrement.
     max_iter : int
-        svm_rank's -#: cap on Newton iterations.
+        svm_rank's -#: cap on Newton iterations (default 100000, svm_rank's; the tolerance,
+        not the cap, ends a run: one large ranking that separates took 510).
     n_jobs : int or None
         Threads (rank_learn's -j): None or 0 uses every core this process may
         run on, -k all but k - 1, 1 none besides the caller.  The model is the
@@ -219,7 +220,7 @@ class RankSVM(LinearRanker):
     name = "prsvm"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
 
-    def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 100,
+    def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 100000,
                  n_jobs: int | None = None, cv: Any = None, cv_metric: str = "ndcg@10",
                  cv_rule: str = "best", cv_convention: str = "letor", random_state: int = 0,
                  normalize: str = "none") -> None:

@@ -257,7 +257,7 @@ def test_works_without_scikit_learn():
         else:
             raise AssertionError("no NotFittedError")
         ranker.set_params(C=2.0)
-        assert ranker.get_params() == {"C": 2.0, "loss": 1, "tol": 1e-3, "max_iter": 100,
+        assert ranker.get_params() == {"C": 2.0, "loss": 1, "tol": 1e-3, "max_iter": 100000,
                                        "n_jobs": None, "cv": None, "cv_metric": "ndcg@10",
                                        "cv_rule": "best", "cv_convention": "letor",
                                        "random_state": 0, "normalize": "none"}

@@ -229,9 +229,11 @@ EXPECTED = {
     "opt_l2": (0, Trained(), "copy: -l 2, the fraction of swapped pairs per query"),
     "opt_l3": (2, Usage("-l"), "usage: -l accepts 1 or 2 (svm_rank fails at runtime, rc 1)"),
     "opt_long_path": (0, Trained(model=LONG_NAME), "copy: a 254-character model file name"),
-    "opt_maxiter": (0, Trained(as_good_as_svm_rank=False), "copy, with rankfast's meaning: "
-                    "-# caps the learner's iterations (svm_rank's caps its QP subproblems), so "
-                    "a model after one Newton step need not match svm_rank's converged one"),
+    "opt_maxiter": (0, Trained(as_good_as_svm_rank=False, notes=("stopped before its "
+                                                                 "tolerance",)),
+                    "copy, with rankfast's meaning: -# caps the learner's iterations "
+                    "(svm_rank's caps its QP subproblems), so a model after one Newton step "
+                    "need not match svm_rank's converged one, and a note says so"),
     "opt_missing_train": (1, FileError("nonexist.dat"), "copy: a missing training file; one "
                           "line naming it"),
     "opt_no_args": (2, Usage("not enough"), "usage: no training file (svm_rank prints its "
