@@ -284,6 +284,9 @@ def _print_cv_table(learner, verbosity):
     result = cv_result_of(learner)
     if result is not None:
         progress(result.format(), verbosity, end="")
+        note = result.edge_note()
+        if note is not None and verbosity >= 1:
+            print_note("rank_learn", note)
 
 
 def _linear_algebra_reason(exc):

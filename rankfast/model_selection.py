@@ -223,13 +223,7 @@ def selecting_metric(metric: Metric, scored: Any, max_grade: Any = None) -> Metr
     """
     if metric.kind == "pairs":
         return metric
-    sets = []
-    for y, qid, weight in scored:
-        y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
-        if weight is not None:
-            y, qid = y[np.asarray(weight) > 0], qid[np.asarray(weight) > 0]
-        if len(y):
-            sets.append((y, qid))
+    sets = _scored_sets(scored)
     if not sets or not all(_alike(metric, y, qid, max_grade) for y, qid in sets):
         return metric
     facts = metrics.joined_facts(metrics.query_facts(y, qid) for y, qid in sets)
@@ -242,6 +236,42 @@ def selecting_metric(metric: Metric, scored: Any, max_grade: Any = None) -> Metr
     warnings.warn(f"{text}, so the models are chosen by pair accuracy instead",
                   metrics.ConstantMetricWarning, stacklevel=outside_stacklevel())
     return Metric("pairs", None, metric.convention)
+
+
+def table_columns(metric: Metric, scored: Any, max_grade: Any = None) -> Any:
+    """table_metrics with the metric that selecting_metric chooses by; and a
+    ConstantMetricWarning for each other column that no ranking of the scored sets could
+    change (MAP when every label is above 0: 1 in every row of the table)."""
+    chooser = selecting_metric(metric, scored, max_grade)
+    columns = table_metrics(metric, chooser)
+    sets = _scored_sets(scored)
+    if not sets:
+        return columns
+    facts = metrics.joined_facts(metrics.query_facts(y, qid) for y, qid in sets)
+    if facts.one_label.all():               # nothing can choose: selecting_metric said so
+        return columns
+    for column in columns[1:]:
+        if column.key == metric.key or \
+                not all(_alike(column, y, qid, max_grade) for y, qid in sets):
+            continue
+        warnings.warn(metrics.alike_message([column.label], "the held-out queries",
+                                            metrics.why_alike(column.kind, facts, column.k,
+                                                              column.convention))
+                      + ", so its column cannot tell the models apart",
+                      metrics.ConstantMetricWarning, stacklevel=outside_stacklevel())
+    return columns
+
+
+def _scored_sets(scored):
+    """(y, qid) of each scored set, rows of weight 0 left out, empty sets dropped."""
+    sets = []
+    for y, qid, weight in scored:
+        y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
+        if weight is not None:
+            y, qid = y[np.asarray(weight) > 0], qid[np.asarray(weight) > 0]
+        if len(y):
+            sets.append((y, qid))
+    return sets
 
 
 def _alike(metric, y, qid, max_grade):
@@ -524,6 +554,17 @@ class CVResult:
     def chosen_params(self) -> Any:
         return dict(self.params[self.chosen])
 
+    def edge_note(self) -> str | None:
+        """A note when the highest mean is at an end of a list of 3 or more C: the best C may
+        lie beyond it.  (The 1se rule prefers the smallest C by design: no note then.)"""
+        values = sorted({row["C"] for row in self.params})
+        C = self.params[self.chosen]["C"]
+        if self.rule != "best" or len(values) < 3 or C not in (values[0], values[-1]):
+            return None
+        end, side = ("smallest", "smaller") if C == values[0] else ("largest", "larger")
+        return (f"the chosen C = {_param_text(C)} is the {end} of the list: a {side} C may do "
+                f"better; extend the list beyond it")
+
     def rows(self) -> Any:
         """One dict per row: its params, then per column key its mean and key + "_sd"."""
         mean, sd = self.mean, self.sd
@@ -671,7 +712,7 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
     top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
     scored_sets = [(y[test], qid[test], None if weight is None else weight[test])
                 for _, test in folds.splits]
-    columns = table_metrics(metric, selecting_metric(metric, scored_sets, top))
+    columns = table_columns(metric, scored_sets, top)
     values = np.full((len(rows), len(folds.splits), len(columns)), np.nan)
     total, done, start = len(rows) * len(folds.splits), 0, time.perf_counter()
     for f, (train, test) in enumerate(folds.splits):
@@ -708,7 +749,7 @@ def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress,
     # valid's X is checked (ValidationSet): an estimator that takes a TrainingData scores it as is
     scored = TrainingData(valid.X, valid.y, valid.qid) if isinstance(X, TrainingData) else valid.X
     top = max(metrics.highest_grade(y), metrics.highest_grade(valid.y))
-    columns = table_metrics(metric, selecting_metric(metric, [(valid.y, valid.qid, None)], top))
+    columns = table_columns(metric, [(valid.y, valid.qid, None)], top)
     values = np.full((len(rows), n_queries, len(columns)), np.nan)
     start = time.perf_counter()
     for done, (i, fitted) in enumerate(_fitted_rows(estimator, rows, c_name, X, y, qid, weight),
@@ -878,7 +919,7 @@ def held_out_result(rows: Matrix, scores_by_row: Any, y: Vector, qid: Vector, me
     """
     top = metrics.highest_grade(y)
     per_row = None if weights is None else np.asarray(weights)[query_index(qid)[0]]
-    columns = table_metrics(metric, selecting_metric(metric, [(y, qid, per_row)], top))
+    columns = table_columns(metric, [(y, qid, per_row)], top)
     per_query = []
     start, progress = time.perf_counter(), _log_progress(log)
     for i, scores in enumerate(scores_by_row):

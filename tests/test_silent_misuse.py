@@ -135,3 +135,22 @@ def test_a_learner_stopped_by_its_iteration_cap_says_so(tmp_path, capsys):
             "(iteration limit reached after 1 iterations)" in capsys.readouterr().err)
     assert learn_main([str(data), str(tmp_path / "m")]) == 0
     assert "stopped before its tolerance" not in capsys.readouterr().err
+
+
+def test_cross_validation_notes_a_column_no_ranking_changes_and_a_choice_at_an_end(tmp_path,
+                                                                                  capsys):
+    """MAP is 1 in every row when every label is above 0 (MovieLens' half stars); and a best C
+    at an end of the list may lie beyond it.  Both passed without a word."""
+    rng = np.random.default_rng(4)
+    data = tmp_path / "train.dat"
+    data.write_text("".join(f"{rng.integers(3, 9)} qid:{i // 12 + 1} 1:{rng.random():.3f} "
+                            f"2:{rng.random():.3f}\n" for i in range(240)))
+    assert learn_main(["-c", "1e-6,1e-5,1e-4", str(data), str(tmp_path / "m")]) == 0
+    err = capsys.readouterr().err
+    assert ("rank_learn: note: MAP is the same for every ranking of the held-out queries: every "
+            "query has only relevant documents (label > 0), so its column cannot tell the models "
+            "apart") in err
+    assert "rank_learn: note: the chosen C = " in err and "extend the list beyond it" in err
+    assert learn_main(["-c", "1e-6,1e-5,1e-4", "--cv-rule", "1se", str(data),
+                       str(tmp_path / "m")]) == 0
+    assert "extend the list" not in capsys.readouterr().err
