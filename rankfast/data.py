@@ -645,6 +645,13 @@ def dump_svmlight(dataset_or_X: Any, y: Vector = None, qid: Vector = None,
         comments = ds.comments if comments is None else comments
     else:
         X = dataset_or_X
+    if qid is not None and len(qid) and np.asarray(qid).dtype.kind in "iuf" \
+            and np.any(np.diff(np.asarray(qid)) < 0):
+        import warnings
+        warnings.warn("dump_svmlight: the qids do not increase down the rows; rankfast reads "
+                      "such a file, but svm_rank_learn refuses it ('Query ID's in data file have "
+                      "to be in increasing order'): sort the rows by qid first (a stable sort "
+                      "keeps each query's order)", UserWarning, stacklevel=2)
     X = as_csr(X)
     y = np.asarray(y, dtype=np.float64)
     lines = _format_lines(X, y, None if qid is None else np.asarray(qid, dtype=np.int64), comments)

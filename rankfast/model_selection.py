@@ -373,7 +373,8 @@ def make_folds(qid: Vector, cv: Any = DEFAULT_FOLDS, random_state: int = 0, X: M
             fold_of_query = np.empty(Q, dtype=np.int64)
             fold_of_query[rng.permutation(Q)] = np.arange(Q) % K
             fold = fold_of_query[group]
-            what = f"{K} folds of queries{seed}"
+            fewer = "" if K == cv else f" (one a query: {cv} asked)"
+            what = f"{K} folds of queries{fewer}{seed}"
         else:
             K = min(int(cv), n // 2)
             if K < 2:
@@ -381,7 +382,8 @@ def make_folds(qid: Vector, cv: Any = DEFAULT_FOLDS, random_state: int = 0, X: M
                                  f"ranking (got {n})")
             fold = np.empty(n, dtype=np.int64)
             fold[rng.permutation(n)] = np.arange(n) % K
-            what = f"{K} folds of the documents of the single ranking{seed}"
+            fewer = "" if K == cv else f" ({cv} asked; at least 2 documents a fold)"
+            what = f"{K} folds of the documents of the single ranking{fewer}{seed}"
     splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(K)]
     return Folds(splits, what)
 

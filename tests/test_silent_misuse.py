@@ -154,3 +154,23 @@ def test_cross_validation_notes_a_column_no_ranking_changes_and_a_choice_at_an_e
     assert learn_main(["-c", "1e-6,1e-5,1e-4", "--cv-rule", "1se", str(data),
                        str(tmp_path / "m")]) == 0
     assert "extend the list" not in capsys.readouterr().err
+
+
+def test_dump_svmlight_warns_of_a_file_svm_rank_would_refuse(tmp_path):
+    from rankfast import dump_svmlight, load_svmlight
+    path = tmp_path / "out.dat"
+    with pytest.warns(UserWarning, match="svm_rank_learn refuses it"):
+        dump_svmlight(np.eye(3), [1, 0, 1], [2, 1, 1], str(path))
+    assert load_svmlight(str(path)).qid.tolist() == [2, 1, 1]      # rankfast reads it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dump_svmlight(np.eye(3), [1, 0, 1], [1, 1, 2], str(path))
+
+
+def test_more_folds_than_queries_say_so_in_the_table_title():
+    rng = np.random.default_rng(0)
+    X, y, qid = rng.normal(size=(40, 2)), np.arange(40) % 3, np.arange(40) // 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                # 4-document queries: NDCG@10 constant
+        result = RankSVM(C=[0.1, 1.0], cv=50).fit(X, y, qid).cv_result_
+    assert result.folds.startswith("10 folds of queries (one a query: 50 asked)")
