@@ -208,7 +208,8 @@ def _learn(argv):
         raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
     progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
     _print_cv_table(learner, verbosity)
-    for note in fitted_notes(learner, options, given) + model_notes(model, dataset, options):
+    for note in fitted_notes(learner, options, given) + model_notes(model, dataset, options,
+                                                                    learner):
         if verbosity >= 1:
             print_note("rank_learn", note)
     progress("Writing learned model...", verbosity, end="")

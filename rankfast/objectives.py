@@ -45,7 +45,9 @@ def objective(model: Any, data: Any, C: Any, loss: int = 1, p: int = 1) -> float
         raise ValueError(f"p must be 1 or 2 (got {p!r})")
     if not hasattr(model, "feature_ids"):
         raise TypeError("objective needs a linear model (rankfast.LinearModel)")
-    scores = linear_scores(data.X, model.feature_ids, model.weights)
+    features = getattr(data, "features", None)      # a Dataset's own CSR: no scipy needed
+    scores = linear_scores(data.X if features is None else features, model.feature_ids,
+                           model.weights)
     y = np.asarray(data.y, dtype=np.float64)
     perm, starts = group_rows(data.qid)
     if perm is not None:
