@@ -1040,6 +1040,8 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
             f"{data.n_straddling} queries re-assembled across shards", 1)
     table = query_multipliers(client, data, sample_weight)
     w, learner.traffic_ = run(learner, data, client, log, table)
+    from .linear import warn_if_stopped_early
+    warn_if_stopped_early(learner, getattr(learner, "result_", None))
     learner.feature_ids_ = data.used + 1
     learner.weights_ = np.where(data.varies, w, 0.0)    # as linear.without_query_constant
     learner.n_features_in_ = data.summary.n_features     # predict checks dense X against it

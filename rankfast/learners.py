@@ -229,11 +229,6 @@ def fitted_notes(learner: Any, options: dict[str, Any], given: Any) -> list[str]
     base learner (``learner_``).
     """
     base = getattr(learner, "learner_", learner)
-    result = getattr(base, "result_", None)
-    if result is not None and getattr(result, "converged", True) is False:
-        return [f"the learner stopped before its tolerance (-e) was met ({result.message} "
-                f"after {result.iterations} iterations): the model may be far from the "
-                f"optimum" + ("; raise -#" if "limit" in result.message else "")]
     k, selected = getattr(base, "k", None), getattr(base, "selected_", None)
     if isinstance(k, (int, np.integer)) and selected is not None and len(selected) < k:
         return [f"-k {k}: greedy selected {len(selected)}, every feature that can change a "

@@ -90,6 +90,24 @@ def without_query_constant(w: Vector, X: Matrix, starts: Vector) -> np.ndarray:
     return np.where(varies, w, 0.0)
 
 
+class NotConvergedWarning(UserWarning):
+    """A solver stopped before its tolerance was met (its iteration cap, most often)."""
+
+
+def warn_if_stopped_early(estimator: Any, result: Any) -> None:
+    """NotConvergedWarning, naming why, when ``result`` (a solver's) is not converged."""
+    if getattr(result, "converged", True) is not False:
+        return
+    import warnings
+
+    from .inputs import outside_stacklevel
+    warnings.warn(f"{type(estimator).__name__}.fit stopped before its tolerance was met "
+                  f"({result.message} after {result.iterations} iterations): the model may be "
+                  f"far from the optimum"
+                  + ("; raise max_iter (rank_learn's -#)" if "limit" in result.message else ""),
+                  NotConvergedWarning, stacklevel=outside_stacklevel())
+
+
 def kernel_form(X: Matrix) -> Matrix:
     """X as the compiled kernels take it: a rankfast.csr.CSR or a C-contiguous float64 ndarray.
 
@@ -298,6 +316,12 @@ class LinearRanker(Ranker):
         data = data.with_features(features)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         return data, normalizer, evals, query_sample_weights(sample_weight, data.qid)
+
+    def _keep_result(self, normalizer, used, X, starts):
+        """Record result_'s weights as _keep_weights does, zero on query-constant columns
+        (without_query_constant); warn when the solver stopped before its tolerance."""
+        warn_if_stopped_early(self, self.result_)
+        self._keep_weights(normalizer, used, without_query_constant(self.result_.w, X, starts))
 
     def _keep_weights(self, normalizer, used, w):
         """Record the fitted weights (zscore's folded back onto the raw features)."""

@@ -550,7 +550,7 @@ class RankNCG(LinearRanker):
             log(f"NCG: {self.result_.message} after {self.result_.iterations} iterations "
                 f"({self.result_.evaluations} gradients), |grad| {self.result_.grad_norm:.6g}, "
                 f"certified objective decrease {self.result_.decrease:.8g}", 1)
-        self._keep_weights(normalizer, used, without_query_constant(self.result_.w, X, starts))
+        self._keep_result(normalizer, used, X, starts)
         self._record_evals(evals)
         return self
 

@@ -291,7 +291,7 @@ class RankSVM(LinearRanker):
         if log is not None:
             log(f"Newton: {self.result_.message} after {self.result_.iterations} iterations "
                 f"({self.result_.cg_iterations} CG steps), objective {self.result_.f:.8g}", 1)
-        self._keep_weights(normalizer, used, without_query_constant(self.result_.w, X, starts))
+        self._keep_result(normalizer, used, X, starts)
         self._record_evals(evals)
         return self
 

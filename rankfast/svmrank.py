@@ -87,7 +87,6 @@ from .linear import (
     check_loss,
     linear_model,
     pair_square_sums,
-    without_query_constant,
 )
 from .precondition import PairPreconditioner
 from .ranksvm import query_weights
@@ -671,7 +670,7 @@ class RankSVML1(LinearRanker):
                    f"{r.stages} smoothing widths (last {r.delta:.3g})")
             log(f"{how}: objective {r.f:.8g}, certified duality gap {r.gap:.4g} "
                 f"(svm_rank's -e bound C*eps' = {r.target:.4g})", 1)
-        self._keep_weights(normalizer, used, without_query_constant(self.result_.w, X, starts))
+        self._keep_result(normalizer, used, X, starts)
         self._record_evals(evals)
         return self
 

@@ -131,10 +131,23 @@ def test_a_learner_stopped_by_its_iteration_cap_says_so(tmp_path, capsys):
     data.write_text("".join(f"{rng.integers(0, 3)} qid:{i // 10} 1:{rng.normal():.4f} "
                             f"2:{rng.normal():.4f}\n" for i in range(60)))
     assert learn_main(["-#", "1", "-e", "1e-12", str(data), str(tmp_path / "m")]) == 0
-    assert ("rank_learn: note: the learner stopped before its tolerance (-e) was met "
-            "(iteration limit reached after 1 iterations)" in capsys.readouterr().err)
+    assert ("rank_learn: note: RankSVM.fit stopped before its tolerance was met (iteration "
+            "limit reached after 1 iterations): the model may be far from the optimum; raise "
+            "max_iter (rank_learn's -#)" in capsys.readouterr().err)
     assert learn_main([str(data), str(tmp_path / "m")]) == 0
     assert "stopped before its tolerance" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make", [lambda: RankSVM(max_iter=1, tol=1e-12),
+                                  lambda: RankNCG(max_iter=1, tol=1e-12),
+                                  lambda: RankSVML1(max_iter=1, tol=1e-12)])
+def test_fit_warns_when_its_solver_stops_before_its_tolerance(make):
+    from rankfast.linear import NotConvergedWarning
+    rng = np.random.default_rng(6)
+    X, y, qid = rng.normal(size=(60, 3)), np.arange(60) % 3, np.arange(60) // 6
+    with pytest.warns(NotConvergedWarning, match="stopped before its tolerance") as caught:
+        model = make().fit(X, y, qid)
+    assert not model.result_.converged and caught[0].filename == __file__
 
 
 def test_cross_validation_notes_a_column_no_ranking_changes_and_a_choice_at_an_end(tmp_path,
