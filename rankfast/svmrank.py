@@ -475,9 +475,17 @@ def smoothing_path(X: Matrix, loss: Any, target: Any, max_iter: int, preconditio
         target = target(f0)
     # At w = 0 every pair lies in the hinge's linear part, where F_δ has no curvature
     # for Newton to use: start from the squared hinge's optimum (δ = 1, θ = 0 above).
+    def steps_log(what):
+        """Newton's lines for a stage, one verbosity level below the stage's own."""
+        return None if log is None else (lambda text, level: log(f"  {what}: {text}", level + 1))
+
     start = minimize(HuberObjective(X, loss, 1.0, preconditioner),
-                     np.zeros(X.shape[1]) if w0 is None else w0, tol=1e-3, max_iter=max_iter)
+                     np.zeros(X.shape[1]) if w0 is None else w0, tol=1e-3, max_iter=max_iter,
+                     log=steps_log("squared hinge"))
     w, steps = start.w, start.iterations
+    if log is not None:
+        log(f"Smoothing 0: the squared hinge's optimum, {start.iterations} Newton steps "
+            f"({start.cg_iterations} CG)", 1)
     best_w, best_f = np.zeros(X.shape[1]), f0
     last_gap = np.inf
     message, converged, stage = "iteration limit reached", False, 0
@@ -489,7 +497,8 @@ def smoothing_path(X: Matrix, loss: Any, target: Any, max_iter: int, preconditio
             break
         goal = min(target, relative * max(lower, 0.5 * smooth_f0) if relative > 0 else np.inf)
         result = minimize(objective, w, tol=max(2.5 * goal / max(smooth_f0, 1e-300), 1e-15),
-                          max_iter=max(max_iter - steps, 1), certify=True)
+                          max_iter=max(max_iter - steps, 1), certify=True,
+                          log=steps_log(f"smoothing {stage}"))
         if not (np.all(np.isfinite(result.w)) and np.isfinite(result.f)):
             message = "smoothing too fine for the scores' rounding"
             break
@@ -502,7 +511,7 @@ def smoothing_path(X: Matrix, loss: Any, target: Any, max_iter: int, preconditio
         if log is not None:
             log(f"Smoothing {stage}: delta={delta:.3g} F={best_f:.10g} lower bound={lower:.10g} "
                 f"gap={best_f - lower:.4g} (target {target:.4g}), {result.iterations} Newton "
-                f"steps ({result.cg_iterations} CG)", 2)
+                f"steps ({result.cg_iterations} CG)", 1)
         goal = min(target, relative * lower if relative > 0 else np.inf)
         if best_f - lower <= goal:
             message, converged = "certified gap below target", True

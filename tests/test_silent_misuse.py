@@ -208,3 +208,18 @@ def test_svmrank_says_when_the_written_model_is_far_above_its_objective():
         stub = types.SimpleNamespace(C=1.0, result_=types.SimpleNamespace(f=solver_f))
         notes = model_notes(model, dataset, {}, stub)
         assert bool(notes) == noted and (not noted or "as written is" in notes[0])
+
+
+def test_svmrank_smoothing_reports_each_stage_at_the_default_verbosity():
+    """On raw MovieLens svmrank ran past 300 s after 'OCAS stalled' without a line; each
+    smoothing stage now prints one at level 1 (rank_learn's default), its Newton steps at 2."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 4)) * [1.0, 10.0, 100.0, 1000.0]
+    y, qid = (X @ [1.0, 0.1, 0.01, 0.001] + rng.normal(size=300) > 0).astype(float), np.zeros(300)
+    lines = []
+    RankSVML1(C=1.0, solver="smoothing").fit(X, y, qid, log=lambda text, level: lines.append(
+        (level, text)))
+    stages = [text for level, text in lines if level == 1 and text.startswith("Smoothing ")]
+    assert stages[0].startswith("Smoothing 0: the squared hinge's optimum")
+    assert len(stages) >= 2
+    assert any(level == 2 and "smoothing 1: Iter 1:" in text for level, text in lines)
