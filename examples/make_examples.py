@@ -3,6 +3,8 @@
 
     python examples/make_examples.py [folder]
 
+Also features.txt, the features' names one a line (rank_export --feature-names).
+
 Each query has 5 to 40 documents with 20 features in [0, 1] (about a quarter
 of them zero, so lines are sparse), graded relevance 0-2 from a hidden linear
 model plus noise, and a LETOR-style '#docid = ...' comment.  The numbers come
@@ -38,10 +40,12 @@ def main(folder):
     w_true[rng.permutation(N_FEATURES)[:8]] = 0.0      # a few useless features
     train = make_queries(rng, 120, 1, w_true)
     test = make_queries(rng, 40, 1001, w_true)
-    for name, lines in (("train.dat", train), ("test.dat", test)):
+    names = [f"feature_{j:02d}\n" for j in range(1, N_FEATURES + 1)]    # rank_export's names
+    for name, lines in (("train.dat", train), ("test.dat", test), ("features.txt", names)):
         with open(os.path.join(folder, name), "w", newline="\n") as out:
             out.writelines(lines)
-    print(f"wrote {len(train)} training and {len(test)} test documents to {folder}")
+    print(f"wrote {len(train)} training and {len(test)} test documents and the feature names "
+          f"to {folder}")
 
 
 if __name__ == "__main__":

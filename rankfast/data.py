@@ -654,12 +654,25 @@ def dump_svmlight(dataset_or_X: Any, y: Vector = None, qid: Vector = None,
                       "keeps each query's order)", UserWarning, stacklevel=2)
     X = as_csr(X)
     y = np.asarray(y, dtype=np.float64)
-    lines = _format_lines(X, y, None if qid is None else np.asarray(qid, dtype=np.int64), comments)
+    lines = _format_lines(X, y, None if qid is None else _written_qids(qid), comments)
     if stream is not None:
         stream.writelines(lines)
     else:
         with atomic_output(path) as out:  # type: ignore[arg-type]  # path is given without stream
             out.writelines(lines)
+
+
+def _written_qids(qid):
+    """qid as dump_svmlight writes it: svm_rank's qid:N, N an integer in 0 .. 2**63 - 1."""
+    qid = np.asarray(qid)
+    if qid.dtype.kind not in "iub" and not (qid.dtype.kind == "f" and np.all(qid == np.round(qid))):
+        raise ValueError(f"dump_svmlight writes query ids as svm_rank's qid:N, N a non-negative "
+                         f"integer (got {qid.dtype} values such as {qid.flat[0]!r}); number the "
+                         f"queries first, e.g. np.unique(qid, return_inverse=True)[1]")
+    if len(qid) and qid.min() < 0:
+        raise ValueError(f"dump_svmlight writes query ids as svm_rank's qid:N, N non-negative "
+                         f"(got {qid.min()})")
+    return qid.astype(np.int64)
 
 
 def _format_lines(X, y, qid, comments):

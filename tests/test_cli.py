@@ -163,7 +163,7 @@ def test_launchers_run_from_the_checkout(tmp_path):
 def test_examples_are_reproducible(tmp_path):
     subprocess.run([sys.executable, str(EXAMPLES / "make_examples.py"), str(tmp_path)], check=True,
                    capture_output=True)
-    for name in ("train.dat", "test.dat"):
+    for name in ("train.dat", "test.dat", "features.txt"):
         assert (tmp_path / name).read_bytes() == (EXAMPLES / name).read_bytes()
 
 

@@ -223,3 +223,17 @@ def test_svmrank_smoothing_reports_each_stage_at_the_default_verbosity():
     assert stages[0].startswith("Smoothing 0: the squared hinge's optimum")
     assert len(stages) >= 2
     assert any(level == 2 and "smoothing 1: Iter 1:" in text for level, text in lines)
+
+
+@pytest.mark.parametrize("qid, message", [
+    (np.array(["a", "b"]), "number the queries first"),
+    (np.array([0.5, 1.0]), "number the queries first"),
+    (np.array([-1, 2]), "N non-negative"),
+])
+def test_dump_svmlight_refuses_query_ids_it_cannot_write(qid, message):
+    """String qids ended in numpy's "invalid literal for int()"; 0.5 became 0 silently."""
+    import io
+
+    from rankfast import dump_svmlight
+    with pytest.raises(ValueError, match=message):
+        dump_svmlight(np.eye(2), [1, 0], qid, stream=io.StringIO())
