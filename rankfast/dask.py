@@ -61,7 +61,6 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from . import _products
 from .csr import CSR
 from .data import group_rows, load_svmlight
 from .errors import InputError, MissingDependencyError, RankfastError, UsageError
@@ -245,13 +244,12 @@ def _assemble(*pieces):
 def _describe(part):
     """Task: (documents, queries, highest feature index, columns used, columns whose values
     differ within one of its queries) of an assembled shard (it holds whole queries)."""
+    from .linear import varying_columns
     X = part.X
     used = np.unique(X.indices[:X.nnz]).astype(np.int64)
     perm, starts = group_rows(part.qid)
-    order = np.arange(X.shape[0], dtype=np.int64) if perm is None else perm.astype(np.int64)
-    varies = np.zeros(X.shape[1], dtype=np.int8)
-    _products.mark_varying_columns(X.data[:X.nnz], X.indices[:X.nnz], X.indptr, order, starts,
-                                   varies)
+    varies = varying_columns(CSR(X.data[:X.nnz], X.indices[:X.nnz], X.indptr, X.shape), starts,
+                             perm)
     return X.shape[0], len(np.unique(part.qid)), X.shape[1], used, np.flatnonzero(varies)
 
 

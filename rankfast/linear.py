@@ -58,19 +58,21 @@ def training_arrays(X: Matrix, y: Vector, qid: Vector) -> tuple[Matrix, np.ndarr
     return TrainingData(X, np.asarray(y, dtype=np.float64), np.asarray(qid)).grouped()
 
 
-def varying_columns(X: Matrix, starts: Vector) -> np.ndarray:
+def varying_columns(X: Matrix, starts: Vector, order: Vector = None) -> np.ndarray:
     """Whether each column of X has values that differ within some query (bool, one per column).
 
-    X and starts as TrainingData.grouped returns them; one pass over X at most (it
-    ends once every column is seen to vary).
+    X and starts as TrainingData.grouped returns them, or a CSR X whose query q is
+    rows ``order[starts[q]:starts[q + 1]]`` (group_rows' permutation); one pass over X
+    at most (it ends once every column is seen to vary).
     """
     varies = np.zeros(X.shape[1], dtype=np.int8)
     starts = np.ascontiguousarray(starts, dtype=np.int64)
-    if isinstance(X, np.ndarray):
+    if isinstance(X, np.ndarray) and order is None:
         _products.mark_varying_columns_dense(X, starts, varies)
     else:
-        _products.mark_varying_columns(X.data, X.indices, X.indptr, np.arange(X.shape[0]),
-                                       starts, varies)
+        X = as_csr(X)
+        rows = np.arange(X.shape[0]) if order is None else np.asarray(order, dtype=np.int64)
+        _products.mark_varying_columns(X.data, X.indices, X.indptr, rows, starts, varies)
     return varies.astype(bool)
 
 
