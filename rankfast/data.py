@@ -645,13 +645,6 @@ def dump_svmlight(dataset_or_X: Any, y: Vector = None, qid: Vector = None,
         comments = ds.comments if comments is None else comments
     else:
         X = dataset_or_X
-    if qid is not None and len(qid) and np.asarray(qid).dtype.kind in "iuf" \
-            and np.any(np.diff(np.asarray(qid)) < 0):
-        import warnings
-        warnings.warn("dump_svmlight: the qids do not increase down the rows; rankfast reads "
-                      "such a file, but svm_rank_learn refuses it ('Query ID's in data file have "
-                      "to be in increasing order'): sort the rows by qid first (a stable sort "
-                      "keeps each query's order)", UserWarning, stacklevel=2)
     X = as_csr(X)
     y = np.asarray(y, dtype=np.float64)
     lines = _format_lines(X, y, None if qid is None else _written_qids(qid), comments)
@@ -663,7 +656,8 @@ def dump_svmlight(dataset_or_X: Any, y: Vector = None, qid: Vector = None,
 
 
 def _written_qids(qid):
-    """qid as dump_svmlight writes it: svm_rank's qid:N, N an integer in 0 .. 2**63 - 1."""
+    """qid as dump_svmlight writes it: svm_rank's qid:N, N an integer in 0 .. 2**63 - 1 (a
+    warning where they decrease, which svm_rank refuses)."""
     qid = np.asarray(qid)
     if qid.dtype.kind not in "iub" and not (qid.dtype.kind == "f" and np.all(qid == np.round(qid))):
         raise ValueError(f"dump_svmlight writes query ids as svm_rank's qid:N, N a non-negative "
@@ -672,6 +666,12 @@ def _written_qids(qid):
     if len(qid) and qid.min() < 0:
         raise ValueError(f"dump_svmlight writes query ids as svm_rank's qid:N, N non-negative "
                          f"(got {qid.min()})")
+    if np.any(np.diff(qid) < 0):
+        import warnings
+        warnings.warn("dump_svmlight: the qids do not increase down the rows; rankfast reads "
+                      "such a file, but svm_rank_learn refuses it ('Query ID's in data file have "
+                      "to be in increasing order'): sort the rows by qid first (a stable sort "
+                      "keeps each query's order)", UserWarning, stacklevel=3)
     return qid.astype(np.int64)
 
 

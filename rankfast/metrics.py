@@ -90,9 +90,7 @@ def ranking(scores: Vector, labels: Vector, qid: Vector, index: Any = None) -> R
     if not np.isfinite(labels).all():
         bad = int(np.flatnonzero(~np.isfinite(labels))[0])
         raise ValueError(f"labels must be finite numbers (label {bad} is {labels[bad]})")
-    if index is None:
-        qid = query_ids(n, qid)
-    group, n_groups = query_index(qid) if index is None else index
+    group, n_groups = query_index(query_ids(n, qid)) if index is None else index
     order, starts = _sorted_by_score(scores, group, n_groups)
     g = group[order]
     return Ranking(order, labels[order], g, np.arange(len(order)) - starts[g] + 1.0, starts,
