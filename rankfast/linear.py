@@ -69,8 +69,7 @@ def varying_columns(X: Matrix, starts: Vector, order: Vector = None) -> np.ndarr
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     if isinstance(X, np.ndarray) and order is None:
         _products.mark_varying_columns_dense(X, starts, varies)
-    else:
-        X = as_csr(X)
+    else:                                   # a rankfast.csr.CSR, as TrainingData holds X
         rows = np.arange(X.shape[0]) if order is None else np.asarray(order, dtype=np.int64)
         _products.mark_varying_columns(X.data, X.indices, X.indptr, rows, starts, varies)
     return varies.astype(bool)
