@@ -435,6 +435,7 @@ def _parse_at(arrays, block, row, nnz, rows, entries, first_line):
     in the pool's hands once the result is out (they must be gone before
     the arrays grow)."""
     rows_of, entries_of = slice(row, row + rows), slice(nnz, nnz + entries)
+    arrays.populate(row, nnz, rows, entries)
     return _svmlight.parse_into(block, 0, 0, arrays.array("y")[rows_of], arrays.array("qid")[rows_of],
                                 arrays.array("line")[rows_of],
                                 arrays.array("indptr")[row:row + rows + 1],
@@ -459,6 +460,10 @@ class _Arrays:
     s with these (benchmarks/README.md: 0.41-0.45 s against 0.08-0.11 s to touch
     200 MB of fresh memory, with and without huge pages).
 
+    Before a block is parsed, the pages its documents will be written to are
+    faulted in by one system call per buffer (``populate``; ~3.5% of a one-thread
+    read: benchmarks/README.md, "Page faults").
+
     The buffers are a reader.Rows's.  ``parse`` grows them as a block needs
     (realloc, which moves a large buffer's pages instead of copying them), so
     a file is read in one pass; on threads, ``make_room`` grows them between
@@ -468,6 +473,7 @@ class _Arrays:
 
     def __init__(self, rows, entries, comments, dtype=np.float64):
         self.rows = self.nnz = 0
+        self.parsed_bytes = 0      # of the blocks parse() has read
         self.width = 0             # the highest feature index parsed (1-based; 0: none)
         self.comments = [] if comments else None
         self._row_names = Rows.ROW_ARRAYS + (Rows.SPAN_ARRAYS if comments else ())
@@ -499,6 +505,14 @@ class _Arrays:
         buffer = self._buffers[name]
         return np.frombuffer(buffer, dtype=_NUMPY_TYPES[buffer.typecode])
 
+    def populate(self, row, nnz, rows, entries):
+        """Fault in the pages that rows documents from row and entries features from nnz
+        will be written to, a system call per buffer (_svmlight.populate)."""
+        for name in self._row_names:
+            _svmlight.populate(self._buffers[name], row, row + rows + (name == "indptr"))
+        for name in self._entry_names:
+            _svmlight.populate(self._buffers[name], nnz, nnz + entries)
+
     def finish(self):
         """Buffers fitted to what was parsed."""
         for buffer, length in self._lengths(self.rows, self.nnz):
@@ -516,6 +530,10 @@ class _Arrays:
         buffers = self._buffers
         spans = ((buffers["comment_start"], buffers["comment_end"]) if self.comments is not None
                  else (None, None))
+        if self.parsed_bytes:      # as many documents and features a byte as so far, and 5% more
+            share = 1.05 * len(block) / self.parsed_bytes
+            self.populate(self.rows, self.nnz, int(share * self.rows), int(share * self.nnz))
+        self.parsed_bytes += len(block)
         while True:
             rows, entries, error, error_line, start, end, consumed, width = _svmlight.parse_into(
                 block, self.rows, self.nnz, buffers["y"], buffers["qid"], buffers["line"],
@@ -536,6 +554,7 @@ class _Arrays:
     def _grow(self, block, bytes_after):
         newlines, colons = _svmlight.count_bytes_of(block)
         self.make_room(newlines + 1, colons, len(block), bytes_after)
+        self.populate(self.rows, self.nnz, newlines + 1, colons)
 
     def make_room(self, rows, entries, length, bytes_after):
         """Room for rows more documents and entries more features (a block of length bytes),

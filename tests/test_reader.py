@@ -477,6 +477,44 @@ def test_rows_are_allocated_without_zeroing_but_start_at_entry_0():
     assert len(rows.comment_start) == len(rows.comment_end) == 10
 
 
+def _resident_bytes():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+
+
+def _kernel_at_least(major, minor):
+    import os
+    try:
+        release = tuple(int(part) for part in os.uname().release.split("-")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return release >= (major, minor)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not _kernel_at_least(5, 14),
+                    reason="MADV_POPULATE_WRITE is Linux 5.14's")
+def test_populate_faults_in_the_span_asked_and_keeps_what_is_written():
+    """populate makes the pages of an untouched array resident, only within the span and
+    the array, and leaves the items already written as they were."""
+    import array
+
+    from rankfast import _svmlight
+    n = 8 << 20                                 # 64 MB of doubles: mapped afresh, untouched
+    made = _svmlight.empty_array("d", n)
+    made[:1000] = array.array("d", range(1000))
+    before = _resident_bytes()
+    _svmlight.populate(made, n // 4, n // 2)
+    grown = _resident_bytes() - before
+    assert 0.9 * (n // 4) * 8 <= grown <= 1.1 * (n // 4) * 8 + (1 << 20)
+    _svmlight.populate(made, -5, 2 * n)          # clipped to the array: the rest of it
+    grown = _resident_bytes() - before
+    assert 0.9 * n * 8 <= grown <= 1.05 * n * 8 + (1 << 20)
+    _svmlight.populate(made, 10, 3)              # an empty span: nothing
+    assert list(made[:1000]) == list(range(1000))
+    made[n - 1] = 2.5                            # the array is still all writable
+    assert made[n - 1] == 2.5
+
+
 def test_count_distinct_counts_as_a_set_does():
     """count_distinct sorts only the first value of each run: runs, repeats, NaNs, empty."""
     from rankfast.data import count_distinct
