@@ -43,7 +43,12 @@ place: ``python setup.py build_ext --inplace`` there) in the same run: each
 rankfast reader runs from DIR and from this checkout in turn (B A, A B, ...),
 and a ratio row (this checkout's MB/s over DIR's, wall and CPU, medians of
 the pairs) follows each pair of rows.  That is how a change to the parser is
-measured against the commit before it while the machine's load drifts.  Peak RSS
+measured against the commit before it while the machine's load drifts.  Under
+each one-thread row with a target, the user CPU ratio (the parsing) and each
+side's range of system CPU seconds (page faults, the read's copy): a checkout
+whose arrays get huge pages, as 17fd399's numpy arrays did, faults cheaply when
+the guest has used that memory before and slowly when the host must back it, so
+its system time and every ratio with it vary from one process to the next.  Peak RSS
 is the child's VmHWM at the end minus its VmHWM once numpy, scipy and rankfast (and
 scikit-learn, for its readers) are imported; that import baseline is printed.
 "array MB" is X.data + X.indices + X.indptr + y + qid.  MB = 10**6 bytes.  A child running longer than
@@ -291,7 +296,8 @@ elif reader == "kernel":
         pos = cut
 seconds = time.perf_counter() - t0
 r1 = resource.getrusage(resource.RUSAGE_SELF)
-cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+user, system = r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime
+cpu = user + system
 peak = status("VmHWM")
 if reader in ("kernel", "gunzip"):
     arrays = 0; shape = [n_rows, None]; checksum = None; nnz = 0
@@ -299,7 +305,7 @@ else:
     arrays = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + y.nbytes + qid.nbytes
     shape = list(X.shape); nnz = int(X.nnz)
     checksum = [float(y.sum()), float(X.data.sum()), int(qid.sum()) if len(qid) else None]
-print(json.dumps(dict(seconds=seconds, cpu=cpu, base=base, peak=peak, arrays=arrays,
+print(json.dumps(dict(seconds=seconds, cpu=cpu, user=user, system=system, base=base, peak=peak, arrays=arrays,
                       shape=shape, nnz=nnz, checksum=checksum,
                       faults=r1.ru_minflt - r0.ru_minflt)))
 """
@@ -476,6 +482,25 @@ def _print_comparison(compared, names, other):
               f"wall {_mb(size) / ours['cpu']:7.1f} cpu, theirs {_mb(size) / theirs['seconds']:7.1f} "
               f"wall {_mb(size) / theirs['cpu']:7.1f} cpu; ratio {wall:5.2f}x wall {cpu:5.2f}x cpu"
               f"{target}")
+        if target:
+            print("      " + _user_and_system(ours["runs"], theirs["runs"]))
+
+
+def _user_and_system(ours, theirs):
+    """User CPU ratio (median of the pairs) and each side's range of system CPU seconds.
+
+    System time is the page faults of the arrays (and the read's copy out of the page
+    cache): a reader whose arrays get huge pages (numpy advises them, 17fd399's did)
+    takes them cheaply when the guest has used that memory before and slowly when the
+    host must back it, so its system time, and every ratio with it, varies from one
+    process to the next; the user time is the parsing.
+    """
+    if "user" not in ours[0] or "user" not in theirs[0]:
+        return "(user and system CPU: not reported by this child)"
+    user = statistics.median(b["user"] / max(a["user"], 1e-9) for a, b in zip(ours, theirs))
+    span = lambda runs: f"{min(r['system'] for r in runs):.2f}-{max(r['system'] for r in runs):.2f} s"  # noqa: E731
+    return (f"user CPU ratio {user:4.2f}x; system CPU (page faults, the read's copy) ours "
+            f"{span(ours)}, theirs {span(theirs)} over {len(ours)} runs")
 
 
 def _run(args, workdir, created):
