@@ -109,8 +109,10 @@ class Ranker(BaseEstimator):
         return data
 
     def _record_input(self, n_features, qid, names):
-        """n_features_in_, feature_names_in_ (deleted for None) and whether qid holds several queries."""
+        """n_features_in_, feature_names_in_ (deleted for None), whether qid holds several queries
+        and how many documents it has (the model file's "number of training documents")."""
         self._several_queries = bool(len(qid)) and not bool((qid == qid[0]).all())
+        self._fit_documents = len(qid)
         self.n_features_in_ = n_features
         if names is not None:
             self.feature_names_in_ = names
@@ -246,3 +248,9 @@ def sparse_input_tags(tags: Any) -> Any:
     """scikit-learn's tags of an estimator that takes sparse X (only scikit-learn asks for tags)."""
     tags.input_tags.sparse = True
     return tags
+
+
+def fit_documents(learner: Any, n_documents: int | None) -> int:
+    """n_documents, or when None the number of documents ``learner`` was last fitted on (0 if unknown):
+    what a model file records as its "number of training documents", as svm_rank's does."""
+    return int(getattr(learner, "_fit_documents", 0) if n_documents is None else n_documents)

@@ -1043,6 +1043,7 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
     learner.feature_ids_ = data.used + 1
     learner.weights_ = np.where(data.varies, w, 0.0)    # as linear.without_query_constant
     learner.n_features_in_ = data.summary.n_features     # predict checks dense X against it
+    learner._fit_documents = data.summary.n_documents     # the model file's training documents
     learner.summary_ = data.summary
     learner.fit_seconds_ = time.perf_counter() - started
     learner.data_seconds_ = assembled - started

@@ -54,7 +54,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .base import Ranker, check_features, sparse_input_tags
+from .base import Ranker, check_features, fit_documents, sparse_input_tags
 from .compat import BaseEstimator, TransformerMixin, check_is_fitted
 from .csr import CSR, scipy_csr
 from .data import mostly_dense, with_width
@@ -673,7 +673,7 @@ class KernelApproxLearner(Ranker):
         """
         return self.decision_function(X, qid)
 
-    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
+    def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """KernelModel (Nyström: landmarks as SVs, β as alphas) or RFFModel, bias 0.
 
         ``n_features`` is the training width recorded in the file (highest
@@ -682,6 +682,7 @@ class KernelApproxLearner(Ranker):
         from . import __version__
         check_is_fitted(self)
         width = self.map_.n_features_ if n_features is None else int(n_features)
+        documents = fit_documents(self, n_documents)
         metadata: dict[str, Any] = {"version": __version__, "algorithm": self.name}
         if hasattr(self.learner_, "to_model"):
             metadata.update(self.learner_.to_model(n_features=self.map_.rank_).metadata)
@@ -694,8 +695,8 @@ class KernelApproxLearner(Ranker):
             shared = min(width, self.map_.n_features_)
             omega[:, :shared] = self.map_.omega_[:, :shared]
             return RFFModel(self.map_.kernel_.gamma, omega, self.map_.offset_.copy(),
-                            self.weights_.copy(), 0.0, width + 1, n_documents, metadata)
+                            self.weights_.copy(), 0.0, width + 1, documents, metadata)
         metadata["rank"] = self.map_.rank_
         support = with_width(self.map_.landmarks_, width)
         return KernelModel(dataclasses.replace(self.map_.kernel_), self.map_.coefficients(self.weights_),
-                           support, 0.0, width + 1, n_documents, metadata)
+                           support, 0.0, width + 1, documents, metadata)

@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _products
 from ._threads import BLOCK_ROWS
-from .base import Ranker
+from .base import Ranker, fit_documents
 from .compat import check_is_fitted
 from .csr import CSR, all_finite, as_csr, issparse
 from .errors import UsageError
@@ -405,9 +405,10 @@ class LinearRanker(Ranker):
         return self.decision_function(X, qid)
 
 
-def linear_model(learner: Any, n_features: int | None, n_documents: int,
+def linear_model(learner: Any, n_features: int | None, n_documents: int | None,
                  options: dict[str, Any]) -> LinearModel:
-    """LinearModel of a fitted linear learner, recording version, algorithm and options."""
+    """LinearModel of a fitted linear learner, recording version, algorithm and options
+    (n_documents None: the number of documents it was fitted on, see fit_documents)."""
     from . import __version__
     ids, w = learner.feature_ids_, learner.weights_
     highest = (int(ids.max()) if len(ids) else 0) if n_features is None else n_features
@@ -416,7 +417,8 @@ def linear_model(learner: Any, n_features: int | None, n_documents: int,
     normalizer = getattr(learner, "normalizer_", None)
     if normalizer is not None and normalizer.kind != "none":
         metadata["normalize"] = normalizer.kind
-    return LinearModel(ids, storable_weights(w), 0.0, highest + 1, n_documents, metadata)
+    return LinearModel(ids, storable_weights(w), 0.0, highest + 1, fit_documents(learner, n_documents),
+                       metadata)
 
 
 def storable_weights(w: Vector) -> np.ndarray:

@@ -1019,7 +1019,7 @@ class GridSearch:
     def weights_(self) -> Any:
         return self.best_estimator_.weights_
 
-    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
+    def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """The chosen model's file, its metadata naming the grid."""
         model = self.best_estimator_.to_model(n_features=n_features, n_documents=n_documents)
         for name, values in self.grid.items():

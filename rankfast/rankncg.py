@@ -570,7 +570,7 @@ class RankNCG(LinearRanker):
             w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
             yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
 
-    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
+    def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """The trained LinearModel, with rankfast's metadata."""
         check_is_fitted(self)
         grid = c_grid(self.C)

@@ -344,7 +344,7 @@ class RankRLS(LinearRanker):
             w = _scatter(path.weights(Q / (2.0 * C)), varies, d)
             yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
 
-    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
+    def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """The trained LinearModel, with rankfast's metadata (C grid included)."""
         check_is_fitted(self)
         grid = c_grid(self.C)
@@ -565,7 +565,7 @@ class GreedyRankRLS(LinearRanker):
         self._record_evals(evals)
         return self
 
-    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
+    def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """LinearModel of the selected features; metadata records the selection order."""
         check_is_fitted(self)
         return linear_model(self, n_features, n_documents,

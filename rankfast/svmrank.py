@@ -683,7 +683,7 @@ class RankSVML1(LinearRanker):
         self._record_evals(evals)
         return self
 
-    def to_model(self, n_features: int | None = None, n_documents: int = 0) -> Any:
+    def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """The trained LinearModel, with rankfast's metadata."""
         check_is_fitted(self)
         return linear_model(self, n_features, n_documents,

@@ -237,3 +237,27 @@ def test_dump_svmlight_refuses_query_ids_it_cannot_write(qid, message):
     from rankfast import dump_svmlight
     with pytest.raises(ValueError, match=message):
         dump_svmlight(np.eye(2), [1, 0], qid, stream=io.StringIO())
+
+
+@pytest.mark.parametrize("make", LEARNERS)
+def test_a_model_from_the_api_records_its_training_documents(make, tmp_path):
+    """to_model() writes the number of documents fit saw, as svm_rank's model files do
+    (it said 0); an explicit n_documents still wins, and a refit updates it."""
+    from rankfast import read_model, write_model
+    rng = np.random.default_rng(3)
+    X, y, qid = rng.normal(size=(40, 3)), rng.integers(0, 3, 40), np.repeat(np.arange(4), 10)
+    learner = make().fit(X, y, qid)
+    write_model(learner.to_model(), tmp_path / "m")
+    assert "\n40 # number of training documents" in (tmp_path / "m").read_text()
+    assert read_model(str(tmp_path / "m")).n_documents == 40
+    assert learner.to_model(n_documents=7).n_documents == 7
+    assert learner.fit(X[:30], y[:30], qid[:30]).to_model().n_documents == 30
+
+
+def test_a_kernel_model_from_the_api_records_its_training_documents():
+    from rankfast.kernels import KernelApproxLearner
+    rng = np.random.default_rng(4)
+    X, y, qid = rng.normal(size=(30, 3)), rng.integers(0, 3, 30), np.repeat(np.arange(3), 10)
+    for approx in ("nystrom", "rff"):
+        model = KernelApproxLearner(approx=approx, landmarks=5, seed=0).fit(X, y, qid).to_model()
+        assert model.n_documents == 30
