@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _csr
+from . import _csr, _minmax
 from .csr import CSR, as_csr, issparse
 from .errors import UsageError
 
@@ -69,51 +69,50 @@ def query_min_max(X: Matrix, qid: Vector) -> Any:
 
     Returns
     -------
-    ndarray of float64, or CSR when X is sparse (zeros stay zeros where a
-    query's minimum is 0, the usual case for non-negative features; otherwise
-    the rows are densified)
+    ndarray of float64, or CSR of float64 when X is sparse: an absent entry is a 0
+    of its query's range, stored when it does not scale to 0 (a column with a
+    negative minimum in that query), after the row's other entries.
+
+    Query by query in a compiled kernel (rankfast._minmax): the memory it takes is
+    the result's and O(d) more.
     """
     qid = np.asarray(qid)
     _, group = np.unique(qid, return_inverse=True)
     group = group.ravel()
+    order = np.argsort(group, kind="stable").astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(np.bincount(group)))).astype(np.int64)
     if issparse(X):
-        return _sparse_min_max(as_csr(X), group)
-    X = np.asarray(X, dtype=np.float64)
-    n_groups = int(group.max()) + 1 if len(group) else 0
-    low = np.full((n_groups, X.shape[1]), np.inf)
-    high = np.full((n_groups, X.shape[1]), -np.inf)
-    np.minimum.at(low, group, X)
-    np.maximum.at(high, group, X)
-    return _scaled(X, low[group], high[group])
-
-
-def _scaled(values, low, high):
-    span = high - low
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = (values - low) / span
-    out[~(span > 0)] = 0.0
+        return _sparse_min_max(as_csr(X), order, starts)
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    X = np.ascontiguousarray(X)
+    out = np.empty(X.shape, dtype=np.float64)
+    if X.size:
+        _minmax.dense_min_max(X, order, starts, out)
     return out
 
 
-def _sparse_min_max(X, group):
+def _sparse_min_max(X, order, starts):
+    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
     n, d = X.shape
-    rows = np.repeat(np.arange(n), np.diff(X.indptr))
-    cols = X.indices.astype(np.int64)
-    values = X.data.astype(np.float64)
-    key = group[rows].astype(np.int64) * d + cols
-    unique, position, stored = np.unique(key, return_inverse=True, return_counts=True)
-    low = np.full(len(unique), np.inf)
-    high = np.full(len(unique), -np.inf)
-    np.minimum.at(low, position, values)
-    np.maximum.at(high, position, values)
-    sizes = np.bincount(group)
-    implicit_zeros = stored < sizes[unique // d]
-    low[implicit_zeros] = np.minimum(low[implicit_zeros], 0.0)
-    high[implicit_zeros] = np.maximum(high[implicit_zeros], 0.0)
-    if np.any(implicit_zeros & (low < 0)):       # a zero would map to a non-zero value
-        return query_min_max(X.toarray(), group)
-    data = _scaled(values, low[position], high[position])
-    return CSR(data, X.indices, X.indptr, X.shape)
+    extra = np.empty(n, dtype=np.int64)
+    added = _minmax.sparse_extra_entries(data, X.indices, X.indptr, order, starts, d, extra)
+    if added:
+        lengths = np.diff(X.indptr).astype(np.int64) + extra
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.empty(indptr[-1], dtype=X.indices.dtype)
+    else:               # the same places: X's indices and indptr are shared, not written
+        indptr, indices = X.indptr.astype(np.int64), np.empty(0, dtype=X.indices.dtype)
+    out = np.empty(int(indptr[-1]) if added else len(data), dtype=np.float64)
+    _minmax.sparse_min_max(data, X.indices, X.indptr, order, starts, d, indptr, out, indices,
+                           bool(added))
+    if not added:
+        return CSR(out, X.indices, X.indptr, X.shape)
+    if indices.dtype == np.int32 and indptr[-1] <= np.iinfo(np.int32).max:
+        indptr = indptr.astype(np.int32)        # CSR gives indices indptr's type: no copy of them
+    return CSR(out, indices, indptr, X.shape)
 
 
 class Normalizer:

@@ -59,6 +59,51 @@ def test_query_min_max_rows_of_a_query_need_not_be_contiguous():
                                brute_query_min_max(X, qid)[order], rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("values, index", [(np.float64, np.int32), (np.float32, np.int64)])
+def test_query_min_max_sparse_kernel_matches_brute_force(seed, values, index):
+    """Random CSR: negative columns whose absent zeros must be stored, explicit zeros,
+    empty rows, one-document queries, rows out of query order and out of column order;
+    the result equals the dense brute force exactly, and stores no more than it must."""
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(1, 60)), int(rng.integers(1, 9))
+    X = np.where(rng.random((n, d)) < 0.5, 0.0, rng.normal(size=(n, d)) * 10.0 ** rng.integers(-2, 6, d))
+    X[:, 0] = np.abs(X[:, 0])                                # a non-negative column
+    X[rng.random(n) < 0.1] = 0.0                             # empty rows
+    X = X.astype(values)
+    qid = rng.integers(0, max(1, n // 4), n)                 # not contiguous, some of one document
+    csr = sp.csr_matrix(X)
+    csr.data[rng.random(csr.nnz) < 0.1] = 0.0                # explicit zeros
+    for row in range(n):                                     # columns out of order within rows
+        lo, hi = csr.indptr[row], csr.indptr[row + 1]
+        flip = rng.permutation(hi - lo)
+        csr.indices[lo:hi], csr.data[lo:hi] = csr.indices[lo:hi][flip], csr.data[lo:hi][flip]
+    csr.indices, csr.indptr = csr.indices.astype(index), csr.indptr.astype(index)
+    X = csr.toarray()
+    expected = brute_query_min_max(X.astype(np.float64), qid)
+    result = query_min_max(csr, qid)
+    assert result.dtype == np.float64
+    np.testing.assert_array_equal(result.toarray(), expected)
+    absent = ~_stored(csr)                                   # zeros that only scaling can store
+    assert result.nnz == csr.nnz + np.count_nonzero(expected[absent])
+    np.testing.assert_array_equal(query_min_max(X, qid), expected)   # the dense kernel
+
+
+def _stored(csr):
+    mask = np.zeros(csr.shape, dtype=bool)
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    mask[rows, csr.indices] = True
+    return mask
+
+
+def test_query_min_max_of_no_rows_and_no_columns():
+    for shape in ((0, 3), (4, 0)):
+        X = np.zeros(shape)
+        qid = np.arange(shape[0])
+        assert query_min_max(X, qid).shape == shape
+        assert query_min_max(sp.csr_matrix(X), qid).shape == shape
+
+
 def test_log_keeps_signs_and_zeros():
     values = np.array([-1e8, -1.0, 0.0, 1e-3, 2.3e8])
     np.testing.assert_allclose(log_transform(values), np.sign(values) * np.log1p(np.abs(values)))
