@@ -6,7 +6,7 @@ data[indptr[i]:indptr[i + 1]] in columns indices[indptr[i]:indptr[i + 1]].  The
 caller allocates the outputs; nothing is written outside them.
 """
 from cython.parallel cimport prange
-from libc.math cimport fabs
+from libc.math cimport fabs, sqrt
 from libc.stdint cimport int32_t, int64_t
 
 import numpy as np
@@ -199,3 +199,29 @@ def column_abs_max(const value_t[::1] data, const index_t[::1] indices, double[:
             v = fabs(data[k])               # not a branch on the sign: half the signs mispredict
             if v > out[indices[k]]:
                 out[indices[k]] = v
+
+
+def column_deviations(const value_t[::1] data, const index_t[::1] indices, Py_ssize_t n_rows,
+                      double[::1] out):
+    """out[j] = the standard deviation of column j over n_rows rows, absent entries 0 (out:
+    one per column).  Two passes over the entries, mean first, then squares about it
+    (E[x²] − E[x]² cancels for features of large mean and small spread); O(d) scratch."""
+    cdef Py_ssize_t k, j, d = out.shape[0]
+    cdef double[::1] mean = np.zeros(max(d, 1))
+    cdef int64_t[::1] count = np.zeros(max(d, 1), dtype=np.int64)
+    cdef double v
+    if n_rows <= 0:
+        out[:] = 0.0
+        return
+    with nogil:
+        for k in range(data.shape[0]):
+            mean[indices[k]] += data[k]
+            count[indices[k]] += 1
+        for j in range(d):
+            mean[j] /= n_rows
+            out[j] = (n_rows - count[j]) * mean[j] * mean[j]      # the absent zeros' squares
+        for k in range(data.shape[0]):
+            v = data[k] - mean[indices[k]]
+            out[indices[k]] += v * v
+        for j in range(d):
+            out[j] = sqrt(out[j] / n_rows)

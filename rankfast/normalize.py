@@ -35,6 +35,8 @@ from . import _csr, _minmax
 from .csr import CSR, as_csr, issparse
 from .errors import UsageError
 
+CHUNK = 1 << 20          # entries scaled at a time (zscore): 8 MB of gathered scales
+
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
@@ -53,9 +55,11 @@ def check_kind(kind: str) -> Any:
 
 
 def log_transform(values: Vector) -> Any:
-    """sign(x) · log(1 + |x|), elementwise (a new float64 array)."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.copysign(np.log1p(np.abs(values)), values)
+    """sign(x) · log(1 + |x|), elementwise (a new float64 array, and no other of that size)."""
+    values = np.asarray(values)
+    out = np.abs(values, dtype=np.float64)
+    np.log1p(out, out=out)
+    return np.copysign(out, values, out=out)
 
 
 def query_min_max(X: Matrix, qid: Vector) -> Any:
@@ -155,9 +159,11 @@ class Normalizer:
         inverse = np.where(self.scale > 0, 1.0 / np.where(self.scale > 0, self.scale, 1.0), 0.0)
         if issparse(X):
             X = as_csr(X)
-            return CSR(X.data.astype(np.float64) * inverse[X.indices], X.indices, X.indptr,
-                       X.shape)
-        return np.asarray(X, dtype=np.float64) * inverse
+            data = X.data.astype(np.float64)
+            for start in range(0, len(data), CHUNK):   # no gathered copy of the entries' size
+                data[start:start + CHUNK] *= inverse[X.indices[start:start + CHUNK]]
+            return CSR(data, X.indices, X.indptr, X.shape)
+        return np.multiply(X, inverse, dtype=np.float64)
 
     def original_weights(self, w: Vector, columns: Vector) -> Any:
         """Weights on the raw features that score as w does on the normalised ones (``zscore``).
@@ -178,12 +184,9 @@ def _standard_deviations(X):
         return np.zeros(X.shape[1])
     if issparse(X):
         X = as_csr(X)
-        d = X.shape[1]
-        values = X.data.astype(np.float64)
-        total = np.bincount(X.indices, weights=values, minlength=d)
-        squares = np.bincount(X.indices, weights=values * values, minlength=d)
-        mean = total / n
-        return np.sqrt(np.maximum(squares / n - mean * mean, 0.0))
+        out = np.empty(X.shape[1])
+        _csr.column_deviations(X.kernel_data(), X.indices, n, out)
+        return out
     return np.asarray(X, dtype=np.float64).std(axis=0)
 
 

@@ -317,3 +317,20 @@ def test_rank_classify_normalises_a_split_query_whole_where_it_can(tmp_path, cap
     assert "--normalize query scored each run of qid 0's lines as its own query" in \
         capsys.readouterr().err                                         # a pipe: read once
     np.testing.assert_allclose(np.loadtxt(tmp_path / "p_pipe"), runs, rtol=0, atol=5e-9)
+
+
+@pytest.mark.parametrize("values", [np.float32, np.float64])
+def test_zscore_scales_of_sparse_columns_match_numpy_std(values):
+    """σ per column of a CSR (absent entries count as 0) as numpy's two-pass std gives it,
+    also for a column of large mean and small spread, where E[x²] − E[x]² cancels
+    (1e8 ± 0.01 in float64: the one-pass formula gave σ = 0)."""
+    from rankfast.normalize import Normalizer
+    rng = np.random.default_rng(7)
+    X = np.where(rng.random((300, 5)) < 0.4, 0.0, rng.normal(size=(300, 5)) * [1, 1e-3, 1e6, 5, 1])
+    X[:, 3] = 1e8 + rng.normal(size=300) * 0.01                # stored in every row
+    X[:, 4] = 0.0                                              # nothing stored: σ 0
+    X = X.astype(values)
+    expected = X.astype(np.float64).std(axis=0)
+    scale = Normalizer("zscore").fit(sp.csr_matrix(X)).scale
+    np.testing.assert_allclose(scale, expected, rtol=1e-9, atol=0)
+    assert scale[4] == 0.0
