@@ -878,10 +878,7 @@ def _fit_rankncg(learner, data, client, log, table=None):
                                    max_iter=learner.max_iter, log=log)
     learner.C_ = learner.C                              # to_model's metadata, as _fit_prsvm
     if log is not None:
-        result = learner.result_
-        log(f"NCG: {result.message} after {result.iterations} iterations "
-            f"({result.evaluations} gradients), |grad| {result.grad_norm:.6g}, "
-            f"certified objective decrease {result.decrease:.8g}", 1)
+        log(learner.result_.summary(), 1)
     return learner.result_.w, shards.traffic(objective.repeats)
 
 

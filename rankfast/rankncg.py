@@ -240,7 +240,11 @@ class _Line:
 
 @dataclasses.dataclass
 class NCGResult:
-    """Where nonlinear CG stopped and why."""
+    """Where nonlinear CG stopped and why.
+
+    grad_norm is ‖∇F(w)‖_P and relative_grad ‖∇F(w)‖_P / ‖∇F(0)‖_P, the figure the
+    stopping rule compares with ``tol`` (P the preconditioner in use at the end).
+    """
 
     w: np.ndarray
     grad_norm: float
@@ -249,6 +253,13 @@ class NCGResult:
     converged: bool
     message: str
     decrease: float
+    relative_grad: float = math.nan
+
+    def summary(self) -> str:
+        """The line rank_learn prints at the end of a run."""
+        return (f"NCG: {self.message} after {self.iterations} iterations ({self.evaluations} "
+                f"gradients), relative gradient {self.relative_grad:.3g} (|grad|_P "
+                f"{self.grad_norm:.6g}), certified objective decrease {self.decrease:.8g}")
 
 
 def certified_step(line: Any, slope0: Any, error0: Any, t_guess: Any, sigma: float = 0.1,
@@ -352,7 +363,7 @@ def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 100
     evaluations, decrease = 1, 0.0
     started = time.perf_counter()
     for iteration in range(1, max_iter + 1):
-        g_norm = float(np.sqrt(max(point.g @ pg, 0.0)))
+        g_norm = size_of(point.g, pg)
         if g_norm <= tol * g0_norm + resolution:
             refine = getattr(objective, "refine", None)
             if g_norm > tol * g0_norm and refine is not None and refine():
@@ -368,7 +379,7 @@ def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 100
             message = ("gradient norm below tolerance" if g_norm <= tol * g0_norm else
                        "gradient norm below tolerance within the erfc sums' accuracy")
             return NCGResult(point.w, g_norm, iteration - 1, evaluations, True, message,
-                             decrease)
+                             decrease, _ratio(g_norm, g0_norm))
         if iteration == STRENGTHEN_AFTER and strengthen is not None and strengthen():
             # still far after this many iterations: the features are correlated as well
             # as badly scaled; ∇²F(0) itself preconditions from now on (a restart along
@@ -388,7 +399,8 @@ def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 100
             slope0, error0 = line.slope(0.0)
         if slope0 + error0 >= 0.0:
             return NCGResult(point.w, g_norm, iteration - 1, evaluations, True,
-                             "descent no longer certifiable at this erfc accuracy", decrease)
+                             "descent no longer certifiable at this erfc accuracy", decrease,
+                             _ratio(g_norm, g0_norm))
         t_min = -(slope0 + error0) / line.curvature_bounds()[1]
         t, bound, trials = certified_step(line, slope0, error0, ratio * t_min)
         ratio = max(t / t_min, 1.0)
@@ -402,12 +414,23 @@ def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 100
         d = -new_pg + beta * d
         point, pg = new, new_pg
         if log is not None:
-            log(f"Iter {iteration}: |grad|={np.linalg.norm(point.g):.4g} step={t:.4g} "
+            log(f"Iter {iteration}: relative gradient "
+                f"{_ratio(size_of(point.g, pg), g0_norm):.3g} step={t:.4g} "
                 f"trials={trials} beta={beta:.3g} certified decrease={-bound:.4g}", 1)
             log(f"  slope {slope0:.6g} ± {error0:.3g}, "
                 f"{time.perf_counter() - started:.3f} s so far", 2)
-    return NCGResult(point.w, float(np.linalg.norm(point.g)), max_iter, evaluations, False,
-                     "iteration limit reached", decrease)
+    g_norm = size_of(point.g, pg)
+    return NCGResult(point.w, g_norm, max_iter, evaluations, False, "iteration limit reached",
+                     decrease, _ratio(g_norm, g0_norm))
+
+
+def size_of(g: Vector, pg: Vector) -> float:
+    """‖g‖_P from g and P g."""
+    return float(np.sqrt(max(float(g @ pg), 0.0)))
+
+
+def _ratio(g_norm, g0_norm):
+    return g_norm / g0_norm if g0_norm > 0 else 0.0
 
 
 class RankNCG(LinearRanker):
@@ -547,9 +570,7 @@ class RankNCG(LinearRanker):
         self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
                                     max_iter=self.max_iter, log=log)
         if log is not None:
-            log(f"NCG: {self.result_.message} after {self.result_.iterations} iterations "
-                f"({self.result_.evaluations} gradients), |grad| {self.result_.grad_norm:.6g}, "
-                f"certified objective decrease {self.result_.decrease:.8g}", 1)
+            log(self.result_.summary(), 1)
         self._keep_result(normalizer, used, X, starts)
         self._record_evals(evals)
         return self
