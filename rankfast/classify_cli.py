@@ -139,6 +139,12 @@ def _classify(argv):
                                         f"summary and --metrics group the whole query)")
     progress("done.", verbosity)
     group_note(note, verbosity, "rank_classify")       # after svm_rank's line, kept whole
+    if n_documents > 1 and queries.first_score is not None and not queries.scores_vary:
+        print_note("rank_classify", f"every document got the same score "
+                                    f"({queries.first_score:.8g}): the model ranks nothing (its "
+                                    f"weights are all 0, or its kernel is about 0 between these "
+                                    f"documents and its support vectors: see rank_learn's note "
+                                    f"on -g)")
     progress("Classifying test examples...", verbosity, end="")
     progress("done", verbosity)
     progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
@@ -377,6 +383,8 @@ class _QueryFigures:
         self.starts = array.array("q", [0])          # run starts within the batch
         self.swapped, self.pairs = array.array("q"), array.array("q")
         self.figures = {}                           # --metrics: per-query figures by name
+        self.first_score = None                     # the first document's score
+        self.scores_vary = False                    # whether any other differs from it
 
     def add(self, scores, labels, qid, by=None):
         """Documents in file order (any buffers of float64, float64, int64).
@@ -384,6 +392,8 @@ class _QueryFigures:
         ``by`` (int64): the query numbers to gather them by instead of ``qid``.
         """
         scores, labels, qid = (memoryview(_contiguous(a)) for a in (scores, labels, qid))
+        if not self.scores_vary and len(scores):
+            self._compare_scores(scores)
         if self.kept is not None:
             for kept, new in zip(self.kept, (scores, labels, qid)):
                 kept.frombytes(new.cast("B"))
@@ -407,6 +417,17 @@ class _QueryFigures:
             batch.frombytes(new.cast("B"))
         if base + len(qid) >= self.BATCH:
             self._evaluate()
+
+    def _compare_scores(self, scores):
+        """Whether a score differs from the first: in a Python loop that ends at the first
+        that does, the second document of a model that ranks anything."""
+        if self.first_score is None:
+            self.first_score = scores[0]
+        first = self.first_score
+        for score in scores:
+            if score != first:
+                self.scores_vary = True
+                return
 
     def _close_run(self):
         if len(self.batch[0]) > self.starts[-1]:

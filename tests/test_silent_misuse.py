@@ -261,3 +261,23 @@ def test_a_kernel_model_from_the_api_records_its_training_documents():
     for approx in ("nystrom", "rff"):
         model = KernelApproxLearner(approx=approx, landmarks=5, seed=0).fit(X, y, qid).to_model()
         assert model.n_documents == 30
+
+
+MODEL_OF_ONE_VECTOR = ("SVM-light Version V6.20\n0 # kernel type\n3 # kernel parameter -d \n"
+                       "1 # kernel parameter -g \n1 # kernel parameter -s \n1 # kernel parameter -r \n"
+                       "empty# kernel parameter -u \n3 # highest feature index \n"
+                       "4 # number of training documents \n2 # number of support vectors plus 1 \n"
+                       "0 # threshold b, each following line is a SV (starting with alpha*y)\n{sv} #\n")
+
+
+@pytest.mark.parametrize("vector, alike", [("1", True), ("1 1:0 2:0", True), ("1 2:0.5", False)])
+def test_rank_classify_says_when_every_document_scores_alike(tmp_path, capsys, vector, alike):
+    """A model that gives every test document one score (all-zero weights; an RBF kernel about
+    0 away from its support vectors) wrote a file of zeros and 100% swapped pairs in silence."""
+    from rankfast.cli import classify_main
+    (tmp_path / "model").write_text(MODEL_OF_ONE_VECTOR.format(sv=vector))
+    (tmp_path / "test").write_text("2 qid:1 1:1 2:3\n1 qid:1 1:2 2:1\n0 qid:2 2:5\n1 qid:2 1:4\n")
+    assert classify_main([str(tmp_path / "test"), str(tmp_path / "model"),
+                          str(tmp_path / "pred")]) == 0
+    said = "every document got the same score (0): the model ranks nothing" in capsys.readouterr().err
+    assert said == alike
