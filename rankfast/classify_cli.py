@@ -140,11 +140,7 @@ def _classify(argv):
     progress("done.", verbosity)
     group_note(note, verbosity, "rank_classify")       # after svm_rank's line, kept whole
     if n_documents > 1 and queries.first_score is not None and not queries.scores_vary:
-        print_note("rank_classify", f"every document got the same score "
-                                    f"({queries.first_score:.8g}): the model ranks nothing (its "
-                                    f"weights are all 0, or its kernel is about 0 between these "
-                                    f"documents and its support vectors: see rank_learn's note "
-                                    f"on -g)")
+        print_note("rank_classify", _same_scores_note(queries.first_score, normalize))
     progress("Classifying test examples...", verbosity, end="")
     progress("done", verbosity)
     progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
@@ -152,6 +148,15 @@ def _classify(argv):
     if cutoffs is not None:
         _write_metrics(queries.swapped, queries.pairs, queries.figures, cutoffs)
     return 0
+
+
+def _same_scores_note(score, normalize):
+    """Why every document of a test file may have got the same score."""
+    causes = ("its weights are all 0, or each query here has one document (--normalize query "
+              "maps a feature constant within a query to 0)" if normalize == "query" else
+              "its weights are all 0, or its kernel is about 0 between these documents and its "
+              "support vectors (see rank_learn's note on -g)")
+    return f"every document got the same score ({score:.8g}): the model ranks nothing here: {causes}"
 
 
 def _linear_weights(file):
@@ -477,6 +482,9 @@ class _QueryFigures:
             self.split_qid = noncontiguous_qid(qid)
         self.swapped, self.pairs = array.array("q"), array.array("q")
         self.figures = {}
+        self.first_score, self.scores_vary = None, False      # the scores as written
+        if len(scores):
+            self._compare_scores(scores)
         self._keep(*_figures(scores, labels, qid, self.cutoffs))
 
 

@@ -81,12 +81,14 @@ def query_min_max(X: Matrix, qid: Vector) -> Any:
     the result's and O(d) more.
     """
     qid = np.asarray(qid)
+    if len(qid) != X.shape[0]:
+        raise ValueError(f"query_min_max: {len(qid)} query ids for {X.shape[0]} rows")
     _, group = np.unique(qid, return_inverse=True)
     group = group.ravel()
     order = np.argsort(group, kind="stable").astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(np.bincount(group)))).astype(np.int64)
     if issparse(X):
-        return _sparse_min_max(as_csr(X), order, starts)
+        return _sparse_min_max(canonical_csr(as_csr(X)), order, starts)
     X = np.asarray(X)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
@@ -97,26 +99,51 @@ def query_min_max(X: Matrix, qid: Vector) -> Any:
     return out
 
 
+def canonical_csr(X: Any) -> Any:
+    """X with its entries from data[0] on, contiguous, float32 or float64 (views where they are).
+
+    A CSR may start at indptr[0] > 0 (rows taken from a larger one) and hold strided
+    arrays; the kernels read data and indices from 0 to indptr[-1].
+    """
+    first, last = int(X.indptr[0]), int(X.indptr[-1])
+    data = X.data[first:last]
+    if data.dtype not in (np.float32, np.float64):
+        data = data.astype(np.float64)
+    indptr = X.indptr - first if first else X.indptr
+    return CSR(np.ascontiguousarray(data), np.ascontiguousarray(X.indices[first:last]),
+               np.ascontiguousarray(indptr), X.shape)
+
+
 def _sparse_min_max(X, order, starts):
-    data = X.data if X.data.dtype in (np.float32, np.float64) else X.data.astype(np.float64)
+    """query_min_max of a canonical CSR.  The kernels' scratch is a few arrays of one value
+    a column: when columns outnumber the entries (a file naming feature 2**31 - 1), the
+    columns that occur are numbered afresh first, and the result's put back."""
     n, d = X.shape
+    columns, indices = None, X.indices
+    if d > X.nnz // 4 + 4096:
+        columns, indices = np.unique(X.indices, return_inverse=True)
+        indices = indices.astype(X.indices.dtype).ravel()
+    width = d if columns is None else len(columns)
     extra = np.empty(n, dtype=np.int64)
-    added = _minmax.sparse_extra_entries(data, X.indices, X.indptr, order, starts, d, extra)
-    if added:
-        lengths = np.diff(X.indptr).astype(np.int64) + extra
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        indices = np.empty(indptr[-1], dtype=X.indices.dtype)
-    else:               # the same places: X's indices and indptr are shared, not written
-        indptr, indices = X.indptr.astype(np.int64), np.empty(0, dtype=X.indices.dtype)
-    out = np.empty(int(indptr[-1]) if added else len(data), dtype=np.float64)
-    _minmax.sparse_min_max(data, X.indices, X.indptr, order, starts, d, indptr, out, indices,
-                           bool(added))
-    if not added:
+    added = _minmax.sparse_extra_entries(X.data, indices, X.indptr, order, starts, width, extra)
+    if not added:       # the same places: X's indices and indptr are shared, not written
+        out = np.empty(len(X.data), dtype=np.float64)
+        _minmax.sparse_min_max(X.data, indices, X.indptr, order, starts, width,
+                               X.indptr.astype(np.int64), out, np.empty(0, dtype=indices.dtype),
+                               False)
         return CSR(out, X.indices, X.indptr, X.shape)
-    if indices.dtype == np.int32 and indptr[-1] <= np.iinfo(np.int32).max:
+    lengths = np.diff(X.indptr).astype(np.int64) + extra
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    out_indices = np.empty(indptr[-1], dtype=indices.dtype)
+    out = np.empty(indptr[-1], dtype=np.float64)
+    _minmax.sparse_min_max(X.data, indices, X.indptr, order, starts, width, indptr, out,
+                           out_indices, True)
+    if columns is not None:
+        out_indices = columns[out_indices].astype(X.indices.dtype)
+    if out_indices.dtype == np.int32 and indptr[-1] <= np.iinfo(np.int32).max:
         indptr = indptr.astype(np.int32)        # CSR gives indices indptr's type: no copy of them
-    return CSR(out, indices, indptr, X.shape)
+    return CSR(out, out_indices, indptr, X.shape)
 
 
 class Normalizer:
@@ -183,9 +210,9 @@ def _standard_deviations(X):
     if n == 0:
         return np.zeros(X.shape[1])
     if issparse(X):
-        X = as_csr(X)
+        X = canonical_csr(as_csr(X))
         out = np.empty(X.shape[1])
-        _csr.column_deviations(X.kernel_data(), X.indices, n, out)
+        _csr.column_deviations(X.data, X.indices, n, out)
         return out
     return np.asarray(X, dtype=np.float64).std(axis=0)
 

@@ -362,7 +362,7 @@ def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 100
     ratio = 1.0                          # last step / its t_min: the next first trial
     evaluations, decrease = 1, 0.0
     started = time.perf_counter()
-    for iteration in range(1, max_iter + 1):
+    for iteration in range(1, max_iter + 2):   # the last pass only tests the last step's point
         g_norm = size_of(point.g, pg)
         if g_norm <= tol * g0_norm + resolution:
             refine = getattr(objective, "refine", None)
@@ -380,6 +380,8 @@ def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 100
                        "gradient norm below tolerance within the erfc sums' accuracy")
             return NCGResult(point.w, g_norm, iteration - 1, evaluations, True, message,
                              decrease, _ratio(g_norm, g0_norm))
+        if iteration > max_iter:
+            break
         if iteration == STRENGTHEN_AFTER and strengthen is not None and strengthen():
             # still far after this many iterations: the features are correlated as well
             # as badly scaled; ∇²F(0) itself preconditions from now on (a restart along
@@ -430,7 +432,9 @@ def size_of(g: Vector, pg: Vector) -> float:
 
 
 def _ratio(g_norm, g0_norm):
-    return g_norm / g0_norm if g0_norm > 0 else 0.0
+    if g0_norm > 0:
+        return g_norm / g0_norm
+    return 0.0 if g_norm == 0 else math.inf
 
 
 class RankNCG(LinearRanker):

@@ -334,3 +334,44 @@ def test_zscore_scales_of_sparse_columns_match_numpy_std(values):
     scale = Normalizer("zscore").fit(sp.csr_matrix(X)).scale
     np.testing.assert_allclose(scale, expected, rtol=1e-9, atol=0)
     assert scale[4] == 0.0
+
+
+def test_query_min_max_of_a_huge_feature_index_takes_memory_of_the_entries():
+    """A file naming feature 2**31 - 1: the kernels' scratch (one value a column) is for the
+    columns that occur, not for every index up to it (2**31 of them: 16 GB)."""
+    from rankfast.csr import CSR
+    wide = 2**31 - 1
+    data = np.array([1.0, 2.0, 3.0, -3.0, 1.0])
+    indices = np.array([0, 4, 0, wide - 1, 4], dtype=np.int64)
+    X = CSR(data, indices, np.array([0, 2, 4, 5]), (3, wide))
+    scaled = query_min_max(X, [1, 1, 1])
+    used = [0, 4, wide - 1]
+    dense = np.zeros((3, 3))
+    rows = np.repeat(np.arange(3), np.diff(X.indptr))
+    dense[rows, [used.index(j) for j in indices]] = data
+    expected = brute_query_min_max(dense, np.array([1, 1, 1]))
+    got = np.zeros((3, 3))
+    rows = np.repeat(np.arange(3), np.diff(scaled.indptr))
+    got[rows, [used.index(j) for j in scaled.indices]] = scaled.data
+    np.testing.assert_array_equal(got, expected)
+    assert scaled.shape == (3, wide) and scaled.nnz == 7      # two absent zeros of column 2**31 - 2
+
+
+def test_query_min_max_and_zscore_of_rows_taken_from_a_larger_csr():
+    """indptr[0] > 0 and strided data: the entries before the rows are not the rows'."""
+    from rankfast.csr import CSR
+    parent = np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 9.0], [4.0, 0.0], [5.0, 7.0]])
+    full = sp.csr_matrix(parent)
+    strided = np.repeat(full.data, 2)[::2]                     # the same values, strided
+    part = CSR(strided, full.indices, full.indptr[3:], (2, 2))  # rows 3 and 4 of the parent
+    np.testing.assert_array_equal(query_min_max(part, [1, 1]).toarray(),
+                                  brute_query_min_max(parent[3:], np.array([1, 1])))
+    np.testing.assert_allclose(Normalizer("zscore").fit(part).scale, parent[3:].std(axis=0),
+                               rtol=1e-12)
+
+
+def test_query_min_max_refuses_query_ids_that_do_not_match_the_rows():
+    with pytest.raises(ValueError, match="2 query ids for 3 rows"):
+        query_min_max(np.arange(6.0).reshape(3, 2), [1, 1])
+    with pytest.raises(ValueError, match="4 query ids for 3 rows"):
+        query_min_max(sp.csr_matrix(np.eye(3)), [1, 1, 1, 1])

@@ -343,3 +343,21 @@ def test_progress_lines_and_summary_report_the_figure_the_stopping_rule_tests():
     assert iterations[-1] == float(f"{result.relative_grad:.3g}") and result.relative_grad <= 1e-3
     assert all(value > 1e-3 for value in iterations[:-1])       # the rule stopped at the first
     assert f"relative gradient {result.relative_grad:.3g} " in lines[-1] and lines[-1] == result.summary()
+
+
+def test_a_last_step_that_meets_the_tolerance_is_converged_at_the_iteration_limit():
+    """max_iter equal to the iterations needed: the last step's point is tested too (it was
+    reported 'iteration limit reached', with a NotConvergedWarning, at relative gradient
+    below -e)."""
+    import warnings
+    rng = np.random.default_rng(8)
+    X, y, qid, _ = ranking_data(rng, [100, 100])
+    needed = RankNCG(C=1.0).fit(X, y, qid).result_.iterations
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        at_limit = RankNCG(C=1.0, max_iter=needed).fit(X, y, qid).result_
+    assert at_limit.converged and at_limit.iterations == needed and at_limit.relative_grad <= 1e-3
+    short = RankNCG(C=1.0, max_iter=needed - 1)
+    with pytest.warns(Warning, match="iteration"):
+        short.fit(X, y, qid)
+    assert not short.result_.converged

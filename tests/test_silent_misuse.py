@@ -281,3 +281,33 @@ def test_rank_classify_says_when_every_document_scores_alike(tmp_path, capsys, v
                           str(tmp_path / "pred")]) == 0
     said = "every document got the same score (0): the model ranks nothing" in capsys.readouterr().err
     assert said == alike
+
+
+def _query_normalised_model(tmp_path):
+    from rankfast import write_model
+    rng = np.random.default_rng(9)
+    X, y = rng.normal(size=(60, 3)), rng.integers(0, 3, 60)
+    model = RankSVM(C=1.0, normalize="query").fit(X, y, np.repeat(np.arange(6), 10)).to_model()
+    write_model(model, tmp_path / "model")
+    return str(tmp_path / "model")
+
+
+def test_the_same_score_note_judges_the_scores_written_after_rescoring(tmp_path, capsys):
+    """--normalize query and a query split in two runs: each run was scored on its own first
+    (one document a run: all 0), then the file rescored query by query; no note then."""
+    from rankfast.cli import classify_main
+    model = _query_normalised_model(tmp_path)
+    (tmp_path / "test").write_text("1 qid:1 1:1 2:3 3:0\n0 qid:2 1:5 2:1 3:2\n"
+                                   "0 qid:1 1:2 2:1 3:4\n1 qid:2 1:4 2:0 3:1\n")
+    assert classify_main([str(tmp_path / "test"), model, str(tmp_path / "pred")]) == 0
+    assert len(set((tmp_path / "pred").read_text().split())) > 1
+    assert "the same score" not in capsys.readouterr().err
+
+
+def test_the_same_score_note_names_one_document_queries_for_query_normalised_models(tmp_path,
+                                                                                      capsys):
+    from rankfast.cli import classify_main
+    model = _query_normalised_model(tmp_path)
+    (tmp_path / "test").write_text("1 qid:1 1:1 2:3\n0 qid:2 1:5 2:1\n1 qid:3 1:4 2:0\n")
+    assert classify_main([str(tmp_path / "test"), model, str(tmp_path / "pred")]) == 0
+    assert "each query here has one document" in capsys.readouterr().err
