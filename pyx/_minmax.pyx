@@ -34,11 +34,12 @@ cdef inline double scaled(double x, double low, double high) noexcept nogil:
 cdef Py_ssize_t group_ranges(const value_t[::1] data, const index_t[::1] indices,
                              const index_t[::1] indptr, const int64_t[::1] order,
                              Py_ssize_t first, Py_ssize_t last, double[::1] low,
-                             double[::1] high, int64_t[::1] count,
-                             int64_t[::1] touched) noexcept nogil:
+                             double[::1] high, int64_t[::1] count, int64_t[::1] touched,
+                             int64_t[::1] negative, Py_ssize_t* n_negative) noexcept nogil:
     """Min, max and number of stored entries of every column stored in rows
     order[first:last]; their columns in touched[:returned], count zero elsewhere.
-    Absent entries (zeros) widen the range to 0."""
+    Absent entries (zeros) widen the range to 0; the columns where such a zero
+    scales to a non-zero value (a negative minimum) go to negative[:n_negative[0]]."""
     cdef Py_ssize_t i, k, t, n_touched = 0
     cdef int64_t r, j, m = last - first
     cdef double v
@@ -58,6 +59,7 @@ cdef Py_ssize_t group_ranges(const value_t[::1] data, const index_t[::1] indices
                 if v > high[j]:
                     high[j] = v
             count[j] += 1
+    n_negative[0] = 0
     for t in range(n_touched):
         j = touched[t]
         if count[j] < m:
@@ -65,6 +67,9 @@ cdef Py_ssize_t group_ranges(const value_t[::1] data, const index_t[::1] indices
                 low[j] = 0.0
             if high[j] < 0:
                 high[j] = 0.0
+            if low[j] < 0:
+                negative[n_negative[0]] = j
+                n_negative[0] += 1
     return n_touched
 
 
@@ -76,20 +81,15 @@ def sparse_extra_entries(const value_t[::1] data, const index_t[::1] indices,
     minimum over the query is negative), to be stored; returns their total."""
     cdef double[::1] low = _doubles(n_columns), high = _doubles(n_columns)
     cdef int64_t[::1] count = _zeros(n_columns), touched = _zeros(n_columns)
-    cdef int64_t[::1] negative = _zeros(n_columns)
+    cdef int64_t[::1] negative_columns = _zeros(n_columns), negative = _zeros(n_columns)
     cdef Py_ssize_t g, i, k, t, n_touched, n_negative
-    cdef int64_t r, j, m, total = 0
+    cdef int64_t r, j, total = 0
     with nogil:
         for g in range(starts.shape[0] - 1):
             n_touched = group_ranges(data, indices, indptr, order, starts[g], starts[g + 1],
-                                     low, high, count, touched)
-            m = starts[g + 1] - starts[g]
-            n_negative = 0
-            for t in range(n_touched):
-                j = touched[t]
-                if count[j] < m and low[j] < 0:
-                    negative[j] = 1
-                    n_negative += 1
+                                     low, high, count, touched, negative_columns, &n_negative)
+            for t in range(n_negative):
+                negative[negative_columns[t]] = 1
             for i in range(starts[g], starts[g + 1]):
                 r = order[i]
                 extra[r] = n_negative
@@ -98,9 +98,9 @@ def sparse_extra_entries(const value_t[::1] data, const index_t[::1] indices,
                         extra[r] -= negative[indices[k]]
                 total += extra[r]
             for t in range(n_touched):
-                j = touched[t]
-                count[j] = 0
-                negative[j] = 0
+                count[touched[t]] = 0
+            for t in range(n_negative):
+                negative[negative_columns[t]] = 0
     return total
 
 
@@ -117,19 +117,12 @@ def sparse_min_max(const value_t[::1] data, const index_t[::1] indices,
     cdef int64_t[::1] negative_columns = _zeros(n_columns)
     cdef int64_t[::1] stamp = _zeros(n_columns)
     cdef Py_ssize_t g, i, k, t, n_touched, n_negative, at
-    cdef int64_t r, j, m
+    cdef int64_t r, j
     stamp[:] = -1
     with nogil:
         for g in range(starts.shape[0] - 1):
             n_touched = group_ranges(data, indices, indptr, order, starts[g], starts[g + 1],
-                                     low, high, count, touched)
-            m = starts[g + 1] - starts[g]
-            n_negative = 0
-            for t in range(n_touched):
-                j = touched[t]
-                if count[j] < m and low[j] < 0:
-                    negative_columns[n_negative] = j
-                    n_negative += 1
+                                     low, high, count, touched, negative_columns, &n_negative)
             for i in range(starts[g], starts[g + 1]):
                 r = order[i]
                 at = out_indptr[r]
