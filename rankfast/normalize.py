@@ -81,6 +81,8 @@ def query_min_max(X: Matrix, qid: Vector) -> Any:
     the result's and O(d) more.
     """
     qid = np.asarray(qid)
+    if not issparse(X):
+        X = np.asarray(X)
     if len(qid) != X.shape[0]:
         raise ValueError(f"query_min_max: {len(qid)} query ids for {X.shape[0]} rows")
     _, group = np.unique(qid, return_inverse=True)
@@ -89,7 +91,6 @@ def query_min_max(X: Matrix, qid: Vector) -> Any:
     starts = np.concatenate(([0], np.cumsum(np.bincount(group)))).astype(np.int64)
     if issparse(X):
         return _sparse_min_max(canonical_csr(as_csr(X)), order, starts)
-    X = np.asarray(X)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     X = np.ascontiguousarray(X)

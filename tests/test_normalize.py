@@ -375,3 +375,8 @@ def test_query_min_max_refuses_query_ids_that_do_not_match_the_rows():
         query_min_max(np.arange(6.0).reshape(3, 2), [1, 1])
     with pytest.raises(ValueError, match="4 query ids for 3 rows"):
         query_min_max(sp.csr_matrix(np.eye(3)), [1, 1, 1, 1])
+
+
+def test_query_min_max_takes_a_list_of_lists():
+    np.testing.assert_array_equal(query_min_max([[1, 2], [3, 0], [5, 5]], [1, 1, 2]),
+                                  [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
