@@ -349,7 +349,7 @@ def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 100
     point = objective.point(np.array(w0, dtype=np.float64))
 
     def size(v):                         # ‖v‖_P: unchanged when features are rescaled
-        return float(np.sqrt(max(v @ objective.precondition(v), 0.0)))
+        return size_of(v, objective.precondition(v))
 
     # The tolerance is relative to ∇F(0) wherever the run starts: relative to a
     # warm start's small gradient it would tighten with every step of a C path.
