@@ -450,19 +450,16 @@ class _Arrays:
     """Targets, qids, lines, CSR arrays (and comment spans) of the documents parsed so far.
 
     Room for ``rows`` documents and ``entries`` features at first, in
-    array.array buffers, not initialised: malloc'd memory, which is not advised
-    as huge pages as numpy's arrays of 4 MB and more are.  Such a page may first
-    wait for the kernel to compact memory (a machine that has run other large
-    processes) or, in a virtual machine, for the host to back memory the guest
-    has not used before; the reader's arrays are written once, in order, so small
-    pages cost it nothing: on a 500k x 50 file, after svm_rank_learn had run,
-    rank_learn -j 1 spent 0.57 s in the kernel with numpy's arrays here and 0.27
-    s with these (benchmarks/README.md: 0.41-0.45 s against 0.08-0.11 s to touch
-    200 MB of fresh memory, with and without huge pages).
-
-    Before a block is parsed, the pages its documents will be written to are
-    faulted in by one system call per buffer (``populate``; ~3.5% of a one-thread
-    read: benchmarks/README.md, "Page faults").
+    array.array buffers, not initialised (malloc'd memory).  Before a block is
+    parsed, the pages its documents will be written to are faulted in by one
+    system call per buffer (``populate``; ~3.5% of a one-thread read), in huge
+    pages where the process found them cheaper than small ones, and small pages
+    elsewhere.  Not numpy's arrays, which are always advised as huge pages: such
+    a page may first wait for the kernel to compact memory or, in a virtual
+    machine, for the host to back memory the guest has not used before (on a
+    500k x 50 file, after svm_rank_learn had run, rank_learn -j 1 spent 0.57 s
+    in the kernel with numpy's arrays here and 0.27 s with small pages).  See
+    benchmarks/README.md, "Huge pages where they are cheap".
 
     The buffers are a reader.Rows's.  ``parse`` grows them as a block needs
     (realloc, which moves a large buffer's pages instead of copying them), so

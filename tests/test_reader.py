@@ -494,8 +494,9 @@ def _kernel_at_least(major, minor):
 @pytest.mark.skipif(not sys.platform.startswith("linux") or not _kernel_at_least(5, 14),
                     reason="MADV_POPULATE_WRITE is Linux 5.14's")
 def test_populate_faults_in_the_span_asked_and_keeps_what_is_written():
-    """populate makes the pages of an untouched array resident, only within the span and
-    the array, and leaves the items already written as they were."""
+    """populate makes the pages of an untouched array resident, only within the span (out
+    to whole 2 MB pages where huge pages are chosen) and the array, and leaves the items
+    already written as they were."""
     import array
 
     from rankfast import _svmlight
@@ -505,7 +506,7 @@ def test_populate_faults_in_the_span_asked_and_keeps_what_is_written():
     before = _resident_bytes()
     _svmlight.populate(made, n // 4, n // 2)
     grown = _resident_bytes() - before
-    assert 0.9 * (n // 4) * 8 <= grown <= 1.1 * (n // 4) * 8 + (1 << 20)
+    assert 0.9 * (n // 4) * 8 <= grown <= 1.1 * (n // 4) * 8 + (4 << 20)
     _svmlight.populate(made, -5, 2 * n)          # clipped to the array: the rest of it
     grown = _resident_bytes() - before
     assert 0.9 * n * 8 <= grown <= 1.05 * n * 8 + (1 << 20)
@@ -513,6 +514,49 @@ def test_populate_faults_in_the_span_asked_and_keeps_what_is_written():
     assert list(made[:1000]) == list(range(1000))
     made[n - 1] = 2.5                            # the array is still all writable
     assert made[n - 1] == 2.5
+
+
+_PAGE_CHOICE = """
+import array, sys
+from rankfast import _svmlight
+n = int(sys.argv[1])                      # doubles
+def fallbacks():                          # huge pages asked for and not given, machine-wide
+    with open("/proc/vmstat") as stats:
+        return sum(int(line.split()[1]) for line in stats if line.startswith("thp_fault_fallback "))
+before = fallbacks()
+made = _svmlight.empty_array("d", n)
+made[:1000] = array.array("d", range(1000))
+assert _svmlight.page_sizes() is None     # nothing probed yet in this process
+for start in range(0, n, 1 << 17):        # 1 MB spans, as a reader's blocks
+    _svmlight.populate(made, start, start + (1 << 17))
+assert list(made[:1000]) == list(range(1000))
+made[n - 1] = 2.5
+assert made[n - 1] == 2.5
+with open("/proc/self/smaps_rollup") as maps:
+    huge = next(int(line.split()[1]) * 1024 for line in maps if line.startswith("AnonHugePages:"))
+print(_svmlight.page_sizes(), huge, fallbacks() - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not _kernel_at_least(5, 14),
+                    reason="MADV_POPULATE_WRITE is Linux 5.14's")
+def test_populate_chooses_page_sizes_once_a_buffer_holds_two_huge_pages():
+    """A process decides between huge and small pages at the first span with two whole
+    2 MB stretches after it in its buffer, and huge pages chosen are huge pages used
+    (where transparent huge pages are on and the kernel had them to give); a 1 MB
+    buffer decides nothing."""
+    def run(doubles):
+        done = subprocess.run([sys.executable, "-c", _PAGE_CHOICE, str(doubles)],
+                              capture_output=True, text=True, check=True)
+        choice, huge, fallbacks = done.stdout.split()
+        return choice, int(huge), int(fallbacks)
+
+    assert run(1 << 17)[0] == "None"
+    choice, huge, fallbacks = run(8 << 20)       # 64 MB
+    assert choice in ("huge", "small")
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if choice == "huge" and thp.exists() and "[never]" not in thp.read_text() and not fallbacks:
+        assert huge >= 32 << 20
 
 
 def test_count_distinct_counts_as_a_set_does():
