@@ -893,16 +893,17 @@ cdef extern from *:
        one system call (Linux 5.14's MADV_POPULATE_WRITE); elsewhere, or on an older
        kernel, nothing (the first writes fault them in one at a time, as without it).
 
-       In huge pages (2 MB) or small ones, whichever a probe found cheaper in this
-       process: the first span in a buffer with two whole 2 MB stretches after it
-       faults them in, one advised MADV_NOHUGEPAGE and one MADV_HUGEPAGE, timing each.
+       Huge pages (2 MB) or small ones, whichever a probe found cheaper in this process:
+       the first span in a buffer with two whole 2 MB stretches after it faults them in,
+       one advised MADV_NOHUGEPAGE and one MADV_HUGEPAGE, timing each.  The caller
+       advises each buffer as chosen (rankfast_advise_pages), once, not at every span.
        A huge page is one fault instead of 512, four times cheaper here; but where a
        virtual machine's host backs the guest's free huge pages only when they are
        touched, it costs six times the small pages (benchmarks/README.md, "Huge pages
-       where they are cheap").  So once huge pages are chosen, a span whose huge pages
-       cost more than twice the probe's small pages turns the choice to small pages
-       for the rest of the process.  Advice never changes what is written; where
-       transparent huge pages are off it does nothing. */
+       where they are cheap").  So once huge pages are chosen, a span whose pages cost
+       more than twice the probe's small pages turns the choice to small pages for the
+       rest of the process.  Advice never changes what is written; where transparent
+       huge pages are off it does nothing. */
     #if defined(__linux__)
     #include <errno.h>
     #include <sys/mman.h>
@@ -965,19 +966,26 @@ cdef extern from *:
             pages = rankfast_probe(rankfast_up(first, RANKFAST_HUGE));
             __atomic_store_n(&rankfast_pages, pages, __ATOMIC_RELEASE);
         }
-        if (pages != PAGES_HUGE && pages != PAGES_SMALL) {   /* undecided, or being probed */
-            rankfast_fault_in(first, last);
-            return;
-        }
-        /* the buffer's stretches that the span touches */
+        took = rankfast_fault_in(first, last);
+        /* judged by the buffer's stretches that the span touches: a span without one costs
+           a system call, whatever the pages */
         if (whole_first < rankfast_down(first, RANKFAST_HUGE)) whole_first = rankfast_down(first, RANKFAST_HUGE);
         if (whole_last > rankfast_up(last, RANKFAST_HUGE)) whole_last = rankfast_up(last, RANKFAST_HUGE);
-        rankfast_advise(whole_first, whole_last, pages == PAGES_HUGE ? RANKFAST_ADVISE_HUGE : RANKFAST_ADVISE_SMALL);
-        took = rankfast_fault_in(first, last);
-        /* judged by those stretches: a span without one costs a system call, whatever the pages */
         if (pages == PAGES_HUGE && whole_last > whole_first
                 && took > 2.0 * rankfast_small_cost * (double)(whole_last - whole_first))
             __atomic_store_n(&rankfast_pages, PAGES_SMALL, __ATOMIC_RELEASE);
+    #endif
+    }
+    /* Advise the whole 2 MB stretches of [buffer, buffer_end) as the pages chosen (none
+       yet: nothing).  Once a buffer, not at each span: madvise takes the process's
+       memory map for writing, which stops the other threads' page faults meanwhile. */
+    static void rankfast_advise_pages(char* buffer, char* buffer_end) {
+    #if defined(__linux__)
+        int pages = __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
+        if (pages == PAGES_HUGE || pages == PAGES_SMALL)
+            rankfast_advise(rankfast_up((uintptr_t)buffer, RANKFAST_HUGE),
+                            rankfast_down((uintptr_t)buffer_end, RANKFAST_HUGE),
+                            pages == PAGES_HUGE ? RANKFAST_ADVISE_HUGE : RANKFAST_ADVISE_SMALL);
     #endif
     }
     static int rankfast_page_choice(void) {
@@ -989,6 +997,7 @@ cdef extern from *:
     }
     """
     void populate_span "rankfast_populate"(char* buffer, char* buffer_end, char* start, char* stop) noexcept nogil
+    void advise_buffer "rankfast_advise_pages"(char* buffer, char* buffer_end) noexcept nogil
     int page_choice "rankfast_page_choice"() noexcept nogil
 
 
@@ -998,7 +1007,8 @@ def populate(array a, Py_ssize_t start, Py_ssize_t stop):
     One system call instead of a page fault for each 4 KB page: 13% less time
     faulting in 200 MB of fresh memory on the VM the benchmarks ran on (the
     rest is the kernel clearing the pages); huge pages where this process found
-    them cheaper (``page_sizes``).  The span is clipped to ``a``.
+    them cheaper (``page_sizes``) and ``advise_pages`` has advised ``a`` so.  The
+    span is clipped to ``a``.
     """
     cdef Py_ssize_t n = len(a), size = a.ob_descr.itemsize
     start, stop = max(start, 0), min(stop, n)
@@ -1006,6 +1016,15 @@ def populate(array a, Py_ssize_t start, Py_ssize_t stop):
         with nogil:
             populate_span(a.data.as_chars, a.data.as_chars + n * size,
                           a.data.as_chars + start * size, a.data.as_chars + stop * size)
+
+
+def advise_pages(array a):
+    """Advise the pages of ``a`` (an array.array) as ``page_sizes`` chose, before
+    ``populate``; once for each buffer and choice (madvise stops the other threads'
+    page faults while it runs)."""
+    cdef Py_ssize_t n = len(a) * a.ob_descr.itemsize
+    with nogil:
+        advise_buffer(a.data.as_chars, a.data.as_chars + n)
 
 
 def page_sizes():

@@ -477,6 +477,7 @@ class _Arrays:
         self._entry_names = Rows.ENTRY_ARRAYS
         buffers = Rows(rows, entries, comments, _TYPECODES[np.dtype(dtype).str[1:]])
         self._buffers = {name: getattr(buffers, name) for name in self._row_names + self._entry_names}
+        self._advised = {}         # name: (buffer_info, page choice) when advised
 
     @property
     def room(self):
@@ -504,11 +505,20 @@ class _Arrays:
 
     def populate(self, row, nnz, rows, entries):
         """Fault in the pages that rows documents from row and entries features from nnz
-        will be written to, a system call per buffer (_svmlight.populate)."""
+        will be written to, a system call per buffer (_svmlight.populate), each buffer
+        advised first as huge or small pages once the process has chosen."""
         for name in self._row_names:
-            _svmlight.populate(self._buffers[name], row, row + rows + (name == "indptr"))
+            self._populate(name, row, row + rows + (name == "indptr"))
         for name in self._entry_names:
-            _svmlight.populate(self._buffers[name], nnz, nnz + entries)
+            self._populate(name, nnz, nnz + entries)
+
+    def _populate(self, name, start, stop):
+        buffer = self._buffers[name]
+        advice = (buffer.buffer_info(), _svmlight.page_sizes())
+        if self._advised.get(name) != advice:      # a new choice, or the buffer grew or moved
+            _svmlight.advise_pages(buffer)
+            self._advised[name] = advice
+        _svmlight.populate(buffer, start, stop)
 
     def finish(self):
         """Buffers fitted to what was parsed."""

@@ -528,6 +528,7 @@ made = _svmlight.empty_array("d", n)
 made[:1000] = array.array("d", range(1000))
 assert _svmlight.page_sizes() is None     # nothing probed yet in this process
 for start in range(0, n, 1 << 17):        # 1 MB spans, as a reader's blocks
+    _svmlight.advise_pages(made)          # as chosen so far (none at first: nothing)
     _svmlight.populate(made, start, start + (1 << 17))
 assert list(made[:1000]) == list(range(1000))
 made[n - 1] = 2.5
@@ -557,6 +558,36 @@ def test_populate_chooses_page_sizes_once_a_buffer_holds_two_huge_pages():
     thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
     if choice == "huge" and thp.exists() and "[never]" not in thp.read_text() and not fallbacks:
         assert huge >= 32 << 20
+
+
+def test_reader_advises_each_buffer_once_not_at_every_block(tmp_path, monkeypatch):
+    """madvise stops the other threads' page faults: the reader advises a buffer again only
+    when it has grown, moved, or the page choice changed, not before every block."""
+    from rankfast import _svmlight, data
+    rng = np.random.default_rng(3)
+    lines = [f"{rng.integers(0, 3)} qid:{i // 20} " + " ".join(
+        f"{j}:{v:.4f}" for j, v in enumerate(rng.random(30), 1)) for i in range(8000)]
+    path = tmp_path / "train.dat"
+    path.write_text("\n".join(lines) + "\n")
+    calls = {"advise_pages": 0, "populate": 0}
+
+    def counting(name):
+        real = getattr(_svmlight, name)
+
+        def call(*args):
+            calls[name] += 1
+            return real(*args)
+        return call
+
+    for name in calls:
+        monkeypatch.setattr(data._svmlight, name, counting(name))
+    for n_jobs in (1, 2):
+        calls.update(advise_pages=0, populate=0)
+        got = load_svmlight(str(path), chunk_bytes=64 << 10, n_jobs=n_jobs)
+        assert got.X.shape == (8000, 30)
+        buffers = 6                                  # y, qid, line, indptr, indices, values
+        assert calls["populate"] >= 10 * buffers
+        assert calls["advise_pages"] <= 3 * buffers
 
 
 def test_count_distinct_counts_as_a_set_does():
