@@ -891,30 +891,42 @@ cdef extern from *:
     """
     /* Fault in the pages of [start, stop) of a buffer [buffer, buffer_end) for writing, in
        one system call (Linux 5.14's MADV_POPULATE_WRITE); elsewhere, or on an older
-       kernel, nothing (the first writes fault them in one at a time, as without it).
+       kernel, nothing: no advice either (the first writes fault the pages in one at a
+       time, as without it).
 
        Huge pages (2 MB) or small ones, whichever a probe found cheaper in this process:
        the first span in a buffer with two whole 2 MB stretches after it faults them in,
-       one advised MADV_NOHUGEPAGE and one MADV_HUGEPAGE, timing each.  The caller
-       advises each buffer as chosen (rankfast_advise_pages), once, not at every span.
-       A huge page is one fault instead of 512, four times cheaper here; but where a
-       virtual machine's host backs the guest's free huge pages only when they are
-       touched, it costs six times the small pages (benchmarks/README.md, "Huge pages
-       where they are cheap").  So once huge pages are chosen, a span whose pages cost
-       more than twice the probe's small pages turns the choice to small pages for the
-       rest of the process.  Advice never changes what is written; where transparent
-       huge pages are off it does nothing. */
+       one advised MADV_NOHUGEPAGE and one MADV_HUGEPAGE, timing each; huge pages are
+       chosen when theirs took less than half the time (a real huge page is about four
+       times cheaper here; where transparent huge pages are off, or are not 2 MB, both
+       are small pages and take as long).  The probed buffer is then advised whole as
+       chosen, and the caller advises every other buffer once (rankfast_advise_pages):
+       advice on part of a mapping splits it, and realloc can then no longer move the
+       mapping's pages (mremap fails across mappings) but copies them.
+       A huge page the host has not backed (a virtual machine that backs the guest's
+       free memory lazily) costs six times the small pages of the same span
+       (benchmarks/README.md, "Huge pages where they are cheap").  So once huge pages are
+       chosen, two spans in a row whose 2 MB stretches took more than twice the probe's
+       small pages (a single one may be a thread preempted) turn the choice to small
+       pages for the rest of the process.  Advice never changes what is written. */
     #if defined(__linux__)
     #include <errno.h>
     #include <sys/mman.h>
     #include <time.h>
     #include <unistd.h>
+    #ifndef MADV_HUGEPAGE
+    #define MADV_HUGEPAGE 14
+    #endif
+    #ifndef MADV_NOHUGEPAGE
+    #define MADV_NOHUGEPAGE 15
+    #endif
+    #ifndef MADV_POPULATE_WRITE
+    #define MADV_POPULATE_WRITE 23
+    #endif
     #define RANKFAST_HUGE ((uintptr_t)2 << 20)
-    #define RANKFAST_ADVISE_POPULATE_WRITE 23
-    #define RANKFAST_ADVISE_HUGE 14
-    #define RANKFAST_ADVISE_SMALL 15
-    enum { PAGES_UNDECIDED, PAGES_PROBING, PAGES_HUGE, PAGES_SMALL };
+    enum { PAGES_UNDECIDED, PAGES_PROBING, PAGES_HUGE, PAGES_SMALL, PAGES_UNSUPPORTED };
     static int rankfast_pages = PAGES_UNDECIDED;
+    static int rankfast_dear_spans = 0;           /* in a row, once huge pages are chosen */
     static double rankfast_small_cost = 0.0;      /* seconds a byte in small pages, probed */
 
     static uintptr_t rankfast_down(uintptr_t a, uintptr_t unit) { return a & ~(unit - 1); }
@@ -930,29 +942,39 @@ cdef extern from *:
     /* Seconds it took to fault in [first, last); -1 where the kernel cannot. */
     static double rankfast_fault_in(uintptr_t first, uintptr_t last) {
         double t = rankfast_now();
-        if (last > first && madvise((void*)first, last - first, RANKFAST_ADVISE_POPULATE_WRITE) != 0
+        if (last > first && madvise((void*)first, last - first, MADV_POPULATE_WRITE) != 0
                 && errno == EINVAL)
             return -1.0;
         return rankfast_now() - t;
     }
+    /* Advise the pages of [buffer, buffer_end), all of them, as the choice says. */
+    static void rankfast_advise_buffer(uintptr_t buffer, uintptr_t buffer_end, uintptr_t page, int pages) {
+        if (pages == PAGES_HUGE || pages == PAGES_SMALL)
+            rankfast_advise(rankfast_down(buffer, page), rankfast_up(buffer_end, page),
+                            pages == PAGES_HUGE ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    }
     /* Time [h, h + 2 MB) in small pages and the next 2 MB in a huge one; the pages to use. */
     static int rankfast_probe(uintptr_t h) {
         double small, huge;
-        rankfast_advise(h, h + RANKFAST_HUGE, RANKFAST_ADVISE_SMALL);
+        rankfast_advise(h, h + RANKFAST_HUGE, MADV_NOHUGEPAGE);
         small = rankfast_fault_in(h, h + RANKFAST_HUGE);
-        rankfast_advise(h + RANKFAST_HUGE, h + 2 * RANKFAST_HUGE, RANKFAST_ADVISE_HUGE);
+        rankfast_advise(h + RANKFAST_HUGE, h + 2 * RANKFAST_HUGE, MADV_HUGEPAGE);
         huge = rankfast_fault_in(h + RANKFAST_HUGE, h + 2 * RANKFAST_HUGE);
         rankfast_small_cost = small / (double)RANKFAST_HUGE;
-        return small >= 0.0 && huge >= 0.0 && huge < small ? PAGES_HUGE : PAGES_SMALL;
+        return huge >= 0.0 && 2.0 * huge < small ? PAGES_HUGE : PAGES_SMALL;
+    }
+    static long rankfast_page_size(void) {
+        static long page = 0;
+        if (page == 0) page = sysconf(_SC_PAGESIZE);
+        return page;
     }
     #endif
     static void rankfast_populate(char* buffer, char* buffer_end, char* start, char* stop) {
     #if defined(__linux__)
-        static long page = 0;
+        long page = rankfast_page_size();
         uintptr_t first, last, whole_first, whole_last;
         int pages, undecided = PAGES_UNDECIDED;
         double took;
-        if (page == 0) page = sysconf(_SC_PAGESIZE);
         if (page <= 0) return;
         first = rankfast_up((uintptr_t)start, page);
         last = rankfast_down((uintptr_t)stop, page);
@@ -960,32 +982,46 @@ cdef extern from *:
         whole_first = rankfast_up((uintptr_t)buffer, RANKFAST_HUGE);      /* the buffer's */
         whole_last = rankfast_down((uintptr_t)buffer_end, RANKFAST_HUGE);  /* 2 MB stretches */
         pages = __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
+        if (pages == PAGES_UNSUPPORTED) return;
         if (pages == PAGES_UNDECIDED && rankfast_up(first, RANKFAST_HUGE) + 2 * RANKFAST_HUGE <= whole_last
                 && __atomic_compare_exchange_n(&rankfast_pages, &undecided, PAGES_PROBING, 0,
                                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            pages = rankfast_probe(rankfast_up(first, RANKFAST_HUGE));
+            if (rankfast_fault_in(first, first + page) < 0.0)   /* before any advice */
+                pages = PAGES_UNSUPPORTED;
+            else {
+                pages = rankfast_probe(rankfast_up(first, RANKFAST_HUGE));
+                rankfast_advise_buffer((uintptr_t)buffer, (uintptr_t)buffer_end, page, pages);
+            }
             __atomic_store_n(&rankfast_pages, pages, __ATOMIC_RELEASE);
         }
         took = rankfast_fault_in(first, last);
-        /* judged by the buffer's stretches that the span touches: a span without one costs
-           a system call, whatever the pages */
+        if (took < 0.0) {
+            __atomic_store_n(&rankfast_pages, PAGES_UNSUPPORTED, __ATOMIC_RELEASE);
+            return;
+        }
+        if (pages != PAGES_HUGE) return;
+        /* judged by the 2 MB stretches of the buffer that the span touches (some may have
+           been faulted in before: a rough measure, which errs towards huge pages); a span
+           without one costs a system call, whatever the pages */
         if (whole_first < rankfast_down(first, RANKFAST_HUGE)) whole_first = rankfast_down(first, RANKFAST_HUGE);
         if (whole_last > rankfast_up(last, RANKFAST_HUGE)) whole_last = rankfast_up(last, RANKFAST_HUGE);
-        if (pages == PAGES_HUGE && whole_last > whole_first
-                && took > 2.0 * rankfast_small_cost * (double)(whole_last - whole_first))
+        if (whole_last <= whole_first) return;
+        if (took <= 2.0 * rankfast_small_cost * (double)(whole_last - whole_first))
+            __atomic_store_n(&rankfast_dear_spans, 0, __ATOMIC_RELAXED);
+        else if (__atomic_add_fetch(&rankfast_dear_spans, 1, __ATOMIC_RELAXED) >= 2)
             __atomic_store_n(&rankfast_pages, PAGES_SMALL, __ATOMIC_RELEASE);
     #endif
     }
-    /* Advise the whole 2 MB stretches of [buffer, buffer_end) as the pages chosen (none
-       yet: nothing).  Once a buffer, not at each span: madvise takes the process's
-       memory map for writing, which stops the other threads' page faults meanwhile. */
+    /* Advise all the pages of [buffer, buffer_end) as chosen (nothing before the choice).
+       Once a buffer, not at each span: madvise takes the process's memory map for
+       writing, which stops the other threads' page faults meanwhile; and the whole
+       buffer, so that a mapping malloc made for it stays one mapping. */
     static void rankfast_advise_pages(char* buffer, char* buffer_end) {
     #if defined(__linux__)
-        int pages = __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
-        if (pages == PAGES_HUGE || pages == PAGES_SMALL)
-            rankfast_advise(rankfast_up((uintptr_t)buffer, RANKFAST_HUGE),
-                            rankfast_down((uintptr_t)buffer_end, RANKFAST_HUGE),
-                            pages == PAGES_HUGE ? RANKFAST_ADVISE_HUGE : RANKFAST_ADVISE_SMALL);
+        long page = rankfast_page_size();
+        if (page > 0 && buffer_end > buffer)
+            rankfast_advise_buffer((uintptr_t)buffer, (uintptr_t)buffer_end, page,
+                                   __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE));
     #endif
     }
     static int rankfast_page_choice(void) {
@@ -1019,9 +1055,11 @@ def populate(array a, Py_ssize_t start, Py_ssize_t stop):
 
 
 def advise_pages(array a):
-    """Advise the pages of ``a`` (an array.array) as ``page_sizes`` chose, before
-    ``populate``; once for each buffer and choice (madvise stops the other threads'
-    page faults while it runs)."""
+    """Advise all the pages of ``a`` (an array.array) as ``page_sizes`` chose, before
+    ``populate``: once for each buffer and choice (madvise stops the other threads'
+    page faults while it runs), and the whole buffer (advice on part of the mapping
+    malloc made for it splits the mapping, and realloc then copies it instead of
+    moving its pages)."""
     cdef Py_ssize_t n = len(a) * a.ob_descr.itemsize
     with nogil:
         advise_buffer(a.data.as_chars, a.data.as_chars + n)
@@ -1029,7 +1067,8 @@ def advise_pages(array a):
 
 def page_sizes():
     """The pages ``populate`` asks for in this process: 'huge', 'small', or None (not yet
-    probed: no span has held two whole 2 MB stretches, or not Linux)."""
+    chosen: no span has held two whole 2 MB stretches, or another thread is probing; or
+    never: not Linux, or a kernel without MADV_POPULATE_WRITE)."""
     return {2: "huge", 3: "small"}.get(page_choice())
 
 

@@ -454,7 +454,7 @@ class _Arrays:
     parsed, the pages its documents will be written to are faulted in by one
     system call per buffer (``populate``; ~3.5% of a one-thread read), in huge
     pages where the process found them cheaper than small ones, and small pages
-    elsewhere.  Not numpy's arrays, which are always advised as huge pages: such
+    elsewhere.  Not numpy's arrays, advised as huge pages from 4 MB up: such
     a page may first wait for the kernel to compact memory or, in a virtual
     machine, for the host to back memory the guest has not used before (on a
     500k x 50 file, after svm_rank_learn had run, rank_learn -j 1 spent 0.57 s

@@ -495,8 +495,8 @@ def _kernel_at_least(major, minor):
                     reason="MADV_POPULATE_WRITE is Linux 5.14's")
 def test_populate_faults_in_the_span_asked_and_keeps_what_is_written():
     """populate makes the pages of an untouched array resident, only within the span (out
-    to whole 2 MB pages where huge pages are chosen) and the array, and leaves the items
-    already written as they were."""
+    to whole 2 MB pages where the array is advised or the system always gives huge
+    pages) and the array, and leaves the items already written as they were."""
     import array
 
     from rankfast import _svmlight
@@ -535,7 +535,16 @@ made[n - 1] = 2.5
 assert made[n - 1] == 2.5
 with open("/proc/self/smaps_rollup") as maps:
     huge = next(int(line.split()[1]) * 1024 for line in maps if line.startswith("AnonHugePages:"))
-print(_svmlight.page_sizes(), huge, fallbacks() - before)
+def mappings(a):                          # the process's mappings that hold a's items
+    first, count = a.buffer_info()
+    last = first + count * a.itemsize
+    with open("/proc/self/maps") as maps:
+        spans = [[int(end, 16) for end in line.split()[0].split("-")] for line in maps]
+    return sum(1 for lo, hi in spans if lo < last and hi > first)
+split = mappings(made)                    # advice on part of it would split it
+_svmlight.resize_array(made, 2 * n)       # and realloc would then copy, not move, it
+assert list(made[:1000]) == list(range(1000)) and made[n - 1] == 2.5
+print(_svmlight.page_sizes(), huge, fallbacks() - before, split, mappings(made))
 """
 
 
@@ -545,18 +554,22 @@ def test_populate_chooses_page_sizes_once_a_buffer_holds_two_huge_pages():
     """A process decides between huge and small pages at the first span with two whole
     2 MB stretches after it in its buffer, and huge pages chosen are huge pages used
     (where transparent huge pages are on and the kernel had them to give); a 1 MB
-    buffer decides nothing."""
+    buffer decides nothing.  The advised buffer stays one mapping, grown too (realloc
+    moves a mapping's pages; across a split one it copies them)."""
     def run(doubles):
         done = subprocess.run([sys.executable, "-c", _PAGE_CHOICE, str(doubles)],
                               capture_output=True, text=True, check=True)
-        choice, huge, fallbacks = done.stdout.split()
-        return choice, int(huge), int(fallbacks)
+        choice, *figures = done.stdout.split()
+        return (choice, *map(int, figures))
 
     assert run(1 << 17)[0] == "None"
-    choice, huge, fallbacks = run(8 << 20)       # 64 MB
+    choice, huge, fallbacks, mappings, grown_mappings = run(8 << 20)      # 64 MB
     assert choice in ("huge", "small")
+    assert mappings == grown_mappings == 1
     thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
-    if choice == "huge" and thp.exists() and "[never]" not in thp.read_text() and not fallbacks:
+    status = Path("/proc/self/status").read_text()
+    if (choice == "huge" and thp.exists() and "[never]" not in thp.read_text()
+            and "THP_enabled:\t0" not in status and not fallbacks):
         assert huge >= 32 << 20
 
 
@@ -569,25 +582,35 @@ def test_reader_advises_each_buffer_once_not_at_every_block(tmp_path, monkeypatc
         f"{j}:{v:.4f}" for j, v in enumerate(rng.random(30), 1)) for i in range(8000)]
     path = tmp_path / "train.dat"
     path.write_text("\n".join(lines) + "\n")
-    calls = {"advise_pages": 0, "populate": 0}
+    advised, populated = [], [0]                     # the buffers advised, in turn
 
-    def counting(name):
-        real = getattr(_svmlight, name)
+    def advise(buffer, real=_svmlight.advise_pages):
+        advised.append(buffer)
+        return real(buffer)
 
-        def call(*args):
-            calls[name] += 1
-            return real(*args)
-        return call
+    def populate(*args, real=_svmlight.populate):
+        populated[0] += 1
+        return real(*args)
 
-    for name in calls:
-        monkeypatch.setattr(data._svmlight, name, counting(name))
+    monkeypatch.setattr(data._svmlight, "advise_pages", advise)
+    monkeypatch.setattr(data._svmlight, "populate", populate)
+    buffers = 6                                      # y, qid, line, indptr, indices, values
     for n_jobs in (1, 2):
-        calls.update(advise_pages=0, populate=0)
+        advised.clear()
+        populated[0] = 0
         got = load_svmlight(str(path), chunk_bytes=64 << 10, n_jobs=n_jobs)
         assert got.X.shape == (8000, 30)
-        buffers = 6                                  # y, qid, line, indptr, indices, values
-        assert calls["populate"] >= 10 * buffers
-        assert calls["advise_pages"] <= 3 * buffers
+        assert populated[0] >= 10 * buffers
+        assert max(sum(buffer is other for other in advised) for buffer in advised) <= 3
+
+    arrays = data._Arrays(100, 1000, False)
+    arrays.populate(0, 0, 100, 1000)
+    advised.clear()
+    arrays.populate(0, 0, 100, 1000)
+    assert advised == []                             # nothing new: no advice
+    arrays.reserve(100_000, 1_000_000)
+    arrays.populate(100, 1000, 1000, 10_000)
+    assert len(advised) == buffers                   # each grew (and moved): advised again
 
 
 def test_count_distinct_counts_as_a_set_does():
