@@ -906,9 +906,10 @@ cdef extern from *:
        A huge page the host has not backed (a virtual machine that backs the guest's
        free memory lazily) costs six times the small pages of the same span
        (benchmarks/README.md, "Huge pages where they are cheap").  So once huge pages are
-       chosen, two spans in a row whose 2 MB stretches took more than twice the probe's
-       small pages (a single one may be a thread preempted) turn the choice to small
-       pages for the rest of the process.  Advice never changes what is written. */
+       chosen, each span's 2 MB stretches are timed against the probe's small pages, and
+       when huge pages have cost more than small ones would have, by the small pages of
+       16 MB (rankfast_paid_over), the choice turns to small pages for the rest of the
+       process.  Advice never changes what is written. */
     #if defined(__linux__)
     #include <errno.h>
     #include <sys/mman.h>
@@ -926,7 +927,21 @@ cdef extern from *:
     #define RANKFAST_HUGE ((uintptr_t)2 << 20)
     enum { PAGES_UNDECIDED, PAGES_PROBING, PAGES_HUGE, PAGES_SMALL, PAGES_UNSUPPORTED };
     static int rankfast_pages = PAGES_UNDECIDED;
-    static int rankfast_dear_spans = 0;           /* in a row, once huge pages are chosen */
+    /* Seconds (in ns) paid for huge pages beyond what small ones would have cost, summed
+       over the spans since the choice and never below 0 (a CUSUM: a good start does not
+       hide huge pages that have grown dear since); above the small pages of 16 MB, small
+       pages are chosen.  A preempted span adds a few ms, dear huge pages 1.8 ms each. */
+    #define RANKFAST_OVERPAID ((uintptr_t)16 << 20)
+    static int64_t rankfast_overpaid_ns = 0;
+    static double rankfast_paid_over(double seconds) {     /* add; the sum after, seconds */
+        int64_t old = __atomic_load_n(&rankfast_overpaid_ns, __ATOMIC_RELAXED), sum;
+        do {
+            sum = old + (int64_t)(seconds * 1e9);
+            if (sum < 0) sum = 0;
+        } while (!__atomic_compare_exchange_n(&rankfast_overpaid_ns, &old, sum, 0,
+                                              __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        return 1e-9 * (double)sum;
+    }
     static double rankfast_small_cost = 0.0;      /* seconds a byte in small pages, probed */
 
     static uintptr_t rankfast_down(uintptr_t a, uintptr_t unit) { return a & ~(unit - 1); }
@@ -1000,15 +1015,16 @@ cdef extern from *:
             return;
         }
         if (pages != PAGES_HUGE) return;
-        /* judged by the 2 MB stretches of the buffer that the span touches (some may have
-           been faulted in before: a rough measure, which errs towards huge pages); a span
-           without one costs a system call, whatever the pages */
+        /* Against the span's bytes in small pages: the span that first touches a 2 MB
+           stretch pays for all of it in huge pages, the later ones for nothing, so over
+           a stretch the two balance.  A span that touches none of the buffer's whole
+           stretches (a small buffer's) is not judged: it costs a system call, whatever
+           the pages. */
         if (whole_first < rankfast_down(first, RANKFAST_HUGE)) whole_first = rankfast_down(first, RANKFAST_HUGE);
         if (whole_last > rankfast_up(last, RANKFAST_HUGE)) whole_last = rankfast_up(last, RANKFAST_HUGE);
         if (whole_last <= whole_first) return;
-        if (took <= 2.0 * rankfast_small_cost * (double)(whole_last - whole_first))
-            __atomic_store_n(&rankfast_dear_spans, 0, __ATOMIC_RELAXED);
-        else if (__atomic_add_fetch(&rankfast_dear_spans, 1, __ATOMIC_RELAXED) >= 2)
+        if (rankfast_paid_over(took - rankfast_small_cost * (double)(last - first))
+                > rankfast_small_cost * (double)RANKFAST_OVERPAID)
             __atomic_store_n(&rankfast_pages, PAGES_SMALL, __ATOMIC_RELEASE);
     #endif
     }
