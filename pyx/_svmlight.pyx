@@ -874,9 +874,10 @@ cdef extern from *:
 def resize_array(array a, Py_ssize_t n):
     """Make ``a`` (an array.array) n items long, its first items kept, new ones not initialised.
 
-    By realloc, which moves a large buffer's pages instead of copying them
-    (mremap), so arrays can grow as a file is read without a counting pass
-    first, and shrink to what was read.  An array with a buffer exported (a
+    By realloc, which moves the pages of a buffer malloc has mapped on its own
+    (mremap; glibc maps buffers from 128 KB to 32 MB up, as its threshold has
+    moved) instead of copying them, so arrays can grow as a file is read
+    without a counting pass first, and shrink to what was read.  An array with a buffer exported (a
     memoryview or numpy array of it) raises BufferError, as array.array's own
     resizing does.
     """
@@ -895,8 +896,8 @@ cdef extern from *:
        time, as without it).
 
        Huge pages (2 MB) or small ones, whichever a probe found cheaper in this process:
-       the first span in a buffer with two whole 2 MB stretches after it faults them in,
-       one advised MADV_NOHUGEPAGE and one MADV_HUGEPAGE, timing each; huge pages are
+       the first span in a buffer with two whole, untouched 2 MB stretches after it
+       faults them in, one advised MADV_NOHUGEPAGE and one MADV_HUGEPAGE, timing each; huge pages are
        chosen when theirs took less than half the time (a real huge page is about four
        times cheaper here; where transparent huge pages are off, or are not 2 MB, both
        are small pages and take as long).  The probed buffer is then advised whole as
@@ -906,9 +907,9 @@ cdef extern from *:
        A huge page the host has not backed (a virtual machine that backs the guest's
        free memory lazily) costs six times the small pages of the same span
        (benchmarks/README.md, "Huge pages where they are cheap").  So once huge pages are
-       chosen, each span's 2 MB stretches are timed against the probe's small pages, and
-       when huge pages have cost more than small ones would have, by the small pages of
-       16 MB (rankfast_paid_over), the choice turns to small pages for the rest of the
+       chosen, each span is timed (this thread's CPU time) against what small pages
+       would have cost, and when huge pages have cost more, by the small pages of 16 MB
+       (rankfast_paid_over), the choice turns to small pages for the rest of the
        process.  Advice never changes what is written. */
     #if defined(__linux__)
     #include <errno.h>
@@ -943,38 +944,56 @@ cdef extern from *:
         return 1e-9 * (double)sum;
     }
     static double rankfast_small_cost = 0.0;      /* seconds a byte in small pages, probed */
+    static double rankfast_call_cost = 0.0;       /* seconds a call costs on resident pages */
 
     static uintptr_t rankfast_down(uintptr_t a, uintptr_t unit) { return a & ~(unit - 1); }
     static uintptr_t rankfast_up(uintptr_t a, uintptr_t unit) { return (a + unit - 1) & ~(unit - 1); }
+    /* This thread's CPU time: a thread preempted or waiting on the memory map's lock is
+       not charged, a host backing the guest's pages is (the guest counts that time as
+       the thread's system time). */
     static double rankfast_now(void) {
         struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
         return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
     }
     static void rankfast_advise(uintptr_t first, uintptr_t last, int advice) {
         if (last > first) (void)madvise((void*)first, last - first, advice);
     }
-    /* Seconds it took to fault in [first, last); -1 where the kernel cannot. */
+    /* Seconds it took to fault in [first, last); -1 where the kernel would not (an older
+       kernel: EINVAL; a filter on system calls; no memory). */
     static double rankfast_fault_in(uintptr_t first, uintptr_t last) {
         double t = rankfast_now();
-        if (last > first && madvise((void*)first, last - first, MADV_POPULATE_WRITE) != 0
-                && errno == EINVAL)
+        if (last > first && madvise((void*)first, last - first, MADV_POPULATE_WRITE) != 0)
             return -1.0;
         return rankfast_now() - t;
     }
-    /* Advise the pages of [buffer, buffer_end), all of them, as the choice says. */
+    /* Whether none of the pages of [first, last) (at most 4 MB) is resident yet. */
+    static int rankfast_untouched(uintptr_t first, uintptr_t last, long page) {
+        unsigned char resident[1024];
+        size_t i, n = (size_t)((last - first) / (uintptr_t)page);
+        if (n > sizeof resident || mincore((void*)first, last - first, resident) != 0) return 0;
+        for (i = 0; i < n; i++)
+            if (resident[i] & 1) return 0;
+        return 1;
+    }
+    /* Advise the pages of [buffer, buffer_end), all of them, as the choice says, and the
+       page after where a size word past the end starts one: glibc maps a large buffer
+       on its own as [its page, the page after buffer_end + 8), and advice on part of a
+       mapping splits it. */
     static void rankfast_advise_buffer(uintptr_t buffer, uintptr_t buffer_end, uintptr_t page, int pages) {
         if (pages == PAGES_HUGE || pages == PAGES_SMALL)
-            rankfast_advise(rankfast_down(buffer, page), rankfast_up(buffer_end, page),
+            rankfast_advise(rankfast_down(buffer, page), rankfast_up(buffer_end + sizeof(size_t), page),
                             pages == PAGES_HUGE ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
     }
     /* Time [h, h + 2 MB) in small pages and the next 2 MB in a huge one; the pages to use. */
-    static int rankfast_probe(uintptr_t h) {
+    static int rankfast_probe(uintptr_t h, uintptr_t page_of_probe) {
         double small, huge;
         rankfast_advise(h, h + RANKFAST_HUGE, MADV_NOHUGEPAGE);
         small = rankfast_fault_in(h, h + RANKFAST_HUGE);
         rankfast_advise(h + RANKFAST_HUGE, h + 2 * RANKFAST_HUGE, MADV_HUGEPAGE);
         huge = rankfast_fault_in(h + RANKFAST_HUGE, h + 2 * RANKFAST_HUGE);
+        rankfast_call_cost = rankfast_fault_in(h, h + page_of_probe);    /* resident now */
+        if (rankfast_call_cost < 0.0) rankfast_call_cost = 0.0;
         rankfast_small_cost = small / (double)RANKFAST_HUGE;
         return huge >= 0.0 && 2.0 * huge < small ? PAGES_HUGE : PAGES_SMALL;
     }
@@ -987,7 +1006,7 @@ cdef extern from *:
     static void rankfast_populate(char* buffer, char* buffer_end, char* start, char* stop) {
     #if defined(__linux__)
         long page = rankfast_page_size();
-        uintptr_t first, last, whole_first, whole_last;
+        uintptr_t first, last, whole_first, whole_last, h;
         int pages, undecided = PAGES_UNDECIDED;
         double took;
         if (page <= 0) return;
@@ -998,13 +1017,16 @@ cdef extern from *:
         whole_last = rankfast_down((uintptr_t)buffer_end, RANKFAST_HUGE);  /* 2 MB stretches */
         pages = __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
         if (pages == PAGES_UNSUPPORTED) return;
-        if (pages == PAGES_UNDECIDED && rankfast_up(first, RANKFAST_HUGE) + 2 * RANKFAST_HUGE <= whole_last
+        h = rankfast_up(first, RANKFAST_HUGE);           /* where a probe would go */
+        if (pages == PAGES_UNDECIDED && h + 2 * RANKFAST_HUGE <= whole_last
                 && __atomic_compare_exchange_n(&rankfast_pages, &undecided, PAGES_PROBING, 0,
                                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             if (rankfast_fault_in(first, first + page) < 0.0)   /* before any advice */
                 pages = PAGES_UNSUPPORTED;
+            else if (!rankfast_untouched(h, h + 2 * RANKFAST_HUGE, page))
+                pages = PAGES_UNDECIDED;     /* another thread's pages: probe elsewhere later */
             else {
-                pages = rankfast_probe(rankfast_up(first, RANKFAST_HUGE));
+                pages = rankfast_probe(h, page);
                 rankfast_advise_buffer((uintptr_t)buffer, (uintptr_t)buffer_end, page, pages);
             }
             __atomic_store_n(&rankfast_pages, pages, __ATOMIC_RELEASE);
@@ -1015,15 +1037,14 @@ cdef extern from *:
             return;
         }
         if (pages != PAGES_HUGE) return;
-        /* Against the span's bytes in small pages: the span that first touches a 2 MB
-           stretch pays for all of it in huge pages, the later ones for nothing, so over
-           a stretch the two balance.  A span that touches none of the buffer's whole
-           stretches (a small buffer's) is not judged: it costs a system call, whatever
-           the pages. */
+        /* The span's time against a call's own cost and its bytes in small pages: the span
+           that first touches a 2 MB stretch pays for all of it in huge pages, the later
+           ones for their call alone, so over a stretch the two balance.  A span that
+           touches none of the buffer's whole stretches (a small buffer's) is not judged. */
         if (whole_first < rankfast_down(first, RANKFAST_HUGE)) whole_first = rankfast_down(first, RANKFAST_HUGE);
         if (whole_last > rankfast_up(last, RANKFAST_HUGE)) whole_last = rankfast_up(last, RANKFAST_HUGE);
         if (whole_last <= whole_first) return;
-        if (rankfast_paid_over(took - rankfast_small_cost * (double)(last - first))
+        if (rankfast_paid_over(took - rankfast_call_cost - rankfast_small_cost * (double)(last - first))
                 > rankfast_small_cost * (double)RANKFAST_OVERPAID)
             __atomic_store_n(&rankfast_pages, PAGES_SMALL, __ATOMIC_RELEASE);
     #endif
@@ -1032,12 +1053,16 @@ cdef extern from *:
        Once a buffer, not at each span: madvise takes the process's memory map for
        writing, which stops the other threads' page faults meanwhile; and the whole
        buffer, so that a mapping malloc made for it stays one mapping. */
-    static void rankfast_advise_pages(char* buffer, char* buffer_end) {
+    static int rankfast_advise_pages(char* buffer, char* buffer_end) {
     #if defined(__linux__)
         long page = rankfast_page_size();
+        int pages = __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
         if (page > 0 && buffer_end > buffer)
-            rankfast_advise_buffer((uintptr_t)buffer, (uintptr_t)buffer_end, page,
-                                   __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE));
+            rankfast_advise_buffer((uintptr_t)buffer, (uintptr_t)buffer_end, page, pages);
+        return pages;
+    #else
+        (void)buffer; (void)buffer_end;
+        return 0;
     #endif
     }
     static int rankfast_page_choice(void) {
@@ -1049,7 +1074,7 @@ cdef extern from *:
     }
     """
     void populate_span "rankfast_populate"(char* buffer, char* buffer_end, char* start, char* stop) noexcept nogil
-    void advise_buffer "rankfast_advise_pages"(char* buffer, char* buffer_end) noexcept nogil
+    int advise_buffer "rankfast_advise_pages"(char* buffer, char* buffer_end) noexcept nogil
     int page_choice "rankfast_page_choice"() noexcept nogil
 
 
@@ -1072,20 +1097,29 @@ def populate(array a, Py_ssize_t start, Py_ssize_t stop):
 
 def advise_pages(array a):
     """Advise all the pages of ``a`` (an array.array) as ``page_sizes`` chose, before
-    ``populate``: once for each buffer and choice (madvise stops the other threads'
-    page faults while it runs), and the whole buffer (advice on part of the mapping
-    malloc made for it splits the mapping, and realloc then copies it instead of
-    moving its pages)."""
+    ``populate``; returns that choice, as applied ('huge', 'small' or None: nothing).
+    Once for each buffer and choice (madvise stops the other threads' page faults
+    while it runs), and the whole buffer (advice on part of the mapping malloc made
+    for it splits the mapping, and realloc then copies it instead of moving its
+    pages; an allocator other than glibc's, PYTHONMALLOC=debug's for one, may still
+    leave a page of it out)."""
     cdef Py_ssize_t n = len(a) * a.ob_descr.itemsize
+    cdef int applied
     with nogil:
-        advise_buffer(a.data.as_chars, a.data.as_chars + n)
+        applied = advise_buffer(a.data.as_chars, a.data.as_chars + n)
+    return _PAGE_CHOICES.get(applied)
+
+
+_PAGE_CHOICES = {2: "huge", 3: "small"}
 
 
 def page_sizes():
-    """The pages ``populate`` asks for in this process: 'huge', 'small', or None (not yet
-    chosen: no span has held two whole 2 MB stretches, or another thread is probing; or
-    never: not Linux, or a kernel without MADV_POPULATE_WRITE)."""
-    return {2: "huge", 3: "small"}.get(page_choice())
+    """The pages ``populate`` asks for in this process: 'huge', 'small', or None.
+
+    None: not chosen yet (no span has yet had two whole, untouched 2 MB
+    stretches of its buffer after it, or another thread is probing), or
+    never (not Linux, or a kernel without MADV_POPULATE_WRITE)."""
+    return _PAGE_CHOICES.get(page_choice())
 
 
 def number_of(const unsigned char[::1] token):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import threading
 
 import numpy as np
 
@@ -462,7 +463,8 @@ class _Arrays:
     benchmarks/README.md, "Huge pages where they are cheap".
 
     The buffers are a reader.Rows's.  ``parse`` grows them as a block needs
-    (realloc, which moves a large buffer's pages instead of copying them), so
+    (realloc, which moves a large buffer's pages instead of copying them:
+    _svmlight.resize_array), so
     a file is read in one pass; on threads, ``make_room`` grows them between
     blocks.  ``array(name)`` is a numpy array over a buffer, taken afresh each
     time: while one is alive, that buffer cannot grow.
@@ -478,6 +480,7 @@ class _Arrays:
         buffers = Rows(rows, entries, comments, _TYPECODES[np.dtype(dtype).str[1:]])
         self._buffers = {name: getattr(buffers, name) for name in self._row_names + self._entry_names}
         self._advised = {}         # name: (buffer_info, page choice) when advised
+        self._advising = threading.Lock()
 
     @property
     def room(self):
@@ -516,8 +519,8 @@ class _Arrays:
         buffer = self._buffers[name]
         advice = (buffer.buffer_info(), _svmlight.page_sizes())
         if self._advised.get(name) != advice:      # a new choice, or the buffer grew or moved
-            _svmlight.advise_pages(buffer)
-            self._advised[name] = advice
+            with self._advising:                   # threads: the advice last applied is recorded
+                self._advised[name] = (buffer.buffer_info(), _svmlight.advise_pages(buffer))
         _svmlight.populate(buffer, start, stop)
 
     def finish(self):
