@@ -897,10 +897,10 @@ cdef extern from *:
 
        Huge pages (2 MB) or small ones, whichever a probe found cheaper in this process:
        the first span in a buffer with two whole, untouched 2 MB stretches after it
-       faults them in, one advised MADV_NOHUGEPAGE and one MADV_HUGEPAGE, timing each; huge pages are
-       chosen when theirs took less than half the time (a real huge page is about four
-       times cheaper here; where transparent huge pages are off, or are not 2 MB, both
-       are small pages and take as long).  The probed buffer is then advised whole as
+       faults them in, one advised MADV_NOHUGEPAGE and one MADV_HUGEPAGE, timing each;
+       huge pages are chosen when theirs took less than half the time (a real huge page
+       is about four times cheaper here; where transparent huge pages are off, or are
+       not 2 MB, both are small pages and take as long).  The probed buffer is then advised whole as
        chosen, and the caller advises every other buffer once (rankfast_advise_pages):
        advice on part of a mapping splits it, and realloc can then no longer move the
        mapping's pages (mremap fails across mappings) but copies them.
@@ -931,7 +931,8 @@ cdef extern from *:
     /* Seconds (in ns) paid for huge pages beyond what small ones would have cost, summed
        over the spans since the choice and never below 0 (a CUSUM: a good start does not
        hide huge pages that have grown dear since); above the small pages of 16 MB, small
-       pages are chosen.  A preempted span adds a few ms, dear huge pages 1.8 ms each. */
+       pages are chosen.  Here a dear huge page adds ~1.8 ms of CPU time, a cheap one
+       takes ~0.5 ms off. */
     #define RANKFAST_OVERPAID ((uintptr_t)16 << 20)
     static int64_t rankfast_overpaid_ns = 0;
     static double rankfast_paid_over(double seconds) {     /* add; the sum after, seconds */
