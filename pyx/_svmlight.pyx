@@ -981,7 +981,7 @@ cdef extern from *:
        page after where a size word past the end starts one: glibc maps a large buffer
        on its own as [its page, the page after buffer_end + 8), and advice on part of a
        mapping splits it. */
-    static void rankfast_advise_buffer(uintptr_t buffer, uintptr_t buffer_end, uintptr_t page, int pages) {
+    static void rankfast_advise_as(uintptr_t buffer, uintptr_t buffer_end, uintptr_t page, int pages) {
         if (pages == PAGES_HUGE || pages == PAGES_SMALL)
             rankfast_advise(rankfast_down(buffer, page), rankfast_up(buffer_end + sizeof(size_t), page),
                             pages == PAGES_HUGE ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
@@ -1028,7 +1028,7 @@ cdef extern from *:
                 pages = PAGES_UNDECIDED;     /* another thread's pages: probe elsewhere later */
             else {
                 pages = rankfast_probe(h, page);
-                rankfast_advise_buffer((uintptr_t)buffer, (uintptr_t)buffer_end, page, pages);
+                rankfast_advise_as((uintptr_t)buffer, (uintptr_t)buffer_end, page, pages);
             }
             __atomic_store_n(&rankfast_pages, pages, __ATOMIC_RELEASE);
         }
@@ -1059,7 +1059,7 @@ cdef extern from *:
         long page = rankfast_page_size();
         int pages = __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
         if (page > 0 && buffer_end > buffer)
-            rankfast_advise_buffer((uintptr_t)buffer, (uintptr_t)buffer_end, page, pages);
+            rankfast_advise_as((uintptr_t)buffer, (uintptr_t)buffer_end, page, pages);
         return pages;
     #else
         (void)buffer; (void)buffer_end;
@@ -1075,7 +1075,7 @@ cdef extern from *:
     }
     """
     void populate_span "rankfast_populate"(char* buffer, char* buffer_end, char* start, char* stop) noexcept nogil
-    int advise_buffer "rankfast_advise_pages"(char* buffer, char* buffer_end) noexcept nogil
+    int advise_whole "rankfast_advise_pages"(char* buffer, char* buffer_end) noexcept nogil
     int page_choice "rankfast_page_choice"() noexcept nogil
 
 
@@ -1107,7 +1107,7 @@ def advise_pages(array a):
     cdef Py_ssize_t n = len(a) * a.ob_descr.itemsize
     cdef int applied
     with nogil:
-        applied = advise_buffer(a.data.as_chars, a.data.as_chars + n)
+        applied = advise_whole(a.data.as_chars, a.data.as_chars + n)
     return _PAGE_CHOICES.get(applied)
 
 

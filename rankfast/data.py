@@ -464,10 +464,10 @@ class _Arrays:
 
     The buffers are a reader.Rows's.  ``parse`` grows them as a block needs
     (realloc, which moves a large buffer's pages instead of copying them:
-    _svmlight.resize_array), so
-    a file is read in one pass; on threads, ``make_room`` grows them between
-    blocks.  ``array(name)`` is a numpy array over a buffer, taken afresh each
-    time: while one is alive, that buffer cannot grow.
+    _svmlight.resize_array), so a file is read in one pass; on threads,
+    ``make_room`` grows them between blocks.  ``array(name)`` is a numpy array
+    over a buffer, taken afresh each time: while one is alive, that buffer
+    cannot grow.
     """
 
     def __init__(self, rows, entries, comments, dtype=np.float64):
