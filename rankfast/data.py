@@ -303,14 +303,16 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
         Threads parsing (None or 0: every core this process may run on; see
         rankfast._threads; a file of known size gets no more threads than it
         holds MIN_BLOCKS_PER_THREAD blocks for each, below which a thread
-        costs more than it saves).  Above 1, this thread reads (and decompresses)
-        blocks of chunk_bytes / threads (MIN_BLOCK_BYTES, 2 MB, at least) and
-        counts each one's lines and colons, which place it in the arrays; the
-        pool parses the blocks straight into their place while it reads on
-        (peak memory: the result plus two blocks a thread and one).  The file
-        is still read once: the same Dataset and the same first error (in
-        file order) as one thread, for plain files, compressed ones and
-        standard input alike.
+        costs more than it saves).  Above 1, the file is read in blocks of
+        chunk_bytes / threads (MIN_BLOCK_BYTES, 2 MB, at least), whose lines
+        and colons, counted as each is read, place it in the arrays; the
+        threads parse the blocks straight into their place.  A plain file's
+        blocks are read by the threads that parse them, in turn (peak memory:
+        the result plus a block a thread and one); anything else is read (and
+        decompressed) by this thread while the pool parses (the result plus
+        two blocks a thread and one).  The file is still read once: the same
+        Dataset and the same first error (in file order) as one thread, for
+        plain files, compressed ones and standard input alike.
         With ``comments=True`` one thread parses.
     dtype : numpy.float64 or numpy.float32
         How feature values are stored.  float32 is svm_rank's choice (it
@@ -374,59 +376,244 @@ def _read_in_one_thread(stream, path, size, comments, chunk_bytes, dtype, progre
 def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress):
     """The rest of the stream (size bytes; None: unknown) parsed on n_threads threads: filled _Arrays.
 
-    This thread reads the blocks (whole lines, block_bytes each; it
-    decompresses a compressed file) and counts each one's newlines and
-    colons: bounds on the documents and entries it holds, which give it its
-    place in the arrays, right after the previous block's.  A pool of
-    n_threads parses each block there, from its own buffer, while this thread
-    reads on, 2 n_threads + 1 blocks in flight at most (this thread shares
-    the cores with the pool: with n_threads + 1, a parser waited for its
-    next block while this thread waited for a core, and two threads read
-    200 MB in 0.178 s instead of 0.171): the file is read once, and a file
-    growing meanwhile is read whole.  The results are placed in file order:
+    The stream is read in blocks of whole lines (block_bytes each), one
+    block at a time.  A block's newlines and colons, counted as it is read,
+    bound the documents and entries it holds and give it its place in the
+    arrays, right after the previous block's; a thread parses it there while
+    the others read on.  The results are placed in file order by this thread:
     a block's rows move down when an earlier block held blank or comment
-    lines or colons that were not a feature's, and the first malformed
-    block in file order raises.  The arrays are sized at the first block for
-    the whole file (a stream: by half again) and grow when a block does not
-    fit, once the blocks in flight are placed.
+    lines or colons that were not a feature's, and the first error in file
+    order raises.  The file is read once, and a file growing meanwhile is
+    read whole.  The arrays are sized at the first block for the whole file
+    (a stream: by half again); a block that does not fit waits until every
+    earlier one is placed, then grows them.
+
+    Who reads: in a plain file (size known), each parsing thread reads the
+    blocks it parses, in turn (_BlockTurns): the read's copy lands in the
+    cache of the core that parses it (read by one thread and parsed by
+    another, the copy cost 1.5-4x as much, by where the host ran the two),
+    and no third thread competes for the cores.  Anything else (compressed,
+    a pipe, a terminal) is read by this thread, which hands each block to
+    the pool: a read that may wait for a writer stays where an interrupt
+    reaches it, and the decompressor keeps its core.
     """
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
+    import queue
     arrays = _Arrays(0, 0, False, dtype)
-    spare, pending = [], deque()
-    row = nnz = lines = read = 0
-
-    def place_oldest():
-        future, block, at_row, at_nnz, at_lines = pending.popleft()
-        arrays.place(future, block, at_row, at_nnz, at_lines, path)
-        spare.append(block.obj)
-
-    pool = ThreadPoolExecutor(n_threads)
+    spare = []
     blocks = _blocks(stream, path, _svmlight.empty_bytearray(block_bytes), progress=progress,
                      spare=spare)
+    turns = _BlockTurns(arrays, blocks, spare, size, queue.SimpleQueue(), path)
+    pool_reads = size is not None
+    threads = [threading.Thread(target=turns.work, args=(pool_reads,)) for _ in range(n_threads)]
     try:
-        for block in blocks:
-            read += len(block)
-            newlines, colons = _svmlight.count_bytes_of(block)
-            rows = newlines + (block[-1] != 10)
-            room_rows, room_entries = arrays.room
-            if row + rows > room_rows or nnz + colons > room_entries:
-                while pending:
-                    place_oldest()
-                row, nnz = arrays.rows, arrays.nnz
-                arrays.make_room(rows, colons, len(block),
-                                 None if size is None else max(size - read, 0))
-            pending.append((pool.submit(_parse_at, arrays, block, row, nnz, rows, colons, lines + 1),
-                            block, row, nnz, lines))
-            row, nnz, lines = row + rows, nnz + colons, lines + newlines
-            if len(pending) > 2 * n_threads:
-                place_oldest()
-        while pending:
-            place_oldest()
+        for thread in threads:
+            thread.start()
+        if not pool_reads:
+            turns.feed(n_threads)
+        turns.place_all(n_threads)
     finally:
+        turns.stop()
+        for thread in threads:
+            thread.join()
         blocks.close()
-        pool.shutdown(wait=True, cancel_futures=True)
     return arrays
+
+
+@dataclasses.dataclass(frozen=True)
+class _Parsed:
+    """A block parsed at row and nnz, after ``lines`` lines: parse_into's result, the bytes
+    of the token an error names, or the exception its reading or parsing raised."""
+    index: int
+    row: int = 0
+    nnz: int = 0
+    lines: int = 0
+    result: tuple = ()
+    token: bytes = b""
+    exception: BaseException | None = None
+
+
+class _BlockTurns:
+    """The blocks of a stream, read one at a time, parsed on threads, placed in file order.
+
+    A block read is counted and claims its place (``_take``).  The pool's
+    threads run ``work``: each parses the blocks handed to it and, where the
+    pool reads, takes the reader's turn when it is free (``_read_turn``): it
+    reads blocks and hands them to the threads waiting for work until none
+    does, then parses the last one itself.  Where the pool does not read,
+    the calling thread reads every block and hands it out (``feed``).  Each
+    result goes on the ``results`` queue, then None when a thread stops;
+    the calling thread places them in file order (``place_all``).
+
+    ``placed`` counts the blocks placed.  A block that does not fit waits
+    for it to reach its index: then no other thread holds the arrays, and
+    they can grow (realloc may move them).
+    """
+
+    def __init__(self, arrays, blocks, spare, size, results, path):
+        self.arrays, self.placed, self.results, self.path = arrays, 0, results, path
+        self._blocks, self._spare, self._size = blocks, spare, size
+        self._next = self._row = self._nnz = self._lines = self._read = 0
+        self._turn = threading.Condition()       # the reader's turn and the blocks handed out
+        self._reading, self._handed, self._idle, self._over = False, [], 0, False
+        self._placing = threading.Condition()    # placed, and the stop
+        self._waiting, self._running = {}, 0     # results not yet placed; threads still on
+
+    # ------------------------------------------------------------------ the pool's threads
+
+    def work(self, reads):
+        """A thread's loop: each block's _Parsed on results, then None.  ``reads``: the
+        thread takes the reader's turn when it is free."""
+        try:
+            while (taken := self._next_job(reads)) is not None:
+                self.results.put(taken if isinstance(taken, _Parsed) else self._parse(*taken))
+        except BaseException as exc:       # this loop's own failure: the read must not end short
+            self.results.put(exc)
+        finally:
+            self.results.put(None)
+
+    def _next_job(self, reads):
+        """A block handed to this thread, else the last block of a reader's turn; None at the end."""
+        while True:
+            with self._turn:
+                self._idle += 1
+                self._turn.wait_for(lambda: (self._handed or self._over
+                                             or (reads and not self._reading)))
+                self._idle -= 1
+                if self._handed:
+                    self._turn.notify_all()        # a feeder waits for room
+                    return self._handed.pop()
+                if self._over:
+                    return None
+                self._reading = True
+            taken = self._read_turn()
+            if taken is not None:
+                return taken
+
+    def _read_turn(self):
+        """The reader's turn: blocks read and handed to the threads waiting for one, until
+        none does; then the last block read (to parse), or None at the end."""
+        while True:
+            taken = self._take(self._wait_placed)
+            with self._turn:
+                if self._idle > len(self._handed) and not isinstance(taken, (_Parsed, type(None))):
+                    self._handed.append(taken)
+                    self._turn.notify()
+                    continue
+                self._reading = False
+                self._over = self._over or taken is None
+                self._turn.notify_all()
+                return taken
+
+    def _wait_placed(self, index):
+        with self._placing:
+            self._placing.wait_for(lambda: self.placed == index or self._over)
+
+    def _parse(self, index, block, row, nnz, rows, entries, lines):
+        try:
+            result = _parse_at(self.arrays, block, row, nnz, rows, entries, lines + 1)
+        except BaseException as exc:
+            return _Parsed(index, exception=exc)
+        error, start, end = result[2], result[4], result[5]
+        token = bytes(block[start:end]) if error else b""
+        self._spare.append(block.obj)
+        return _Parsed(index, row, nnz, lines, result, token)
+
+    # ------------------------------------------------------------------ reading a block
+
+    def _take(self, wait_placed):
+        """(index, block, row, nnz, rows, entries, lines) of the next block, a _Parsed with the
+        exception reading it raised, or None at the end (or once stopped).
+        ``wait_placed(index)`` returns once the blocks before index are placed."""
+        index = self._next
+        try:
+            block = next(self._blocks, None)
+        except Exception as exc:         # InputError, a progress callback's: raised in file order
+            self._next += 1
+            return _Parsed(index, exception=exc)
+        if block is None or self._over:
+            return None
+        self._next += 1
+        return self._claim(index, block, wait_placed)
+
+    def _claim(self, index, block, wait_placed):
+        """The block's place after the previous one's, the arrays grown when it does not fit
+        (once every earlier block is placed): as _take's, or None once stopped."""
+        self._read += len(block)
+        newlines, colons = _svmlight.count_bytes_of(block)
+        rows = newlines + (block[-1] != 10)
+        room_rows, room_entries = self.arrays.room
+        if self._row + rows > room_rows or self._nnz + colons > room_entries:
+            wait_placed(index)
+            if self._over:
+                return None
+            self._row, self._nnz = self.arrays.rows, self.arrays.nnz
+            self.arrays.make_room(rows, colons, len(block),
+                                  None if self._size is None else max(self._size - self._read, 0))
+        taken = index, block, self._row, self._nnz, rows, colons, self._lines
+        self._row, self._nnz, self._lines = self._row + rows, self._nnz + colons, self._lines + newlines
+        return taken
+
+    # ------------------------------------------------------------------ the calling thread
+
+    def feed(self, n_threads):
+        """Read every block here and hand it to the pool (at most n_threads waiting), placing
+        what is parsed meanwhile."""
+        while True:
+            taken = self._take(self._place_until)
+            if isinstance(taken, _Parsed):
+                self._waiting[taken.index] = taken
+                taken = None
+            with self._turn:
+                if taken is None:
+                    self._over = True
+                else:
+                    self._turn.wait_for(lambda: len(self._handed) < n_threads)
+                    self._handed.append(taken)
+                self._turn.notify_all()
+            if taken is None:
+                return
+            self._place_ready(block=False)
+
+    def place_all(self, n_threads):
+        """Place the results until every thread is done."""
+        self._running = n_threads
+        while self._running:
+            self._place_ready(block=True)
+        if self._waiting or self.placed != self._next:
+            raise RuntimeError(f"load_svmlight: {self._next} blocks read, {self.placed} placed")
+
+    def _place_until(self, index):
+        while self.placed < index:
+            self._place_ready(block=True)
+
+    def _place_ready(self, block):
+        """Take the results on the queue (waiting for one if ``block``), placing those whose
+        turn has come."""
+        import queue
+        try:
+            result = self.results.get(block)
+            while True:
+                if result is None:          # a thread is done
+                    self._running -= 1
+                elif isinstance(result, BaseException):
+                    raise result
+                else:
+                    self._waiting[result.index] = result
+                result = self.results.get_nowait()
+        except queue.Empty:
+            pass
+        while self.placed in self._waiting:
+            self.arrays.place(self._waiting.pop(self.placed), self.path)
+            with self._placing:
+                self.placed += 1
+                self._placing.notify_all()
+
+    def stop(self):
+        """No more blocks read or parsed: the threads end their loops."""
+        with self._turn, self._placing:
+            self._over = True
+            self._turn.notify_all()
+            self._placing.notify_all()
 
 
 def _parse_at(arrays, block, row, nnz, rows, entries, first_line):
@@ -588,17 +775,19 @@ class _Arrays:
         self.comments.extend(text[s:e].decode("utf-8", "replace") if s >= 0 else ""
                              for s, e in zip(starts, ends))
 
-    def place(self, future, block, row, nnz, lines, path):
-        """Move a block parsed at row and nnz (``future``'s _parse_at) down to the end of the arrays.
+    def place(self, parsed, path):
+        """Move a block parsed at parsed.row and parsed.nnz (a _Parsed) down to the end of the arrays.
 
         Nothing moves when it already is there (no earlier block had lines or
         colons that its counts included but that stored nothing): the
-        parser wrote its indptr counted from nnz.  ``lines``: the lines
-        before the block, for an error message quoting ``block``.
+        parser wrote its indptr counted from nnz.
         """
-        rows, entries, error, error_line, start, end, _, width = future.result()
+        if parsed.exception is not None:
+            raise parsed.exception
+        rows, entries, error, error_line, _, _, _, width = parsed.result
         if error:              # ERR_FULL too: never, as the block's counts bound what it holds
-            raise InputError(path, lines + error_line + 1, reason(error, block[start:end]))
+            raise InputError(path, parsed.lines + error_line + 1, reason(error, parsed.token))
+        row, nnz = parsed.row, parsed.nnz
         r, z = self.rows, self.nnz
         if r != row:
             for name in ("y", "qid", "line"):

@@ -525,3 +525,20 @@ def test_an_explicit_wait_policy_wins():
     assert own == child == "ACTIVE"
     if "OMP_WAIT_POLICY = " in stderr:
         assert "OMP_WAIT_POLICY = 'ACTIVE'" in stderr
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_the_first_error_raises_wherever_the_arrays_grow(tmp_path, monkeypatch, compressed):
+    """A stream of unknown length grows its arrays every few blocks, once all the blocks
+    before are placed: an error found while placing them then is the one raised, at its
+    line, never lost (an error placed there once went missing and the read ended short)."""
+    import gzip
+    import io
+    import sys
+    lines = [f"{i % 3} qid:{i // 9} 1:{i} 2:0.5\n" for i in range(3000)]
+    for bad in range(40, 3000, 97):
+        text = "".join(lines[:bad] + ["1 qid:5 3:x\n"] + lines[bad + 1:]).encode()
+        payload = gzip.compress(text, compresslevel=1) if compressed else text
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(payload))))
+        with pytest.raises(rankfast.InputError, match=rf":{bad + 1}: feature value in '3:x'"):
+            rankfast.load_svmlight("-", n_jobs=2, chunk_bytes=2048)
