@@ -481,7 +481,7 @@ class _BlockTurns:
                 self._idle -= 1
                 if self._handed:
                     self._turn.notify_all()        # a feeder waits for room
-                    return self._handed.pop()
+                    return self._handed.pop(0)
                 if self._over:
                     return None
                 self._reading = True
@@ -572,36 +572,32 @@ class _BlockTurns:
                 self._turn.notify_all()
             if taken is None:
                 return
-            self._place_ready(block=False)
+            self._place_ready(wait=False)
 
     def place_all(self, n_threads):
         """Place the results until every thread is done."""
         self._running = n_threads
         while self._running:
-            self._place_ready(block=True)
+            self._place_ready(wait=True)
         if self._waiting or self.placed != self._next:
             raise RuntimeError(f"load_svmlight: {self._next} blocks read, {self.placed} placed")
 
     def _place_until(self, index):
         while self.placed < index:
-            self._place_ready(block=True)
+            self._place_ready(wait=True)
 
-    def _place_ready(self, block):
-        """Take the results on the queue (waiting for one if ``block``), placing those whose
+    def _place_ready(self, wait):
+        """Take the results on the queue (waiting for one if ``wait``), placing those whose
         turn has come."""
-        import queue
-        try:
-            result = self.results.get(block)
-            while True:
-                if result is None:          # a thread is done
-                    self._running -= 1
-                elif isinstance(result, BaseException):
-                    raise result
-                else:
-                    self._waiting[result.index] = result
-                result = self.results.get_nowait()
-        except queue.Empty:
-            pass
+        while wait or not self.results.empty():      # this thread alone takes from the queue
+            wait = False
+            result = self.results.get()
+            if result is None:                        # a thread is done
+                self._running -= 1
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                self._waiting[result.index] = result
         while self.placed in self._waiting:
             self.arrays.place(self._waiting.pop(self.placed), self.path)
             with self._placing:
