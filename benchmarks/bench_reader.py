@@ -26,8 +26,12 @@ benchmark dependency only), and ``rank_classify`` with a random linear model
 on the dense file (skipped while ``rankfast.cli`` does not exist).
 
 Seconds are the reader call alone, timed inside the child, as wall time and
-as CPU time (user + system; on a busy machine wall MB/s understate, and the
-load average is printed); with ``--repeat`` N, the median of N children.
+as CPU time (user + system; on a busy machine wall MB/s understate); with
+``--repeat`` N, the median of N children.  How quiet the machine was: the CPU
+time other processes took while a reader's children ran (the machine's busy
+time in /proc/stat, steal included, less this process's and its children's),
+printed with the two-thread verdicts.  The load average counts this benchmark's
+own child (about 1.0 on its own), so it cannot say so.
 A reader's one- and two-thread children run in turn (1 2, 2 1, ...), and two
 threads over one is the median of each round's ratio: the machine's speed
 drifts (in this virtual machine a child's CPU time for the same read varies by
@@ -368,6 +372,44 @@ def run_arms(reader, path, arms, repeat, timeout):
     return {arm: summarise(done) for arm, done in runs.items()}
 
 
+def machine_busy():
+    """CPU seconds the machine has spent busy since boot, all CPUs (/proc/stat: user, nice,
+    system, irq, softirq and steal, the time the host ran something else); None without
+    /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            ticks = [int(t) for t in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = ticks + [0] * (8 - len(ticks))
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu():
+    """CPU seconds of this process and of the children it has waited for."""
+    import resource
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def others_cpu(measure):
+    """(measure()'s result, CPU seconds other processes took meanwhile or None, its wall seconds)."""
+    busy, own, t0 = machine_busy(), own_cpu(), time.perf_counter()
+    result = measure()
+    wall = time.perf_counter() - t0
+    after = machine_busy()
+    others = None if busy is None or after is None else max(after - busy - (own_cpu() - own), 0.0)
+    return result, others, wall
+
+
+def quietness(others, wall):
+    """'other processes took X CPU s of Y s (Z% of a core)', or why it is unknown."""
+    if others is None:
+        return "other processes' CPU unknown (no /proc/stat)"
+    return (f"other processes took {others:.2f} CPU s in these {wall:.1f} s "
+            f"({100 * others / wall:.1f}% of a core)")
+
+
 def paired_ratio(one, two, key="seconds"):
     """Median over the rounds of one[key] / two[key] (summaries from one run_arms call)."""
     return statistics.median(a[key] / b[key] for a, b in zip(one["runs"], two["runs"]))
@@ -529,7 +571,7 @@ def _run(args, workdir, created):
         plan += [("sklearn", "dense", (1,)), ("sklearn", "sparse", (1,)),
                  ("sklearn-qid", "dense", (1,)), ("sklearn-qid", "sparse", (1,))]
 
-    rows, compared = [], []
+    rows, compared, competition = [], [], {}
     for reader, which, thread_counts in plan:
         path = gz if which == "dense.gz" else files[which][0]
         size = files["dense" if which == "dense.gz" else which][1]
@@ -537,8 +579,10 @@ def _run(args, workdir, created):
         print(f"  reading {which:8s} with {reader} (n_jobs={' and '.join(map(str, thread_counts))}) "
               "...", flush=True)
         roots = (ROOT, other) if other else (ROOT,)
-        results = run_arms(reader, path, [(root, n_jobs) for root in roots
-                                          for n_jobs in thread_counts], args.repeat, args.timeout)
+        results, others, wall = others_cpu(lambda: run_arms(
+            reader, path, [(root, n_jobs) for root in roots for n_jobs in thread_counts],
+            args.repeat, args.timeout))
+        competition[(reader, which)] = others, wall
         for n_jobs in thread_counts:
             ours = results[(ROOT, n_jobs)]
             rows.append((reader, which, n_jobs, size, ours))
@@ -578,11 +622,11 @@ def _run(args, workdir, created):
         print(f"{name:28s} {which:9s} {_mb(size):6.1f} {r['seconds']:8.2f} "
               f"{speed:6.1f} {r['cpu']:7.2f} {cpu_speed:8.1f} {_mb(extra):11.1f} "
               f"{arrays:8.1f} {ratio:10.2f}  {target}")
-    load = os.getloadavg()[0]
-    print(f"seconds: wall time of the read inside the child; cpu s: its user + system time. "
-          f"Load average now {load:.1f} on {os.cpu_count()} CPUs" +
-          (": other processes competed for the CPU, so wall MB/s understate; compare "
-           "MB/cpu s" if load > 0.5 * (os.cpu_count() or 1) else ""))
+    print("seconds: wall time of the read inside the child; cpu s: its user + system time "
+          "(where other processes took much CPU, wall MB/s understate: compare MB/cpu s); "
+          + quietness(sum(o for o, _ in competition.values() if o is not None)
+                      if all(o is not None for o, _ in competition.values()) else None,
+                      sum(w for _, w in competition.values())))
     if args.skip_sklearn:
         print("sklearn readers: skipped (--skip-sklearn)")
     elif not with_sklearn:
@@ -607,8 +651,8 @@ def _run(args, workdir, created):
             print(f"rankfast two threads over one, {which:6s}: {speed_up:5.2f}x "
                   f"as fast (wall); CPU seconds {paired_ratio(two, one, 'cpu'):5.2f}x one thread's; "
                   f"target >= {TARGET_SPEED_UP}x on a quiet machine: "
-                  f"{'ok' if speed_up >= TARGET_SPEED_UP else 'MISS'} at load average "
-                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; minor page faults "
+                  f"{'ok' if speed_up >= TARGET_SPEED_UP else 'MISS'}; "
+                  f"{quietness(*competition[('rankfast', which)])}; minor page faults "
                   f"{one['faults']:,} and {two['faults']:,}")
     one, two = by.get(("prefaulted", "dense")), by2.get(("prefaulted", "dense"))
     if one and two:
