@@ -380,13 +380,13 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
     block at a time.  A block's newlines and colons, counted as it is read,
     bound the documents and entries it holds and give it its place in the
     arrays, right after the previous block's; a thread parses it there while
-    the others read on.  The results are placed in file order by this thread:
-    a block's rows move down when an earlier block held blank or comment
-    lines or colons that were not a feature's, and the first error in file
-    order raises.  The file is read once, and a file growing meanwhile is
-    read whole.  The arrays are sized at the first block for the whole file
-    (a stream: by half again); a block that does not fit waits until every
-    earlier one is placed, then grows them.
+    the others read on.  The thread that completes the file order places the
+    blocks: a block's rows move down when an earlier block held blank or
+    comment lines or colons that were not a feature's, and the first error
+    in file order raises.  The file is read once, and a file growing
+    meanwhile is read whole.  The arrays are sized at the first block for the
+    whole file (a stream: by half again); a block that does not fit waits
+    until every earlier one is placed, then grows them.
 
     Who reads: in a plain file (size known), each parsing thread reads the
     blocks it parses, in turn (_BlockTurns): the read's copy lands in the
@@ -397,25 +397,28 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
     the pool: a read that may wait for a writer stays where an interrupt
     reaches it, and the decompressor keeps its core.
     """
-    import queue
     arrays = _Arrays(0, 0, False, dtype)
     spare = []
     blocks = _blocks(stream, path, _svmlight.empty_bytearray(block_bytes), progress=progress,
                      spare=spare)
-    turns = _BlockTurns(arrays, blocks, spare, size, queue.SimpleQueue(), path)
+    turns = _BlockTurns(arrays, blocks, spare, size, path)
     pool_reads = size is not None
-    threads = [threading.Thread(target=turns.work, args=(pool_reads,)) for _ in range(n_threads)]
+    threads, started = [threading.Thread(target=turns.work, args=(pool_reads,))
+                        for _ in range(n_threads)], []
     try:
         for thread in threads:
             thread.start()
+            started.append(thread)
         if not pool_reads:
             turns.feed(n_threads)
-        turns.place_all(n_threads)
+        for thread in started:
+            thread.join()
     finally:
         turns.stop()
-        for thread in threads:
+        for thread in started:
             thread.join()
         blocks.close()
+    turns.check()
     return arrays
 
 
@@ -440,49 +443,50 @@ class _BlockTurns:
     pool reads, takes the reader's turn when it is free (``_read_turn``): it
     reads blocks and hands them to the threads waiting for work until none
     does, then parses the last one itself.  Where the pool does not read,
-    the calling thread reads every block and hands it out (``feed``).  Each
-    result goes on the ``results`` queue, then None when a thread stops;
-    the calling thread places them in file order (``place_all``).
+    the calling thread reads every block and hands it out (``feed``).  A
+    thread done with a block places it, and the blocks after it that wait,
+    once every block before it is placed (``_place``); the first error in
+    file order stops the others, and ``check`` raises it.
 
     ``placed`` counts the blocks placed.  A block that does not fit waits
     for it to reach its index: then no other thread holds the arrays, and
     they can grow (realloc may move them).
     """
 
-    def __init__(self, arrays, blocks, spare, size, results, path):
-        self.arrays, self.placed, self.results, self.path = arrays, 0, results, path
+    def __init__(self, arrays, blocks, spare, size, path):
+        self.arrays, self.placed, self.path, self.error = arrays, 0, path, None
         self._blocks, self._spare, self._size = blocks, spare, size
         self._next = self._row = self._nnz = self._lines = self._read = 0
         self._turn = threading.Condition()       # the reader's turn and the blocks handed out
-        self._reading, self._handed, self._idle, self._over = False, [], 0, False
-        self._placing = threading.Condition()    # placed, and the stop
-        self._waiting, self._running = {}, 0     # results not yet placed; threads still on
+        self._reading, self._handed, self._idle = False, [], 0
+        self._ended = self._stopped = False      # no more blocks to read; to read or parse
+        self._placing = threading.Condition()    # placed, the blocks waiting for it, the error
+        self._waiting = {}
 
     # ------------------------------------------------------------------ the pool's threads
 
     def work(self, reads):
-        """A thread's loop: each block's _Parsed on results, then None.  ``reads``: the
-        thread takes the reader's turn when it is free."""
+        """A thread's loop.  ``reads``: it takes the reader's turn when it is free."""
         try:
             while (taken := self._next_job(reads)) is not None:
-                self.results.put(taken if isinstance(taken, _Parsed) else self._parse(*taken))
+                self._place(taken if isinstance(taken, _Parsed) else self._parse(*taken))
         except BaseException as exc:       # this loop's own failure: the read must not end short
-            self.results.put(exc)
-        finally:
-            self.results.put(None)
+            self._fail(exc)
 
     def _next_job(self, reads):
         """A block handed to this thread, else the last block of a reader's turn; None at the end."""
         while True:
             with self._turn:
                 self._idle += 1
-                self._turn.wait_for(lambda: (self._handed or self._over
+                self._turn.wait_for(lambda: (self._handed or self._stopped or self._ended
                                              or (reads and not self._reading)))
                 self._idle -= 1
+                if self._stopped:
+                    return None
                 if self._handed:
                     self._turn.notify_all()        # a feeder waits for room
                     return self._handed.pop(0)
-                if self._over:
+                if self._ended:
                     return None
                 self._reading = True
             taken = self._read_turn()
@@ -493,20 +497,16 @@ class _BlockTurns:
         """The reader's turn: blocks read and handed to the threads waiting for one, until
         none does; then the last block read (to parse), or None at the end."""
         while True:
-            taken = self._take(self._wait_placed)
+            taken = self._take()
             with self._turn:
                 if self._idle > len(self._handed) and not isinstance(taken, (_Parsed, type(None))):
                     self._handed.append(taken)
                     self._turn.notify()
                     continue
                 self._reading = False
-                self._over = self._over or taken is None
+                self._ended = self._ended or taken is None
                 self._turn.notify_all()
                 return taken
-
-    def _wait_placed(self, index):
-        with self._placing:
-            self._placing.wait_for(lambda: self.placed == index or self._over)
 
     def _parse(self, index, block, row, nnz, rows, entries, lines):
         try:
@@ -518,24 +518,42 @@ class _BlockTurns:
         self._spare.append(block.obj)
         return _Parsed(index, row, nnz, lines, result, token)
 
+    def _place(self, parsed):
+        """Place parsed and the blocks after it that wait, once every block before it is."""
+        with self._placing:
+            self._waiting[parsed.index] = parsed
+            try:
+                while self.placed in self._waiting and self.error is None:
+                    self.arrays.place(self._waiting.pop(self.placed), self.path)
+                    self.placed += 1
+            except BaseException as exc:           # the first error in file order
+                self.error = exc
+            self._placing.notify_all()
+        if self.error is not None:
+            self.stop()
+
+    def _fail(self, exc):
+        with self._placing:
+            self.error = self.error or exc
+        self.stop()
+
     # ------------------------------------------------------------------ reading a block
 
-    def _take(self, wait_placed):
+    def _take(self):
         """(index, block, row, nnz, rows, entries, lines) of the next block, a _Parsed with the
-        exception reading it raised, or None at the end (or once stopped).
-        ``wait_placed(index)`` returns once the blocks before index are placed."""
+        exception reading it raised, or None at the end (or once stopped)."""
         index = self._next
         try:
             block = next(self._blocks, None)
         except Exception as exc:         # InputError, a progress callback's: raised in file order
             self._next += 1
             return _Parsed(index, exception=exc)
-        if block is None or self._over:
+        if block is None or self._stopped:
             return None
         self._next += 1
-        return self._claim(index, block, wait_placed)
+        return self._claim(index, block)
 
-    def _claim(self, index, block, wait_placed):
+    def _claim(self, index, block):
         """The block's place after the previous one's, the arrays grown when it does not fit
         (once every earlier block is placed): as _take's, or None once stopped."""
         self._read += len(block)
@@ -543,8 +561,9 @@ class _BlockTurns:
         rows = newlines + (block[-1] != 10)
         room_rows, room_entries = self.arrays.room
         if self._row + rows > room_rows or self._nnz + colons > room_entries:
-            wait_placed(index)
-            if self._over:
+            with self._placing:
+                self._placing.wait_for(lambda: self.placed == index or self._stopped)
+            if self._stopped:
                 return None
             self._row, self._nnz = self.arrays.rows, self.arrays.nnz
             self.arrays.make_room(rows, colons, len(block),
@@ -556,60 +575,34 @@ class _BlockTurns:
     # ------------------------------------------------------------------ the calling thread
 
     def feed(self, n_threads):
-        """Read every block here and hand it to the pool (at most n_threads waiting), placing
-        what is parsed meanwhile."""
-        while True:
-            taken = self._take(self._place_until)
-            if isinstance(taken, _Parsed):
-                self._waiting[taken.index] = taken
-                taken = None
+        """Read every block here and hand it to the pool, at most n_threads waiting."""
+        while (taken := self._take()) is not None:
+            if isinstance(taken, _Parsed):         # a read error: placed in its turn
+                self._place(taken)
+                break
             with self._turn:
-                if taken is None:
-                    self._over = True
-                else:
-                    self._turn.wait_for(lambda: len(self._handed) < n_threads)
-                    self._handed.append(taken)
+                self._turn.wait_for(lambda: len(self._handed) < n_threads or self._stopped)
+                if self._stopped:
+                    return
+                self._handed.append(taken)
                 self._turn.notify_all()
-            if taken is None:
-                return
-            self._place_ready(wait=False)
-
-    def place_all(self, n_threads):
-        """Place the results until every thread is done."""
-        self._running = n_threads
-        while self._running:
-            self._place_ready(wait=True)
-        if self._waiting or self.placed != self._next:
-            raise RuntimeError(f"load_svmlight: {self._next} blocks read, {self.placed} placed")
-
-    def _place_until(self, index):
-        while self.placed < index:
-            self._place_ready(wait=True)
-
-    def _place_ready(self, wait):
-        """Take the results on the queue (waiting for one if ``wait``), placing those whose
-        turn has come."""
-        while wait or not self.results.empty():      # this thread alone takes from the queue
-            wait = False
-            result = self.results.get()
-            if result is None:                        # a thread is done
-                self._running -= 1
-            elif isinstance(result, BaseException):
-                raise result
-            else:
-                self._waiting[result.index] = result
-        while self.placed in self._waiting:
-            self.arrays.place(self._waiting.pop(self.placed), self.path)
-            with self._placing:
-                self.placed += 1
-                self._placing.notify_all()
+        with self._turn:
+            self._ended = True                     # the threads end once the handed are parsed
+            self._turn.notify_all()
 
     def stop(self):
         """No more blocks read or parsed: the threads end their loops."""
         with self._turn, self._placing:
-            self._over = True
+            self._stopped = True
             self._turn.notify_all()
             self._placing.notify_all()
+
+    def check(self):
+        """Raise the first error in file order, or when a block read was not placed."""
+        if self.error is not None:
+            raise self.error
+        if self._waiting or self.placed != self._next:
+            raise RuntimeError(f"load_svmlight: {self._next} blocks read, {self.placed} placed")
 
 
 def _parse_at(arrays, block, row, nnz, rows, entries, first_line):
