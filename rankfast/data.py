@@ -298,7 +298,9 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
         fitted to the documents (peak memory: the result plus one chunk).
     progress : callable, optional
         Called as ``progress(bytes_read)`` after each block is read (bytes
-        of decompressed data, increasing); the library prints nothing.
+        of decompressed data, increasing), one call at a time, from the
+        thread reading the block (on threads, a plain file's blocks are read
+        by the parsing threads); the library prints nothing.
     n_jobs : int or None
         Threads parsing (None or 0: every core this process may run on; see
         rankfast._threads; a file of known size gets no more threads than it
@@ -394,30 +396,25 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
     another, the copy cost 1.5-4x as much, by where the host ran the two),
     and no third thread competes for the cores.  Anything else (compressed,
     a pipe, a terminal) is read by this thread, which hands each block to
-    the pool: a read that may wait for a writer stays where an interrupt
-    reaches it, and the decompressor keeps its core.
+    the pool, started as blocks wait for it: a read that may wait for a
+    writer stays where an interrupt reaches it, and the decompressor keeps
+    its core.
     """
     arrays = _Arrays(0, 0, False, dtype)
     spare = []
     blocks = _blocks(stream, path, _svmlight.empty_bytearray(block_bytes), progress=progress,
                      spare=spare)
     turns = _BlockTurns(arrays, blocks, spare, size, path)
-    pool_reads = size is not None
-    threads, started = [threading.Thread(target=turns.work, args=(pool_reads,))
-                        for _ in range(n_threads)], []
     try:
-        for thread in threads:
-            thread.start()
-            started.append(thread)
-        if not pool_reads:
+        if size is not None:
+            for _ in range(n_threads):
+                turns.start_thread()
+        else:
             turns.feed(n_threads)
-        for thread in started:
-            thread.join()
+        turns.join()
     finally:
         turns.stop()
-        for thread in started:
-            thread.join()
-        blocks.close()
+        turns.join()
     turns.check()
     return arrays
 
@@ -438,15 +435,15 @@ class _Parsed:
 class _BlockTurns:
     """The blocks of a stream, read one at a time, parsed on threads, placed in file order.
 
-    A block read is counted and claims its place (``_take``).  The pool's
-    threads run ``work``: each parses the blocks handed to it and, where the
-    pool reads, takes the reader's turn when it is free (``_read_turn``): it
-    reads blocks and hands them to the threads waiting for work until none
-    does, then parses the last one itself.  Where the pool does not read,
-    the calling thread reads every block and hands it out (``feed``).  A
-    thread done with a block places it, and the blocks after it that wait,
-    once every block before it is placed (``_place``); the first error in
-    file order stops the others, and ``check`` raises it.
+    A block read is counted and claims its place (``_take``).  The threads
+    started (``start_thread``) run ``work``.  Where they read (a plain
+    file: ``reads``), each takes the reader's turn when it is free, reads
+    a block and parses it.  Where they do not, the calling thread reads
+    every block and hands it to them (``feed``), starting a thread when no
+    thread waits for work.  A thread done with a block places it, and the
+    blocks after it that wait, once every block before it is placed
+    (``_place``); the first error in file order, or a thread's own failure
+    (``_fail``), stops the others, and ``check`` raises it.
 
     ``placed`` counts the blocks placed.  A block that does not fit waits
     for it to reach its index: then no other thread holds the arrays, and
@@ -457,64 +454,63 @@ class _BlockTurns:
         self.arrays, self.placed, self.path, self.error = arrays, 0, path, None
         self._blocks, self._spare, self._size = blocks, spare, size
         self._next = self._row = self._nnz = self._lines = self._read = 0
+        self._threads = []
         self._turn = threading.Condition()       # the reader's turn and the blocks handed out
         self._reading, self._handed, self._idle = False, [], 0
         self._ended = self._stopped = False      # no more blocks to read; to read or parse
         self._placing = threading.Condition()    # placed, the blocks waiting for it, the error
         self._waiting = {}
 
-    # ------------------------------------------------------------------ the pool's threads
+    def start_thread(self):
+        thread = threading.Thread(target=self.work)
+        thread.start()
+        self._threads.append(thread)
 
-    def work(self, reads):
-        """A thread's loop.  ``reads``: it takes the reader's turn when it is free."""
+    def join(self):
+        for thread in self._threads:
+            thread.join()
+
+    # ------------------------------------------------------------------ the threads
+
+    def work(self):
+        """A thread's loop: the next block, parsed and placed, until there is none."""
         try:
-            while (taken := self._next_job(reads)) is not None:
-                self._place(taken if isinstance(taken, _Parsed) else self._parse(*taken))
+            while (taken := self._next_job()) is not None:
+                self._place(self._parse(*taken) if type(taken) is tuple else taken)
         except BaseException as exc:       # this loop's own failure: the read must not end short
             self._fail(exc)
 
-    def _next_job(self, reads):
-        """A block handed to this thread, else the last block of a reader's turn; None at the end."""
-        while True:
-            with self._turn:
-                self._idle += 1
-                self._turn.wait_for(lambda: (self._handed or self._stopped or self._ended
-                                             or (reads and not self._reading)))
-                self._idle -= 1
-                if self._stopped:
-                    return None
-                if self._handed:
-                    self._turn.notify_all()        # a feeder waits for room
-                    return self._handed.pop(0)
-                if self._ended:
-                    return None
-                self._reading = True
-            taken = self._read_turn()
-            if taken is not None:
-                return taken
-
-    def _read_turn(self):
-        """The reader's turn: blocks read and handed to the threads waiting for one, until
-        none does; then the last block read (to parse), or None at the end."""
-        while True:
-            taken = self._take()
-            with self._turn:
-                if self._idle > len(self._handed) and not isinstance(taken, (_Parsed, type(None))):
-                    self._handed.append(taken)
-                    self._turn.notify()
-                    continue
-                self._reading = False
-                self._ended = self._ended or taken is None
-                self._turn.notify_all()
-                return taken
+    def _next_job(self):
+        """A block handed to this thread, else one it reads in the reader's turn (a plain
+        file), as _take's; None at the end."""
+        reads = self._size is not None
+        with self._turn:
+            self._idle += 1
+            self._turn.wait_for(lambda: (self._handed or self._stopped or self._ended
+                                         or (reads and not self._reading)))
+            self._idle -= 1
+            if self._stopped:
+                return None
+            if self._handed:
+                self._turn.notify_all()            # the feeder waits for room
+                return self._handed.pop(0)
+            if self._ended:
+                return None
+            self._reading = True
+        taken = self._take()
+        with self._turn:
+            self._reading = False
+            self._ended = self._ended or taken is None
+            self._turn.notify_all()
+        return taken
 
     def _parse(self, index, block, row, nnz, rows, entries, lines):
         try:
             result = _parse_at(self.arrays, block, row, nnz, rows, entries, lines + 1)
+            error, start, end = result[2], result[4], result[5]
+            token = bytes(block[start:end]) if error else b""
         except BaseException as exc:
             return _Parsed(index, exception=exc)
-        error, start, end = result[2], result[4], result[5]
-        token = bytes(block[start:end]) if error else b""
         self._spare.append(block.obj)
         return _Parsed(index, row, nnz, lines, result, token)
 
@@ -522,6 +518,8 @@ class _BlockTurns:
         """Place parsed and the blocks after it that wait, once every block before it is."""
         with self._placing:
             self._waiting[parsed.index] = parsed
+            if parsed.index != self.placed:
+                return
             try:
                 while self.placed in self._waiting and self.error is None:
                     self.arrays.place(self._waiting.pop(self.placed), self.path)
@@ -542,6 +540,8 @@ class _BlockTurns:
     def _take(self):
         """(index, block, row, nnz, rows, entries, lines) of the next block, a _Parsed with the
         exception reading it raised, or None at the end (or once stopped)."""
+        if self._stopped:                  # an error found: nothing more is read
+            return None
         index = self._next
         try:
             block = next(self._blocks, None)
@@ -575,9 +575,10 @@ class _BlockTurns:
     # ------------------------------------------------------------------ the calling thread
 
     def feed(self, n_threads):
-        """Read every block here and hand it to the pool, at most n_threads waiting."""
+        """Read every block here and hand it to the threads, n_threads at most, started as
+        blocks wait for them, n_threads blocks waiting at most."""
         while (taken := self._take()) is not None:
-            if isinstance(taken, _Parsed):         # a read error: placed in its turn
+            if type(taken) is not tuple:           # a read error: placed in its turn
                 self._place(taken)
                 break
             with self._turn:
@@ -586,6 +587,9 @@ class _BlockTurns:
                     return
                 self._handed.append(taken)
                 self._turn.notify_all()
+                start = len(self._handed) > self._idle and len(self._threads) < n_threads
+            if start:
+                self.start_thread()
         with self._turn:
             self._ended = True                     # the threads end once the handed are parsed
             self._turn.notify_all()

@@ -262,7 +262,7 @@ def _blocks(stream, path, buffer, progress=None, spare=None):
             if len(buffer) <= filled - cut:       # no room to read after the unfinished line
                 buffer = _svmlight.empty_bytearray(len(spent))
             view = memoryview(buffer)
-            buffer[:filled - cut] = spent[cut:filled]
+            buffer[:filled - cut] = spent[cut:filled]    # a copy: buffer may be spent, given back
         else:
             buffer[:filled - cut] = buffer[cut:filled]
         filled -= cut

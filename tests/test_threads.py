@@ -1,4 +1,5 @@
 """Threads: every kernel and every model file the same bits for any number of threads."""
+import io
 import os
 import subprocess
 import sys
@@ -395,6 +396,27 @@ def test_a_file_of_known_size_gets_a_thread_per_min_blocks(tmp_path, monkeypatch
     assert threads_used == [8]
 
 
+def test_a_stream_starts_threads_as_its_blocks_wait_for_them(tmp_path, monkeypatch):
+    """A compressed file or a pipe may get every core, but a thread starts only when a
+    block read waits for one: a stream of one block is parsed on one thread."""
+    import gzip
+    import threading
+    started = []
+    start = threading.Thread.start
+
+    def count_and_start(thread):
+        started.append(thread)
+        start(thread)
+    monkeypatch.setattr(threading.Thread, "start", count_and_start)
+    monkeypatch.setattr(_threads, "available_cores", lambda: 8)
+    gz = tmp_path / "small.dat.gz"
+    gz.write_bytes(gzip.compress(b"1 qid:1 1:0.5 2:0.2\n" * 40))
+    assert len(rankfast.load_svmlight(str(gz), n_jobs=8).y) == 40
+    assert len(started) == 1
+    many = rankfast.load_svmlight(str(gz), n_jobs=8, chunk_bytes=40)     # 20 blocks
+    assert len(many.y) == 40 and 1 <= len(started) - 1 <= 8
+
+
 def test_parallel_reading_reports_the_first_error_in_file_order(tmp_path):
     lines = [f"{i % 3} qid:{i // 7 + 1} 1:{i} 2:0.5 # c{i}\n" for i in range(3000)]
     lines.insert(100, "\n")                                      # blank and comment lines
@@ -447,8 +469,9 @@ def test_parallel_reading_of_long_lines_a_byte_order_mark_and_gaps(tmp_path):
 
 
 def test_threads_read_standard_input_and_pipes_as_one_thread_does(tmp_path, monkeypatch):
-    """A stream of unknown length (standard input, plain or compressed) on two threads:
-    the arrays grow by half as blocks need, to the one thread's dataset, fitted."""
+    """A stream of unknown length (standard input from a pipe, plain or compressed) on two
+    threads: the arrays grow by half as blocks need, to the one thread's dataset, fitted;
+    standard input from a file is read as a file is."""
     import gzip
     import io
     import sys
@@ -459,8 +482,8 @@ def test_threads_read_standard_input_and_pipes_as_one_thread_does(tmp_path, monk
     path = tmp_path / "data.dat"
     path.write_bytes(text)
     one = rankfast.load_svmlight(str(path), n_jobs=1)
-    for payload in (text, gzip.compress(text)):
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(payload))))
+    for payload, raw in ((text, _Pipe), (gzip.compress(text), io.BytesIO), (text, io.BytesIO)):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(raw(payload))))
         two = rankfast.load_svmlight("-", n_jobs=2, chunk_bytes=8192)
         for attribute in ("y", "qid", "line"):
             np.testing.assert_array_equal(getattr(two, attribute), getattr(one, attribute))
@@ -527,6 +550,19 @@ def test_an_explicit_wait_policy_wins():
         assert "OMP_WAIT_POLICY = 'ACTIVE'" in stderr
 
 
+class _Pipe(io.RawIOBase):
+    """Bytes read as from a pipe: not seekable, so their length is unknown."""
+
+    def __init__(self, payload):
+        self._bytes = io.BytesIO(payload)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        return self._bytes.readinto(buffer)
+
+
 @pytest.mark.parametrize("compressed", [False, True])
 def test_the_first_error_raises_wherever_the_arrays_grow(tmp_path, monkeypatch, compressed):
     """A stream of unknown length grows its arrays every few blocks, once all the blocks
@@ -539,6 +575,6 @@ def test_the_first_error_raises_wherever_the_arrays_grow(tmp_path, monkeypatch, 
     for bad in range(40, 3000, 97):
         text = "".join(lines[:bad] + ["1 qid:5 3:x\n"] + lines[bad + 1:]).encode()
         payload = gzip.compress(text, compresslevel=1) if compressed else text
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(payload))))
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(_Pipe(payload))))
         with pytest.raises(rankfast.InputError, match=rf":{bad + 1}: feature value in '3:x'"):
             rankfast.load_svmlight("-", n_jobs=2, chunk_bytes=2048)
