@@ -24,3 +24,17 @@ def every_block_counts(monkeypatch):
     test_threads.py checks that rule itself."""
     from rankfast import data
     monkeypatch.setattr(data, "MIN_BLOCKS_PER_THREAD", 1)
+
+
+@pytest.fixture
+def started_threads(monkeypatch):
+    """The threads started while the test runs, in order (threading.Thread.start, spied)."""
+    import threading
+    started = []
+    start = threading.Thread.start
+
+    def count_and_start(thread):
+        started.append(thread)
+        start(thread)
+    monkeypatch.setattr(threading.Thread, "start", count_and_start)
+    return started

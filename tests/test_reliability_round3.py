@@ -324,22 +324,14 @@ def test_a_usage_error_while_training_stays_exit_2(tmp_path, capsys, monkeypatch
 
 # ------------------------------------------------------------ 4. -j has an upper bound
 
-def test_threads_are_capped_at_the_cores(tmp_path, monkeypatch):
-    import threading
-
+def test_threads_are_capped_at_the_cores(tmp_path, started_threads):
     import numpy as np
 
     import rankfast
     from rankfast import _threads
     cores = _threads.available_cores()
     assert _threads.resolve_n_jobs(10**6) == cores == _threads.resolve_n_jobs(10**6, 10**12)
-    started = []
-    start = threading.Thread.start
-
-    def count_and_start(thread):
-        started.append(thread)
-        start(thread)
-    monkeypatch.setattr(threading.Thread, "start", count_and_start)
+    started = started_threads
     path = tmp_path / "d.dat"
     path.write_bytes((EXAMPLES / "train.dat").read_bytes() * 4)
     many = rankfast.load_svmlight(str(path), n_jobs=10**6, chunk_bytes=4096)

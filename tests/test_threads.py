@@ -396,18 +396,12 @@ def test_a_file_of_known_size_gets_a_thread_per_min_blocks(tmp_path, monkeypatch
     assert threads_used == [8]
 
 
-def test_a_stream_starts_threads_as_its_blocks_wait_for_them(tmp_path, monkeypatch):
+def test_a_stream_starts_threads_as_its_blocks_wait_for_them(tmp_path, monkeypatch,
+                                                             started_threads):
     """A compressed file or a pipe may get every core, but a thread starts only when a
     block read waits for one: a stream of one block is parsed on one thread."""
     import gzip
-    import threading
-    started = []
-    start = threading.Thread.start
-
-    def count_and_start(thread):
-        started.append(thread)
-        start(thread)
-    monkeypatch.setattr(threading.Thread, "start", count_and_start)
+    started = started_threads
     monkeypatch.setattr(_threads, "available_cores", lambda: 8)
     gz = tmp_path / "small.dat.gz"
     gz.write_bytes(gzip.compress(b"1 qid:1 1:0.5 2:0.2\n" * 40))
