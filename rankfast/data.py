@@ -697,10 +697,12 @@ class _Arrays:
 
     def _populate(self, name, start, stop):
         buffer = self._buffers[name]
-        advice = (buffer.buffer_info(), _svmlight.page_sizes())
-        if self._advised.get(name) != advice:      # a new choice, or the buffer grew or moved
-            with self._advising:                   # threads: the advice last applied is recorded
-                self._advised[name] = (buffer.buffer_info(), _svmlight.advise_pages(buffer))
+        where = buffer.buffer_info()
+        # Advised again on a new choice, or when the buffer grew or moved; on threads, the
+        # lock keeps the advice last applied as the one recorded.
+        if self._advised.get(name) != (where, _svmlight.page_sizes()):
+            with self._advising:
+                self._advised[name] = (where, _svmlight.advise_pages(buffer))
         _svmlight.populate(buffer, start, stop)
 
     def finish(self):
