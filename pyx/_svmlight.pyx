@@ -911,6 +911,7 @@ cdef extern from *:
        would have cost, and when huge pages have cost more, by the small pages of 16 MB
        (rankfast_paid_over), the choice turns to small pages for the rest of the
        process.  Advice never changes what is written. */
+    enum { PAGES_UNDECIDED, PAGES_PROBING, PAGES_HUGE, PAGES_SMALL, PAGES_UNSUPPORTED };
     #if defined(__linux__)
     #include <errno.h>
     #include <sys/mman.h>
@@ -926,7 +927,6 @@ cdef extern from *:
     #define MADV_POPULATE_WRITE 23
     #endif
     #define RANKFAST_HUGE ((uintptr_t)2 << 20)
-    enum { PAGES_UNDECIDED, PAGES_PROBING, PAGES_HUGE, PAGES_SMALL, PAGES_UNSUPPORTED };
     static int rankfast_pages = PAGES_UNDECIDED;
     /* Seconds (in ns) paid for huge pages beyond what small ones would have cost, summed
        over the spans since the choice and never below 0 (a CUSUM: a good start does not
@@ -1063,20 +1063,23 @@ cdef extern from *:
         return pages;
     #else
         (void)buffer; (void)buffer_end;
-        return 0;
+        return PAGES_UNDECIDED;
     #endif
     }
     static int rankfast_page_choice(void) {
     #if defined(__linux__)
         return __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
     #else
-        return 0;
+        return PAGES_UNDECIDED;
     #endif
     }
     """
     void populate_span "rankfast_populate"(char* buffer, char* buffer_end, char* start, char* stop) noexcept nogil
     int advise_whole "rankfast_advise_pages"(char* buffer, char* buffer_end) noexcept nogil
     int page_choice "rankfast_page_choice"() noexcept nogil
+    enum:
+        PAGES_HUGE
+        PAGES_SMALL
 
 
 def populate(array a, Py_ssize_t start, Py_ssize_t stop):
@@ -1111,7 +1114,7 @@ def advise_pages(array a):
     return _PAGE_CHOICES.get(applied)
 
 
-_PAGE_CHOICES = {2: "huge", 3: "small"}
+_PAGE_CHOICES = {PAGES_HUGE: "huge", PAGES_SMALL: "small"}
 
 
 def page_sizes():
