@@ -622,10 +622,10 @@ def _run(args, workdir, created):
         print(f"{name:28s} {which:9s} {_mb(size):6.1f} {r['seconds']:8.2f} "
               f"{speed:6.1f} {r['cpu']:7.2f} {cpu_speed:8.1f} {_mb(extra):11.1f} "
               f"{arrays:8.1f} {ratio:10.2f}  {target}")
+    others = [o for o, _ in competition.values()]      # None each where /proc/stat is missing
     print("seconds: wall time of the read inside the child; cpu s: its user + system time "
           "(where other processes took much CPU, wall MB/s understate: compare MB/cpu s); "
-          + quietness(sum(o for o, _ in competition.values() if o is not None)
-                      if all(o is not None for o, _ in competition.values()) else None,
+          + quietness(None if None in others else sum(others),
                       sum(w for _, w in competition.values())))
     if args.skip_sklearn:
         print("sklearn readers: skipped (--skip-sklearn)")
