@@ -467,8 +467,6 @@ def test_threads_read_standard_input_and_pipes_as_one_thread_does(tmp_path, monk
     threads: the arrays grow by half as blocks need, to the one thread's dataset, fitted;
     standard input from a file is read as a file is."""
     import gzip
-    import io
-    import sys
     rng = np.random.default_rng(5)
     text = "".join(f"{i % 3} qid:{i // 9} " + " ".join(f"{j}:{rng.random():.5f}" for j in
                                                        range(1, 2 + i % 13)) + "\n"
@@ -563,8 +561,6 @@ def test_the_first_error_raises_wherever_the_arrays_grow(tmp_path, monkeypatch, 
     before are placed: an error found while placing them then is the one raised, at its
     line, never lost (an error placed there once went missing and the read ended short)."""
     import gzip
-    import io
-    import sys
     lines = [f"{i % 3} qid:{i // 9} 1:{i} 2:0.5\n" for i in range(3000)]
     for bad in range(40, 3000, 97):
         text = "".join(lines[:bad] + ["1 qid:5 3:x\n"] + lines[bad + 1:]).encode()
