@@ -41,7 +41,7 @@ DEBUG = os.environ.get("RANKFAST_DEBUG", "") not in ("", "0")
 ONLY = [name for name in os.environ.get("RANKFAST_ONLY", "").split(",") if name]
 JOBS = (int(os.environ.get("RANKFAST_JOBS") or 0)
         or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
-SHARED = "rankfast._cyutility"      # Cython's memoryview utility code, shared by every kernel
+SHARED = "rankfast._kernels._cyutility"      # Cython's memoryview utility code, shared by every kernel
 SHARED_C = os.path.join("build", "cython", "_cyutility.c")   # under build/: never in the sdist
 STAMPS = os.path.join("build", "stamps")
 CYTHON_REQUIREMENTS = ["Cython>=3.1", "scipy>=1.8"]     # scipy: _rankrls cimports cython_blas/lapack
@@ -167,7 +167,7 @@ def kernel_extension(pyx):
     """The module built from pyx, named by its .pyx file (so that the sdist carries that, not
     the C file); BuildExt compiles the C file generated from it. The source is set after the
     constructor, which, when Cython is not installed, would name the C file instead."""
-    ext = Extension("rankfast." + _stem(pyx), [])
+    ext = Extension("rankfast._kernels." + _stem(pyx), [])
     ext.sources = [pyx]
     return ext
 
@@ -210,7 +210,7 @@ class BuildExt(build_ext):
         from Cython.Build import cythonize
 
         os.makedirs(os.path.dirname(SHARED_C), exist_ok=True)
-        cythonize([Extension("rankfast." + _stem(pyx), [pyx]) for pyx in pyx_files]
+        cythonize([Extension("rankfast._kernels." + _stem(pyx), [pyx]) for pyx in pyx_files]
                   + [Extension(SHARED, [SHARED_C])],
                   include_path=["pyx"], compiler_directives=DIRECTIVES,
                   nthreads=JOBS if JOBS > 1 else 0, force=True,

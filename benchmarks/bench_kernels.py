@@ -52,10 +52,14 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from mq2008 import fold as mq2008_fold  # noqa: E402
 
-from rankfast import metrics  # noqa: E402
-from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap  # noqa: E402
-from rankfast.model import KernelParams  # noqa: E402
-from rankfast.ranksvm import RankSVM  # noqa: E402
+from rankfast import (  # noqa: E402
+    KernelApproxLearner,
+    KernelParams,  # noqa: E402
+    NystroemMap,
+    RandomFourierMap,
+    RankSVM,  # noqa: E402
+    metrics,  # noqa: E402
+)
 
 TARGET_SECONDS = 3.0
 

@@ -12,8 +12,7 @@ import time
 import numpy as np
 from mq2008 import LETOR_RANKSVM, available, fold
 
-from rankfast import metrics
-from rankfast.ranksvm import RankSVM
+from rankfast import RankSVM, metrics
 
 GRID = [10.0 ** e for e in range(-3, 4)]          # svm_rank's -c scale
 

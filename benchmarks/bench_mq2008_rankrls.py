@@ -31,8 +31,7 @@ sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if anoth
 
 from mq2008 import DATA, FOLDS, available, fold  # noqa: E402
 
-from rankfast import metrics  # noqa: E402
-from rankfast.rankrls import GreedyRankRLS, RankRLS  # noqa: E402
+from rankfast import GreedyRankRLS, RankRLS, metrics  # noqa: E402
 
 PAPER = {"greedy": {"MAP": [0.4311, 0.4239, 0.4582, 0.5283, 0.5183],
                     "NDCG@10": [0.1920, 0.1585, 0.2558, 0.2940, 0.2254]},

@@ -89,7 +89,7 @@ def in_process(path, C):
     """(read seconds, solve seconds, Newton iterations, CG steps)."""
     code = (
         "import sys, time, json\n"
-        "import rankfast\nfrom rankfast.ranksvm import RankSVM\n"
+        "import rankfast\nfrom rankfast.learners.prsvm import RankSVM\n"
         "t = time.perf_counter(); d = rankfast.load_svmlight(sys.argv[1]); r = time.perf_counter() - t\n"
         "t = time.perf_counter(); m = RankSVM(C=float(sys.argv[2])).fit(d.X, d.y, d.qid)\n"
         "s = time.perf_counter() - t\n"
@@ -104,7 +104,7 @@ def kernel_vs_twin():
     """One loss+gradient on queries of 1,000+ documents: Fenwick kernel vs explicit pairs."""
     from reference_impl import squared_hinge_pairs
 
-    from rankfast import _prsvm
+    from rankfast._kernels import _prsvm
     rng = np.random.default_rng(0)
     print("\nOne gradient, Fenwick kernel vs pair-enumerating twin (5 levels)")
     print(f"{'docs/query':>10} {'queries':>8} {'pairs':>12} {'kernel s':>10} {'twin s':>10} {'ratio':>8}")

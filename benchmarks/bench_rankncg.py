@@ -37,9 +37,9 @@ import scipy.sparse as sp  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)                  # this checkout's rankfast, not an installed one
 
-from rankfast import metrics  # noqa: E402
-from rankfast.rankncg import ErfcPairObjective, RankNCG  # noqa: E402
-from rankfast.ranksvm import query_weights  # noqa: E402
+from rankfast import RankNCG, metrics  # noqa: E402
+from rankfast.learners.prsvm import query_weights  # noqa: E402
+from rankfast.learners.rankncg import ErfcPairObjective  # noqa: E402
 
 HOUSE = os.path.join(ROOT, "..", "shared", "data", "torgo_regression", "pmlb",
                      "218_house_8L.tsv.gz")

@@ -60,7 +60,7 @@ def _vm_hwm_mb():
 
 def time_in_process(repeat):
     """{case: (median s, best s)} of fit and grid on 20,000 × 50."""
-    from rankfast.rankrls import RankRLS
+    from rankfast import RankRLS
     X, y, qid = make_data(20_000, 50)
     cases = {"fit": lambda: RankRLS(C=1.0).fit(X, y, qid),
              "grid": lambda: RankRLS(C=GRID).fit(X, y, qid)}
@@ -78,7 +78,7 @@ def time_in_process(repeat):
 
 def greedy_child(n_docs):
     """Run in a fresh process: greedy k = 10 on n_docs × 200; prints one JSON line."""
-    from rankfast.rankrls import GreedyRankRLS
+    from rankfast import GreedyRankRLS
     X, y, qid = make_data(n_docs, 200, seed=1)
     base = _vm_hwm_mb()
     start = time.perf_counter()

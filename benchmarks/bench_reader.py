@@ -12,7 +12,7 @@ sparse  10,000 columns, 20 random non-zeros per row (increasing indices),
 Readers: ``rankfast.load_svmlight`` on one thread and on two (``n_jobs``; also
 on the dense file gzip-compressed, where one thread decompresses while the others parse, beside
 Python's gzip module alone, the floor it had to beat; rankfast inflates with zlib
-itself, a megabyte of input a call (rankfast.files.GzipMembers), about 1.1x the
+itself, a megabyte of input a call (rankfast.io.files.GzipMembers), about 1.1x the
 module's speed; MB/s counts uncompressed bytes),
 the same on the dense file read a second time in one child whose allocator keeps
 freed memory (glibc's MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_), so that
@@ -259,12 +259,12 @@ def status(key):
 
 reader, path, n_jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 import numpy as np, scipy.sparse, rankfast
-load_svmlight = rankfast.load_svmlight          # imports rankfast.data: not the reading
+load_svmlight = rankfast.load_svmlight          # imports rankfast.io.svmlight: not the reading
 if reader.startswith("sklearn"):
     from sklearn.datasets import load_svmlight_file
 if reader in ("kernel", "gunzip"):
-    from rankfast import _svmlight
-    from rankfast.data import CHUNK_BYTES, _Arrays
+    from rankfast._kernels import _svmlight
+    from rankfast.io.svmlight import CHUNK_BYTES, _Arrays
     with open(path, "rb") as f:
         raw = f.read()
 if reader == "prefaulted":     # glibc keeps what is freed (MALLOC_* from the parent):
@@ -423,7 +423,7 @@ def run_classify(test, model, predictions, repeat):
     """
     code = ("import atexit, shutil, sys; "
             "atexit.register(shutil.copyfile, '/proc/self/status', sys.argv.pop(1)); "
-            "from rankfast.cli import classify_main; "
+            "from rankfast.cli.classify import classify_main; "
             "sys.exit(classify_main(sys.argv[1:]))")
     status_copy = predictions + ".status"
     best = None
@@ -689,7 +689,7 @@ def _run(args, workdir, created):
         print("rank_classify: skipped (rankfast.cli not available)")
         return 0
     sys.path.insert(0, ROOT)
-    from rankfast.model import LinearModel, write_model
+    from rankfast import LinearModel, write_model
     model = os.path.join(workdir, "model.dat")
     predictions = os.path.join(workdir, "predictions")
     created += [model, predictions, predictions + ".log", predictions + ".status"]

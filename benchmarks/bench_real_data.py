@@ -22,13 +22,11 @@ import time
 import numpy as np
 import real_data
 
-from rankfast import metrics
-from rankfast.linear import training_arrays
-from rankfast.normalize import query_min_max
-from rankfast.rankncg import KAPPA, RankNCG
-from rankfast.rankrls import RankRLS
-from rankfast.ranksvm import RankSVM, query_weights
-from rankfast.svmrank import RankSVML1
+from rankfast import RankNCG, RankRLS, RankSVM, RankSVML1, metrics
+from rankfast.data.normalize import query_min_max
+from rankfast.learners._linear import training_arrays
+from rankfast.learners.prsvm import query_weights
+from rankfast.learners.rankncg import KAPPA
 
 TIGHT = {"prsvm": dict(tol=1e-9, max_iter=1000), "rankncg": dict(tol=1e-9, max_iter=20000),
          "svmrank": dict(tol=1e-6, solver="smoothing"), "rankrls": dict(solver="dense")}

@@ -111,10 +111,12 @@ class _Timed:
 def fit_phases(data, C):
     """CPU seconds of fit's steps, taken as RankSVML1.fit takes them:
     (preparation, OCAS, oracle, oracle calls, products, number of products)."""
+    from rankfast import RankSVML1
     from rankfast._threads import resolve_n_jobs
-    from rankfast.linear import DataMatrix, training_arrays
-    from rankfast.ranksvm import query_weights
-    from rankfast.svmrank import HingeLoss, RankSVML1, ocas, svm_rank_target
+    from rankfast.learners._linear import DataMatrix, training_arrays
+    from rankfast.learners.prsvm import query_weights
+    from rankfast.learners.svmrank import HingeLoss, svm_rank_target
+    from rankfast.optimize.ocas import ocas
     est = RankSVML1(C=C)
     start = time.process_time()
     X, y, qid = est._fit_input(data.features, data.y, data.qid, None)
@@ -129,13 +131,13 @@ def fit_phases(data, C):
 
 def startup_process(repeat):
     """Least CPU seconds of a process that only starts and imports rank_learn's modules."""
-    code = "import rankfast.cli, rankfast.learners, rankfast.svmrank"
+    code = "import rankfast.cli, rankfast.cli.learners, rankfast.learners.svmrank"
     return min(run_process([sys.executable, "-c", code])[1] for _ in range(repeat))
 
 
 def speed(sizes, cs, repeat, svm_rank=None):
     import rankfast
-    from rankfast.svmrank import RankSVML1
+    from rankfast import RankSVML1
     WORK.mkdir(exist_ok=True)
     print(f"{'n':>5} {'C':>5} | {'read s':>6} {'fit s':>6} {'iters':>5} "
           f"{'F':>14} {'gap':>9} {'process':>14} | {'svm_rank wall':>13} {'cpu':>6} "
@@ -210,8 +212,7 @@ def speed(sizes, cs, repeat, svm_rank=None):
 
 def agreement():
     import rankfast
-    from rankfast import metrics
-    from rankfast.svmrank import RankSVML1
+    from rankfast import RankSVML1, metrics
     runs = [("example3", "train.dat", "test.dat", f"model_{name}.dat",
              f"classify_test_{name}.stdout", C, loss, name)
             for name, C, loss in (("c0.01", 0.01, 1), ("c1", 1, 1), ("c3", 3, 1),

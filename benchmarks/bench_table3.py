@@ -54,11 +54,7 @@ import numpy as np  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)                  # this checkout's rankfast, not an installed one
 
-from rankfast import metrics  # noqa: E402
-from rankfast.kernels import KernelApproxLearner  # noqa: E402
-from rankfast.model import KernelParams  # noqa: E402
-from rankfast.rankncg import RankNCG  # noqa: E402
-from rankfast.ranksvm import RankSVM  # noqa: E402
+from rankfast import KernelApproxLearner, KernelParams, RankNCG, RankSVM, metrics  # noqa: E402
 
 DATA = os.path.join(ROOT, "..", "shared", "data", "torgo_regression", "chu_wei")
 C_GRID = 10.0 ** np.arange(-3, 4)

@@ -49,11 +49,11 @@ sys.path.insert(0, str(HERE))
 
 import anchors  # noqa: E402
 from bench_prsvm import make_file  # noqa: E402
-from rankfast._predict import linear_scores  # noqa: E402
 
 import rankfast  # noqa: E402
-from rankfast.learners import LEARNERS  # noqa: E402
-from rankfast.model import write_model  # noqa: E402
+from rankfast import write_model  # noqa: E402
+from rankfast.cli.learners import LEARNERS  # noqa: E402
+from rankfast.learners._linear import linear_scores  # noqa: E402
 
 SVM_RANK_PEAK_MB_500K = 302.0       # recorded: svm_rank_learn on 500k x 50
 LIBLINEAR_SOLVE_220K = 0.39         # recorded: liblinear-ranksvm -s 8, train() at 220k
@@ -158,7 +158,7 @@ def peak_rss(path, threads):
 
     (getrusage's ru_maxrss would not do: a child starts from the parent's peak.)
     """
-    code = ("from rankfast.cli import learn_main; "
+    code = ("from rankfast.cli.learn import learn_main; "
             f"learn_main(['-v', '0', '-j', '{threads}', {str(path)!r}, '/dev/null']); "
             "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -168,7 +168,7 @@ def peak_rss(path, threads):
 
 
 def one_thread_prsvm(path_220k, liblinear, repeat):
-    from rankfast.ranksvm import RankSVM
+    from rankfast import RankSVM
     data = rankfast.load_svmlight(path_220k)
     best = timed(lambda: RankSVM(C=0.01, n_jobs=1).fit(data.X, data.y, data.qid), 3)[1:]
     print(f"PRSVM solve at {data.n_documents} docs, one thread: wall {best[0]:.3f} s, "
@@ -187,7 +187,7 @@ def one_thread_prsvm(path_220k, liblinear, repeat):
 
 
 def greedy_ratio(threads):
-    from rankfast.rankrls import GreedyRankRLS
+    from rankfast import GreedyRankRLS
     rng = np.random.default_rng(0)
     n, d, Q = 100_000, 200, 1000
     X = rng.normal(size=(n, d))
@@ -201,7 +201,7 @@ def greedy_ratio(threads):
 
 def greedy_bandwidth(threads, n=500_000, d=50, repeat=5):
     """GB/s of one greedy step (add_feature with scoring) against plain streams over C and U."""
-    from rankfast import _rankrls
+    from rankfast._kernels import _rankrls
     from rankfast._threads import query_chunks
     rng = np.random.default_rng(0)
     C, U = rng.normal(size=(n, d)), rng.normal(size=(n, d))

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if another is installed
 
 import rankfast  # noqa: E402
-from rankfast.data import Dataset  # noqa: E402
+from rankfast import Dataset  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 

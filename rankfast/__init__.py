@@ -1,28 +1,33 @@
 """rankfast: fast learning to rank, a drop-in for svm_rank's programs and files.
 
-Python API
-----------
-load_svmlight, dump_svmlight   read / write SVMlight data with qids
-read_model, write_model        svm_rank's (SVM-light V6.20) model files
-LinearModel, KernelModel       models; ``model.predict(X)`` scores documents
-metrics                        swapped pairs, pairwise accuracy, NDCG@k, MAP
-erfc_sum                       Σ_i q_i erfc(y_j − z_i) at many targets, ε-accurate in O(p(N + M))
-learners                       ranksvm.RankSVM, rankncg.RankNCG, rankrls.RankRLS,
-                               rankrls.GreedyRankRLS, kernels.KernelApproxLearner:
-                               fit(X, y, qid), predict(X), to_model()
-sklearn                        the learners as scikit-learn estimators (import
-                               rankfast.sklearn; needs scikit-learn): routing of
-                               qid through searches, check_estimator
+The public names, each imported on first use (so that a program imports only what
+its run needs: classifying with a linear model needs neither scipy nor the learners):
 
-Every name is imported on first use, so a program imports only what its run
-needs (classifying with a linear model needs neither scipy nor the learners).
+Learners (``fit(X, y, qid)``, ``predict(X)``, ``to_model()``)
+    RankSVM (PRSVM, ``-a prsvm``), RankSVML1 (svm_rank's objective, ``-a svmrank``),
+    RankNCG, RankRLS, GreedyRankRLS, KernelApproxLearner with NystroemMap and
+    RandomFourierMap.
+Data and models
+    load_svmlight, dump_svmlight, Dataset; read_model, write_model, LinearModel,
+    KernelModel, RFFModel, KernelParams.
+Numerics
+    erfc_sum (Σ_i q_i erfc(y_j − z_i) at many targets, ε-accurate in O(p(N + M))),
+    objective (svm_rank's or PRSVM's objective of a model on a dataset).
+Modules
+    metrics, model_selection; beside them, imported only when asked for:
+    sklearn (scikit-learn's isinstance and checks), dask, export, plot.
+
+The layout: cli/ (the programs), io/ (files), data/ (queries, sparse rows, the
+checked training data, normalisation), learners/, optimize/ (solvers that know
+no objective), model_selection/, metrics, models; the compiled kernels in
+_kernels/, built from the top-level pyx/.
 """
 import os
 
 __version__ = "0.2.0"
 
 try:
-    from . import _svmlight  # type: ignore[attr-defined]  # noqa: F401  (compiled kernels loadable?)
+    from ._kernels import _svmlight  # noqa: F401  (compiled kernels loadable?)
     from ._threads import load_openmp_runtime
     # The kernels' OpenMP threads sleep between parallel regions (OMP_WAIT_POLICY=PASSIVE
     # while the runtime loads, not left in os.environ for other libraries or children).
@@ -30,7 +35,7 @@ try:
 except ImportError as exc:  # pragma: no cover - only without a build or without memory
     import importlib.machinery
     _here = os.path.dirname(os.path.abspath(__file__))
-    if not any(os.path.exists(os.path.join(_here, "_svmlight" + suffix))
+    if not any(os.path.exists(os.path.join(_here, "_kernels", "_svmlight" + suffix))
                for suffix in importlib.machinery.EXTENSION_SUFFIXES):
         raise ImportError(
             "rankfast's compiled kernels are missing; build them with "
@@ -39,13 +44,18 @@ except ImportError as exc:  # pragma: no cover - only without a build or without
                       f"(out of memory or address space? ulimit -v): {exc}") from exc
 
 _ATTRIBUTES = {
-    "Dataset": "data", "dump_svmlight": "data", "load_svmlight": "data",
+    "RankSVM": "learners.prsvm", "RankSVML1": "learners.svmrank", "RankNCG": "learners.rankncg",
+    "RankRLS": "learners.rankrls", "GreedyRankRLS": "learners.greedy",
+    "KernelApproxLearner": "learners.kernel_approx", "NystroemMap": "learners.kernel_approx",
+    "RandomFourierMap": "learners.kernel_approx",
+    "Dataset": "io.svmlight", "dump_svmlight": "io.svmlight", "load_svmlight": "io.svmlight",
+    "read_model": "io.model_files", "write_model": "io.model_files",
+    "KernelModel": "models", "LinearModel": "models", "RFFModel": "models", "KernelParams": "models",
     "InputError": "errors", "RankfastError": "errors", "UsageError": "errors",
-    "KernelModel": "model", "LinearModel": "model", "read_model": "model", "write_model": "model",
-    "erfc_sum": "erfc",
+    "erfc_sum": "learners.erfc", "objective": "learners.objectives",
 }
-_SUBMODULES = ("metrics", "ranksvm", "rankncg", "rankrls", "kernels", "erfc", "learners",
-               "data", "model", "errors", "files", "cli")
+_SUBMODULES = ("metrics", "model_selection", "sklearn", "dask", "export", "plot", "errors",
+               "io", "data", "learners", "optimize", "models", "cli")
 
 
 def __getattr__(name):
@@ -55,8 +65,6 @@ def __getattr__(name):
         value = getattr(importlib.import_module(f".{_ATTRIBUTES[name]}", __name__), name)
         globals()[name] = value
         return value
-    if name == "objective":
-        return importlib.import_module(".objectives", __name__).objective
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'rankfast' has no attribute {name!r}")
@@ -66,5 +74,7 @@ def __dir__():
     return sorted(set(globals()) | set(_ATTRIBUTES) | set(_SUBMODULES))
 
 
-__all__ = ["Dataset", "InputError", "KernelModel", "LinearModel", "RankfastError",
-           "UsageError", "dump_svmlight", "erfc_sum", "load_svmlight", "read_model", "write_model"]
+__all__ = ["Dataset", "GreedyRankRLS", "InputError", "KernelApproxLearner", "KernelModel",
+           "KernelParams", "LinearModel", "NystroemMap", "RFFModel", "RandomFourierMap",
+           "RankNCG", "RankRLS", "RankSVM", "RankSVML1", "RankfastError", "UsageError",
+           "dump_svmlight", "erfc_sum", "load_svmlight", "objective", "read_model", "write_model"]

@@ -6,8 +6,8 @@ annotations``), so the programs start without importing ``typing``.
 
 Matrix
     Features, shape (n_documents, n_features): an ndarray, a list of lists, a
-    pandas DataFrame, any scipy sparse matrix or a rankfast.csr.CSR.  The
-    estimators check and convert it once (rankfast.inputs).
+    pandas DataFrame, any scipy sparse matrix or a rankfast.data.sparse.CSR.  The
+    estimators check and convert it once (rankfast.data.validation).
 Vector
     One value per document (labels, query ids, scores) or per query
     (weights): an ndarray, a list, a pandas Series.

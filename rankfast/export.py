@@ -1,6 +1,6 @@
 """Trained models in the formats that search engines and model servers load.
 
-``rank_export`` (rankfast.export_cli) and the models' ``to_onnx()`` /
+``rank_export`` (rankfast.cli.export) and the models' ``to_onnx()`` /
 ``to_json(format=...)`` call the functions here; nothing here prints.
 
 Formats
@@ -65,7 +65,7 @@ import os
 import numpy as np
 
 from .errors import InputError, MissingDependencyError, UsageError
-from .files import atomic_output, open_binary
+from .io.files import atomic_output, open_binary
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ def feature_names_of(model: Any, names: Any = None) -> list[str]:
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.model.RFFModel
+    model : LinearModel, KernelModel or rankfast.models.RFFModel
     names : sequence of str, optional
 
     Returns
@@ -353,7 +353,7 @@ def to_onnx(model: Any, feature_names: Any = None, name: Any = DEFAULT_NAME) -> 
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.model.RFFModel
+    model : LinearModel, KernelModel or rankfast.models.RFFModel
     feature_names : sequence of str, optional
         Recorded in the graph's metadata (``feature_names``, a JSON list)
         and fixing d; default "1" … width.
@@ -479,7 +479,7 @@ def _query_min_max(graph, x):
 
 def _kernel_scores(graph, x, model, width):
     """Σ_i α_i k(x, s_i) over the support vectors (KernelParams' kernels)."""
-    from .data import with_width
+    from .data.sparse import with_width
     k = model.kernel
     sv = with_width(model.support_vectors, width).toarray()
     sv = sv.astype(np.float32).astype(np.float64)            # the file's floats, as predict
@@ -505,7 +505,7 @@ def _kernel_scores(graph, x, model, width):
 
 
 def _fourier_scores(graph, x, model, width):
-    """√(2/m) Σ_i w_i cos(ω_iᵀx + b_i) (rankfast.kernels' random Fourier features)."""
+    """√(2/m) Σ_i w_i cos(ω_iᵀx + b_i) (rankfast.learners.kernel_approx' random Fourier features)."""
     omega = np.zeros((len(model.offset), width))
     shared = min(width, model.omega.shape[1])
     omega[:, :shared] = model.omega[:, :shared]
@@ -538,7 +538,7 @@ def write(model: Any, path: str, format: str, feature_names: Any = None, name: A
 
     Parameters
     ----------
-    model : LinearModel, KernelModel or rankfast.model.RFFModel
+    model : LinearModel, KernelModel or rankfast.models.RFFModel
     path : str
         Where to write (a device such as /dev/stdout is written in place).
     format : {"onnx", "es-ltr", "opensearch-ltr", "solr-ltr", "ranklib"}

@@ -36,9 +36,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _swapped
-from .data import query_index
-from .inputs import check_labels, query_ids, scored_queries
+from ._kernels import _swapped
+from .data.queries import query_index
+from .data.validation import check_labels, query_ids, scored_queries
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -581,7 +581,7 @@ def ndcg_scorer(k: int = 10) -> RankingScorer:
     --------
     >>> import numpy as np
     >>> from rankfast.metrics import ndcg_scorer
-    >>> from rankfast.ranksvm import RankSVM
+    >>> from rankfast import RankSVM
     >>> X = np.array([[3.0], [2.0], [1.0], [1.0], [2.0], [3.0]])
     >>> y, qid = [2, 1, 0, 0, 1, 2], [1, 1, 1, 2, 2, 2]
     >>> ranker = RankSVM(C=1.0).fit(X, y, qid)
@@ -604,7 +604,7 @@ def map_scorer() -> RankingScorer:
     Examples
     --------
     >>> from rankfast.metrics import map_scorer
-    >>> from rankfast.ranksvm import RankSVM
+    >>> from rankfast import RankSVM
     >>> X, y = [[0.0], [1.0], [2.0], [3.0]], [0, 1, 0, 1]
     >>> ranker = RankSVM(C=1.0).fit(X, y, group=[2, 2])
     >>> map_scorer()(ranker, X, y, group=[2, 2])
@@ -636,7 +636,7 @@ class RankingScorer:
         """The metric of estimator.predict(X) for labels y and the queries (one ranking without).
 
         A model that normalises each query's rows (``normalize="query"``) is
-        given the queries (rankfast.inputs.predicted).
+        given the queries (rankfast.data.validation.predicted).
         """
         scores, qid = scored_queries(estimator, X, qid, group, repr(self))
         y = check_labels(y, len(scores))
@@ -648,7 +648,7 @@ class RankingScorer:
 
     def get_metadata_routing(self) -> Any:
         """scikit-learn's metadata request: qid and group, at score."""
-        from .compat import score_request
+        from ._estimator import score_request
         return score_request(type(self).__name__, ("qid", "group"))
 
     def __repr__(self):

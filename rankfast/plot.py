@@ -163,7 +163,7 @@ def selection_figure(learner: Any) -> Any:
     ValueError
         The learner chose nothing that can be drawn (no C list, not greedy).
     """
-    from .base import cv_result_of
+    from .learners._base import cv_result_of
     result = cv_result_of(learner)
     panels = []
     if result is not None:
@@ -181,8 +181,8 @@ def selection_figure(learner: Any) -> Any:
 
 
 def save(figure: Any, path: str) -> None:
-    """Write figure to path as PNG or SVG (by its suffix), atomically (rankfast.files)."""
-    from .files import atomic_output
+    """Write figure to path as PNG or SVG (by its suffix), atomically (rankfast.io.files)."""
+    from .io.files import atomic_output
     kind = plot_format(path)
     with atomic_output(path, "wb") as out:
         figure.savefig(out, format=kind, dpi=100)

@@ -1,7 +1,7 @@
 """rankfast's estimators as scikit-learn estimators (``pip install rankfast[sklearn]``).
 
-The learners of rankfast.ranksvm, rankncg, rankrls, svmrank and kernels
-implement scikit-learn's protocol themselves (rankfast.compat: parameters,
+The learners of rankfast.learners.prsvm, rankncg, rankrls, svmrank and kernels
+implement scikit-learn's protocol themselves (rankfast._estimator: parameters,
 tags, metadata requests), so that ``rank_learn`` and ``rank_classify`` never
 import scikit-learn, a second of start-up.  The classes here are those
 learners with scikit-learn's ``BaseEstimator`` as a further base, the shape of
@@ -25,11 +25,11 @@ Turn it on, request ``qid`` from the estimator and pass it to the search::
 
 Without the request, scikit-learn raises UnsetMetadataPassedError; without
 routing, the scorer gets no qid and raises ValueError for a model trained on
-several queries (rankfast.base.scoring_queries).  Rows given without qid or
+several queries (rankfast.learners._base.scoring_queries).  Rows given without qid or
 group are one ranking, as svm_rank reads a file without qids; inside a
-scikit-learn search such a fit emits rankfast.base.OneRankingWarning.
+scikit-learn search such a fit emits rankfast.learners._base.OneRankingWarning.
 
-``sample_weight`` is per query (rankfast.base.query_sample_weights): a weight
+``sample_weight`` is per query (rankfast.learners._base.query_sample_weights): a weight
 of 2 is the query twice, with one C or a list of C.  ``check_estimator``
 passes every estimator but for three checks declared expected failures of the
 learners, which contradict per-query weights: its sample-weight equivalence
@@ -57,9 +57,9 @@ try:
     from sklearn.base import BaseEstimator
 except ImportError as exc:                       # pragma: no cover - only without scikit-learn
     raise ImportError("rankfast.sklearn needs scikit-learn: pip install rankfast[sklearn] "
-                      "(the learners of rankfast.ranksvm, ... work without it)") from exc
+                      "(the learners of rankfast.learners.prsvm, ... work without it)") from exc
 
-from . import kernels, rankncg, rankrls, ranksvm, svmrank
+from .learners import greedy, kernel_approx, prsvm, rankncg, rankrls, svmrank
 
 
 def _doc(core):
@@ -67,8 +67,8 @@ def _doc(core):
             f"that also inherits sklearn.base.BaseEstimator).\n\n{core.__doc__}")
 
 
-class RankSVM(ranksvm.RankSVM, BaseEstimator):
-    __doc__ = _doc(ranksvm.RankSVM)
+class RankSVM(prsvm.RankSVM, BaseEstimator):
+    __doc__ = _doc(prsvm.RankSVM)
 
 
 class RankSVML1(svmrank.RankSVML1, BaseEstimator):
@@ -83,20 +83,20 @@ class RankRLS(rankrls.RankRLS, BaseEstimator):
     __doc__ = _doc(rankrls.RankRLS)
 
 
-class GreedyRankRLS(rankrls.GreedyRankRLS, BaseEstimator):
-    __doc__ = _doc(rankrls.GreedyRankRLS)
+class GreedyRankRLS(greedy.GreedyRankRLS, BaseEstimator):
+    __doc__ = _doc(greedy.GreedyRankRLS)
 
 
-class KernelApproxLearner(kernels.KernelApproxLearner, BaseEstimator):
-    __doc__ = _doc(kernels.KernelApproxLearner)
+class KernelApproxLearner(kernel_approx.KernelApproxLearner, BaseEstimator):
+    __doc__ = _doc(kernel_approx.KernelApproxLearner)
 
 
-class NystroemMap(kernels.NystroemMap, BaseEstimator):
-    __doc__ = _doc(kernels.NystroemMap)
+class NystroemMap(kernel_approx.NystroemMap, BaseEstimator):
+    __doc__ = _doc(kernel_approx.NystroemMap)
 
 
-class RandomFourierMap(kernels.RandomFourierMap, BaseEstimator):
-    __doc__ = _doc(kernels.RandomFourierMap)
+class RandomFourierMap(kernel_approx.RandomFourierMap, BaseEstimator):
+    __doc__ = _doc(kernel_approx.RandomFourierMap)
 
 
 ESTIMATORS = (RankSVM, RankSVML1, RankNCG, RankRLS, GreedyRankRLS, KernelApproxLearner,

@@ -22,7 +22,7 @@ def every_block_counts(monkeypatch):
     """Reading uses every thread it is given, however small the file (the tests' files are
     small: without this, a file would get one thread per MIN_BLOCKS_PER_THREAD blocks).
     test_threads.py checks that rule itself."""
-    from rankfast import data
+    from rankfast.io import svmlight as data
     monkeypatch.setattr(data, "MIN_BLOCKS_PER_THREAD", 1)
 
 

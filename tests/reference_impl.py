@@ -137,14 +137,14 @@ def average_precision_brute(scores, labels, qid):
 
 
 # ---------------------------------------------------------------- RankRLS and greedy RankRLS
-# Slow twins of RankRLS and greedy RankRLS (rankfast.rankrls), used as test oracles.
+# Slow twins of RankRLS and greedy RankRLS (rankfast.learners.rankrls), used as test oracles.
 #
 # Pairs are enumerated explicitly and every leave-query-out model is retrained
-# from scratch.  Conventions as in rankfast.rankrls: queries in order of first
+# from scratch.  Conventions as in rankfast.learners.rankrls: queries in order of first
 # appearance; the objective ½‖w‖² + Σ_q c_q Σ_{i<j ∈ q} (y_i − y_j − wᵀ(x_i − x_j))²
 # with c_q = (C/Q)·β_q, β_q = 1 (loss 1) or 1/(m_q(m_q − 1)/2) (loss 2); a
 # held-out query's loss is Σ_{i<j} β_q (r_i − r_j)², r = y − Xw.  ``query_weight``
-# (sample weights as multipliers of mean 1, rankfast.base.query_sample_weights)
+# (sample weights as multipliers of mean 1, rankfast.learners._base.query_sample_weights)
 # multiplies c_q; a held-out query's loss stays its own, unweighted.
 
 def rankrls_pair_weights(qid, C, loss, query_weight=None):
@@ -238,7 +238,7 @@ def greedy_rankrls_naive(X, y, qid, C, loss=1, k=1, query_weight=None):
 # Plain NumPy / SciPy, written for obviousness: the erfc sum is the O(NM) double sum,
 # pairs are enumerated explicitly.  (To be merged with the twins above.)
 #
-# Conventions as in rankfast.rankncg: query q holds documents ``starts[q]:starts[q+1]``
+# Conventions as in rankfast.learners.rankncg: query q holds documents ``starts[q]:starts[q+1]``
 # and has weight ``weight[q]``; a pair (l, k) of one query has ``labels[l] > labels[k]``
 # (l preferred); d = s_l − s_k with s = X w; κ = √3 / (π √2).
 

@@ -1,6 +1,6 @@
 """A slow, independent SVMlight line parser: the oracle of the fuzz tests.
 
-It follows the grammar in rankfast.data's docstring with regular expressions
+It follows the grammar in rankfast.io.svmlight's docstring with regular expressions
 and Python's correctly rounded float(), where rankfast parses bytes in Cython
 (a fast exact path, strtod for the rest).  parse(text) returns the rows
 (label, qid, [(index, value), ...]) or raises Bad(line) at the first bad line.

@@ -13,14 +13,19 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast.compat import NotFittedError
-from rankfast.inputs import NoPairsWarning
-from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap
-from rankfast.model import KernelParams
-from rankfast.rankncg import RankNCG
-from rankfast.rankrls import GreedyRankRLS, RankRLS
-from rankfast.ranksvm import RankSVM
-from rankfast.svmrank import RankSVML1
+from rankfast import (
+    GreedyRankRLS,
+    KernelApproxLearner,
+    KernelParams,
+    NystroemMap,
+    RandomFourierMap,
+    RankNCG,
+    RankRLS,
+    RankSVM,
+    RankSVML1,
+)
+from rankfast._estimator import NotFittedError
+from rankfast.data.validation import NoPairsWarning
 
 RBF = KernelParams(kernel=2, gamma=0.5)
 ESTIMATORS = {
@@ -242,10 +247,10 @@ def test_works_without_scikit_learn():
         sys.meta_path.insert(0, Block())
         import numpy as np
         import rankfast
-        from rankfast import compat, metrics
-        from rankfast.ranksvm import RankSVM
-        from rankfast.kernels import KernelApproxLearner, NystroemMap
-        from rankfast.model import KernelParams
+        from rankfast import _estimator as compat, metrics
+        from rankfast.learners.prsvm import RankSVM
+        from rankfast.learners.kernel_approx import KernelApproxLearner, NystroemMap
+        from rankfast.models import KernelParams
         assert not compat.SKLEARN_INSTALLED and "sklearn" not in sys.modules
         rng = np.random.default_rng(0)
         X = rng.normal(size=(40, 3)); y = (X[:, 0] > 0).astype(float); qid = np.repeat([1, 2], 20)
@@ -281,12 +286,12 @@ def test_works_without_scikit_learn():
 
 def test_rank_learn_imports_no_scikit_learn_even_with_it_installed(tmp_path):
     """rankfast.sklearn's wrappers inherit scikit-learn's classes; the programs use the core
-    learners, whose protocol is rankfast.compat's: no scikit-learn import (a second of start-up)."""
+    learners, whose protocol is rankfast._estimator's: no scikit-learn import (a second of start-up)."""
     rng = np.random.default_rng(3)
     lines = [f"{rng.integers(0, 3)} qid:{1 + i // 10} " + " ".join(
         f"{j}:{rng.random():.3f}" for j in range(1, 5)) for i in range(60)]
     (tmp_path / "train.dat").write_text("\n".join(lines) + "\n")
-    code = ("import sys\nfrom rankfast.cli import learn_main\n"
+    code = ("import sys\nfrom rankfast.cli.learn import learn_main\n"
             "rc = learn_main(sys.argv[1:])\n"
             "assert 'sklearn' not in sys.modules, sorted(m for m in sys.modules if 'sklearn' in m)\n"
             "sys.exit(rc)\n")

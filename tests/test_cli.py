@@ -10,7 +10,8 @@ import pytest
 from shared_paths import REFERENCE, require
 
 from rankfast import read_model
-from rankfast.cli import classify_main, learn_main
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -15,15 +15,9 @@ import pytest
 from shared_paths import REFERENCE, require
 
 from rankfast import read_model
-from rankfast.cli import (
-    CLASSIFY_HELP,
-    CLASSIFY_OPTIONS,
-    CLASSIFY_SWITCHES,
-    LEARN_OPTIONS,
-    classify_main,
-    learn_main,
-)
-from rankfast.learn_cli import _learn_help
+from rankfast.cli.classify import CLASSIFY_HELP, classify_main
+from rankfast.cli.learn import _learn_help, learn_main
+from rankfast.cli.options import CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, LEARN_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -75,7 +69,7 @@ def test_numpy_floating_point_warnings_are_dropped_and_other_warnings_are_notes(
 
     import numpy as np
 
-    from rankfast import cli_output
+    from rankfast.cli import output as cli_output
 
     def body(argv):
         with np.errstate(all="warn"):
@@ -189,7 +183,7 @@ def test_a_value_error_while_training_is_a_data_error(tmp_path, capsys, small, m
         def fit(self, X, y, qid, log=None):
             raise ValueError("these documents cannot be learned from")
 
-    monkeypatch.setattr("rankfast.learners.make_learner", lambda options, given: (Refuses(), []))
+    monkeypatch.setattr("rankfast.cli.learners.make_learner", lambda options, given: (Refuses(), []))
     assert learn_main(["-v", "0", str(small), str(tmp_path / "m")]) == 1
     assert capsys.readouterr().err == (f"rank_learn: {small}: these documents cannot be "
                                        f"learned from\n")
@@ -250,8 +244,8 @@ def test_y_with_a_random_fourier_model_prints_no_svm_light_model_line(tmp_path, 
     (["--erfc", "direct"], "--erfc has no effect with -a prsvm"),
 ])
 def test_options_a_learner_does_not_use_get_a_note(args, note):
-    from rankfast.cli import parse_args
-    from rankfast.learners import make_learner
+    from rankfast.cli.learners import make_learner
+    from rankfast.cli.options import parse_args
     options, given, _ = parse_args(args + ["train.dat"], LEARN_OPTIONS, {}, 2, "rank_learn")
     _, notes = make_learner(options, given)
     assert any(note in n for n in notes), notes
@@ -270,9 +264,9 @@ def test_rankrls_says_when_its_exact_solver_did_not_use_e_or_the_iteration_cap(t
 
 
 def test_rankrls_says_its_conjugate_gradient_does_not_use_a_looser_e():
-    from rankfast.cli import parse_args
-    from rankfast.learners import fitted_notes
-    from rankfast.rankrls import RankRLS
+    from rankfast import RankRLS
+    from rankfast.cli.learners import fitted_notes
+    from rankfast.cli.options import parse_args
     options, given, _ = parse_args(["-e", "0.1", "x"], LEARN_OPTIONS, {}, 2, "rank_learn")
     wide = RankRLS(solver="cg").fit([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [0, 1, 2], [1, 1, 1])
     assert [n for n in fitted_notes(wide, options, given) if "a looser -e is not used" in n]

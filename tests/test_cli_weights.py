@@ -4,9 +4,8 @@ import re
 import numpy as np
 import pytest
 
-from rankfast import dump_svmlight, read_model
-from rankfast.cli import learn_main
-from rankfast.ranksvm import RankSVM
+from rankfast import RankSVM, dump_svmlight, read_model
+from rankfast.cli.learn import learn_main
 
 
 def _data(tmp_path):

@@ -1,4 +1,4 @@
-"""rankfast.csr: row selection, transposition and products against dense NumPy twins."""
+"""rankfast.data.sparse: row selection, transposition and products against dense NumPy twins."""
 import os
 import subprocess
 import sys
@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast.base import check_features
-from rankfast.csr import CSR, as_csr, issparse, scipy_csr
-from rankfast.data import compact_columns
+from rankfast.data.sparse import CSR, as_csr, compact_columns, issparse, scipy_csr
+from rankfast.data.validation import check_features
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -116,7 +115,7 @@ def test_scipy_and_csr_convert_both_ways_sharing_arrays():
 
 def test_estimators_take_csr_as_they_take_scipy():
     """check_features turns every sparse input into CSR; a learner fits the same model from either."""
-    from rankfast.ranksvm import RankSVM
+    from rankfast import RankSVM
     rng = np.random.default_rng(3)
     S = sp.random(60, 10, density=0.4, format="csr", random_state=3)
     y, qid = rng.integers(0, 3, 60), np.repeat(np.arange(6), 10)[rng.permutation(60)]
@@ -147,7 +146,7 @@ def test_linear_learners_train_from_a_file_without_importing_scipy(tmp_path, alg
         for q in rng.integers(1, 5, 80)]
     data = tmp_path / "train.dat"
     data.write_text("\n".join(lines) + "\n")
-    code = ("import sys\nfrom rankfast.cli import learn_main\n"
+    code = ("import sys\nfrom rankfast.cli.learn import learn_main\n"
             "rc = learn_main(sys.argv[1:])\n"
             "print(' '.join(sorted(sys.modules)), file=sys.stderr)\nsys.exit(rc)\n")
     result = subprocess.run([sys.executable, "-c", code, "-v", "0", "-a", algorithm, "-c", "1",
@@ -155,7 +154,7 @@ def test_linear_learners_train_from_a_file_without_importing_scipy(tmp_path, alg
                             env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
     assert result.returncode == 0, result.stderr
     modules = set(result.stderr.split())
-    assert "rankfast.linear" in modules
+    assert "rankfast.learners._linear" in modules
     assert not {m for m in modules if m == "scipy" or m.startswith("scipy.")}
     assert "numpy.f2py" not in modules
 
@@ -166,11 +165,12 @@ def test_float32_features_are_not_copied_and_give_the_float64_model_bit_for_bit(
     """The linear learners keep float32 values (svm_rank's 4 bytes a value), widening as they read."""
     import functools
 
-    from rankfast import rankncg, rankrls, ranksvm, svmrank
+    from rankfast.learners import greedy, rankncg, rankrls, svmrank
+    from rankfast.learners import prsvm as ranksvm
     learner = {"RankSVM": ranksvm.RankSVM, "RankNCG": rankncg.RankNCG,
                "RankSVML1": svmrank.RankSVML1, "RankRLS": rankrls.RankRLS,
                "RankRLS-cg": functools.partial(rankrls.RankRLS, solver="cg"),
-               "GreedyRankRLS": functools.partial(rankrls.GreedyRankRLS, k=5)}[name]
+               "GreedyRankRLS": functools.partial(greedy.GreedyRankRLS, k=5)}[name]
     sparse_float32 = getattr(learner, "func", learner).sparse_float32
     rng = np.random.default_rng(4)
     S = sp.random(300, 20, density=0.3, format="csr", random_state=4, dtype=np.float32)
@@ -184,7 +184,7 @@ def test_float32_features_are_not_copied_and_give_the_float64_model_bit_for_bit(
 
 
 def test_other_learners_widen_float32_to_float64():
-    from rankfast.kernels import KernelApproxLearner
+    from rankfast import KernelApproxLearner
     S = sp.random(10, 4, density=0.5, format="csr", random_state=0, dtype=np.float32)
     assert check_features(S)[0].dtype == np.float64
     assert not KernelApproxLearner.sparse_float32
@@ -193,7 +193,7 @@ def test_other_learners_widen_float32_to_float64():
 @pytest.mark.parametrize("n_threads", [1, 3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
 def test_all_finite_finds_any_nan_or_inf(dtype, n_threads, every_thread_counts):
-    from rankfast.csr import all_finite
+    from rankfast.data.sparse import all_finite
     values = np.arange(100).astype(dtype)
     assert all_finite(values, n_threads) and all_finite(values[:0], n_threads)
     assert all_finite(values.reshape(10, 10), n_threads)

@@ -16,12 +16,11 @@ distributed = pytest.importorskip("distributed")
 from shared_paths import DATA  # noqa: E402
 
 import rankfast  # noqa: E402
-from rankfast import cli  # noqa: E402
+from rankfast import InputError, RankNCG, RankRLS, RankSVM, UsageError  # noqa: E402
 from rankfast import dask as rdask  # noqa: E402
-from rankfast.errors import InputError, UsageError  # noqa: E402
-from rankfast.rankncg import KAPPA, RankNCG  # noqa: E402
-from rankfast.rankrls import RankRLS  # noqa: E402
-from rankfast.ranksvm import RankSVM  # noqa: E402
+from rankfast.cli.classify import classify_main  # noqa: E402
+from rankfast.cli.learn import learn_main  # noqa: E402
+from rankfast.learners.rankncg import KAPPA  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +131,7 @@ def test_same_objective_and_weights_as_one_process(client, shards, kind, make):
     directory, data = shards
     spread = rdask.fit(make(), str(directory / "train-*.dat"), client)
     single = make().fit(data.X, data.y, data.qid)
-    assert spread.summary_ == rdask.Summary(data.n_documents, data.n_features,
+    assert spread.summary_ == rdask._shards.Summary(data.n_documents, data.n_features,
                                             len(np.unique(data.qid)), 5)
     np.testing.assert_array_equal(spread.feature_ids_, single.feature_ids_)
     loss = getattr(single, "loss", 1)
@@ -199,7 +198,7 @@ def test_unreadable_file_is_input_error_with_line(client, shards, tmp_path):
 
 
 def test_learners_without_a_distributed_fit_are_refused():
-    from rankfast.rankrls import GreedyRankRLS
+    from rankfast import GreedyRankRLS
     with pytest.raises(UsageError):
         rdask.check_learner(GreedyRankRLS(C=1.0))
     with pytest.raises(UsageError):
@@ -211,19 +210,19 @@ def test_cli_learn_and_classify_on_the_cluster(cluster, shards, tmp_path, capsys
     directory, _ = shards
     pattern = str(directory / "train-*.dat")
     model_spread, model_single = tmp_path / "spread.model", tmp_path / "single.model"
-    assert cli.learn_main(["--scheduler", local.scheduler_address, "-c", "3",
+    assert learn_main(["--scheduler", local.scheduler_address, "-c", "3",
                            pattern, str(model_spread)]) == 0
-    assert cli.learn_main(["-c", "3", str(directory / "all.dat"), str(model_single)]) == 0
+    assert learn_main(["-c", "3", str(directory / "all.dat"), str(model_single)]) == 0
     spread = rankfast.read_model(str(model_spread))
     single = rankfast.read_model(str(model_single))
     assert spread.highest_feature_index == single.highest_feature_index
     np.testing.assert_allclose(spread.weights, single.weights, rtol=1e-6)
     capsys.readouterr()
     predictions = tmp_path / "predictions"
-    assert cli.classify_main(["--scheduler", local.scheduler_address, pattern,
+    assert classify_main(["--scheduler", local.scheduler_address, pattern,
                               str(model_single), str(predictions)]) == 0
     spread_out = capsys.readouterr().out
-    assert cli.classify_main([str(directory / "all.dat"), str(model_single),
+    assert classify_main([str(directory / "all.dat"), str(model_single),
                               str(tmp_path / "expected")]) == 0
     single_out = capsys.readouterr().out
     assert predictions.read_bytes() == (tmp_path / "expected").read_bytes()
@@ -235,21 +234,21 @@ def test_cli_errors(cluster, shards, tmp_path, capsys):
     directory, _ = shards
     bad = tmp_path / "bad-1.dat"
     bad.write_text("1 qid:1 1:0.5\n1 qid:1 0:1\n")
-    assert cli.learn_main(["--scheduler", local.scheduler_address, str(tmp_path / "bad-*.dat"),
+    assert learn_main(["--scheduler", local.scheduler_address, str(tmp_path / "bad-*.dat"),
                            str(tmp_path / "m")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{bad}:2:" in err
     assert not (tmp_path / "m").exists()
-    assert cli.learn_main([str(directory / "train-*.dat"), str(tmp_path / "m")]) == 2
+    assert learn_main([str(directory / "train-*.dat"), str(tmp_path / "m")]) == 2
     assert "--workers" in capsys.readouterr().err
-    assert cli.learn_main(["--scheduler", "x", "--workers", "2", "a", "b"]) == 2
-    assert cli.learn_main(["--workers", "2", "-a", "greedy", "a", "b"]) == 2
+    assert learn_main(["--scheduler", "x", "--workers", "2", "a", "b"]) == 2
+    assert learn_main(["--workers", "2", "-a", "greedy", "a", "b"]) == 2
 
 
 def test_cli_workers_starts_a_local_cluster(shards, tmp_path):
     directory, data = shards
     model = tmp_path / "model"
-    assert cli.learn_main(["--workers", "1", "-a", "rankrls", "-c", "3", "-v", "0",
+    assert learn_main(["--workers", "1", "-a", "rankrls", "-c", "3", "-v", "0",
                            str(directory / "train-*.dat"), str(model)]) == 0
     single = RankRLS(C=3.0).fit(data.X, data.y, data.qid).to_model(n_features=data.n_features)
     np.testing.assert_allclose(rankfast.read_model(str(model)).weights, single.weights, rtol=1e-6)

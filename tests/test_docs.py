@@ -40,7 +40,7 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
             "guide/dask.html", "guide/python_api.html", "examples/letor_mq2008.html",
             "examples/cv_plot.html", "examples/dask_local.html"} <= pages
     api = (out / "api.html").read_text()
-    for name in ("rankfast.ranksvm.RankSVM", "rankfast.rankrls.GreedyRankRLS",
+    for name in ("rankfast.learners.prsvm.RankSVM", "rankfast.learners.greedy.GreedyRankRLS",
                  "rankfast.sklearn.RankSVM", "rankfast.metrics.ndcg", "rankfast.plot.cv_curve"):
         assert f'id="{name}"' in api, name                   # generated from the docstrings
     programs = (out / "guide" / "programs.html").read_text()

@@ -8,32 +8,35 @@ import pytest
 
 import rankfast
 
-MODULES = sorted(info.name for info in pkgutil.iter_modules(rankfast.__path__)
-                 if not info.name.startswith("_"))
+# Every Python module of the package, subpackages included (not the compiled kernels).
+MODULES = sorted(info.name for info in pkgutil.walk_packages(rankfast.__path__, "rankfast.")
+                 if not info.name.startswith("rankfast._kernels"))
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_examples_in_docstrings_run(name, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)                       # examples write only temporary files
-    if name == "sklearn":
+    if name == "rankfast.sklearn":
         pytest.importorskip("sklearn")                # rankfast.sklearn's wrappers need it
-    module = importlib.import_module(f"rankfast.{name}")
+    module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS,
                              verbose=False, report=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples of {name} failed"
 
 
 def _public_api():
-    from rankfast import base, data, kernels, metrics, model, rankncg, rankrls, ranksvm, svmrank
+    from rankfast import metrics
+    from rankfast.data import queries, validation
+    from rankfast.io import groups
     functions = [rankfast.load_svmlight, rankfast.dump_svmlight, rankfast.read_model,
-                 rankfast.write_model, rankfast.erfc_sum, model.LinearModel.from_dense,
+                 rankfast.write_model, rankfast.erfc_sum, rankfast.LinearModel.from_dense,
                  metrics.swapped_pairs, metrics.swapped_fraction, metrics.pairwise_accuracy,
                  metrics.ndcg, metrics.mean_average_precision, metrics.ndcg_scorer,
-                 metrics.map_scorer, data.group_to_qid, data.read_group_file, data.group_sidecar,
-                 base.query_ids, base.check_features]
-    estimators = [ranksvm.RankSVM, svmrank.RankSVML1, rankncg.RankNCG, rankrls.RankRLS,
-                  rankrls.GreedyRankRLS, kernels.KernelApproxLearner, kernels.NystroemMap,
-                  kernels.RandomFourierMap]
+                 metrics.map_scorer, queries.group_to_qid, groups.read_group_file,
+                 groups.group_sidecar, validation.query_ids, validation.check_features]
+    estimators = [rankfast.RankSVM, rankfast.RankSVML1, rankfast.RankNCG, rankfast.RankRLS,
+                  rankfast.GreedyRankRLS, rankfast.KernelApproxLearner, rankfast.NystroemMap,
+                  rankfast.RandomFourierMap]
     return functions, estimators
 
 

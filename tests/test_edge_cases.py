@@ -33,9 +33,9 @@ from typing import Optional
 import numpy as np
 import pytest
 
-from rankfast.cli import classify_main, learn_main
-from rankfast.data import load_svmlight
-from rankfast.model import read_model
+from rankfast import load_svmlight, read_model
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
 
 PROGRAMS = {  # svm_rank's program -> (rankfast's entry point, its name, the files it reads)
     "svm_rank_learn": (learn_main, "rank_learn", ("train.dat",)),

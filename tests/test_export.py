@@ -14,11 +14,12 @@ import sys
 import numpy as np
 import pytest
 
-from rankfast import load_svmlight, read_model
-from rankfast.cli import classify_main, learn_main
-from rankfast.errors import InputError, MissingDependencyError, UsageError
+from rankfast import InputError, UsageError, load_svmlight, read_model
+from rankfast.cli.classify import classify_main
+from rankfast.cli.export import main
+from rankfast.cli.learn import learn_main
+from rankfast.errors import MissingDependencyError
 from rankfast.export import FORMATS, read_feature_names, to_json
-from rankfast.export_cli import main
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 TRAIN, TEST = os.path.join(EXAMPLES, "train.dat"), os.path.join(EXAMPLES, "test.dat")
@@ -498,7 +499,7 @@ def test_pyproject_declares_the_program_and_the_extra():
     root = os.path.dirname(EXAMPLES)
     with open(os.path.join(root, "pyproject.toml"), "rb") as stream:
         project = tomllib.load(stream)["project"]
-    assert project["scripts"]["rank_export"] == "rankfast.export_cli:export_command"
+    assert project["scripts"]["rank_export"] == "rankfast.cli.export:export_command"
     assert project["optional-dependencies"]["onnx"] == ["onnx>=1.14"]
     import importlib
     module, _, function = project["scripts"]["rank_export"].partition(":")

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from test_cli_robustness import SMALL, small  # noqa: F401  (small: a fixture)
 
-from rankfast import files
-from rankfast.cli import classify_main, learn_main
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
+from rankfast.io import files
 
 ROOT = Path(__file__).resolve().parents[1]
 LINEAR_MODEL = ("SVM-light Version V6.20\n0 # kernel type\n3 # kernel parameter -d \n"
@@ -50,7 +51,7 @@ def test_nan_scores_end_rank_classify(tmp_path):
 
 def test_nan_scores_rank_last_in_the_summary(tmp_path):
     """Two documents of one query: the higher label scores NaN (swapped), then finite (right)."""
-    from rankfast.cli import classify_summary
+    from rankfast.cli.classify import classify_summary
     nan = float("nan")
     swapped = classify_summary(np.array([nan, 0.0]), np.array([2.0, 1.0]), np.array([1, 1]))
     right = classify_summary(np.array([0.0, nan]), np.array([2.0, 1.0]), np.array([1, 1]))
@@ -126,7 +127,7 @@ def test_a_feature_beyond_float32_is_one_clean_error(tmp_path, capsys, kernel, a
 
 def test_a_model_that_cannot_be_formatted_is_a_clean_error(small, tmp_path, capsys, monkeypatch):
     """Whatever the model file cannot hold is reported like the learners' errors, no traceback."""
-    from rankfast import kernels
+    from rankfast.learners import kernel_approx as kernels
     monkeypatch.setattr(kernels, "with_width", lambda Z, width: Z * np.float64(1e39))
     assert learn_main(["-v", "0", "-t", "3", str(small), str(tmp_path / "m")]) == 1
     assert capsys.readouterr().err.startswith(f"rank_learn: {small}: cannot write ")
@@ -147,7 +148,7 @@ def test_features_of_wildly_different_scales_no_longer_make_rankrls_ill_conditio
 
 
 def test_an_ill_conditioned_solve_is_one_note_saying_what_to_change():
-    from rankfast.cli_output import _warning_note
+    from rankfast.cli.output import _warning_note
     note = _warning_note("An ill-conditioned matrix detected: slice 0 has rcond = 5.2e-24.")
     assert note.startswith("the linear system is ill-conditioned (reciprocal condition "
                            "number 5.2e-24)")
@@ -169,15 +170,14 @@ def test_weights_below_float32_name_c(small, tmp_path, capsys):
 
 
 def test_kernel_overflow_from_features_blames_the_features():
-    from rankfast.kernels import NystroemMap
-    from rankfast.model import KernelParams
+    from rankfast import KernelParams, NystroemMap
     X = np.array([[1e39, 1.0], [0.0, 1.0], [1.0, 0.0]])
     with np.errstate(over="ignore"), pytest.raises(ValueError, match="rescale the features"):
         NystroemMap(KernelParams(2)).fit(X)
 
 
 def test_linear_algebra_failures_are_explained():
-    from rankfast.learn_cli import _linear_algebra_reason
+    from rankfast.cli.learn import _linear_algebra_reason
     text = _linear_algebra_reason(np.linalg.LinAlgError("Eigenvalues did not converge"))
     assert "Eigenvalues did not converge" in text and "rescale the features" in text
     text = _linear_algebra_reason(ValueError("array must not contain infs or NaNs"))
@@ -219,7 +219,7 @@ def test_sigterm_while_writing_removes_the_temporary_file(small, tmp_path):
             "def slow(a, b):\n"
             "    sys.stderr.write('renaming\\n'); sys.stderr.flush(); time.sleep(60); real(a, b)\n"
             "os.replace = slow\n"
-            "from rankfast.cli import learn_main\n"
+            "from rankfast.cli.learn import learn_main\n"
             f"sys.exit(learn_main(['-v', '0', {str(small)!r}, {str(model)!r}]))\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     with subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL,
@@ -289,7 +289,7 @@ def test_an_all_zero_model_says_c_is_too_small(small, tmp_path, capsys):
 
 def test_count_swapped_honours_signals_between_queries():
     """A signal's Python handler runs inside a long sweep, not only after it (Ctrl-C works)."""
-    from rankfast import _swapped
+    from rankfast._kernels import _swapped
 
     class Alarm(Exception):
         pass

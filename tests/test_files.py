@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rankfast import InputError, load_svmlight
-from rankfast.files import atomic_output
+from rankfast.io.files import atomic_output
 
 DATA = b"3 qid:1 1:1 2:0.5 # a\n1 qid:1 1:0.25 3:2\n2 qid:2 2:1\n"
 

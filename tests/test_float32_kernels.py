@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _predict, _products, _rankrls
+from rankfast._kernels import _predict, _products, _rankrls
 
 THREADS = (1, 2, 3)
 MODES = (0, 1, 2)                     # x, |x|, x²
@@ -85,8 +85,9 @@ def test_full_rows_tells_a_dense_matrix_stored_as_csr():
 def test_the_solvers_products_of_a_full_csr_matrix_are_its_sparse_products(dtype):
     """DataMatrix multiplies a CSR matrix holding every entry as the dense matrix of its
     values (no index read): the bits the CSR kernels give, every mode, on any threads."""
-    from rankfast.csr import CSR
-    from rankfast.linear import BLOCK_ROWS, DataMatrix
+    from rankfast._threads import BLOCK_ROWS
+    from rankfast.data.sparse import CSR
+    from rankfast.learners._linear import DataMatrix
     rng = np.random.default_rng(5)
     n, d = 3 * BLOCK_ROWS + 17, 11
     data = rng.normal(size=n * d).astype(dtype)

@@ -12,7 +12,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from rankfast import InputError, _svmlight, load_svmlight, reader
+from rankfast import InputError, load_svmlight
+from rankfast._kernels import _svmlight
+from rankfast.io import _stream as reader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -136,7 +138,7 @@ def test_the_float32_parser_never_writes_past_the_arrays():
 def test_parse_into_takes_array_floats_without_importing_numpy():
     code = """
         import array, sys
-        from rankfast import _svmlight
+        from rankfast._kernels import _svmlight
         arrays = [array.array(t, bytes(8 * 4)) for t in "dqqq"]
         indptr = array.array("q", bytes(8 * 5))
         indices, values = array.array("i", bytes(4 * 4)), array.array("f", bytes(4 * 4))

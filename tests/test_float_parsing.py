@@ -16,7 +16,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from rankfast import _svmlight
+from rankfast._kernels import _svmlight
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pow5_table  # noqa: E402

@@ -15,12 +15,13 @@ import sys
 import numpy as np
 import pytest
 
-from rankfast import classify_cli, load_svmlight, read_model, reader
-from rankfast.cli import classify_main, learn_main
-from rankfast.data import group_sidecar, group_to_qid, query_starts, read_group_file
-from rankfast.errors import InputError
-from rankfast.groups import QueryGroups
-from rankfast.ranksvm import RankSVM
+from rankfast import InputError, RankSVM, load_svmlight, read_model
+from rankfast.cli import classify as classify_cli
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
+from rankfast.data.queries import group_to_qid, query_starts
+from rankfast.io import _stream as reader
+from rankfast.io.groups import QueryGroups, group_sidecar, read_group_file
 
 
 def _write_without_qids(path, dataset):
@@ -316,7 +317,7 @@ def test_classify_standard_input_with_explicit_group(test_no_qids, tmp_path, mod
 
     def run(*argv, data):
         result = subprocess.run(
-            [sys.executable, "-c", "import sys; from rankfast.cli import classify_main; "
+            [sys.executable, "-c", "import sys; from rankfast.cli.classify import classify_main; "
              "sys.exit(classify_main(sys.argv[1:]))", "--metrics", *map(str, argv)],
             input=data, capture_output=True, env=dict(os.environ, PYTHONPATH=root), timeout=120)
         return result.returncode, _summary(result.stdout.decode()), result.stderr.decode()

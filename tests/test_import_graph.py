@@ -1,8 +1,14 @@
-"""The package's import graph has no circle.
+"""The package's import graph has no circle, and its layers hold.
 
 Every import of one rankfast module by another counts, at module level or
-inside a function (a deferred import still ties the two modules together):
-calls go one way, cli -> estimators -> shared parts -> data and kernels.
+inside a function (a deferred import still ties the two modules together).
+Calls go one way: cli -> learners and model selection -> shared parts ->
+io, data and the kernels.  The rules a reader can rely on:
+
+* ``rankfast.io`` (files) imports no learner, no model selection, no program;
+* ``rankfast.metrics`` imports nothing of ``rankfast.io`` (computing NDCG reads no file);
+* learners never import the programs (``rankfast.cli``);
+* only ``rankfast.cli`` ends the process (``sys.exit``, ``os._exit``, ``SystemExit``).
 """
 import ast
 from pathlib import Path
@@ -12,31 +18,51 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "rankfast"
 
 
-def imported_modules(path, modules):
-    """{module: first line} of the package's modules that the file imports, anywhere in it."""
-    found = {}
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        names = []
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 1 or node.module == "rankfast":
-                if node.module in (None, "rankfast"):      # from . import a, b
-                    names = [alias.name for alias in node.names]
-                else:                                       # from .a.b import c
-                    names = [node.module.split(".")[0]]
-            elif node.level == 0 and node.module and node.module.startswith("rankfast."):
-                names = [node.module.split(".")[1]]
-        elif isinstance(node, ast.Import):
-            names = [alias.name.split(".")[1] for alias in node.names
-                     if alias.name.startswith("rankfast.")]
-        for name in names:
-            if name in modules and name != path.stem:
-                found.setdefault(name, node.lineno)
+def module_name(path, package):
+    """The dotted name of a file of the package: rankfast/io/svmlight.py -> rankfast.io.svmlight."""
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def resolve(node, importer, is_package, modules):
+    """The package's modules that one import statement names (the longest existing prefix)."""
+    if isinstance(node, ast.Import):
+        targets = [alias.name for alias in node.names]
+    else:
+        if node.level:
+            base = importer.split(".")
+            base = base if is_package else base[:-1]
+            base = base[:len(base) - node.level + 1]
+            stem = ".".join(base + ([node.module] if node.module else []))
+        else:
+            stem = node.module or ""
+        # from a.b import c: c may be a module of a.b or a name defined in it
+        targets = [f"{stem}.{alias.name}" for alias in node.names] + [stem]
+    found = set()
+    for target in targets:
+        parts = target.split(".")
+        while parts and ".".join(parts) not in modules:
+            parts.pop()
+        if parts:
+            found.add(".".join(parts))
     return found
 
 
 def import_graph(package=PACKAGE):
-    modules = {path.stem: path for path in package.glob("*.py")}
-    return {name: imported_modules(path, modules) for name, path in modules.items()}
+    """{module: {imported module: first line}} over every .py file of the package."""
+    files = {module_name(path, package): path for path in package.rglob("*.py")}
+    graph = {}
+    for name, path in files.items():
+        edges = {}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for target in resolve(node, name, path.name == "__init__.py", files):
+                    if target != name and not name.startswith(target + "."):
+                        edges.setdefault(target, node.lineno)
+        graph[name] = edges
+    return graph
 
 
 def circles(graph):
@@ -75,21 +101,79 @@ def describe(graph, component):
                      for a in component for b in sorted(graph[a]) if b in component)
 
 
+def within(name, layer):
+    return name == layer or name.startswith(layer + ".")
+
+
+def crossings(graph, importers, forbidden):
+    """Imports by a module of ``importers`` of a module of any ``forbidden`` layer."""
+    return [f"{a} -> {b} (line {line})" for a, edges in sorted(graph.items()) if within(a, importers)
+            for b, line in sorted(edges.items()) if any(within(b, layer) for layer in forbidden)]
+
+
+GRAPH = import_graph()
+
+
+def test_the_graph_is_read():
+    assert {"rankfast.io.svmlight", "rankfast.learners.prsvm", "rankfast.metrics",
+            "rankfast.cli.learn", "rankfast.data.validation"} <= set(GRAPH)
+    assert "rankfast.optimize.newton" in GRAPH["rankfast.learners.prsvm"]
+    assert "rankfast.data.queries" in GRAPH["rankfast.metrics"]
+
+
 def test_the_package_imports_in_one_direction():
-    graph = import_graph()
-    assert {"base", "inputs", "metrics", "model", "kernels", "cli"} <= set(graph)
-    assert "metrics" in graph["base"] and "base" not in graph["metrics"]   # the graph is read
-    found = circles(graph)
-    assert not found, "import circles: " + " | ".join(describe(graph, c) for c in found)
+    found = circles(GRAPH)
+    assert not found, "import circles: " + " | ".join(describe(GRAPH, c) for c in found)
+
+
+@pytest.mark.parametrize("importers, forbidden", [
+    ("rankfast.io", ["rankfast.learners", "rankfast.model_selection", "rankfast.cli",
+                     "rankfast.dask", "rankfast.optimize"]),
+    ("rankfast.metrics", ["rankfast.io", "rankfast.learners", "rankfast.cli"]),
+    ("rankfast.data", ["rankfast.io", "rankfast.learners", "rankfast.cli"]),
+    ("rankfast.optimize", ["rankfast.learners", "rankfast.io", "rankfast.cli"]),
+    ("rankfast.learners", ["rankfast.cli"]),
+    ("rankfast.model_selection", ["rankfast.cli", "rankfast.io"]),
+])
+def test_the_layers_hold(importers, forbidden):
+    assert crossings(GRAPH, importers, forbidden) == []
+
+
+def exits(path):
+    """Lines of a file that end the process: sys.exit, os._exit, exit(), raise SystemExit."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("exit", "_exit", "quit"):
+                found.append(node.lineno)
+        elif isinstance(node, ast.Raise) and node.exc is not None:
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if getattr(raised, "id", None) == "SystemExit":
+                found.append(node.lineno)
+    return found
+
+
+def test_only_the_programs_end_the_process():
+    offenders = {str(path.relative_to(PACKAGE)): lines for path in PACKAGE.rglob("*.py")
+                 if "cli" not in path.relative_to(PACKAGE).parts and (lines := exits(path))}
+    assert offenders == {}
+    assert exits(PACKAGE / "cli" / "__init__.py")         # the check sees the programs' exits
 
 
 @pytest.mark.parametrize("files, expected", [
-    ({"a.py": "from . import b\n", "b.py": "def f():\n    from .a import x\n"}, [["a", "b"]]),
-    ({"a.py": "from .b import y\n", "b.py": "import rankfast.c\n",
-      "c.py": "from rankfast import a\n"}, [["a", "b", "c"]]),
+    ({"a.py": "from . import b\n", "b.py": "def f():\n    from .a import x\n"},
+     [["pkg.a", "pkg.b"]]),
+    ({"a.py": "from .b import y\n", "b.py": "import pkg.c\n", "c.py": "from pkg import a\n"},
+     [["pkg.a", "pkg.b", "pkg.c"]]),
     ({"a.py": "from .b import y\n", "b.py": "from .c import z\n", "c.py": "import os\n"}, []),
+    ({"sub/__init__.py": "from .x import f\n", "sub/x.py": "from ..a import g\n",
+      "a.py": "from .sub import f\n"}, [["pkg.a", "pkg.sub", "pkg.sub.x"]]),
 ])
 def test_a_circle_is_found_wherever_the_import_stands(tmp_path, files, expected):
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    assert circles(import_graph(tmp_path)) == expected
+    package = tmp_path / "pkg"
+    for name, text in {"__init__.py": "", **files}.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text)
+    assert circles(import_graph(package)) == expected

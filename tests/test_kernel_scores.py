@@ -14,9 +14,8 @@ import pytest
 import scipy.sparse as sp
 from shared_paths import REFERENCE, require
 
-import rankfast.model
-from rankfast import read_model
-from rankfast.model import KernelModel, KernelParams
+import rankfast.models
+from rankfast import KernelModel, KernelParams, read_model
 
 
 def sprod_ss(a, b):
@@ -71,7 +70,7 @@ def random_rows(rng, n, width):
 @pytest.mark.parametrize("layout", ["columns", "rows"])
 def test_scores_have_the_bits_of_svm_light_arithmetic(kernel, layout, monkeypatch):
     if layout == "rows":
-        monkeypatch.setattr(rankfast.model, "DENSE_SV_VALUES", 0)
+        monkeypatch.setattr(rankfast.models, "DENSE_SV_VALUES", 0)
     rng = np.random.default_rng(kernel)
     for _ in range(4):
         width = int(rng.integers(1, 12))
@@ -103,7 +102,7 @@ def test_unsorted_and_duplicate_entries_are_the_canonical_matrix():
 ])
 def test_svm_rank_kernel_models_give_svm_rank_classify_files(tmp_path, model_file, test_file,
                                                               predictions):
-    from rankfast.cli import classify_main
+    from rankfast.cli.classify import classify_main
     out = tmp_path / "predictions"
     assert classify_main(["-v", "0", str(require(REFERENCE / test_file)),
                           str(REFERENCE / model_file), str(out)]) == 0

@@ -12,20 +12,23 @@ import pytest
 import scipy.sparse as sp
 from shared_paths import REFERENCE, require
 
-from rankfast import InputError, KernelModel, load_svmlight, read_model, write_model
-from rankfast.kernels import (
-    RFF_MAX_VALUES,
-    RFF_VERSION_LINE,
+from rankfast import (
+    InputError,
     KernelApproxLearner,
+    KernelModel,
+    KernelParams,
     NystroemMap,
     RandomFourierMap,
+    RankSVM,
     RFFModel,
-    format_rff_model,
-    parse_rff_model,
+    load_svmlight,
+    read_model,
+    write_model,
 )
+from rankfast.io._model_text import RFF_VERSION_LINE, VERSION_LINE
+from rankfast.io.model_files import format_model, format_rff_model, parse_rff_model
+from rankfast.learners.kernel_approx import RFF_MAX_VALUES
 from rankfast.metrics import pairwise_accuracy
-from rankfast.model import VERSION_LINE, KernelParams, format_model
-from rankfast.ranksvm import RankSVM
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 EXAMPLE3 = REFERENCE / "example3"
@@ -464,7 +467,7 @@ def _raw_scale_features(rng, n=300):
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_saturation_note_names_a_saturated_rbf_kernel_and_a_scale_that_is_not(sparse):
-    from rankfast.kernels import RBF_SATURATED, saturation_note
+    from rankfast.learners.kernel_approx import RBF_SATURATED, saturation_note
     X = _raw_scale_features(np.random.default_rng(3))
     X = sp.csr_matrix(X) if sparse else X
     note = saturation_note(KernelParams(2, gamma=1.0), X)
@@ -478,7 +481,7 @@ def test_saturation_note_names_a_saturated_rbf_kernel_and_a_scale_that_is_not(sp
 
 
 def test_saturation_note_stays_silent_on_scaled_features_and_other_kernels():
-    from rankfast.kernels import saturation_note
+    from rankfast.learners.kernel_approx import saturation_note
     rng = np.random.default_rng(4)
     scaled = rng.uniform(0, 1, (200, 46))                # LETOR's query-normalised features
     for kernel in (KernelParams(2, gamma=1.0), KernelParams(3), KernelParams(2, gamma=0.01)):
@@ -491,7 +494,7 @@ def test_saturation_note_stays_silent_on_scaled_features_and_other_kernels():
 
 
 def test_saturation_note_names_a_saturated_sigmoid_kernel():
-    from rankfast.kernels import TANH_SATURATED, saturation_note
+    from rankfast.learners.kernel_approx import TANH_SATURATED, saturation_note
     X = _raw_scale_features(np.random.default_rng(5))
     note = saturation_note(KernelParams(3, coef_lin=1.0, coef_const=1.0), X)
     assert note is not None and "tanh(s a*b + r) is +-1" in note
@@ -508,7 +511,7 @@ def test_saturation_note_names_a_saturated_sigmoid_kernel():
 
 def test_rank_learn_notes_a_saturated_kernel_and_how_to_scale_for_kernels(tmp_path, capsys):
     from rankfast import dump_svmlight
-    from rankfast.cli import learn_main
+    from rankfast.cli.learn import learn_main
     rng = np.random.default_rng(6)
     X = _raw_scale_features(rng, 200)
     y = rng.integers(0, 3, 200).astype(float)
@@ -555,8 +558,9 @@ def test_normalize_with_a_kernel_scores_as_the_normalised_files_would(tmp_path, 
     """--normalize query|log with -t 2: the model records it, and rank_classify on the raw test
     file scores as the model trained on normalised files scores the normalised test file."""
     from rankfast import dump_svmlight
-    from rankfast.cli import classify_main, learn_main
-    from rankfast.normalize import Normalizer
+    from rankfast.cli.classify import classify_main
+    from rankfast.cli.learn import learn_main
+    from rankfast.data.normalize import Normalizer
     train, test = _raw_ranking_files(tmp_path, np.random.default_rng(7))
     flags = ["-v", "0", "-t", "2", "-g", "0.5", "-c", "1", "--approx", approx, "--landmarks", "40"]
     assert learn_main(flags + ["--normalize", kind, str(train), str(tmp_path / "m")]) == 0
@@ -584,8 +588,8 @@ def test_normalize_with_a_kernel_scores_as_the_normalised_files_would(tmp_path, 
 
 
 def test_kernel_learner_normalises_before_the_map_and_refuses_zscore(tmp_path):
-    from rankfast.cli import learn_main
-    from rankfast.normalize import query_min_max
+    from rankfast.cli.learn import learn_main
+    from rankfast.data.normalize import query_min_max
     rng = np.random.default_rng(8)
     X = _raw_scale_features(rng, 120)
     y = (X[:, 1] > 0.5).astype(float) + (X[:, 2] > 25)
@@ -609,7 +613,8 @@ def test_kernel_learner_normalises_before_the_map_and_refuses_zscore(tmp_path):
 
 def test_normalising_kernel_models_ignore_features_above_their_width(tmp_path):
     """A test file naming feature 2**31 - 1 (negative: a query's columns would be made dense)."""
-    from rankfast.cli import classify_main, learn_main
+    from rankfast.cli.classify import classify_main
+    from rankfast.cli.learn import learn_main
     train, test = _raw_ranking_files(tmp_path, np.random.default_rng(9))
     lines = test.read_text().splitlines()
     wide = tmp_path / "wide.dat"
@@ -665,7 +670,7 @@ def test_saturation_note_names_g_1_on_many_scaled_features():
     """136 query-normalised features (MSLR's count) put most pairs ~23 apart in ||a-b||^2:
     at svm_rank's -g 1 the kernel is ~1e-10 between them, and on MSLR-like data such a
     model ranked near random (NDCG@10 0.176 against 0.356 at the suggested -g)."""
-    from rankfast.kernels import saturation_note
+    from rankfast.learners.kernel_approx import saturation_note
     X = np.random.default_rng(5).uniform(0, 1, (300, 136))
     note = saturation_note(KernelParams(2, gamma=1.0), X)
     assert note is not None and "is below 1e-4 between most training documents" in note

@@ -203,7 +203,7 @@ def test_why_alike_names_the_cause():
 
 
 def test_scorers_warn_when_no_ranking_could_change_the_figure():
-    from rankfast.ranksvm import RankSVM
+    from rankfast import RankSVM
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
     y, qid = (X[:, 0] > 0).astype(float), np.repeat(np.arange(8), 5)     # 5 documents a query

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from rankfast import load_svmlight, metrics
-from rankfast.cli import classify_main, learn_main
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -122,7 +123,7 @@ def test_rank_classify_metrics_name_the_ndcg_convention(tmp_path, capsys):
 @pytest.mark.parametrize("contiguous", [True, False])
 def test_streamed_metrics_equal_the_whole_file_figures(tmp_path, capsys, monkeypatch, contiguous):
     """Small batches (and a query split in the file) give the figures of rankfast.metrics."""
-    from rankfast import classify_cli
+    from rankfast.cli import classify as classify_cli
     monkeypatch.setattr(classify_cli._QueryFigures, "BATCH", 7)
     lines = (EXAMPLES / "test.dat").read_text().splitlines(keepends=True)[:300]
     if not contiguous:

@@ -8,8 +8,16 @@ import pytest
 import scipy.sparse as sp
 from shared_paths import REFERENCE, require
 
-from rankfast import InputError, KernelModel, LinearModel, load_svmlight, read_model, write_model
-from rankfast.model import KernelParams, format_model
+from rankfast import (
+    InputError,
+    KernelModel,
+    KernelParams,
+    LinearModel,
+    load_svmlight,
+    read_model,
+    write_model,
+)
+from rankfast.io.model_files import format_model
 
 EXAMPLE3 = REFERENCE / "example3"
 
@@ -61,7 +69,7 @@ def test_prediction_lines_are_printf_8f_to_the_byte():
     binary value half to even as glibc's printf (so svm_rank_classify) does: scores at every
     scale, exact ties (odd / 2**k), zeros, subnormals, the 1e10 border (printf's side), NaN;
     then huge and infinite scores (Python's formatting for the whole block)."""
-    from rankfast import _predict
+    from rankfast._kernels import _predict
     rng = np.random.default_rng(11)
     parts = [rng.standard_normal(5000) * scale for scale in 10.0 ** np.arange(-10, 11)]
     odd = rng.integers(-2**40, 2**40, 1000) * 2 + 1
@@ -168,7 +176,7 @@ def test_sparse_kernel_over_the_used_columns_equals_the_plain_product(kernel, mo
                       shape=(6, 400))                     # row 2: an empty support vector
     A = random_csr(rng, 50, 400, 0.1)
     compact = kernel(A, B)
-    monkeypatch.setattr("rankfast.model._sparse_dot", lambda A, B: (A @ B.T).toarray())
+    monkeypatch.setattr("rankfast.models._sparse_dot", lambda A, B: (A @ B.T).toarray())
     assert compact.tobytes() == kernel(A, B).tobytes()
     np.testing.assert_allclose(compact, kernel(A.toarray(), B.toarray()), rtol=1e-12, atol=1e-15)
 
@@ -259,7 +267,7 @@ def test_prediction_ignores_features_above_model_and_huge_indices():
 
 
 def test_a_failing_disk_write_is_an_input_error_and_leaves_nothing(tmp_path):
-    from rankfast.files import atomic_output
+    from rankfast.io.files import atomic_output
     path = tmp_path / "out.txt"
     with pytest.raises(InputError, match="cannot write: No space left on device"):
         with atomic_output(str(path)) as out:

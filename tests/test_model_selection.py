@@ -6,26 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankfast import metrics
-from rankfast.cli import learn_main
-from rankfast.errors import UsageError
-from rankfast.inputs import NoPairsWarning
-from rankfast.model import read_model
-from rankfast.model_selection import (
-    CVResult,
-    GridSearch,
-    Metric,
-    Progress,
-    ValidationSet,
-    _log_progress,
-    choose,
-    cross_validate,
-    make_folds,
-    table_metrics,
-)
-from rankfast.rankncg import RankNCG
-from rankfast.rankrls import GreedyRankRLS, RankRLS
-from rankfast.ranksvm import RankSVM
+from rankfast import GreedyRankRLS, RankNCG, RankRLS, RankSVM, UsageError, metrics, read_model
+from rankfast.cli.learn import learn_main
+from rankfast.data.validation import NoPairsWarning
+from rankfast.model_selection import GridSearch, Metric, ValidationSet, make_folds, table_metrics
+from rankfast.model_selection._validation import CVResult, Progress, _log_progress, choose, cross_validate
 
 # The table's other columns that no ranking changes get a note of their own (tested in
 # test_silent_misuse.py and above); here they would only add to the warnings summary.
@@ -390,8 +375,7 @@ def test_rank_learn_cross_validates_a_single_ranking(tmp_path, capsys):
 # ---------------------------------------------------------------- kernels: gamma × C
 
 def test_gamma_grid_crossed_with_c():
-    from rankfast.kernels import KernelApproxLearner
-    from rankfast.model import KernelParams
+    from rankfast import KernelApproxLearner, KernelParams
     X, y, qid = make_data(14)
     base = KernelApproxLearner(RankSVM(), KernelParams(2, gamma=1.0), landmarks=20, seed=3)
     search = GridSearch(base, {"kernel.gamma": [0.1, 1.0], "base_learner.C": [0.1, 10.0]},
@@ -498,12 +482,12 @@ class PlainRanker(Recorder):
         return np.asarray(X @ self.w).ravel()
 
     def to_model(self, n_features=None, n_documents=0):
-        from rankfast.linear import linear_model
+        from rankfast.learners._linear import linear_model
         return linear_model(self, n_features, n_documents, {"C": self.C})
 
 
 def test_a_learner_without_c_lists_is_cross_validated_from_outside(tmp_path, capsys, monkeypatch):
-    from rankfast import learners
+    from rankfast.cli import learners
     monkeypatch.setitem(learners.LEARNERS, "plain", lambda options: PlainRanker(C=learners._c(options)))
     model = tmp_path / "m"
     assert learn_main(["-a", "plain", "-c", "0.5,2", "--folds", "3", str(EXAMPLES / "train.dat"),

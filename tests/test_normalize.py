@@ -7,14 +7,19 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import load_svmlight, read_model
-from rankfast.cli import classify_main, learn_main
-from rankfast.data import dump_svmlight
-from rankfast.normalize import Normalizer, log_transform, normalized_scores, query_min_max
-from rankfast.rankncg import RankNCG
-from rankfast.rankrls import GreedyRankRLS, RankRLS
-from rankfast.ranksvm import RankSVM
-from rankfast.svmrank import RankSVML1
+from rankfast import (
+    GreedyRankRLS,
+    RankNCG,
+    RankRLS,
+    RankSVM,
+    RankSVML1,
+    dump_svmlight,
+    load_svmlight,
+    read_model,
+)
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
+from rankfast.data.normalize import Normalizer, log_transform, normalized_scores, query_min_max
 
 
 def brute_query_min_max(X, qid):
@@ -196,7 +201,7 @@ def test_rank_classify_applies_the_model_s_normalisation(tmp_path, capsys, monke
     header = model_path.read_text().splitlines()[1]
     assert f"normalize={kind}" in header and "not svm_rank_classify" in header
     # blocks of 7 documents: queries straddle them and are put back together
-    from rankfast import reader
+    from rankfast.io import _stream as reader
     monkeypatch.setattr(reader, "iter_svmlight", functools.partial(reader.iter_svmlight, rows=7))
     assert classify_main([str(test), str(model_path), str(predictions)]) == 0
     got = np.loadtxt(predictions)
@@ -258,8 +263,8 @@ def test_a_note_suggests_normalize_when_scales_differ(tmp_path, capsys):
 
 
 def test_scale_spread_is_the_ratio_of_the_columns_largest_magnitudes():
-    from rankfast.csr import CSR
-    from rankfast.normalize import scale_spread
+    from rankfast.data.normalize import scale_spread
+    from rankfast.data.sparse import CSR
     X, _, _ = raw_data(negative=True)
     largest = np.abs(X).max(axis=0)
     expected = largest[largest > 0].max() / largest[largest > 0].min()
@@ -272,9 +277,9 @@ def test_scale_spread_is_the_ratio_of_the_columns_largest_magnitudes():
 
 
 def test_score_scorers_and_grid_search_give_a_per_query_model_its_queries():
+    from rankfast import RankSVM
     from rankfast.metrics import map_scorer, mean_average_precision, ndcg, ndcg_scorer
     from rankfast.model_selection import GridSearch
-    from rankfast.ranksvm import RankSVM
     rng = np.random.default_rng(13)
     X = rng.uniform(0, 1, (60, 3)) * [1.0, 1e6, 10.0]
     y = (X[:, 0] > 0.5).astype(float)
@@ -324,7 +329,7 @@ def test_zscore_scales_of_sparse_columns_match_numpy_std(values):
     """σ per column of a CSR (absent entries count as 0) as numpy's two-pass std gives it,
     also for a column of large mean and small spread, where E[x²] − E[x]² cancels
     (1e8 ± 0.01 in float64: the one-pass formula gave σ = 0)."""
-    from rankfast.normalize import Normalizer
+    from rankfast.data.normalize import Normalizer
     rng = np.random.default_rng(7)
     X = np.where(rng.random((300, 5)) < 0.4, 0.0, rng.normal(size=(300, 5)) * [1, 1e-3, 1e6, 5, 1])
     X[:, 3] = 1e8 + rng.normal(size=300) * 0.01                # stored in every row
@@ -339,7 +344,7 @@ def test_zscore_scales_of_sparse_columns_match_numpy_std(values):
 def test_query_min_max_of_a_huge_feature_index_takes_memory_of_the_entries():
     """A file naming feature 2**31 - 1: the kernels' scratch (one value a column) is for the
     columns that occur, not for every index up to it (2**31 of them: 16 GB)."""
-    from rankfast.csr import CSR
+    from rankfast.data.sparse import CSR
     wide = 2**31 - 1
     data = np.array([1.0, 2.0, 3.0, -3.0, 1.0])
     indices = np.array([0, 4, 0, wide - 1, 4], dtype=np.int64)
@@ -359,7 +364,7 @@ def test_query_min_max_of_a_huge_feature_index_takes_memory_of_the_entries():
 
 def test_query_min_max_and_zscore_of_rows_taken_from_a_larger_csr():
     """indptr[0] > 0 and strided data: the entries before the rows are not the rows'."""
-    from rankfast.csr import CSR
+    from rankfast.data.sparse import CSR
     parent = np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 9.0], [4.0, 0.0], [5.0, 7.0]])
     full = sp.csr_matrix(parent)
     strided = np.repeat(full.data, 2)[::2]                     # the same values, strided

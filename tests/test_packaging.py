@@ -34,8 +34,9 @@ def test_version_is_single_sourced():
 
 @pytest.mark.parametrize("program", ["rank_learn", "rank_classify"])
 def test_both_programs_print_their_version(program, capsys):
-    from rankfast import cli
-    main = cli.learn_main if program == "rank_learn" else cli.classify_main
+    from rankfast.cli.classify import classify_main
+    from rankfast.cli.learn import learn_main
+    main = learn_main if program == "rank_learn" else classify_main
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"{program} (rankfast) {rankfast.__version__}\n"
 
@@ -87,7 +88,7 @@ def _copy_for_build(tmp_path, kernels):
     (tmp_path / "pyx").mkdir()
     for source in [*kernels, *(ROOT / "pyx").glob("*.pxi")]:
         shutil.copy(ROOT / "pyx" / source, tmp_path / "pyx" / Path(source).name)
-    (tmp_path / "rankfast").mkdir()
+    (tmp_path / "rankfast" / "_kernels").mkdir(parents=True)
     shutil.copy(ROOT / "rankfast" / "__init__.py", tmp_path / "rankfast" / "__init__.py")
 
 
@@ -111,18 +112,19 @@ def test_an_in_place_build_keeps_what_is_current_and_rebuilds_what_is_not(tmp_pa
     assert "Cython" in subprocess.run(requirements, cwd=tmp_path, env=env, capture_output=True,
                                       text=True, check=True).stdout
     first = build("first")
-    module = next((tmp_path / "rankfast").glob("_swapped*.so"))
+    module = next((tmp_path / "rankfast" / "_kernels").glob("_swapped*.so"))
     built = hashlib.sha256(module.read_bytes()).hexdigest()
-    assert "rankfast._swapped" in first and "is current" not in first
+    assert "rankfast._kernels._swapped" in first and "is current" not in first
     assert subprocess.run(requirements, cwd=tmp_path, env=env, capture_output=True, text=True,
                           check=True).stdout.strip() == "[]"
 
     second = build("second")
-    assert "_swapped" in second and "is current" in second and "building 'rankfast._swapped'" not in second
+    assert "_swapped" in second and "is current" in second
+    assert "building 'rankfast._kernels._swapped'" not in second
     assert hashlib.sha256(module.read_bytes()).hexdigest() == built     # the same file, copied back
 
     third = build("third", RANKFAST_DEBUG="0")           # other flags: compiled again, stripped
-    assert "building 'rankfast._swapped'" in third
+    assert "building 'rankfast._kernels._swapped'" in third
     assert hashlib.sha256(module.read_bytes()).hexdigest() != built
     assert b".debug_info" not in module.read_bytes()
 
@@ -167,7 +169,8 @@ def test_sdist_and_wheel_install_into_a_fresh_venv_and_run(tmp_path):
     with zipfile.ZipFile(wheels[0]) as whl:
         members = whl.namelist()
     for k in kernels:
-        assert any(m.startswith(f"rankfast/{k[:-4]}.") and m.endswith(".so") for m in members), k
+        assert any(m.startswith(f"rankfast/_kernels/{k[:-4]}.") and m.endswith(".so")
+                   for m in members), k
     assert not [m for m in members if "_reference" in m or m.startswith("tests/")]
     with zipfile.ZipFile(wheels[0]) as whl:
         modules = {m: whl.read(m) for m in members if m.endswith(".so")}

@@ -6,11 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankfast import plot
-from rankfast.cli import learn_main
+from rankfast import GreedyRankRLS, RankRLS, RankSVM, plot
+from rankfast.cli.learn import learn_main
 from rankfast.errors import MissingDependencyError
-from rankfast.rankrls import GreedyRankRLS, RankRLS
-from rankfast.ranksvm import RankSVM
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -175,10 +173,8 @@ def test_the_selection_figure_names_the_learner(learner, title):
 
 
 def test_learner_titles():
-    from rankfast.kernels import KernelApproxLearner
+    from rankfast import KernelApproxLearner, RankNCG, RankSVML1
     from rankfast.model_selection import GridSearch
-    from rankfast.rankncg import RankNCG
-    from rankfast.svmrank import RankSVML1
     assert plot.learner_title(RankNCG()) == "RankNCG"
     assert plot.learner_title(GreedyRankRLS()) == "Greedy RankRLS"
     assert plot.learner_title("svmrank") == "svm_rank's L1-hinge RankSVM (svmrank)"

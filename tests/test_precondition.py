@@ -1,12 +1,12 @@
-"""rankfast.precondition: XᵀLX against the pairs themselves, M⁻¹ against a solve, the policy."""
+"""rankfast.optimize.precondition: XᵀLX against the pairs themselves, M⁻¹ against a solve, the policy."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import precondition
-from rankfast.csr import as_csr
-from rankfast.linear import DataMatrix, pair_square_sums
-from rankfast.precondition import (
+from rankfast.data.sparse import as_csr
+from rankfast.learners._linear import DataMatrix, pair_square_sums
+from rankfast.optimize import precondition
+from rankfast.optimize.precondition import (
     DiagonalPreconditioner,
     FullPreconditioner,
     PairPreconditioner,

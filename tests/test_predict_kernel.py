@@ -9,7 +9,7 @@ import array
 import numpy as np
 import pytest
 
-from rankfast import _predict
+from rankfast._kernels import _predict
 
 
 def brute_force_scores(indptr, indices, values, ids, weights, bias):

@@ -1,10 +1,10 @@
-"""The PRSVM+ loss kernels (rankfast._prsvm) against their pair-enumerating twins."""
+"""The PRSVM+ loss kernels (rankfast._kernels._prsvm) against their pair-enumerating twins."""
 import numpy as np
 import pytest
 import reference_impl as _reference
 import scipy.sparse as sp
 
-from rankfast import _prsvm
+from rankfast._kernels import _prsvm
 
 # ---------------------------------------------------------------- data
 

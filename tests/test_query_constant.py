@@ -10,13 +10,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import _products
-from rankfast.csr import CSR
-from rankfast.linear import without_query_constant
-from rankfast.rankncg import RankNCG
-from rankfast.rankrls import RankRLS
-from rankfast.ranksvm import RankSVM
-from rankfast.svmrank import RankSVML1
+from rankfast import RankNCG, RankRLS, RankSVM, RankSVML1
+from rankfast._kernels import _products
+from rankfast.data.sparse import CSR
+from rankfast.learners._linear import without_query_constant
 
 
 def brute_varies(dense, order, starts):
@@ -149,7 +146,7 @@ def test_the_model_file_leaves_them_out_as_svm_rank_does(tmp_path):
 def test_greedy_never_selects_a_query_constant_feature():
     """It used to pick them once the useful features were taken (no feature lowered the
     leave-query-out error, and theirs moved by rounding alone)."""
-    from rankfast.rankrls import GreedyRankRLS
+    from rankfast import GreedyRankRLS
     X, y, qid = letor_like(3)
     model = GreedyRankRLS(C=1.0, k=6).fit(X, y, qid)
     assert sorted(model.selected_.tolist()) == [1, 3, 6]

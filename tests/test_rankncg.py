@@ -7,13 +7,13 @@ import reference_impl as reference
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from rankfast import _erfc, metrics
-from rankfast.erfc import erfc_parameters
-from rankfast.errors import UsageError
-from rankfast.inputs import NoPairsWarning
-from rankfast.model import LinearModel
-from rankfast.rankncg import KAPPA, ErfcPairObjective, RankNCG, certified_step
-from rankfast.ranksvm import query_weights
+from rankfast import LinearModel, RankNCG, UsageError, metrics
+from rankfast._kernels import _erfc
+from rankfast.data.validation import NoPairsWarning
+from rankfast.learners.erfc import erfc_parameters
+from rankfast.learners.prsvm import query_weights
+from rankfast.learners.rankncg import KAPPA, ErfcPairObjective
+from rankfast.optimize.ncg import certified_step
 
 # ---------------------------------------------------------------- data
 

@@ -8,18 +8,12 @@ import pytest
 import reference_impl as _reference
 import scipy.sparse as sp
 
-from rankfast import _rankrls, metrics, rankrls
+from rankfast import GreedyRankRLS, RankRLS, UsageError, metrics, read_model, write_model
+from rankfast._kernels import _rankrls
 from rankfast._threads import query_chunks
-from rankfast.errors import UsageError
-from rankfast.model import read_model, write_model
-from rankfast.rankrls import (
-    GreedyRankRLS,
-    RankRLS,
-    available_memory,
-    centred,
-    greedy_memory_bytes,
-    query_scale,
-)
+from rankfast.learners import greedy, rankrls
+from rankfast.learners.greedy import available_memory, greedy_memory_bytes
+from rankfast.learners.rankrls import centred, query_scale
 
 # ---------------------------------------------------------------- data
 
@@ -167,7 +161,7 @@ def test_lqo_large_query_uses_the_d_by_d_form():
 
 def test_lqo_fallback_when_cholesky_fails(monkeypatch):
     """A block the kernel reports as not SPD (nan) is redone by the d × d form, still exact."""
-    import rankfast.rankrls as rankrls
+    import rankfast.learners.rankrls as rankrls
     real = _rankrls.lqo_blocks
 
     def failing_first(Z, sroot, e, starts, queries, p, work, n_threads):
@@ -490,12 +484,12 @@ def test_greedy_refuses_what_the_machine_cannot_hold(monkeypatch):
     n, d = X.shape[0], X.shape[1] - 1                         # one column never occurs
     needed = greedy_memory_bytes(n, d)
     assert needed >= 2 * 8 * n * d                            # the caches C and U
-    monkeypatch.setattr(rankrls, "available_memory", lambda: needed - 1)
+    monkeypatch.setattr(greedy, "available_memory", lambda: needed - 1)
     with pytest.raises(ValueError, match=f"greedy RankRLS needs .* GB for {n} documents x {d} "
                                          f"features .* use a linear learner"):
         GreedyRankRLS(k=2, C=1.0).fit(X, y, qid)
     for available in (needed, None):                          # enough, or unknown: no check
-        monkeypatch.setattr(rankrls, "available_memory", lambda: available)
+        monkeypatch.setattr(greedy, "available_memory", lambda: available)
         assert len(GreedyRankRLS(k=2, C=1.0).fit(X, y, qid).selected_) == 2
 
 

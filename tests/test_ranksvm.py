@@ -9,9 +9,11 @@ import scipy.sparse as sp
 from reference_impl import prsvm_objective_pairs, squared_hinge_pairs
 from shared_paths import REFERENCE, require
 
-from rankfast.cli import classify_main, learn_main
-from rankfast.data import query_starts
-from rankfast.ranksvm import RankSVM, pair_counts, query_weights
+from rankfast import RankSVM
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
+from rankfast.data.queries import query_starts
+from rankfast.learners.prsvm import pair_counts, query_weights
 
 
 def random_problem(seed, n_queries=25, d=6, sparse=False, levels=3):
@@ -140,10 +142,7 @@ def test_bad_parameters_are_refused_not_trained(bad):
 
 
 def test_every_estimator_predicts_its_decision_function():
-    from rankfast.kernels import KernelApproxLearner
-    from rankfast.model import KernelParams
-    from rankfast.rankncg import RankNCG
-    from rankfast.rankrls import GreedyRankRLS, RankRLS
+    from rankfast import GreedyRankRLS, KernelApproxLearner, KernelParams, RankNCG, RankRLS
     rng = np.random.default_rng(3)
     X, qid = rng.normal(size=(30, 4)), np.repeat([1, 2, 3], 10)
     y = (X[:, 0] > 0).astype(float)
@@ -155,14 +154,11 @@ def test_every_estimator_predicts_its_decision_function():
 
 def test_submodules_are_reachable_from_the_package():
     import rankfast
-    assert rankfast.metrics.ndcg and rankfast.ranksvm.RankSVM is RankSVM
+    assert rankfast.metrics.ndcg and rankfast.learners.prsvm.RankSVM is RankSVM
 
 
 def _all_learners():
-    from rankfast.kernels import KernelApproxLearner
-    from rankfast.model import KernelParams
-    from rankfast.rankncg import RankNCG
-    from rankfast.rankrls import GreedyRankRLS, RankRLS
+    from rankfast import GreedyRankRLS, KernelApproxLearner, KernelParams, RankNCG, RankRLS
     return [RankSVM(), RankNCG(), RankRLS(), GreedyRankRLS(k=2),
             KernelApproxLearner(RankSVM(), KernelParams(2, gamma=0.5), landmarks=5)]
 
@@ -199,7 +195,7 @@ def test_prsvm_takes_a_step_on_data_of_tiny_scale(scale, C):
                                       (np.array([1e-50, -1e-60]), "below"),
                                       (np.array([np.nan, 1.0]), "diverged")])
 def test_weights_the_model_file_cannot_hold_are_an_error(w, match):
-    from rankfast.linear import storable_weights
+    from rankfast.learners._linear import storable_weights
     with pytest.raises(ValueError, match=match):
         storable_weights(w)
 
@@ -220,7 +216,7 @@ def test_an_overflowing_run_prints_one_line_and_no_numpy_warnings(tmp_path):
     import sys
     data = tmp_path / "h.dat"
     data.write_text("1 qid:1 1:1e150 2:3e150\n0 qid:1 1:2e150 2:1e150\n")
-    run = subprocess.run([sys.executable, "-c", "import sys; from rankfast.cli import learn_main; "
+    run = subprocess.run([sys.executable, "-c", "import sys; from rankfast.cli.learn import learn_main; "
                           "sys.exit(learn_main())", "-v", "0", str(data), str(tmp_path / "m")],
                          capture_output=True, text=True)
     assert run.returncode == 1

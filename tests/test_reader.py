@@ -163,7 +163,7 @@ def test_the_width_is_the_highest_index_on_any_line_chunk_and_thread(tmp_path, s
 
 def test_counting_lines_and_feature_colons_matches_a_byte_by_byte_count():
     """count_bytes_of (32 bytes at a time with AVX2) against a plain count, cut anywhere."""
-    from rankfast import _svmlight
+    from rankfast._kernels import _svmlight
     rng = np.random.default_rng(3)
     alphabet = np.frombuffer(b"\n:0123456789 q#/\xff\x00", dtype=np.uint8)
 
@@ -185,7 +185,7 @@ def test_counting_lines_and_feature_colons_matches_a_byte_by_byte_count():
 def test_a_long_number_ending_a_block_is_read_within_the_block():
     """Over 19 digits are read again (long_decimal): up to the block's end, not into the
     bytes after it (a block is a view of a buffer that holds older data beyond it)."""
-    from rankfast import _svmlight
+    from rankfast._kernels import _svmlight
     line = b"1 1:1234567890123456789012345"                 # the file's last line, no newline
     for dtype in (np.float64, np.float32):
         y, qid, lines = np.empty(1), np.empty(1, np.int64), np.empty(1, np.int64)
@@ -229,7 +229,7 @@ def test_qids_read_as_the_reference_reads_them(tmp_path, line, last):
 def test_threaded_blocks_read_on_when_a_spare_buffer_just_holds_the_unfinished_line(tmp_path):
     """A spare buffer as long as the line left over has no room to read into: a read of
     nothing there meant the end of the file, and the rest of the file was lost."""
-    from rankfast.reader import _blocks
+    from rankfast.io._stream import _blocks
     data = b"1 2:345\n1 1:2345 2:1\n3 1:1\n"
     blocks = _blocks(io.BytesIO(data), "x", bytearray(16), spare=[bytearray(8)])
     assert b"".join(bytes(block) for block in blocks) == data
@@ -243,7 +243,7 @@ def test_threaded_blocks_read_on_when_a_spare_buffer_just_holds_the_unfinished_l
 @pytest.mark.parametrize("data", [b"", b"\xef", b"\xef\xbb", b"\xef\xbb\xbf1 1:2\n"])
 def test_the_byte_order_mark_is_looked_for_in_bytes_read_only(data):
     """The buffer is not initialised: bytes past what was read may hold a BOM's."""
-    from rankfast.reader import _blocks
+    from rankfast.io._stream import _blocks
     buffer = bytearray(b"\xef\xbb\xbf" * 6)
     got = b"".join(bytes(block) for block in _blocks(io.BytesIO(data), "x", buffer))
     assert got == data.removeprefix(b"\xef\xbb\xbf")
@@ -287,7 +287,8 @@ def test_one_pass_reading_falls_back_to_what_a_block_needs_when_a_guess_is_refus
     """Room guessed for the rest of a file that the system refuses (MemoryError) is not
     an error: the arrays grow by what each block needs instead, to the same dataset, on
     one thread and on two."""
-    from rankfast import _svmlight, data
+    from rankfast._kernels import _svmlight
+    from rankfast.io import svmlight as data
     rng = np.random.default_rng(8)
     text = "".join(f"{k % 3} qid:{k // 10} " + " ".join(f"{j}:{rng.random():.4f}" for j in
                                                         range(1, 1 + k % 7)) + "\n"
@@ -329,13 +330,13 @@ def test_compressed_files_and_stdin(tmp_path, monkeypatch):
 
 
 def test_gzip_is_read_as_the_gzip_module_reads_it(tmp_path):
-    """rankfast.files.GzipMembers (zlib a megabyte at a time) gives the gzip module's bytes:
+    """rankfast.io.files.GzipMembers (zlib a megabyte at a time) gives the gzip module's bytes:
     concatenated members, an empty member, NUL padding after a member, any read size; and
     its errors: a stream cut short (EOFError), a wrong CRC (zlib.error), bytes after a
     member that are not one (OSError), each an InputError naming the file when read."""
     import zlib
 
-    from rankfast.files import GzipMembers, open_binary
+    from rankfast.io.files import GzipMembers, open_binary
     rng = np.random.default_rng(3)
     parts = [rng.integers(0, 256, size).astype(np.uint8).tobytes() for size in (0, 1, 70_000)]
     parts.append("".join(f"{k % 3} qid:{k} 1:{k}\n" for k in range(300_000)).encode())  # > 1 MB packed
@@ -454,7 +455,7 @@ def test_a_seekable_stdin_is_read_from_where_it_stands(tmp_path):
     path = tmp_path / "t.dat"
     path.write_text("# header\n2 qid:1 1:1\n1 qid:1 1:0.5\n0 qid:2 2:1\n")
     code = ("import sys; sys.stdin.buffer.readline(); sys.stdin.buffer.readline()\n"
-            "from rankfast.data import load_svmlight\nfrom rankfast.reader import iter_svmlight\n"
+            "from rankfast.io.svmlight import load_svmlight\nfrom rankfast.io._stream import iter_svmlight\n"
             "mode = sys.argv[1]\n"
             "print(load_svmlight('-').y.tolist() if mode == 'load' else "
             "[v for b in iter_svmlight('-') for v in b.y])")
@@ -467,8 +468,8 @@ def test_a_seekable_stdin_is_read_from_where_it_stands(tmp_path):
 
 
 def test_rows_are_allocated_without_zeroing_but_start_at_entry_0():
-    from rankfast import _svmlight
-    from rankfast.reader import Rows
+    from rankfast._kernels import _svmlight
+    from rankfast.io._stream import Rows
     for typecode in "dqi":
         made = _svmlight.empty_array(typecode, 1000)
         assert made.typecode == typecode and len(made) == 1000
@@ -499,7 +500,7 @@ def test_populate_faults_in_the_span_asked_and_keeps_what_is_written():
     pages) and the array, and leaves the items already written as they were."""
     import array
 
-    from rankfast import _svmlight
+    from rankfast._kernels import _svmlight
     warm = _svmlight.empty_array("d", 1 << 20)  # the process's page probe (once, 4 MB past
     _svmlight.populate(warm, 0, 1 << 17)        # a span) done here if no test did it before
     n = 8 << 20                                 # 64 MB of doubles: mapped afresh, untouched
@@ -520,7 +521,7 @@ def test_populate_faults_in_the_span_asked_and_keeps_what_is_written():
 
 _PAGE_CHOICE = """
 import array, os, sys
-from rankfast import _svmlight
+from rankfast._kernels import _svmlight
 n = int(sys.argv[1])                      # doubles
 def fallbacks():                          # huge pages asked for and not given, machine-wide
     with open("/proc/vmstat") as stats:
@@ -580,7 +581,8 @@ def test_populate_chooses_page_sizes_once_a_buffer_holds_two_huge_pages():
 def test_reader_advises_each_buffer_once_not_at_every_block(tmp_path, monkeypatch):
     """madvise stops the other threads' page faults: the reader advises a buffer again only
     when it has grown, moved, or the page choice changed, not before every block."""
-    from rankfast import _svmlight, data
+    from rankfast._kernels import _svmlight
+    from rankfast.io import svmlight as data
     rng = np.random.default_rng(3)
     lines = [f"{rng.integers(0, 3)} qid:{i // 20} " + " ".join(
         f"{j}:{v:.4f}" for j, v in enumerate(rng.random(30), 1)) for i in range(8000)]
@@ -619,7 +621,7 @@ def test_reader_advises_each_buffer_once_not_at_every_block(tmp_path, monkeypatc
 
 def test_count_distinct_counts_as_a_set_does():
     """count_distinct sorts only the first value of each run: runs, repeats, NaNs, empty."""
-    from rankfast.data import count_distinct
+    from rankfast.data.queries import count_distinct
     rng = np.random.default_rng(5)
     for n in (0, 1, 2, 7, 300):
         for values_range in (1, 3, 40):
@@ -632,7 +634,7 @@ def test_count_distinct_counts_as_a_set_does():
 
 
 def test_messages_quote_bytes_that_are_not_utf8_as_escapes(tmp_path):
-    from rankfast.reader import SHOWN_CHARS, quoted
+    from rankfast.io._stream import SHOWN_CHARS, quoted
     assert quoted(b"abc") == "'abc'"
     assert quoted("naïve".encode()) == "'naïve'"
     assert quoted(b"\x7fELF\xef\xbf") == "'\\x7fELF\\xef\\xbf'"

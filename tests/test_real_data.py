@@ -13,12 +13,10 @@ from reference_impl import erfc_rank_objective_pairs
 from shared_paths import DATA, require
 
 import rankfast
-from rankfast import metrics, precondition
-from rankfast.linear import training_arrays
-from rankfast.rankncg import RankNCG
-from rankfast.rankrls import RankRLS
-from rankfast.ranksvm import RankSVM, query_weights
-from rankfast.svmrank import RankSVML1
+from rankfast import RankNCG, RankRLS, RankSVM, RankSVML1, metrics
+from rankfast.learners._linear import training_arrays
+from rankfast.learners.prsvm import query_weights
+from rankfast.optimize import precondition
 
 GRID = [1e-3, 1.0, 1e3]
 

@@ -13,19 +13,14 @@ import numpy as np
 import pytest
 from shared_paths import REFERENCE, require
 
-from rankfast import (
-    InputError,
-    LinearModel,
-    _svmlight,
-    cli,
-    cli_output,
-    data,
-    load_svmlight,
-    read_model,
-    write_model,
-)
-from rankfast import model as model_module
-from rankfast.model import format_model
+from rankfast import InputError, LinearModel, load_svmlight, read_model, write_model
+from rankfast._kernels import _svmlight
+from rankfast.cli import output as cli_output
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
+from rankfast.io import model_files as model_module
+from rankfast.io._stream import ERR_FULL
+from rankfast.io.model_files import format_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE3 = REFERENCE / "example3"
@@ -60,7 +55,7 @@ def test_a_file_growing_while_it_is_read_is_read_whole_not_overflowed(tmp_path, 
     more.write_text(data_lines(5000, 1))
     result = run_python(f"""
         import numpy as np
-        from rankfast import data
+        from rankfast.io import _threaded, svmlight as data
         blocks = data._blocks
         def blocks_then_grow(*args, **kwargs):
             for k, block in enumerate(blocks(*args, **kwargs)):
@@ -68,9 +63,9 @@ def test_a_file_growing_while_it_is_read_is_read_whole_not_overflowed(tmp_path, 
                     with open({str(path)!r}, "a") as log:
                         log.write(open({str(more)!r}).read())
                 yield block
-        data._blocks = blocks_then_grow
+        data._blocks = _threaded._blocks = blocks_then_grow
         grown = data.load_svmlight({str(path)!r}, chunk_bytes=256, n_jobs={n_jobs})
-        data._blocks = blocks
+        data._blocks = _threaded._blocks = blocks
         again = data.load_svmlight({str(path)!r}, n_jobs=1)
         same = all(np.array_equal(a, b) for a, b in [
             (grown.y, again.y), (grown.qid, again.qid), (grown.line, again.line),
@@ -92,7 +87,7 @@ def test_the_parser_never_writes_past_the_arrays_it_is_given():
     indptr, indices = np.zeros(11, np.int64), np.zeros(20, np.int32)
     rows, nnz, error, error_line, _, _, consumed, _ = _svmlight.parse_into(
         text, 0, 0, labels[:10], qids, lines, indptr, indices, values[:20])
-    assert error == data.ERR_FULL and (rows, nnz) == (6, 18) and error_line == 6
+    assert error == ERR_FULL and (rows, nnz) == (6, 18) and error_line == 6
     assert consumed == len("".join(data_lines(50).splitlines(True)[:6]))
     assert (labels[10:] == guard).all() and (values[20:] == guard).all()
     assert labels[:6].tolist() == load_svmlight_bytes(text).y[:6].tolist()
@@ -237,7 +232,7 @@ def test_rank_classify_names_a_corrupt_gzip_file(tmp_path, capsys):
     require(EXAMPLE3)
     path = tmp_path / "test.dat.gz"
     path.write_bytes(corrupt("gz", data_lines(3000).encode()))
-    rc = cli.classify_main([str(path), str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "p")])
+    rc = classify_main([str(path), str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "p")])
     err = capsys.readouterr().err
     assert rc == 1 and err.startswith(f"rank_classify: {path}: cannot read") and "Traceback" not in err
     assert err.count("\n") == 1 and not (tmp_path / "p").exists()
@@ -251,10 +246,10 @@ def test_empty_training_and_test_files_are_errors_naming_the_file(tmp_path, caps
     path = tmp_path / "empty.dat"
     path.write_text(content)
     assert load_svmlight(str(path)).n_documents == 0         # the API still reads it
-    rc = cli.learn_main([str(path), str(tmp_path / "model")])
+    rc = learn_main([str(path), str(tmp_path / "model")])
     err = capsys.readouterr().err
     assert rc == 1 and f"{path}: no documents" in err and not (tmp_path / "model").exists()
-    rc = cli.classify_main([str(path), str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "pred")])
+    rc = classify_main([str(path), str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "pred")])
     out, err = capsys.readouterr()
     assert rc == 1 and f"{path}: no documents" in err and "nan" not in out
     assert not (tmp_path / "pred").exists()
@@ -264,7 +259,7 @@ def test_empty_training_and_test_files_are_errors_naming_the_file(tmp_path, caps
 
 def test_rank_classify_v0_prints_what_svm_rank_prints(tmp_path, capsys):
     reference = require(EXAMPLE3 / "classify_test_c3_v0.stdout").read_text()
-    rc = cli.classify_main(["-v", "0", str(EXAMPLE3 / "test.dat"), str(EXAMPLE3 / "model_c3.dat"),
+    rc = classify_main(["-v", "0", str(EXAMPLE3 / "test.dat"), str(EXAMPLE3 / "model_c3.dat"),
                             str(tmp_path / "p")])
     assert rc == 0 and capsys.readouterr().out == reference      # svm_rank keeps the NOTE
 
@@ -309,7 +304,7 @@ def test_a_utf8_bom_is_skipped_in_data_and_model_files(tmp_path):
 
 
 def test_out_of_address_space_is_not_reported_as_missing_kernels():
-    result = run_python("import rankfast.data", limit_bytes=50_000_000)
+    result = run_python("import rankfast.io.svmlight", limit_bytes=50_000_000)
     assert "compiled kernels are missing" not in result.stderr
     result = run_python("import rankfast; print('imported')", limit_bytes=50_000_000)
     assert "compiled kernels are missing" not in result.stderr

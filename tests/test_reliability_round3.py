@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from rankfast import InputError, read_model
-from rankfast.cli import classify_main, learn_main
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -128,7 +129,7 @@ def test_group_files_skip_a_bom_and_accept_crlf(no_qids, tmp_path, models, conte
     for status, err in run_both(no_qids, tmp_path, models, "-v", "1"):
         assert status == 0, err
         assert "2 queries from" in err
-    from rankfast.data import read_group_file
+    from rankfast.io.groups import read_group_file
     assert list(read_group_file(str(tmp_path / "d.dat.group"))) == [3, 3]
 
 
@@ -188,7 +189,7 @@ def test_cv_metric_cut_offs_are_usage_errors_before_the_data(tmp_path, capsys, m
     err = usage_error(capsys, learn_main, ["-c", "1,2", "--cv-metric", metric,
                                            str(tmp_path / "missing.dat")])
     assert "rank_learn: --cv-metric must be ndcg@k, map, err@k or pairs" in err
-    from rankfast.errors import UsageError
+    from rankfast import UsageError
     from rankfast.model_selection import Metric
     with pytest.raises(UsageError):
         Metric.parse(metric)
@@ -229,10 +230,10 @@ def test_greedy_advises_a_finite_c_that_passes(tmp_path, capsys, C):
 
 
 def test_greedy_memory_message_names_the_d_by_d_arrays(monkeypatch):
-    from rankfast import rankrls
-    monkeypatch.setattr(rankrls, "available_memory", lambda: 10**9)
+    from rankfast.learners import greedy
+    monkeypatch.setattr(greedy, "available_memory", lambda: 10**9)
     with pytest.raises(ValueError) as info:
-        rankrls.check_greedy_memory(100, 20000)          # 6.4 GB of d x d, 0.03 GB of n x d
+        greedy.check_greedy_memory(100, 20000)          # 6.4 GB of d x d, 0.03 GB of n x d
     assert "two d x d arrays: 6.4 GB" in str(info.value)
     assert "two dense n x d arrays: 0.0 GB" in str(info.value)
 
@@ -247,10 +248,7 @@ def api_data():
 
 
 def learner_classes():
-    from rankfast.rankncg import RankNCG
-    from rankfast.rankrls import GreedyRankRLS, RankRLS
-    from rankfast.ranksvm import RankSVM
-    from rankfast.svmrank import RankSVML1
+    from rankfast import GreedyRankRLS, RankNCG, RankRLS, RankSVM, RankSVML1
     return {"RankSVM": RankSVM, "RankRLS": RankRLS, "GreedyRankRLS": GreedyRankRLS,
             "RankNCG": RankNCG, "RankSVML1": RankSVML1}
 
@@ -259,7 +257,7 @@ def learner_classes():
 @pytest.mark.parametrize("C", [-1, float("nan"), [1.0, -1], [], "x", None, float("inf")],
                          ids=["-1", "nan", "list with -1", "empty list", "str", "None", "inf"])
 def test_an_invalid_c_is_a_usage_error_naming_c(name, C):
-    from rankfast.errors import UsageError
+    from rankfast import UsageError
     X, y, qid = api_data()
     with pytest.raises(UsageError) as info:
         learner_classes()[name](C=C).fit(X, y, qid)
@@ -280,15 +278,14 @@ def test_an_invalid_c_is_a_usage_error_naming_c(name, C):
 ], ids=["cv", "cv=1", "metric", "metric cut-off", "rule", "convention"])
 @pytest.mark.parametrize("C", [1.0, [1.0, 2.0]], ids=["one C", "C list"])
 def test_cross_validation_settings_are_checked_with_one_c_too(name, setting, says, C):
-    from rankfast.errors import UsageError
+    from rankfast import UsageError
     X, y, qid = api_data()
     with pytest.raises(UsageError, match=says):
         learner_classes()[name](C=C, **setting).fit(X, y, qid)
 
 
 def test_rankncg_messages_name_the_parameters():
-    from rankfast.errors import UsageError
-    from rankfast.rankncg import RankNCG
+    from rankfast import RankNCG, UsageError
     X, y, qid = api_data()
     for kwargs, says in (({"erfc": "x"}, "erfc (--erfc) must be"),
                          ({"erfc_eps": "x"}, "erfc_eps (--erfc-eps) must lie in (0, 1)"),
@@ -299,7 +296,7 @@ def test_rankncg_messages_name_the_parameters():
 
 def test_pandas_missing_values_are_a_value_error():
     pd = pytest.importorskip("pandas")
-    from rankfast.ranksvm import RankSVM
+    from rankfast import RankSVM
     X, y, qid = api_data()
     frame = pd.DataFrame({"a": pd.array([1.0, None] * 20, dtype="Float64"), "b": X[:, 1]})
     with pytest.raises(ValueError, match="missing values"):
@@ -312,8 +309,7 @@ def test_pandas_missing_values_are_a_value_error():
 
 
 def test_a_usage_error_while_training_stays_exit_2(tmp_path, capsys, monkeypatch):
-    from rankfast.errors import UsageError
-    from rankfast.ranksvm import RankSVM
+    from rankfast import RankSVM, UsageError
 
     def refuse(self, *args, **kwargs):
         raise UsageError("a setting the learner refuses")
@@ -368,7 +364,8 @@ def test_a_huge_j_under_an_address_space_limit_is_not_a_thread_failure(tmp_path)
 
 THREAD_COUNT = """
 import os, sys
-from rankfast.cli import classify_main, learn_main
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
 main = learn_main if sys.argv[1] == "learn" else classify_main
 status = main(sys.argv[2:])
 print("threads:", status, len(os.listdir("/proc/self/task")), file=sys.stderr)
@@ -401,7 +398,7 @@ def test_j1_runs_on_one_thread_in_every_learner_and_phase(tmp_path, models, prog
 
 def test_j1_holds_blas_to_one_thread_when_numpy_is_loaded(tmp_path, monkeypatch):
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from rankfast.svmrank import RankSVML1
+    from rankfast import RankSVML1
     seen = []
     fit = RankSVML1.fit
 
@@ -418,7 +415,7 @@ def test_j1_holds_blas_to_one_thread_when_numpy_is_loaded(tmp_path, monkeypatch)
 
 IDLE_BLAS = """
 import os, sys, time
-from rankfast.cli_output import _release_threads, hold_threads
+from rankfast.cli.output import _release_threads, hold_threads
 hold_threads(None if sys.argv[1] == "none" else int(sys.argv[1]))
 held = os.environ.get("OPENBLAS_THREAD_TIMEOUT")
 import numpy

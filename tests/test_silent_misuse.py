@@ -8,12 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
-from rankfast.cli import learn_main
-from rankfast.inputs import NoPairsWarning
-from rankfast.rankncg import RankNCG
-from rankfast.rankrls import GreedyRankRLS, RankRLS
-from rankfast.ranksvm import RankSVM
-from rankfast.svmrank import RankSVML1
+from rankfast import GreedyRankRLS, RankNCG, RankRLS, RankSVM, RankSVML1
+from rankfast.cli.learn import learn_main
+from rankfast.data.validation import NoPairsWarning
 
 LEARNERS = [RankSVM, RankNCG, RankSVML1, RankRLS, lambda: GreedyRankRLS(k=2)]
 
@@ -48,7 +45,7 @@ def test_rank_learn_says_why_its_model_is_all_zero(tmp_path, capsys):
 
 def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path, capsys):
     """rank_classify test model model replaced the model with predictions (so does svm_rank)."""
-    from rankfast.cli import classify_main
+    from rankfast.cli.classify import classify_main
     data = tmp_path / "train.dat"
     data.write_text("2 qid:1 1:1 2:0\n0 qid:1 1:0 2:1\n1 qid:2 1:1 2:1\n0 qid:2 1:0 2:0\n")
     model = tmp_path / "model"
@@ -142,7 +139,7 @@ def test_a_learner_stopped_by_its_iteration_cap_says_so(tmp_path, capsys):
                                   lambda: RankNCG(max_iter=1, tol=1e-12),
                                   lambda: RankSVML1(max_iter=1, tol=1e-12)])
 def test_fit_warns_when_its_solver_stops_before_its_tolerance(make):
-    from rankfast.linear import NotConvergedWarning
+    from rankfast.learners._linear import NotConvergedWarning
     rng = np.random.default_rng(6)
     X, y, qid = rng.normal(size=(60, 3)), np.arange(60) % 3, np.arange(60) // 6
     with pytest.warns(NotConvergedWarning, match="stopped before its tolerance") as caught:
@@ -195,14 +192,14 @@ def test_svmrank_says_when_the_written_model_is_far_above_its_objective():
     two; here the solver's value is set below the written one to see it fire."""
     import types
 
-    from rankfast.data import Dataset
-    from rankfast.learners import model_notes
+    from rankfast import Dataset
+    from rankfast.cli.learners import model_notes
     rng = np.random.default_rng(5)
     X, y, qid = rng.normal(size=(60, 3)), rng.integers(0, 3, 60).astype(float), np.arange(60) // 6
     learner = RankSVML1(C=1.0).fit(X, y, qid)
     model = learner.to_model()
     dataset = Dataset(X, y, qid, np.arange(1, 61))
-    from rankfast.objectives import objective
+    from rankfast import objective
     written = objective(model, dataset, 1.0, 1, p=1)
     for solver_f, noted in ((written, False), (written / 1.01, True)):
         stub = types.SimpleNamespace(C=1.0, result_=types.SimpleNamespace(f=solver_f))
@@ -255,7 +252,7 @@ def test_a_model_from_the_api_records_its_training_documents(make, tmp_path):
 
 
 def test_a_kernel_model_from_the_api_records_its_training_documents():
-    from rankfast.kernels import KernelApproxLearner
+    from rankfast import KernelApproxLearner
     rng = np.random.default_rng(4)
     X, y, qid = rng.normal(size=(30, 3)), rng.integers(0, 3, 30), np.repeat(np.arange(3), 10)
     for approx in ("nystrom", "rff"):
@@ -274,7 +271,7 @@ MODEL_OF_ONE_VECTOR = ("SVM-light Version V6.20\n0 # kernel type\n3 # kernel par
 def test_rank_classify_says_when_every_document_scores_alike(tmp_path, capsys, vector, alike):
     """A model that gives every test document one score (all-zero weights; an RBF kernel about
     0 away from its support vectors) wrote a file of zeros and 100% swapped pairs in silence."""
-    from rankfast.cli import classify_main
+    from rankfast.cli.classify import classify_main
     (tmp_path / "model").write_text(MODEL_OF_ONE_VECTOR.format(sv=vector))
     (tmp_path / "test").write_text("2 qid:1 1:1 2:3\n1 qid:1 1:2 2:1\n0 qid:2 2:5\n1 qid:2 1:4\n")
     assert classify_main([str(tmp_path / "test"), str(tmp_path / "model"),
@@ -295,7 +292,7 @@ def _query_normalised_model(tmp_path):
 def test_the_same_score_note_judges_the_scores_written_after_rescoring(tmp_path, capsys):
     """--normalize query and a query split in two runs: each run was scored on its own first
     (one document a run: all 0), then the file rescored query by query; no note then."""
-    from rankfast.cli import classify_main
+    from rankfast.cli.classify import classify_main
     model = _query_normalised_model(tmp_path)
     (tmp_path / "test").write_text("1 qid:1 1:1 2:3 3:0\n0 qid:2 1:5 2:1 3:2\n"
                                    "0 qid:1 1:2 2:1 3:4\n1 qid:2 1:4 2:0 3:1\n")
@@ -306,7 +303,7 @@ def test_the_same_score_note_judges_the_scores_written_after_rescoring(tmp_path,
 
 def test_the_same_score_note_names_one_document_queries_for_query_normalised_models(tmp_path,
                                                                                       capsys):
-    from rankfast.cli import classify_main
+    from rankfast.cli.classify import classify_main
     model = _query_normalised_model(tmp_path)
     (tmp_path / "test").write_text("1 qid:1 1:1 2:3\n0 qid:2 1:5 2:1\n1 qid:3 1:4 2:0\n")
     assert classify_main([str(tmp_path / "test"), model, str(tmp_path / "pred")]) == 0

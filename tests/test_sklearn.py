@@ -16,15 +16,20 @@ from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from rankfast import metrics  # noqa: E402
+from rankfast import (  # noqa: E402  # noqa: E402
+    GreedyRankRLS,
+    KernelApproxLearner,
+    KernelParams,  # noqa: E402
+    NystroemMap,
+    RandomFourierMap,
+    RankNCG,  # noqa: E402
+    RankRLS,
+    RankSVM,  # noqa: E402
+    RankSVML1,  # noqa: E402
+    metrics,  # noqa: E402
+)
 from rankfast import sklearn as wrappers  # noqa: E402
-from rankfast.compat import NotFittedError  # noqa: E402
-from rankfast.kernels import KernelApproxLearner, NystroemMap, RandomFourierMap  # noqa: E402
-from rankfast.model import KernelParams  # noqa: E402
-from rankfast.rankncg import RankNCG  # noqa: E402
-from rankfast.rankrls import GreedyRankRLS, RankRLS  # noqa: E402
-from rankfast.ranksvm import RankSVM  # noqa: E402
-from rankfast.svmrank import RankSVML1  # noqa: E402
+from rankfast._estimator import NotFittedError  # noqa: E402
 
 RBF = KernelParams(kernel=2, gamma=0.5)
 
@@ -224,7 +229,7 @@ def test_fit_never_writes_into_the_query_weights(make, several_c):
 
 
 def test_rankfast_sklearn_classes_inherit_scikit_learns_base_estimator():
-    """check_estimator warns of every class of the core (its protocol is rankfast.compat's, so
+    """check_estimator warns of every class of the core (its protocol is rankfast._estimator's, so
     that the programs never import scikit-learn), of none of rankfast.sklearn's."""
     core = [RankSVM(), RankSVML1(), RankNCG(), RankRLS(), GreedyRankRLS(), KernelApproxLearner(),
             NystroemMap(), RandomFourierMap()]
@@ -297,7 +302,7 @@ def test_routing_on_qid_passed_to_an_estimator_that_did_not_request_it_raises():
 def test_routing_off_a_scorer_without_qid_for_a_model_of_several_queries_raises():
     """Without routing the scorer gets no qid: it used to score each test fold as one ranking
     (best_score_ 1.0 here against about 0.9 fold by fold), now it says how to route qid."""
-    from rankfast.base import OneRankingWarning
+    from rankfast.data.validation import OneRankingWarning
     X, y, qid = letor_like(n_queries=12)
     ranker = RankSVM(C=1.0).fit(X, y, qid)
     for scorer in (metrics.ndcg_scorer(10), metrics.map_scorer(), lambda e, X, y: e.score(X, y)):
@@ -324,7 +329,7 @@ def test_routing_off_a_scorer_without_qid_for_a_model_of_several_queries_raises(
 def test_one_ranking_without_qid_stays_allowed_with_a_note_inside_a_search():
     """svm_rank's reading of rows without qid is kept; in a scikit-learn search a fit without
     groups emits a note, since there it is most often a qid that was not routed."""
-    from rankfast.base import OneRankingWarning
+    from rankfast.data.validation import OneRankingWarning
     X, y, _ = letor_like(n_queries=3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 from shared_paths import REFERENCE, require
 
-from rankfast import classify_cli, cli, load_svmlight, read_model, reader
+from rankfast import load_svmlight, read_model
+from rankfast.cli import classify as classify_cli
+from rankfast.cli.classify import classify_main, classify_summary, metrics_report
+from rankfast.io import _stream as reader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE3 = REFERENCE / "example3"
@@ -46,7 +49,7 @@ def test_streamed_predictions_and_summary_are_svm_rank_s(tmp_path, capsys, block
                                                          model_name, pred_name, stdout_name):
     require(REFERENCE / model_name)
     out = tmp_path / "pred"
-    rc = cli.classify_main([str(REFERENCE / test_name), str(REFERENCE / model_name), str(out)])
+    rc = classify_main([str(REFERENCE / test_name), str(REFERENCE / model_name), str(out)])
     assert rc == 0
     assert out.read_text() == read_text(REFERENCE / pred_name)
     assert without_runtime(capsys.readouterr().out) == \
@@ -66,8 +69,8 @@ def shuffled_queries(tmp_path):
 def expected_output(path, model_path, cutoffs=(1, 3, 10)):
     ds = load_svmlight(str(path))
     scores = read_model(str(model_path)).predict(ds.X)
-    return (cli.classify_summary(scores, ds.y, ds.qid) +
-            cli.metrics_report(scores, ds.y, ds.qid, cutoffs),
+    return (classify_summary(scores, ds.y, ds.qid) +
+            metrics_report(scores, ds.y, ds.qid, cutoffs),
             "".join("%.8f\n" % s for s in scores))
 
 
@@ -75,7 +78,7 @@ def test_non_contiguous_queries_from_a_file(tmp_path, capsys, block_rows):
     path = shuffled_queries(tmp_path)
     model_path = EXAMPLE3 / "model_c3.dat"
     summary, predictions = expected_output(path, model_path)
-    rc = cli.classify_main(["--metrics", "--ndcg-at", "1,3,10", str(path), str(model_path),
+    rc = classify_main(["--metrics", "--ndcg-at", "1,3,10", str(path), str(model_path),
                             str(tmp_path / "pred")])
     out, err = capsys.readouterr()
     assert rc == 0 and out.endswith(summary) and (tmp_path / "pred").read_text() == predictions
@@ -90,7 +93,7 @@ def test_standard_input_and_compressed_pipes(tmp_path, interleave):
     summary, predictions = expected_output(path, model_path)
     packed = gzip.compress(path.read_bytes())
     result = subprocess.run(
-        [sys.executable, "-c", "import sys; from rankfast.cli import classify_main; "
+        [sys.executable, "-c", "import sys; from rankfast.cli.classify import classify_main; "
          "sys.exit(classify_main(sys.argv[1:]))", "--metrics", "--ndcg-at", "1,3,10", "-",
          str(model_path), str(tmp_path / "pred")],
         input=packed, capture_output=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
@@ -106,7 +109,7 @@ def test_an_error_mid_stream_names_the_line_and_leaves_no_output(tmp_path, capsy
     path = tmp_path / "bad.dat"
     path.write_text("".join(lines))
     (tmp_path / "pred").write_text("previous")
-    rc = cli.classify_main([str(path), str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "pred")])
+    rc = classify_main([str(path), str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "pred")])
     err = capsys.readouterr().err
     assert rc == 1 and f"{path}:10: feature index in '1:2'" in err
     assert (tmp_path / "pred").read_text() == "previous"
@@ -116,7 +119,7 @@ def test_an_error_mid_stream_names_the_line_and_leaves_no_output(tmp_path, capsy
 def test_a_linear_rank_classify_run_imports_no_scipy_no_learner_and_without_metrics_no_numpy(
         tmp_path):
     require(EXAMPLE3)
-    code = ("import sys\nfrom rankfast.cli import classify_main\n"
+    code = ("import sys\nfrom rankfast.cli.classify import classify_main\n"
             "rc = classify_main(sys.argv[1:])\n"
             "print(' '.join(sorted(sys.modules)), file=sys.stderr)\nsys.exit(rc)\n")
     for extra in ([], ["--metrics"]):
@@ -126,11 +129,13 @@ def test_a_linear_rank_classify_run_imports_no_scipy_no_learner_and_without_metr
             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
         assert result.returncode == 0, result.stderr
         modules = set(result.stderr.split())
-        assert "rankfast.cli" in modules and "rankfast._svmlight" in modules
+        assert "rankfast.cli" in modules and "rankfast._kernels._svmlight" in modules
         unwanted = sorted(m for m in modules if m.split(".")[0] == "scipy" or
                           m.startswith("numpy.f2py") or (not extra and m == "numpy") or m in (
-                              "rankfast.learners", "rankfast.kernels", "rankfast.ranksvm",
-                              "rankfast.rankrls", "rankfast.rankncg", "rankfast.erfc"))
+                              "rankfast.cli.learners", "rankfast.learners.kernel_approx",
+                              "rankfast.learners.prsvm", "rankfast.learners.rankrls",
+                              "rankfast.learners.greedy", "rankfast.learners.rankncg",
+                              "rankfast.learners.erfc"))
         assert unwanted == []
 
 
@@ -143,7 +148,7 @@ def test_a_linear_rank_classify_run_adds_none_of_the_slow_standard_modules(tmp_p
     bare = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True,
                           env=env, timeout=120)
     run = subprocess.run(
-        [sys.executable, "-c", "import sys\nfrom rankfast.cli import classify_main\n"
+        [sys.executable, "-c", "import sys\nfrom rankfast.cli.classify import classify_main\n"
          "rc = classify_main(sys.argv[1:])\n" + listing + "sys.exit(rc)\n",
          str(EXAMPLE3 / "test.dat"), str(EXAMPLE3 / "model_c3.dat"), str(tmp_path / "pred")],
         capture_output=True, text=True, env=env, timeout=120)
@@ -172,7 +177,7 @@ def test_the_programs_skip_the_interpreter_teardown_and_lose_nothing(tmp_path):
              "classify_command()\n")
     env = dict(os.environ, PYTHONPATH=ROOT)
     expected = tmp_path / "expected"
-    assert cli.classify_main(["-v", "0", str(EXAMPLE3 / "test.dat"),
+    assert classify_main(["-v", "0", str(EXAMPLE3 / "test.dat"),
                               str(EXAMPLE3 / "model_c3.dat"), str(expected)]) == 0
     for mode in ("plain", "atexit"):
         pred = tmp_path / f"pred_{mode}"
@@ -197,7 +202,7 @@ def test_the_programs_skip_the_interpreter_teardown_and_lose_nothing(tmp_path):
 
 def test_rank_learn_imports_only_the_learner_it_runs(tmp_path):
     require(EXAMPLE3)
-    code = ("import sys\nfrom rankfast.cli import learn_main\n"
+    code = ("import sys\nfrom rankfast.cli.learn import learn_main\n"
             "rc = learn_main(sys.argv[1:])\n"
             "print(' '.join(sorted(sys.modules)), file=sys.stderr)\nsys.exit(rc)\n")
     result = subprocess.run(
@@ -206,15 +211,18 @@ def test_rank_learn_imports_only_the_learner_it_runs(tmp_path):
         env=dict(os.environ, PYTHONPATH=ROOT), timeout=120)
     assert result.returncode == 0, result.stderr
     modules = set(result.stderr.split())
-    assert "rankfast.ranksvm" in modules
-    assert not modules & {"rankfast.kernels", "rankfast.rankrls", "rankfast.rankncg",
-                          "rankfast.erfc", "rankfast.svmrank", "scipy.linalg", "scipy.special"}
+    assert "rankfast.learners.prsvm" in modules
+    assert not modules & {"rankfast.learners.kernel_approx", "rankfast.learners.rankrls",
+                          "rankfast.learners.greedy", "rankfast.learners.rankncg",
+                          "rankfast.learners.erfc", "rankfast.learners.svmrank", "scipy.linalg",
+                          "scipy.special"}
 
 
 @pytest.mark.parametrize("largest", [40, 200])   # pair by pair up to 64 documents, sorted above
 def test_the_stream_counts_swapped_pairs_as_rankfast_metrics_does(largest):
     """count_swapped_runs (no numpy: each query sorted in C) against metrics.swapped_pairs."""
-    from rankfast import _swapped, metrics
+    from rankfast import metrics
+    from rankfast._kernels import _swapped
     rng = np.random.default_rng(largest)
     for _ in range(100):
         sizes = rng.integers(1, largest, rng.integers(1, 6))
@@ -230,7 +238,7 @@ def test_the_stream_counts_swapped_pairs_as_rankfast_metrics_does(largest):
 
 
 def test_run_starts_finds_where_each_run_of_equal_qid_begins():
-    from rankfast import _swapped
+    from rankfast._kernels import _swapped
     rng = np.random.default_rng(2)
     for n in (0, 1, 2, 50, 1000):
         qid = np.repeat(rng.integers(0, 4, n), rng.integers(1, 4, n))[:n].astype(np.int64)

@@ -10,13 +10,14 @@ from scipy.optimize import minimize
 from shared_paths import REFERENCE, require
 
 import rankfast
-from rankfast import _hinge
+from rankfast import RankSVML1
+from rankfast._kernels import _hinge
 from rankfast._threads import query_chunks
-from rankfast.cli import learn_main
-from rankfast.inputs import NoPairsWarning
-from rankfast.learners import make_learner
-from rankfast.ranksvm import query_weights
-from rankfast.svmrank import HingeLoss, RankSVML1
+from rankfast.cli.learn import learn_main
+from rankfast.cli.learners import make_learner
+from rankfast.data.validation import NoPairsWarning
+from rankfast.learners.prsvm import query_weights
+from rankfast.learners.svmrank import HingeLoss
 
 # --- slow twins --------------------------------------------------------------------------
 

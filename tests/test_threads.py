@@ -10,11 +10,12 @@ import pytest
 import scipy.sparse as sp
 
 import rankfast
-from rankfast import _erfc, _predict, _prsvm, _rankrls, _threads
-from rankfast.cli import classify_main, learn_main
-from rankfast.data import dump_svmlight
-from rankfast.erfc import erfc_parameters
-from rankfast.linear import DataMatrix
+from rankfast import _threads, dump_svmlight
+from rankfast._kernels import _erfc, _predict, _prsvm, _rankrls
+from rankfast.cli.classify import classify_main
+from rankfast.cli.learn import learn_main
+from rankfast.learners._linear import DataMatrix
+from rankfast.learners.erfc import erfc_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 THREADS = (1, 2, 3)
@@ -158,7 +159,7 @@ def test_prsvm_kernels_the_same_bits_on_any_threads(real_labels):
 
 @pytest.mark.parametrize("fast", [True, False])
 def test_erfc_sums_the_same_bits_on_any_threads(fast):
-    from rankfast.rankncg import ErfcPairObjective
+    from rankfast.learners.rankncg import ErfcPairObjective
     X, y, qid = uneven_queries(6, n_queries=120)
     starts = starts_of(np.bincount(qid)[1:])
     ob = ErfcPairObjective(X, y, starts, np.ones(len(starts) - 1), 1e-6, fast)
@@ -283,12 +284,12 @@ def test_serial_build_gives_the_same_bits(tmp_path):
     (tmp_path / "pyx").mkdir()
     for source in [ROOT / "pyx" / "_prsvm.pyx", *(ROOT / "pyx").glob("*.pxi")]:
         (tmp_path / "pyx" / source.name).write_bytes(source.read_bytes())
-    (tmp_path / "rankfast").mkdir()       # setup.py reads the version from rankfast/__init__.py
+    (tmp_path / "rankfast" / "_kernels").mkdir(parents=True)   # where the modules are built
     (tmp_path / "rankfast" / "__init__.py").write_bytes((ROOT / "rankfast" / "__init__.py").read_bytes())
     env = dict(os.environ, RANKFAST_OPENMP="0", RANKFAST_ONLY="_prsvm", RANKFAST_DEBUG="1")
     subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q"], cwd=tmp_path,
                    env=env, check=True, capture_output=True)
-    built = next((tmp_path / "rankfast").glob("_prsvm*.so"))
+    built = next((tmp_path / "rankfast" / "_kernels").glob("_prsvm*.so"))
     assert b"GOMP_parallel" not in built.read_bytes()
     scores, rank, starts, weight, levels = prsvm_inputs(14)
     chunks = _threads.query_chunks(starts, documents=500)
@@ -296,7 +297,7 @@ def test_serial_build_gives_the_same_bits(tmp_path):
     np.savez(inputs, scores=scores, rank=rank, starts=starts, weight=weight, chunks=chunks)
     script = (
         "import sys, numpy as np\n"
-        f"sys.path.insert(0, {str(tmp_path / 'rankfast')!r})\n"
+        f"sys.path.insert(0, {str(tmp_path / 'rankfast' / '_kernels')!r})\n"
         "import _prsvm\n"
         f"a = np.load({str(inputs)!r})\n"
         "order = np.empty(len(a['scores']), dtype=np.int64)\n"
@@ -371,7 +372,7 @@ def test_a_file_of_known_size_gets_a_thread_per_min_blocks(tmp_path, monkeypatch
     streams (size unknown) and compressed files keep every thread."""
     import gzip
 
-    from rankfast import data
+    from rankfast.io import svmlight as data
     monkeypatch.setattr(_threads, "available_cores", lambda: 8)
     monkeypatch.setattr(data, "MIN_BLOCKS_PER_THREAD", 3)
     threads_used = []

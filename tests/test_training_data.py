@@ -1,13 +1,15 @@
-"""Input is checked and converted once, where it enters an estimator (rankfast.inputs.TrainingData)."""
+"""Input is checked and converted once, where it enters an estimator
+(rankfast.data.validation.TrainingData)."""
 import sys
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rankfast import base, csr
-from rankfast.inputs import TrainingData
-from rankfast.ranksvm import RankSVM
+from rankfast import RankSVM
+from rankfast.data import sparse as csr
+from rankfast.data.validation import TrainingData
+from rankfast.learners import _base as base
 
 
 def documents(seed=0, n=40, d=6):
@@ -101,10 +103,7 @@ class ConversionCounter:
 
 
 def learners():
-    from rankfast.kernels import KernelApproxLearner
-    from rankfast.rankncg import RankNCG
-    from rankfast.rankrls import GreedyRankRLS, RankRLS
-    from rankfast.svmrank import RankSVML1
+    from rankfast import GreedyRankRLS, KernelApproxLearner, RankNCG, RankRLS, RankSVML1
     # (learner, finiteness scans of one fit: X once, and a kernel learner's φ(X) once)
     return {"ranksvm": (RankSVM(C=1.0), 1), "ranksvm C list": (RankSVM(C=[0.1, 1.0], cv=3), 1),
             "rankncg": (RankNCG(C=1.0), 1), "rankncg C list": (RankNCG(C=[0.1, 1.0], cv=3), 1),
@@ -136,7 +135,7 @@ def test_every_learner_checks_and_converts_x_once_per_fit(name, form, monkeypatc
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_cross_validation_checks_its_input_once_and_not_its_folds(sparse, monkeypatch):
-    from rankfast.kernels import KernelApproxLearner
+    from rankfast import KernelApproxLearner
     from rankfast.model_selection import GridSearch, cross_validate
     X, y, qid = documents(3, n=60)
     given = sp.csr_matrix(X) if sparse else X
@@ -173,7 +172,7 @@ def test_a_validation_set_is_checked_once_not_for_every_c(monkeypatch):
 
 
 def test_fit_takes_a_training_data_in_place_of_x():
-    from rankfast.rankrls import RankRLS
+    from rankfast import RankRLS
     X, y, qid = documents(5)
     data = TrainingData(csr.as_csr(sp.csr_matrix(X)), y, qid)
     for make in (lambda: RankSVM(C=1.0), lambda: RankRLS(C=1.0)):

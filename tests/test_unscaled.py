@@ -13,11 +13,9 @@ import numpy as np
 import pytest
 from reference_impl import erfc_rank_objective_pairs
 
-from rankfast.newton import conjugate_gradient, minimize
-from rankfast.rankncg import RankNCG
-from rankfast.rankrls import RankRLS
-from rankfast.ranksvm import RankSVM, SquaredHingeObjective, query_weights
-from rankfast.svmrank import RankSVML1
+from rankfast import RankNCG, RankRLS, RankSVM, RankSVML1
+from rankfast.learners.prsvm import SquaredHingeObjective, query_weights
+from rankfast.optimize.newton import conjugate_gradient, minimize
 
 SCALES = 10.0 ** np.array([-3.0, -1.0, 0.0, 2.0, 4.0, 6.0, 7.0, 8.0])
 GRID = [1e-3, 1e-1, 10.0, 1e3]
@@ -130,8 +128,9 @@ def test_rankncg_warm_start_is_no_slower_than_cold():
         warm_scores, cold_scores = warm.predict(X), cold.predict(X)
         assert np.corrcoef(warm_scores, cold_scores)[0, 1] > 0.999
     # the same fits, counted: a warm start from the previous C costs at most a cold fit
-    from rankfast.linear import training_arrays
-    from rankfast.rankncg import ErfcPairObjective, nonlinear_cg
+    from rankfast.learners._linear import training_arrays
+    from rankfast.learners.rankncg import ErfcPairObjective
+    from rankfast.optimize.ncg import nonlinear_cg
     Xg, yg, starts, _ = training_arrays(X, y, qid)
     previous = nonlinear_cg(ErfcPairObjective(Xg, yg, starts, query_weights(yg, starts, 1.0, 1),
                                               1e-6, True), np.zeros(Xg.shape[1]))

@@ -15,15 +15,20 @@ import numpy as np
 import pytest
 from shared_paths import DATA, require
 
-from rankfast import dump_svmlight, metrics, read_model
-from rankfast.cli import learn_main
-from rankfast.kernels import KernelApproxLearner
-from rankfast.model import KernelParams
+from rankfast import (
+    GreedyRankRLS,
+    KernelApproxLearner,
+    KernelParams,
+    RankNCG,
+    RankRLS,
+    RankSVM,
+    RankSVML1,
+    dump_svmlight,
+    metrics,
+    read_model,
+)
+from rankfast.cli.learn import learn_main
 from rankfast.model_selection import CVResult, ValidationSet
-from rankfast.rankncg import RankNCG
-from rankfast.rankrls import GreedyRankRLS, RankRLS
-from rankfast.ranksvm import RankSVM
-from rankfast.svmrank import RankSVML1
 
 CS = [0.001, 0.01, 0.1, 1.0, 10.0]
 

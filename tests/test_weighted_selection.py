@@ -11,16 +11,20 @@ import numpy as np
 import pytest
 import reference_impl as _reference
 
-from rankfast import dump_svmlight, read_model
-from rankfast.base import query_sample_weights
-from rankfast.cli import learn_main
-from rankfast.kernels import KernelApproxLearner
-from rankfast.model import KernelParams
+from rankfast import (
+    GreedyRankRLS,
+    KernelApproxLearner,
+    KernelParams,
+    RankNCG,
+    RankRLS,
+    RankSVM,
+    RankSVML1,
+    dump_svmlight,
+    read_model,
+)
+from rankfast.cli.learn import learn_main
+from rankfast.data.validation import query_sample_weights
 from rankfast.model_selection import CVResult, GridSearch, Metric, ValidationSet
-from rankfast.rankncg import RankNCG
-from rankfast.rankrls import GreedyRankRLS, RankRLS
-from rankfast.ranksvm import RankSVM
-from rankfast.svmrank import RankSVML1
 
 WEIGHT_OF = {10: 1, 11: 2, 12: 1, 13: 0, 14: 3, 15: 1}     # 13 left out, 14 three times
 CS = [0.03, 0.3, 3.0]
@@ -251,7 +255,7 @@ def test_rank_learn_weights_with_c_lists_folds_valid_and_greedy(tmp_path, capsys
 
 def test_cv_as_a_list_of_splits_is_the_splitter_that_made_them():
     """scikit-learn's other form of cv (its sample-weight checks pass one)."""
-    from rankfast.errors import UsageError
+    from rankfast import UsageError
     X, y, qid = data()
     splits = list(SameFold().split(X, y, qid))
     by_list = RankSVM(C=CS, cv=splits, cv_metric=M).fit(X, y, qid, sample_weight=row_weights(qid))

@@ -13,8 +13,7 @@ import tempfile
 from pathlib import Path
 
 import rankfast
-from rankfast import plot
-from rankfast.ranksvm import RankSVM
+from rankfast import RankSVM, plot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

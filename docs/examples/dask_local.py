@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 
 import rankfast
+from rankfast import RankSVM, metrics
 from rankfast import dask as rdask
-from rankfast import metrics
-from rankfast.ranksvm import RankSVM
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -1,0 +1,444 @@
+"""The Python boundary: features, labels and queries checked and converted, once.
+
+Every estimator's ``fit`` and ``predict`` and every scorer pass their input
+through here before any numerics see it: X becomes a C-contiguous float64
+ndarray or a CSR matrix (rankfast.data.sparse.CSR), y a 1-D float64 array of finite
+labels, the queries one id per row, sample_weight one multiplier per query
+(query_sample_weights).  This module stands below the estimators
+(rankfast.learners._base), the metrics and model selection, which all use it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+import warnings
+
+import numpy as np
+
+from .queries import group_rows, group_to_qid, query_index, query_starts
+from .sparse import CSR, all_finite, as_csr, compact_columns, issparse
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .._typing import Matrix, Vector
+
+
+def check_features(X: Matrix, what: str = "X", sparse_float32: bool = False,
+                   n_threads: int | None = 1) -> tuple[Matrix, np.ndarray | None]:
+    """X as float64 CSR arrays (sparse input) or a 2-D float64 ndarray, checked.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix, shape (n_documents, n_features)
+        Lists of lists, NumPy arrays, pandas DataFrames or any scipy sparse format.
+    what : str
+        Name used in error messages.
+    sparse_float32 : bool
+        Keep the float32 values of sparse input as they are (for learners
+        whose products widen them: 4 bytes a value instead of 8).
+    n_threads : int or None
+        Threads for the finiteness check (None or 0: every core).
+
+    Returns
+    -------
+    X : rankfast.data.sparse.CSR or ndarray of float64
+        Sparse input (a CSR, or any scipy sparse format) as CSR, sharing the
+        arrays of float64 CSR input.
+    names : ndarray of str or None
+        The column names of a DataFrame whose columns are all strings.
+
+    Raises
+    ------
+    ValueError
+        Complex values, not 2-D, no row or no column, NaN or infinity.
+    TypeError
+        Values that are not numbers (e.g. dicts).
+
+    Examples
+    --------
+    >>> from rankfast.data.validation import check_features
+    >>> X, names = check_features([[1, 2], [3, 4]])
+    >>> X.dtype, X.shape, names
+    (dtype('float64'), (2, 2), None)
+    >>> check_features([1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: Expected a 2-D X, got a 1-D array of shape (2,): Reshape your data with
+    X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one document
+    """
+    names = _feature_names(X)
+    if issparse(X):
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported ({what} is complex)")
+        X = as_csr(X)
+        if not (sparse_float32 and X.dtype == np.float32):
+            X = X.astype(np.float64, copy=False)
+        values = X.data[:X.nnz]
+    else:
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported ({what} is complex)")
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2-D {what}, got a {X.ndim}-D array of shape {X.shape}: "
+                             f"Reshape your data with X.reshape(-1, 1) for one feature or "
+                             f"X.reshape(1, -1) for one document")
+        X = _float64(X, what)
+        values = X
+    n, d = X.shape
+    if n == 0:
+        raise ValueError(f"no documents: {what} has 0 rows (shape={X.shape})")
+    if d == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of "
+                         f"1 is required.")
+    if not all_finite(values, n_threads):
+        raise ValueError(f"Input {what} contains NaN or infinity: feature values must be finite")
+    return X, names
+
+
+def _float64(values, what):
+    """values as a C-contiguous float64 array; a missing value (None, pandas.NA) is a ValueError.
+
+    An object array holding pandas.NA (a nullable column beside others) or
+    None would otherwise raise float()'s TypeError.
+    """
+    try:
+        return np.ascontiguousarray(values, dtype=np.float64)
+    except TypeError:
+        if values.dtype == object:
+            missing = getattr(sys.modules.get("pandas"), "NA", None)
+            if any(value is None or value is missing for value in values.ravel()):
+                raise ValueError(f"Input {what} contains missing values (None or pandas.NA): "
+                                 f"values must be finite numbers") from None
+        raise
+
+
+def _feature_names(X):
+    columns = getattr(X, "columns", None)
+    if columns is None or issparse(X) or isinstance(X, np.ndarray):
+        return None
+    names = np.asarray(columns, dtype=object)
+    return names if len(names) and all(isinstance(c, str) for c in names) else None
+
+
+def check_labels(y: Vector, n: int, name: str = "the estimator") -> np.ndarray:
+    """y as a 1-D float64 array of n finite numbers (a column vector is flattened)."""
+    if y is None:
+        raise ValueError(f"{name} requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.dtype.kind == "c":
+        raise ValueError("Complex data not supported (y is complex)")
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array of relevance labels, got shape {y.shape}")
+    y = _float64(y, "y")
+    if len(y) != n:
+        raise ValueError(f"X has {n} rows but y has {len(y)} labels")
+    if not np.isfinite(y).all():
+        raise ValueError("labels must be finite (y contains NaN or infinity)")
+    return y
+
+
+def query_ids(n: int, qid: Vector = None, group: Vector = None) -> np.ndarray:
+    """Per-row query ids from ``qid``, LightGBM-style ``group`` sizes, or neither.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    qid : array-like, shape (n,), optional
+        Query id of each row (integers, or any values np.unique can sort);
+        rows of one query need not be contiguous.
+    group : array-like of int, optional
+        Sizes of consecutive groups of rows, adding up to n.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``qid`` itself; group numbers 0, 1, ... from ``group``; zeros (one
+        ranking) with neither.  With both, they must describe the same queries.
+
+    Examples
+    --------
+    >>> from rankfast.data.validation import query_ids
+    >>> query_ids(5, group=[2, 3])
+    array([0, 0, 1, 1, 1])
+    >>> query_ids(3)
+    array([0, 0, 0])
+    """
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.ndim != 1 or len(qid) != n:
+            raise ValueError(f"qid must hold one query id per row: X has {n} rows, "
+                             f"qid has shape {qid.shape}")
+        if qid.dtype.kind == "c" or (qid.dtype.kind == "f" and not np.isfinite(qid).all()):
+            raise ValueError("query ids must be finite real numbers, integers or strings")
+        if qid.dtype.kind == "O":
+            try:
+                np.unique(qid)
+            except TypeError:
+                raise ValueError("query ids must be all numbers or all strings (they are "
+                                 "compared to find each query's rows); got a mix") from None
+    if group is None:
+        return np.zeros(n, dtype=np.int64) if qid is None else qid
+    from_group = group_to_qid(group, n)
+    if qid is not None:
+        if not np.array_equal(np.diff(query_starts(qid)), np.diff(query_starts(from_group))):
+            raise ValueError("qid and group describe different queries: give one of them")
+        return qid
+    return from_group
+
+
+def query_sample_weights(sample_weight: Vector, qid: Vector) -> np.ndarray | None:
+    """Each query's multiplier of its loss term from ``sample_weight`` (None: no weights).
+
+    Weights are per query, as XGBRanker's ranking weights: query q's term of
+    the objective, C/Q times its loss, becomes C w_q / Σ_r w_r times its
+    loss, so that a weight of 2 gives the model of the data with that query
+    twice, and a weight of 0 the model without it.  A list of C, K-fold and
+    leave-query-out cross-validation use the same weights: every fold's model
+    normalises the weights of its training queries alike, and the table
+    counts each held-out query's value w_q times (rankfast.model_selection).
+
+    Parameters
+    ----------
+    sample_weight : array-like or None
+        One weight per row, the same for every row of a query (the form
+        scikit-learn's searches slice into folds), or one per query in the
+        order the queries first appear.  Finite, ≥ 0, not all zero.
+    qid : ndarray, shape (n_documents,)
+        Query ids as Ranker._fit_input returns them.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_queries,), or None
+        w_q Q / Σ_r w_r for the queries in the order of first appearance
+        (rankfast.learners._linear.training_arrays' order): mean 1, so that the
+        learners multiply their per-query weights C/Q by it.
+
+    Raises
+    ------
+    ValueError
+        Weights that are not numbers, of the wrong length, negative, not
+        finite, all zero, or different within a query (sample_weight is per
+        query: weights of documents within one ranking have no meaning here).
+
+    Examples
+    --------
+    >>> from rankfast.data.validation import query_sample_weights
+    >>> query_sample_weights([2, 2, 1, 1, 1], [5, 5, 3, 3, 3])
+    array([1.33333333, 0.66666667])
+    >>> query_sample_weights([2, 1], [5, 5, 3, 3, 3])
+    array([1.33333333, 0.66666667])
+    """
+    if sample_weight is None:
+        return None
+    weight = np.asarray(sample_weight)
+    if weight.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must hold numbers (got dtype {weight.dtype})")
+    weight = weight.astype(np.float64)           # a copy: the caller's array is never changed
+    query, n_queries = query_index(qid)
+    if weight.ndim != 1 or len(weight) not in (len(qid), n_queries):
+        raise ValueError(f"sample_weight must hold one weight per row ({len(qid)}) or per query "
+                         f"({n_queries}), got shape {weight.shape}")
+    if not np.isfinite(weight).all() or (weight < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative")
+    if len(weight) == len(qid):
+        per_query = np.zeros(n_queries)
+        per_query[query] = weight
+        if not np.array_equal(per_query[query], weight):
+            raise ValueError("sample_weight must be the same for every row of a query: weights "
+                             "are per query (a weight of 2 counts the query twice), as "
+                             "XGBRanker's ranking weights")
+        weight = per_query
+    total = weight.sum()
+    if not total > 0:
+        raise ValueError("sample_weight: every weight is zero, nothing to train on")
+    return weight * (n_queries / total)
+
+
+def row_weights(per_query: np.ndarray | None, qid: Vector) -> np.ndarray | None:
+    """Per-query weights (query_sample_weights' order) as one weight per row of qid (None: None)."""
+    return None if per_query is None else per_query[query_index(qid)[0]]
+
+
+def weighted(per_query: Vector, weight: Vector) -> np.ndarray:
+    """per_query times query_sample_weights' multipliers (as is without weights)."""
+    return per_query if weight is None else per_query * weight
+
+
+class OneRankingWarning(UserWarning):
+    """An estimator inside a scikit-learn search was fitted without qid or group: one ranking."""
+
+
+class NoPairsWarning(UserWarning):
+    """No query of the training data has two documents with different labels: nothing to learn."""
+
+
+def warn_without_pairs(y: Vector, qid: Vector, who: str) -> None:
+    """NoPairsWarning, naming the cause, when no query holds two different labels.
+
+    Every pairwise learner then trains an all-zero model (each document scores
+    0), exactly as it should, but silently that looks like a bug or hides one:
+    document ids given as qids, one group size per row, a constant target.
+    O(n) for rows already grouped by query.
+    """
+    if len(y) == 0:
+        return
+    perm, starts = group_rows(qid)
+    labels = y if perm is None else y[perm]
+    sizes = np.diff(starts)
+    if np.any(labels != np.repeat(labels[starts[:-1]], sizes)):
+        return
+    if sizes.max() == 1:
+        cause = (f"each of the {len(y)} documents is a query of its own: are the qids "
+                 f"document ids, or the group sizes all 1?")
+    elif np.all(labels == labels[0]):
+        cause = f"every label is {labels[0]:g}"
+    else:
+        cause = "within each query every document has the same label"
+    warnings.warn(f"{who}: no query has two documents with different labels ({cause}); "
+                  f"there is no pair to order, so the model is all zero", NoPairsWarning,
+                  stacklevel=outside_stacklevel())
+
+
+def outside_stacklevel() -> int:
+    """warnings.warn's stacklevel that names the first caller outside rankfast (from the caller
+    of the function calling this)."""
+    frame: Any = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("rankfast."):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def scoring_queries(estimator: Any, n: int, qid: Vector, group: Vector, who: str) -> np.ndarray:
+    """Query ids for scoring n rows of ``estimator``'s predictions (``who`` names the scorer).
+
+    With neither ``qid`` nor ``group`` the rows are one ranking, as svm_rank
+    reads a file without qids, unless the estimator was trained on several
+    queries: then the rows are almost surely several queries whose ids did
+    not reach the scorer (scikit-learn without metadata routing passes none),
+    and scoring them as one ranking would give a wrong figure with no sign of
+    it, so this raises ValueError saying how to route them.
+    """
+    if qid is None and group is None and _trained_on_several_queries(estimator):
+        raise ValueError(
+            f"{who} was given {n} rows without qid or group, but {type(estimator).__name__} "
+            f"was trained on several queries: scoring the rows as one ranking would be wrong. "
+            f"In scikit-learn, route the queries: sklearn.set_config("
+            f"enable_metadata_routing=True), request them with "
+            f"estimator.set_fit_request(qid=True) (and set_score_request(qid=True) when the "
+            f"search scores with estimator.score), and pass them to the search: "
+            f"search.fit(X, y, groups=qid, qid=qid). Called directly, pass qid= "
+            f"(qid=np.zeros(n) scores the rows as one ranking)")
+    return query_ids(n, qid, group)
+
+
+def scored_queries(estimator: Any, X: Matrix, qid: Vector, group: Vector,
+                   who: str) -> tuple[np.ndarray, np.ndarray]:
+    """(estimator's scores of X, the query ids they are scored by) for a scorer (``who``).
+
+    The queries as scoring_queries gives them, and the scores as predicted
+    gives them (a model that normalises each query's rows gets the queries).
+    """
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    queries = scoring_queries(estimator, n, qid, group, who)
+    return predicted(estimator, X, queries), queries
+
+
+def _trained_on_several_queries(estimator):
+    """Whether the estimator (or a Pipeline's last step, or a search's best estimator) saw
+    several queries in fit."""
+    for candidate in (estimator, getattr(estimator, "_final_estimator", None),
+                      getattr(estimator, "best_estimator_", None)):
+        if getattr(candidate, "_several_queries", False):
+            return True
+    return False
+
+
+def predicted(estimator: Any, X: Matrix, qid: Vector) -> np.ndarray:
+    """estimator's scores of X; a model that normalises per query (normalize="query") gets qid."""
+    applied = getattr(estimator, "_applied_normalizer", None)
+    if applied is not None and applied() is not None:
+        return estimator.predict(X, qid)
+    return estimator.predict(X)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingData:
+    """A fit's input, checked and converted once where it enters an estimator.
+
+    Built by Ranker._training_data from fit's X, y, qid/group (and then the
+    query weights); the learners take it as it is, without checking or
+    converting X again.  An estimator's ``fit`` (and a linear learner's
+    ``fit_path``, and ``predict``) also takes one in place of X, with y and the
+    queries left out: cross-validation passes its folds so (``subset``),
+    checked once.
+
+    Attributes
+    ----------
+    X : rankfast.data.sparse.CSR or ndarray of float64, shape (n_documents, n_features)
+        Sparse input as CSR (float64 values, or float32 for the learners whose
+        kernels widen them: Ranker.sparse_float32); dense input C-contiguous.
+    y : ndarray of float64, shape (n_documents,)
+        Finite relevance labels.
+    qid : ndarray, shape (n_documents,)
+        Query id of each row (rows of a query need not be contiguous).
+    query_weight : ndarray of float64, shape (n_queries,), or None
+        Each query's multiplier of its loss term, queries in order of first
+        appearance (rankfast.learners._base.query_sample_weights); None: no weights.
+    """
+
+    X: Matrix
+    y: np.ndarray
+    qid: np.ndarray
+    query_weight: np.ndarray | None = None
+
+    @property
+    def sparse(self) -> bool:
+        """Whether X is sparse (a CSR)."""
+        return isinstance(self.X, CSR)
+
+    def with_features(self, X: Matrix) -> TrainingData:
+        """The same documents with X replaced (normalised features: CSR or float64 ndarray)."""
+        return dataclasses.replace(self, X=X)
+
+    def with_query_weight(self, query_weight: Any) -> TrainingData:
+        """The same documents with per-query weights (None: none)."""
+        return dataclasses.replace(self, query_weight=query_weight)
+
+    def subset(self, rows: Vector) -> TrainingData:
+        """The documents ``rows`` (an index array), in that order, taken as they are: no check.
+
+        What cross-validation trains and scores its folds on.  ``query_weight`` is
+        dropped (None): the folds' queries are another set, whose weights each
+        fold's fit normalises from its rows' ``sample_weight``.
+        """
+        index = np.asarray(rows)
+        return TrainingData(self.X[index], self.y[index], self.qid[index])
+
+    def grouped(self) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
+        """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
+
+        ``used`` holds the original 0-based index of each kept column;
+        ``starts`` the query offsets of the grouped rows, with the row count
+        appended.  Queries keep their order of first appearance (that of
+        ``query_weight``).
+        """
+        X, y = self.X, self.y
+        perm, starts = group_rows(self.qid)
+        if self.sparse:
+            X, used = compact_columns(X)
+        else:
+            used = np.flatnonzero(np.count_nonzero(X, axis=0))
+            if len(used) < X.shape[1]:
+                X = X[:, used]
+        if perm is not None:
+            X, y = X[perm], y[perm]
+        if not self.sparse:
+            X = np.ascontiguousarray(X)
+        return X, y, starts, used

@@ -1,0 +1,452 @@
+"""What the linear learners share: scoring in float64 and turning weights into a model."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._estimator import check_is_fitted
+from .._kernels import _products
+from .._threads import BLOCK_ROWS
+from ..data.sparse import CSR, all_finite, as_csr, issparse
+from ..data.validation import TrainingData, query_sample_weights
+from ..errors import UsageError
+from ..models import LinearModel, file_weights
+from ._base import Ranker, fit_documents
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .._typing import Matrix, Vector
+
+
+def check_training_input(X: Matrix, y: Vector, qid: Vector) -> None:
+    """ValueError unless X, y and qid describe the same documents with finite numbers.
+
+    For input that has not been through Ranker._fit_input (e.g. dask's blocks).
+    """
+    check_lengths(X, y, qid)
+    values = as_csr(X).data if issparse(X) else np.asarray(X)
+    if not all_finite(values):
+        raise ValueError("feature values must be finite (X holds NaN or inf)")
+    if not np.all(np.isfinite(np.asarray(y, dtype=np.float64))):
+        raise ValueError("labels must be finite")
+    qid = np.asarray(qid)
+    if qid.dtype.kind == "f" and not np.all(np.isfinite(qid)):
+        raise ValueError("query ids must be finite")
+
+
+def check_lengths(X: Matrix, y: Vector, qid: Vector) -> None:
+    """ValueError unless X, y and qid have one entry per document.
+
+    The compiled kernels trust these lengths; unchecked, a short y or qid
+    reads past the end of an array.
+    """
+    n = X.shape[0] if issparse(X) else len(X)
+    if not (len(y) == len(qid) == n):
+        raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
+
+
+def training_arrays(X: Matrix, y: Vector, qid: Vector) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, starts, used) as rankfast.data.validation.TrainingData.grouped returns them.
+
+    For learners that take X, y and qid as Ranker._fit_input returns them
+    rather than a TrainingData (values already checked finite there: only
+    the lengths are checked again, and X and y taken as the kernels take them).
+    """
+    check_lengths(X, y, qid)
+    X = as_csr(X) if issparse(X) else np.asarray(X, dtype=np.float64)
+    return TrainingData(X, np.asarray(y, dtype=np.float64), np.asarray(qid)).grouped()
+
+
+def varying_columns(X: Matrix, starts: Vector, order: Vector = None) -> np.ndarray:
+    """Whether each column of X has values that differ within some query (bool, one per column).
+
+    X and starts as TrainingData.grouped returns them, or a CSR X whose query q is
+    rows ``order[starts[q]:starts[q + 1]]`` (group_rows' permutation); one pass over X
+    at most (it ends once every column is seen to vary).
+    """
+    varies = np.zeros(X.shape[1], dtype=np.int8)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    if isinstance(X, np.ndarray) and order is None:
+        _products.mark_varying_columns_dense(X, starts, varies)
+    else:                                   # a rankfast.data.sparse.CSR, as TrainingData holds X
+        rows = np.arange(X.shape[0]) if order is None else np.asarray(order, dtype=np.int64)
+        _products.mark_varying_columns(X.data, X.indices, X.indptr, rows, starts, varies)
+    return varies.astype(bool)
+
+
+def without_query_constant(w: Vector, X: Matrix, starts: Vector) -> np.ndarray:
+    """w with exact zeros on the columns of X that are constant within every query.
+
+    Such a column adds the same to every score of a query, so no pair's difference
+    and no ranking depends on it: every pairwise learner's optimum weighs it 0 (only
+    ½‖w‖² sees it), and what a solver leaves there is rounding and the stopping
+    rule's slack (~1e-6 on LETOR's query-level features at the default -e).
+    svm_rank's w = Σ α (x_i − x_j) is exactly 0 there, and its model file leaves
+    such features out; so do ours.  X and starts as TrainingData.grouped returns them.
+    """
+    varies = varying_columns(X, starts)
+    if varies.all():
+        return w
+    return np.where(varies, w, 0.0)
+
+
+class NotConvergedWarning(UserWarning):
+    """A solver stopped before its tolerance was met (its iteration cap, most often)."""
+
+
+def warn_if_stopped_early(estimator: Any, result: Any) -> None:
+    """NotConvergedWarning, naming why, when ``result`` (a solver's) is not converged."""
+    if getattr(result, "converged", True) is not False:
+        return
+    import warnings
+
+    from ..data.validation import outside_stacklevel
+    warnings.warn(f"{type(estimator).__name__}.fit stopped before its tolerance was met "
+                  f"({result.message} after {result.iterations} iterations): the model may be "
+                  f"far from the optimum"
+                  + ("; raise max_iter (rank_learn's -#)" if "limit" in result.message else ""),
+                  NotConvergedWarning, stacklevel=outside_stacklevel())
+
+
+def kernel_form(X: Matrix) -> Matrix:
+    """X as the compiled kernels take it: a rankfast.data.sparse.CSR or a C-contiguous float64 ndarray.
+
+    X in one of these forms (a TrainingData's: every estimator's fit) is
+    returned as it is, with no check or conversion; other forms (a scipy
+    matrix or a list given to an objective directly) are converted.
+    """
+    if isinstance(X, CSR) or (isinstance(X, np.ndarray) and X.dtype == np.float64
+                              and X.flags.c_contiguous):
+        return X
+    return as_csr(X) if issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
+
+
+class DataMatrix:
+    """X for the solvers: X v and Xᵀ u on ``n_threads`` threads, the same bits for any number.
+
+    X is taken as rankfast.data.validation.TrainingData holds it, without converting
+    it again (kernel_form).  Dense X is used as given (no copy); sparse X stays in
+    CSR, never densified (12 bytes a value against dense's 8 only where it is
+    full, and no second copy of the data), with its transpose in CSR only when
+    it has so many columns that per-block partial sums (rankfast._kernels._products)
+    would cost more than the product itself.  A row's products are added in
+    four running sums, dense or sparse (a full CSR row gives the dense row's
+    bits), not in scipy's one chain, whose additions bound its speed.  A CSR
+    matrix with every entry stored (a LETOR file's) is multiplied as the dense
+    matrix its values are, without reading its indices: the same bits, 1.3x as fast.
+    """
+
+    PARTIAL_MAX = 1 << 22           # doubles of per-block partial sums, above: Xᵀ in CSR
+
+    def __init__(self, X: Matrix, n_threads: int = 1) -> None:
+        self.n_threads = int(n_threads)
+        self.shape = X.shape
+        n, d = X.shape
+        n_blocks = max(-(-n // BLOCK_ROWS), 1)
+        X = kernel_form(X)
+        self.dense = not isinstance(X, CSR)
+        self.rows: Any = None     # a CSR matrix with every entry stored, seen as n × d (no copy)
+        if self.dense:
+            self.X: Any = X
+        else:                             # float32 values stay float32 (the kernels widen them)
+            self.X = CSR(X.kernel_data(), X.indices, X.indptr, X.shape)
+            if n and d and self.X.nnz == n * d and _products.full_rows(X.indices, X.indptr, d):
+                self.rows = self.X.data[:n * d].reshape(n, d)
+        self.XT = None
+        partial_size = n_blocks * d         # per-block sums cost this much per Xᵀu besides nnz
+        if not self.dense and partial_size > min(self.PARTIAL_MAX, self.X.nnz):
+            self.XT = self.X.T
+            self.partial = None
+        else:
+            self.partial = np.empty((n_blocks, d))
+
+    def matvec(self, v: Vector) -> np.ndarray:
+        """X v."""
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        out = np.empty(self.shape[0])
+        if self.dense or self.rows is not None:
+            _products.dense_matvec(self.X if self.dense else self.rows, v, out, self.n_threads)
+        else:
+            X = self.X
+            _products.csr_matvec(X.data, X.indices, X.indptr, v, out, self.n_threads, lanes=True)
+        return out
+
+    def rmatvec(self, u: Vector, entries: str = "x") -> np.ndarray:
+        """Xᵀ u; with entries "abs" |X|ᵀ u, with "square" (X ∘ X)ᵀ u (no copy of X either way)."""
+        mode = {"x": 0, "abs": 1, "square": 2}[entries]
+        u = np.ascontiguousarray(u, dtype=np.float64)
+        out = np.zeros(self.shape[1])
+        if self.dense or self.rows is not None:
+            _products.dense_rmatvec(self.X if self.dense else self.rows, u, out, self.partial,
+                                    BLOCK_ROWS, self.n_threads, mode)
+        elif self.XT is None:
+            X = self.X
+            _products.csr_rmatvec(X.data, X.indices, X.indptr, u, out, self.partial,
+                                  BLOCK_ROWS, self.n_threads, mode)
+        else:
+            XT = self.XT
+            _products.csr_matvec(XT.data, XT.indices, XT.indptr, u, out, self.n_threads, mode,
+                                 lanes=True)
+        return out
+
+
+def pair_square_sums(products: Any, starts: Vector, rank: Vector, query_weight: Any) -> np.ndarray:
+    """Σ_q c_q Σ_{pairs of q with different labels} (x_lj − x_kj)² for every column j.
+
+    The diagonal of Σ_q c_q Σ_pairs (x_l − x_k)(x_l − x_k)ᵀ: what every pairwise
+    learner's Hessian diagonal is made of (all pairs active), in O(nnz(X)) with
+    no pair formed.  Within a query, the pairs across levels are all pairs less
+    those within a level, and Σ_{pairs of a set S} (x_l − x_k)² = |S| Σ_S x² − (Σ_S x)²;
+    so the sum is Σ_i c_q (m_q − m_level(i)) x_i² − Σ_q c_q (Σ_q x)² + Σ_levels c_q (Σ_level x)².
+
+    Parameters
+    ----------
+    products : DataMatrix
+        X, rows grouped by query.
+    starts : ndarray of int64
+        Query offsets with the row count appended.
+    rank : ndarray of int64
+        Each document's label rank (any order-preserving integer code).
+    query_weight : ndarray of float64
+        c_q, one per query.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_features,), ≥ 0 (rounding clipped)
+    """
+    n, d = products.shape
+    if n == 0:
+        return np.zeros(d)
+    sizes = np.diff(starts)
+    query = np.repeat(np.arange(len(sizes)), sizes)
+    group_order = np.lexsort((rank, query)).astype(np.int64)
+    key_q, key_r = query[group_order], rank[group_order]
+    change = np.flatnonzero((np.diff(key_q) != 0) | (np.diff(key_r) != 0)) + 1
+    group_starts = np.concatenate(([0], change, [n])).astype(np.int64)
+    n_groups = len(group_starts) - 1
+    group_of = np.empty(n, dtype=np.int64)
+    group_of[group_order] = np.repeat(np.arange(n_groups), np.diff(group_starts))
+    c_query = np.asarray(query_weight, dtype=np.float64)
+    c = c_query[query]
+    c_group = np.zeros(n_groups)
+    c_group[group_of] = c
+    n_other = sizes[query] - np.diff(group_starts)[group_of]
+    if products.dense:
+        X = products.X
+        by_query = _weighted_column_squares(_row_sums(X, query, len(sizes)), c_query)
+        by_group = _weighted_column_squares(_row_sums(X, group_of, n_groups), c_group)
+    else:
+        by_group, by_query = products.X.nested_square_sums(
+            group_order, group_starts, query[group_order[group_starts[:-1]]], c_group, c_query)
+    total = products.rmatvec(c * n_other, entries="square") - by_query + by_group
+    return np.maximum(total, 0.0)
+
+
+def _row_sums(X, labels, n_labels):
+    """Row r of the result: the sum of X's rows labelled r (dense X)."""
+    sums = np.zeros((n_labels, X.shape[1]))
+    np.add.at(sums, labels, X)
+    return sums
+
+
+def _weighted_column_squares(A, weights):
+    """Σ_i weights_i A_ij² for every column j (dense A)."""
+    return (A * A).T @ weights
+
+
+def linear_scores(X: Matrix, feature_ids: Vector, weights: Vector) -> np.ndarray:
+    """X w in float64, w given sparsely by 1-based feature ids (ids beyond X's width weigh nothing)."""
+    keep = feature_ids <= X.shape[1]
+    w = np.zeros(X.shape[1])
+    w[feature_ids[keep] - 1] = weights[keep]
+    return X @ w                    # X as Ranker._predict_input returns it: CSR or float64
+
+
+def c_grid(C: Any) -> list[float] | None:
+    """Sorted list of C values if C is a sequence, None for one number; checks C > 0."""
+    values = list(C) if isinstance(C, (list, tuple, np.ndarray)) else [C]
+    for value in values:
+        try:
+            positive = bool(np.isfinite(value) and value > 0) and not isinstance(value, bool)
+        except (TypeError, ValueError):            # a string, None, a nested list
+            positive = False
+        if not positive:
+            raise UsageError(f"C must be a positive number (got {value!r})")
+    if not isinstance(C, (list, tuple, np.ndarray)):
+        return None
+    if not values:
+        raise UsageError("the list of C values is empty")
+    return sorted(float(c) for c in set(values))
+
+
+def check_loss(loss: Any) -> None:
+    """svm_rank's -l: 1 (every pair) or 2 (pairs averaged per query)."""
+    if loss not in (1, 2):
+        raise UsageError(f"loss (-l) must be 1 or 2 (got {loss!r})")
+
+
+class LinearRanker(Ranker):
+    """Base of the linear learners: after ``fit``, ``feature_ids_`` (1-based) and ``weights_``.
+
+    ``normalize`` (rank_learn's --normalize, rankfast.data.normalize): the features
+    are normalised before training (and before the cross-validation of a C
+    list); ``normalizer_`` keeps what predict applies (query, log) and zscore's
+    scales are folded into ``weights_``, which always weigh the raw features'
+    normalised values as predict computes them.
+    """
+
+    normalize = "none"
+
+    def _normalize_fit(self, X, qid):
+        """(X normalised as ``normalize`` says, its Normalizer); normalizer_ is None meanwhile.
+
+        While it is None, the shallow copies that cross-validation makes of this
+        estimator score the (already normalised) folds as they are.
+        """
+        from ..data.normalize import Normalizer
+        self.normalizer_ = None
+        normalizer = Normalizer(self.normalize).fit(X, qid)
+        return normalizer.transform(X, qid), normalizer
+
+    def _fit_data(self, X, y, qid, group, sample_weight, eval_set, eval_qid, eval_group):
+        """fit's input, checked and converted once: (TrainingData with the features normalised
+        as ``normalize`` says, its Normalizer, the eval sets, the query weights or None)."""
+        data = self._training_data(X, y, qid, group)
+        features, normalizer = self._normalize_fit(data.X, data.qid)
+        data = data.with_features(features)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        return data, normalizer, evals, query_sample_weights(sample_weight, data.qid)
+
+    def _keep_result(self, normalizer, used, X, starts):
+        """Record result_'s weights as _keep_weights does, zero on query-constant columns
+        (without_query_constant); warn when the solver stopped before its tolerance."""
+        warn_if_stopped_early(self, self.result_)
+        self._keep_weights(normalizer, used, without_query_constant(self.result_.w, X, starts))
+
+    def _keep_weights(self, normalizer, used, w):
+        """Record the fitted weights (zscore's folded back onto the raw features)."""
+        self.normalizer_ = normalizer
+        self.feature_ids_ = np.asarray(used, dtype=np.int64) + 1
+        self.weights_ = normalizer.original_weights(w, used)
+
+    def _applied_normalizer(self):
+        normalizer = getattr(self, "normalizer_", None)
+        return normalizer if normalizer is not None and normalizer.kind in ("query", "log") \
+            else None
+
+    def _training_data(self, X, y, qid, group):
+        """Ranker._training_data, after the cv_* settings are checked (with one C as with a list)."""
+        from ..model_selection._validation import check_settings
+        check_settings(self)
+        return super()._training_data(X, y, qid, group)
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """The weight of every feature, dense, shape (n_features_in_,): coef_[j] weighs column j."""
+        check_is_fitted(self, "weights_")
+        w = np.zeros(self.n_features_in_)
+        w[self.feature_ids_ - 1] = self.weights_
+        return w
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """|coef_| / Σ|coef_|, shape (n_features_in_,): each column's share of the weights' size.
+
+        As LGBMRanker's and XGBRanker's attribute (and what scikit-learn's
+        SelectFromModel reads), for a linear model: the magnitude of each
+        feature's weight, normalised to sum 1 (all zeros for a model of zero
+        weights).  Magnitudes compare across features of one scale only:
+        standardise the features first to compare them.
+        """
+        w = np.abs(self.coef_)
+        total = w.sum()
+        return w / total if total > 0 else w
+
+    def decision_function(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+            Dense input must have the training width; sparse input may be
+            narrower or wider (columns beyond the training width weigh nothing).
+        qid : array-like, shape (n_documents,), optional
+            The rows' queries: needed (only) by a model trained with
+            ``normalize="query"``, which normalises each query's rows.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        X = self._predict_input(X)
+        normalizer = self._applied_normalizer()
+        if normalizer is not None:
+            X = normalizer.transform(X, qid)
+        return linear_scores(X, self.feature_ids_, self.weights_)
+
+    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+        """The documents' scores (higher ranks first): the same as decision_function.
+
+        The model file stores the weights as float32, so ``to_model().predict``
+        (rank_classify's scores) can differ from these in the 8th digit.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+
+        qid : array-like, shape (n_documents,), optional
+            See decision_function (``normalize="query"`` needs it).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        return self.decision_function(X, qid)
+
+
+def linear_model(learner: Any, n_features: int | None, n_documents: int | None,
+                 options: dict[str, Any]) -> LinearModel:
+    """LinearModel of a fitted linear learner, recording version, algorithm and options
+    (n_documents None: the number of documents it was fitted on, see fit_documents)."""
+    from .. import __version__
+    ids, w = learner.feature_ids_, learner.weights_
+    highest = (int(ids.max()) if len(ids) else 0) if n_features is None else n_features
+    metadata = {"version": __version__, "algorithm": learner.name}
+    metadata.update({k: _text(v) for k, v in options.items() if v is not None})
+    normalizer = getattr(learner, "normalizer_", None)
+    if normalizer is not None and normalizer.kind != "none":
+        metadata["normalize"] = normalizer.kind
+    return LinearModel(ids, storable_weights(w), 0.0, highest + 1, fit_documents(learner, n_documents),
+                       metadata)
+
+
+def storable_weights(w: Vector) -> np.ndarray:
+    """w as the model file stores it (float32), or a ValueError if that loses the model.
+
+    svm_rank's format holds floats: weights beyond float32's range would be
+    written as inf, and a model whose every weight is below it as all zeros.
+    """
+    if not np.all(np.isfinite(w)):
+        raise ValueError("training diverged: the weights are not finite "
+                         "(feature values, labels or C too large?)")
+    with np.errstate(over="ignore"):                 # overflow to inf is tested just below
+        stored = file_weights(w)
+    if not np.all(np.isfinite(stored)):
+        raise ValueError(f"weights up to {np.abs(w).max():.3g} exceed the model file's float "
+                         f"range: rescale the features")
+    if np.any(w != 0) and not np.any(stored != 0):
+        raise ValueError(f"every weight (at most {np.abs(w).max():.3g}) is below the model "
+                         f"file's float range: C is too small for these features; use a "
+                         f"larger -c (or rescale the features)")
+    return stored
+
+
+def _text(value):
+    """A metadata value as text: numbers in their shortest exact form, lists comma-joined."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return ",".join(_text(v) for v in value)
+    if isinstance(value, (float, np.floating)):
+        text = repr(float(value))
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)

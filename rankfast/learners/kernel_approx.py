@@ -1,0 +1,699 @@
+"""Non-linear ranking by kernel approximation: map explicitly, then rank linearly.
+
+Chen, Zhou, Zhang & Tang (2017), "Ranking Support Vector Machine with Kernel
+Approximation" (Comput. Intell. Neurosci.).  Documents x are mapped to
+φ(x) ∈ R^k with φ(x)ᵀφ(x') ≈ k(x, x'), and a linear ranker (PRSVM by
+default) minimises, e.g.,
+½‖w‖² + Σ_q c_q Σ_{(i,j) ∈ P_q} max(0, 1 − wᵀ(φ(x_i) − φ(x_j)))².
+Kernels are SVM-light's (rankfast.models.KernelParams, flags -t -d -g -s -r):
+(s a·b + r)^d, exp(−g ‖a − b‖²), tanh(s a·b + r).
+
+Nyström (any of the three kernels)
+    m landmarks z_1 … z_m drawn uniformly without replacement from the
+    training documents (seeded), W = K(Z, Z) = U Λ Uᵀ (symmetric
+    eigendecomposition), and φ(x) = Λ_k^{-1/2} U_kᵀ [k(x, z_1) … k(x, z_m)]ᵀ.
+    The k kept eigenpairs are those with λ_i > rtol · max_j |λ_j| (rtol = 1e-10):
+    this is the rank-k pseudo-inverse W_k⁺ = U_k Λ_k⁻¹ U_kᵀ of the paper.  It
+    stays stable when W is near singular (duplicated or nearly equal
+    landmarks): eigenvalues at rounding level, whose eigenvectors are noise,
+    are never divided by, and dropping them changes the approximation of
+    K(Z, Z) by at most rtol · ‖W‖₂.  The sigmoid kernel is
+    not positive semi-definite: its negative eigenvalues are dropped as well,
+    so φ approximates the positive part of W.  Either way the ranking function
+    is f(x) = wᵀφ(x) = Σ_j β_j k(x, z_j) with β = U_k Λ_k^{-1/2} w: an
+    SVM-light kernel model with the landmarks as support vectors, which
+    svm_rank_classify evaluates with the exact kernel.  Landmarks are kept as
+    float32-rounded values from the start, since that is what the model file
+    holds.  Cost: O(m² d + m³) for W and its eigendecomposition, O(n m (d + k))
+    to map n documents.
+
+Random Fourier features (RBF only; Rahimi & Recht 2007)
+    ω_i ~ N(0, 2γ I_d), b_i ~ U[0, 2π] (i = 1 … m, seeded) and
+    φ(x) = √(2/m) [cos(ω_1ᵀx + b_1) … cos(ω_mᵀx + b_m)]ᵀ, so that
+    E[φ(x)ᵀφ(x')] = exp(−γ ‖x − x'‖²).  The model needs Ω and b: it has its
+    own file format (``rankfast RFF model V1``, see rankfast.io.model_files.format_rff_model), which
+    svm_rank_classify refuses ("Version of model-file does not match").
+    Cost O(n m d) to map n documents.  Ω is dense over every feature index up
+    to the training width, so m × width is capped (RFF_MAX_VALUES): a wider
+    map is refused with a ValueError before anything is drawn.
+
+Both maps work in blocks of ``block_rows`` documents, so that at most
+block_rows × m kernel values (or cosines) exist at a time; the mapped
+training matrix itself is n × k.  Inputs are CSR matrices (column j is
+feature j + 1) or dense arrays; features above the training width are
+ignored, as svm_rank ignores features above a model's highest index.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import time
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from .._estimator import BaseEstimator, TransformerMixin, check_is_fitted
+from ..data.sparse import CSR, mostly_dense, scipy_csr, with_width
+from ..data.validation import check_features
+
+# The random Fourier model and its file format live in rankfast.models with the other
+# formats; their names stay importable from here, where they were first documented.
+from ..models import KernelModel, KernelParams, RFFModel, fourier_features, normalized_input
+from ._base import Ranker, fit_documents, sparse_input_tags
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+    from .._typing import Log, Matrix, Vector
+
+# Ω is dense, one value per random feature and feature index, held in memory and
+# written to the model file as text: at most 2**28 values (2 GB, ~5 GB of text).
+RFF_MAX_VALUES = 1 << 28
+APPROXIMATIONS = ("nystrom", "rff")
+# A kernel saturated between most pairs of documents tells them apart no better than
+# a constant: raw features (counts of 10^8 beside fractions) do that to svm_rank's
+# default -g 1 and -s 1.  Past these, exp(-x) < 1e-4 and tanh(x) is ±1 within 1e-17.
+# The RBF line: on 120k MSLR-like documents, query-normalised (median ||a-b||^2 = 15),
+# test NDCG@10 fell from 0.356 at g = 0.05 to 0.332 at 0.1, 0.269 at 0.25, 0.225 at 0.5
+# and 0.176 at svm_rank's 1 (random scores: 0.151); LETOR's MQ2008 at -g 1 (median 6.1)
+# stays below it.
+RBF_SATURATED = math.log(1e4)
+TANH_SATURATED = 20.0
+SATURATION_SAMPLE = 256       # documents (seeded) whose pairs the check looks at
+SATURATION_QUERY_ROWS = 1 << 16   # at most this many rows give their queries' min and max
+
+
+class _FeatureMap(TransformerMixin, BaseEstimator):
+    """What the kernel maps share: transform checks X, then maps it (_transform_checked)."""
+
+    _transform_checked: Callable[[Matrix], np.ndarray]     # each map's own, on checked X
+
+    def transform(self, X: Matrix) -> np.ndarray:
+        """φ of the rows of X, shape (n, rank_), computed block_rows rows at a time.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+            Dense input must have the training width; sparse input may differ
+            (features above the training width are ignored).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents, rank_)
+        """
+        return self._transform_checked(_transform_input(self, X))
+
+
+class NystroemMap(_FeatureMap):
+    """Nyström feature map φ(x) = Λ_k^{-1/2} U_kᵀ k(Z, x) for an SVM-light kernel.
+
+    See the module docstring for the math, the eigenvalue threshold and the cost.
+    A scikit-learn transformer: ``fit(X)``, ``transform(X)``, ``fit_transform(X)``.
+
+    Parameters
+    ----------
+    kernel : rankfast.models.KernelParams, optional
+        Polynomial (1), RBF (2) or sigmoid (3); default RBF with gamma 1
+        (svm_rank's ``-t 2``).
+    landmarks : int
+        m, the number of landmarks (all documents when there are fewer).
+    seed : int
+        Seed of the uniform landmark sample.
+    rtol : float
+        Eigenvalues of K(Z, Z) at most ``rtol`` times its largest |eigenvalue| are dropped.
+    block_rows : int
+        Documents mapped at a time.
+
+    Attributes
+    ----------
+    landmarks_ : scipy.sparse.csr_matrix, shape (m, n_features_)
+        The landmarks z_j, float32-rounded.
+    landmark_rows_ : ndarray of int64
+        Their rows in the training matrix, increasing.
+    eigenvalues_ : ndarray, shape (m,)
+        All eigenvalues of K(Z, Z), increasing.
+    projection_ : ndarray, shape (m, k)
+        U_k Λ_k^{-1/2}: φ(x) = projection_ᵀ k(Z, x).
+    n_features_, n_features_in_ : int
+        Training width d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast import NystroemMap
+    >>> from rankfast import KernelParams
+    >>> X = np.random.default_rng(0).normal(size=(30, 4))
+    >>> phi = NystroemMap(KernelParams(kernel=2, gamma=0.5), landmarks=30).fit(X)
+    >>> features = phi.transform(X)
+    >>> features.shape[0], bool(np.allclose(features @ features.T, np.exp(
+    ...     -0.5 * ((X[:, None] - X[None]) ** 2).sum(-1)), atol=1e-6))
+    (30, True)
+    """
+
+    def __init__(self, kernel: Any = None, landmarks: int = 500, seed: int = 0, rtol: float = 1e-10,
+                 block_rows: int = 4096) -> None:
+        self.kernel, self.landmarks, self.seed = kernel, landmarks, seed
+        self.rtol, self.block_rows = rtol, block_rows
+
+    def fit(self, X: Matrix, y: Vector = None) -> NystroemMap:
+        """Sample the landmarks among the rows of X and factor their kernel matrix.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            Bad parameters, X has no row, or K(Z, Z) has no eigenvalue above the threshold.
+        """
+        return self._fit_checked(check_features(X)[0])
+
+    def _fit_checked(self, X: Matrix) -> NystroemMap:
+        """fit on X as rankfast.data.validation.check_features returns it (no check again)."""
+        self.kernel_ = self.check_parameters()
+        X = scipy_csr(X)
+        n, self.n_features_ = X.shape
+        self.n_features_in_ = self.n_features_
+        m = min(int(self.landmarks), n)
+        rng = np.random.default_rng(self.seed)
+        self.landmark_rows_ = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
+        Z = X[self.landmark_rows_]
+        Z.data = Z.data.astype(np.float32).astype(np.float64)
+        Z.eliminate_zeros()
+        self.landmarks_ = Z
+        self._dense = mostly_dense(X)
+        self._Z = Z.toarray() if self._dense else Z
+        W = self._finite_kernel(self._Z)
+        W = 0.5 * (W + W.T)                              # exactly symmetric for eigh
+        lam, U = scipy.linalg.eigh(W)
+        keep = lam > self.rtol * np.abs(lam).max()
+        if not keep.any():
+            raise ValueError(f"the {m} landmarks' kernel matrix has no eigenvalue above "
+                             f"{self.rtol:g} times its norm (largest {lam[-1]:.3g}): these "
+                             f"kernel parameters give no Nyström feature")
+        self.eigenvalues_ = lam
+        self.projection_ = U[:, keep] / np.sqrt(lam[keep])
+        return self
+
+    def __sklearn_tags__(self):
+        return sparse_input_tags(super().__sklearn_tags__())
+
+    def check_parameters(self) -> Any:
+        """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
+        kernel = _kernel_or_default(self.kernel)
+        if kernel.kernel not in (1, 2, 3):
+            raise ValueError(f"Nyström needs a polynomial, RBF or sigmoid kernel "
+                             f"(kernel type 1, 2 or 3), not type {kernel.kernel}")
+        if self.landmarks < 1:
+            raise ValueError(f"the number of landmarks must be at least 1 (got {self.landmarks})")
+        return kernel
+
+    @property
+    def rank_(self) -> int:
+        """k, the dimension of φ."""
+        return self.projection_.shape[1]
+
+    def _transform_checked(self, X: Matrix) -> np.ndarray:
+        """transform of X as rankfast.data.validation.check_features returns it (no check again)."""
+        X = with_width(_map_input(self, X), self.n_features_)
+        out = np.empty((X.shape[0], self.rank_))
+        rows = int(self.block_rows)
+        for start in range(0, X.shape[0], rows):
+            block = X[start:start + rows]
+            block = block.toarray() if self._dense else block
+            # out_block = K(block, Z) @ U_k Λ_k^{-1/2}
+            np.matmul(self._finite_kernel(block), self.projection_,
+                      out=out[start:start + rows])
+        return out
+
+    def _finite_kernel(self, rows):
+        """K(rows, Z); a ValueError, not inf or NaN features, when the kernel overflows."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = self.kernel_(rows, self._Z)
+        if not np.isfinite(K).all():
+            values = [M.data if sp.issparse(M) else M for M in (rows, self._Z)]
+            if any(np.isinf(v.astype(np.float32)).any() for v in values):     # not the parameters
+                raise ValueError("feature values beyond the float range of svm_rank's model "
+                                 "files (3.4e38) make the kernel infinite: rescale the features")
+            k = self.kernel_
+            flags = {1: f"-t 1 -d {k.degree} -s {k.coef_lin:g} -r {k.coef_const:g}",
+                     2: f"-t 2 -g {k.gamma:g}",
+                     3: f"-t 3 -s {k.coef_lin:g} -r {k.coef_const:g}"}[k.kernel]
+            raise ValueError(f"the kernel ({flags}) overflows on these documents: "
+                             f"choose smaller kernel parameters")
+        return K
+
+    def coefficients(self, w: Vector) -> np.ndarray:
+        """β with Σ_j β_j k(x, z_j) = wᵀφ(x): β = U_k Λ_k^{-1/2} w."""
+        return self.projection_ @ np.asarray(w, dtype=np.float64)
+
+
+def _check_rff_size(m, d):
+    """Refuse an Ω of m × d values above RFF_MAX_VALUES, before anything is drawn."""
+    if m * d > RFF_MAX_VALUES:
+        raise ValueError(f"random Fourier features need a {m} x {d} omega matrix "
+                         f"({8 * m * d / 1e9:.1f} GB; feature indices go up to {d}), above "
+                         f"the limit of {RFF_MAX_VALUES} values: renumber the features, or "
+                         f"use fewer random features (--landmarks) or --approx nystrom")
+
+
+class RandomFourierMap(_FeatureMap):
+    """Random Fourier features φ(x) = √(2/m) cos(Ωx + b) for the RBF exp(−γ‖a − b‖²).
+
+    A scikit-learn transformer: ``fit(X)``, ``transform(X)``, ``fit_transform(X)``.
+
+    Parameters
+    ----------
+    kernel : rankfast.models.KernelParams, optional
+        Must be the RBF kernel (type 2); its ``gamma`` is γ.  Default: RBF, gamma 1.
+    components : int
+        m, the number of random features.
+    seed : int
+        Seed of Ω (drawn first, row by row) and b.
+    block_rows : int
+        Documents mapped at a time.
+
+    Attributes
+    ----------
+    omega_ : ndarray, shape (m, n_features_)
+        Rows ω_i ~ N(0, 2γ I).
+    offset_ : ndarray, shape (m,)
+        b_i ~ U[0, 2π].
+    n_features_, n_features_in_ : int
+        Training width d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast import RandomFourierMap
+    >>> from rankfast import KernelParams
+    >>> X = np.random.default_rng(0).normal(size=(5, 3))
+    >>> phi = RandomFourierMap(KernelParams(kernel=2, gamma=0.1), components=20000)
+    >>> features = phi.fit_transform(X)
+    >>> features.shape
+    (5, 20000)
+    >>> exact = np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    >>> bool(np.abs(features @ features.T - exact).max() < 0.05)
+    True
+    """
+
+    def __init__(self, kernel: Any = None, components: int = 500, seed: int = 0,
+                 block_rows: int = 4096) -> None:
+        self.kernel, self.components, self.seed = kernel, components, seed
+        self.block_rows = block_rows
+
+    def fit(self, X: Matrix, y: Vector = None) -> RandomFourierMap:
+        """Draw Ω and b for the width of X (the only thing the map takes from the data).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            Bad parameters, or Ω would hold more than RFF_MAX_VALUES numbers (m × width).
+        """
+        return self._fit_checked(check_features(X)[0])
+
+    def _fit_checked(self, X: Matrix) -> RandomFourierMap:
+        """fit on X as rankfast.data.validation.check_features returns it (no check again)."""
+        self.kernel_ = self.check_parameters()
+        self.n_features_ = X.shape[1]
+        self.n_features_in_ = self.n_features_
+        _check_rff_size(int(self.components), self.n_features_)
+        rng = np.random.default_rng(self.seed)
+        self.omega_ = rng.normal(0.0, math.sqrt(2.0 * self.kernel_.gamma),
+                                 size=(int(self.components), self.n_features_))
+        self.offset_ = rng.uniform(0.0, 2.0 * math.pi, size=int(self.components))
+        return self
+
+    def __sklearn_tags__(self):
+        return sparse_input_tags(super().__sklearn_tags__())
+
+    def check_parameters(self) -> Any:
+        """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
+        kernel = _kernel_or_default(self.kernel)
+        if kernel.kernel != 2:
+            raise ValueError(f"random Fourier features need the RBF kernel (kernel type 2), "
+                             f"not type {kernel.kernel}")
+        if not kernel.gamma > 0:
+            raise ValueError(f"random Fourier features need gamma > 0 (got {kernel.gamma})")
+        if self.components < 1:
+            raise ValueError(f"the number of random features must be at least 1 "
+                             f"(got {self.components})")
+        return kernel
+
+    @property
+    def rank_(self) -> int:
+        """m, the dimension of φ."""
+        return len(self.offset_)
+
+    def _transform_checked(self, X: Matrix) -> np.ndarray:
+        """transform of X as rankfast.data.validation.check_features returns it (no check again)."""
+        X = with_width(_map_input(self, X), self.n_features_)
+        dense = mostly_dense(X)
+        out = np.empty((X.shape[0], self.rank_))
+        rows = int(self.block_rows)
+        for start in range(0, X.shape[0], rows):
+            block = X[start:start + rows]
+            fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
+                              out[start:start + rows])
+        return out
+
+
+def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: str = "none",
+                    qid: Vector = None) -> str | None:
+    """Why ``kernel`` cannot tell most of X's documents apart, or None when it can.
+
+    Looks at the pairs of up to SATURATION_SAMPLE documents drawn (seeded)
+    from X, normalised first as ``normalize`` says (``query``: over their
+    whole queries, which needs each row's qid).  RBF: exp(-g ‖a − b‖²)
+    below 1e-4 for more than half the pairs of distinct documents, so that
+    a document is scored by the few training documents nearest to it.
+    Sigmoid: tanh(s a·b + r) at ±1 for more than half the pairs.  The advice
+    is the median heuristic, g = 1 / median ‖a − b‖² or s = 1 / median
+    |a·b|, or scaled features.  The polynomial and linear kernels do not
+    saturate.
+    """
+    if kernel.kernel not in (2, 3) or X.shape[0] < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(X.shape[0], size=min(X.shape[0], SATURATION_SAMPLE), replace=False))
+    sample = _normalized_rows(X, rows, normalize, qid, rng)
+    scale_first = "scale the features (--normalize query or log), or " if normalize == "none" else ""
+    dot = KernelParams(0)(sample, sample)
+    pairs = np.triu_indices(len(rows), 1)
+    if kernel.kernel == 2:
+        norms = np.diag(dot)
+        distances = (norms[:, None] + norms[None, :] - 2.0 * dot)[pairs]
+        distances = distances[distances > 0]             # pairs of equal documents say nothing
+        if not len(distances):
+            return None
+        median = float(np.median(distances))
+        if kernel.gamma * median <= RBF_SATURATED:
+            return None
+        spread = kernel.gamma * median
+        return (f"-g {kernel.gamma:g}: the RBF kernel exp(-g ||a-b||^2) is below 1e-4 between "
+                f"most training documents (median g ||a-b||^2 = {spread:.3g}: exp(-{spread:.3g}) = "
+                f"{math.exp(-spread):.2g}), so a document is scored by the few training documents "
+                f"nearest to it and hardly by the rest; {scale_first}try -g near {1.0 / median:.2g} "
+                f"(1 / the median ||a-b||^2) or a -g list around it")
+    products = dot[pairs]
+    argument = float(np.median(np.abs(kernel.coef_lin * products + kernel.coef_const)))
+    if argument <= TANH_SATURATED:
+        return None
+    scale = float(np.median(np.abs(products)))
+    steps = []
+    if scale > 0 and (abs(kernel.coef_lin) * scale > TANH_SATURATED
+                      or abs(kernel.coef_const) <= TANH_SATURATED):
+        steps.append(f"{scale_first}try -s near {1.0 / scale:.2g} (1 / the median |a*b|)")
+    if abs(kernel.coef_const) > TANH_SATURATED:
+        steps.append("use a smaller |r|")
+    advice = "; ".join(steps)
+    return (f"-s {kernel.coef_lin:g} -r {kernel.coef_const:g}: the sigmoid kernel tanh(s a*b + r) "
+            f"is +-1 between most training documents (median |s a*b + r| = {argument:.3g}), "
+            f"so it cannot tell them apart; {advice}")
+
+
+def _normalized_rows(X, rows, normalize, qid, rng):
+    """Rows of X (sorted indices) as float64 CSR, normalised as ``normalize`` says.
+
+    ``query``: within the rows' queries; past SATURATION_QUERY_ROWS rows (one
+    ranking of a million documents) a seeded sample of them stands for
+    their minimum and maximum, which is enough for a note.
+    """
+    from ..data.normalize import Normalizer
+    if normalize == "query":
+        qid = np.asarray(qid)
+        members = np.flatnonzero(np.isin(qid, qid[rows]))       # the sampled rows' queries
+        if len(members) > SATURATION_QUERY_ROWS:
+            others = np.setdiff1d(members, rows, assume_unique=True)
+            members = np.union1d(rows, rng.choice(others, SATURATION_QUERY_ROWS - len(rows),
+                                                  replace=False))
+        whole = Normalizer("query").transform(X[members], qid[members])
+        return scipy_csr(whole, dtype=np.float64)[np.searchsorted(members, rows)]
+    sample = scipy_csr(X[rows], dtype=np.float64)
+    return scipy_csr(Normalizer("log").transform(sample)) if normalize == "log" else sample
+
+
+def _kernel_or_default(kernel):
+    """The kernel a map uses: ``kernel``, or svm_rank's ``-t 2`` (RBF, gamma 1) for None."""
+    return KernelParams(kernel=2) if kernel is None else kernel
+
+
+def _transform_input(transformer, X):
+    """X checked (rankfast.data.validation.check_features) for a fitted map's transform."""
+    check_is_fitted(transformer)
+    return check_features(X)[0]
+
+
+def _map_input(transformer, X):
+    """Checked X (CSR or float64 ndarray) for a fitted map: the training width (dense), scipy's CSR."""
+    if not isinstance(X, CSR):
+        if X.shape[1] != transformer.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(transformer).__name__} is "
+                             f"expecting {transformer.n_features_in_} features as input")
+        return X
+    return scipy_csr(X)
+
+
+class KernelApproxLearner(Ranker):
+    """A linear ranker trained on an explicit kernel feature map (Chen et al. 2017).
+
+    ``fit`` maps the training documents (Nyström or random Fourier features,
+    see the module docstring), then fits ``base_learner`` on them; the
+    ranking function is f(x) = wᵀφ(x).  Any learner with ``fit(X, y, qid,
+    log=None)``, ``feature_ids_`` / ``weights_`` (and ``name``) fits here;
+    its ``to_model`` is only asked for its metadata.  Cost: the map's plus
+    the base learner's on an n × k dense matrix.
+
+    Parameters
+    ----------
+    base_learner : object, optional
+        The linear ranker (default rankfast.learners.prsvm.RankSVM()); fit trains a clone.
+    kernel : rankfast.models.KernelParams, optional
+        Default: RBF with gamma 1 (svm_rank's ``-t 2``).
+    approx : {"nystrom", "rff"}
+    landmarks : int
+        m: landmarks (Nyström) or random features (RFF).
+    seed : int
+        Seed of the landmark sample or of Ω and b.
+    normalize : {"none", "query", "log"}
+        rank_learn's --normalize, applied to the documents before the map
+        (rankfast.data.normalize): ``query`` maps each feature to (x − min)/(max −
+        min) within each query, ``log`` to sign(x)·log(1 + |x|).  The model
+        records it and normalises what it scores (``predict`` needs qid for
+        ``query``).  ``zscore`` folds into a linear model's weights only: a
+        kernel takes the features as they are, so it is refused here.
+
+    Attributes
+    ----------
+    map_ : NystroemMap or RandomFourierMap
+    learner_ : object
+        The fitted base learner (a copy of ``base_learner``).
+    weights_ : ndarray, shape (map_.rank_,)
+        w over the mapped features.
+    n_features_in_ : int
+    feature_importances_ : not defined
+        f(x) = wᵀφ(x) has no weight per original feature (φ mixes them all),
+        so there is no |w|-based importance, unlike the linear learners.  A
+        model-agnostic measure applies: e.g. the drop of NDCG per query
+        (rankfast.metrics.ndcg with qid) when one column of a validation X is
+        permuted, as sklearn.inspection.permutation_importance computes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rankfast import KernelApproxLearner
+    >>> from rankfast import KernelParams
+    >>> from rankfast import RankSVM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(60, 2))
+    >>> y = (X ** 2).sum(axis=1)          # relevance grows away from the origin: not linear
+    >>> qid = np.repeat([1, 2, 3], 20)
+    >>> ranker = KernelApproxLearner(RankSVM(C=10.0), KernelParams(kernel=2, gamma=1.0),
+    ...                              landmarks=30).fit(X, y, qid)
+    >>> bool(ranker.score(X, y, qid) > 0.9)
+    True
+    """
+
+    normalize = "none"             # what an instance pickled before the parameter existed did
+
+    def __init__(self, base_learner: Any = None, kernel: Any = None, approx: str = "nystrom",
+                 landmarks: int = 500, seed: int = 0, normalize: str = "none") -> None:
+        self.base_learner, self.kernel, self.approx = base_learner, kernel, approx
+        self.landmarks, self.seed, self.normalize = landmarks, seed, normalize
+
+    def _new_map(self):
+        if self.approx not in APPROXIMATIONS:
+            raise ValueError(f"approximation must be one of {', '.join(APPROXIMATIONS)} "
+                             f"(got {self.approx!r})")
+        kind = NystroemMap if self.approx == "nystrom" else RandomFourierMap
+        return kind(self.kernel, self.landmarks, self.seed)
+
+    def check_parameters(self) -> None:
+        """ValueError for an unknown approximation, normalisation or kernel settings it cannot
+        use (fit calls it)."""
+        if self.normalize not in ("none", "query", "log"):
+            why = ": zscore folds into a linear model's weights only" \
+                if self.normalize == "zscore" else ""
+            raise ValueError(f"normalize must be 'none', 'query' or 'log' "
+                             f"(got {self.normalize!r}){why}")
+        if getattr(self.base_learner, "normalize", "none") != "none":
+            raise ValueError("the base learner would normalise the mapped features, which no "
+                             "model file can hold: give normalize to KernelApproxLearner, which "
+                             "normalises the documents before the map")
+        self._new_map().check_parameters()
+
+    def _base(self):
+        if self.base_learner is None:
+            from .prsvm import RankSVM
+            return RankSVM()
+        return copy.deepcopy(self.base_learner)
+
+    @property
+    def name(self) -> str:
+        return (self.base_learner or self._base()).name
+
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> KernelApproxLearner:
+        """Map the documents X (n × d), then train the base learner on φ(X), y and the queries.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+        y : array-like, shape (n_documents,)
+            Relevance labels.
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document.
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows, instead of ``qid``; with
+            neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights, passed to the base learner's fit (the map does not
+            use them).
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
+        log : callable, optional
+            ``log(text, level)`` receives progress lines.
+
+        Returns
+        -------
+        self
+        """
+        self.check_parameters()
+        data = self._training_data(X, y, qid, group)        # checked: finite, aligned
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        if self.normalize != "none":
+            data = data.with_features(check_features(
+                normalized_input(self.normalize, data.X, data.qid, data.X.shape[1]))[0])
+        start = time.perf_counter()
+        self.map_ = self._new_map()._fit_checked(data.X)
+        features = self.map_._transform_checked(data.X)
+        if log is not None:
+            what = (f"Nyström map: {len(self.map_.landmark_rows_)} landmarks, rank "
+                    f"{self.map_.rank_}" if self.approx == "nystrom"
+                    else f"random Fourier features: m = {self.map_.rank_}")
+            log(f"{what}, mapped {features.shape[0]} documents in "
+                f"{time.perf_counter() - start:.2f} s", 1)
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+        base = self._base()
+        if hasattr(base, "_training_data"):
+            # rankfast's learners: φ(X), a new matrix, checked (finite) once; y and qid not again
+            given = (data.with_features(check_features(features)[0]), None, None)
+        else:                                   # any other linear learner takes arrays
+            given = (features, data.y, data.qid)
+        self.learner_ = base.fit(*given, log=log, **weights)
+        ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
+        self.weights_ = np.zeros(self.map_.rank_)
+        self.weights_[ids - 1] = self.learner_.weights_
+        from ..data.normalize import Normalizer
+        self.normalizer_ = None if self.normalize == "none" else Normalizer(self.normalize)
+        self._record_evals(evals)
+        return self
+
+    def _applied_normalizer(self):
+        """The Normalizer predict applies (query, log), or None (rankfast.data.validation.predicted)."""
+        return getattr(self, "normalizer_", None)
+
+    def decision_function(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+        """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+        qid : array-like, shape (n_documents,), optional
+            Each row's query: needed with ``normalize="query"``, which
+            normalises each query's rows.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        X = self._predict_input(X)
+        normalizer = self._applied_normalizer()
+        if normalizer is not None:                # as the model (file) scores: the same function
+            X = check_features(normalized_input(normalizer.kind, X, qid, self.map_.n_features_))[0]
+        return self.map_._transform_checked(X) @ self.weights_
+
+    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+        """The documents' scores (higher ranks first): the same as decision_function.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+        qid : array-like, shape (n_documents,), optional
+            Needed with ``normalize="query"``.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        return self.decision_function(X, qid)
+
+    def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
+        """KernelModel (Nyström: landmarks as SVs, β as alphas) or RFFModel, bias 0.
+
+        ``n_features`` is the training width recorded in the file (highest
+        feature index − 1); it defaults to the width the map was fitted on.
+        """
+        from .. import __version__
+        check_is_fitted(self)
+        width = self.map_.n_features_ if n_features is None else int(n_features)
+        documents = fit_documents(self, n_documents)
+        metadata: dict[str, Any] = {"version": __version__, "algorithm": self.name}
+        if hasattr(self.learner_, "to_model"):
+            metadata.update(self.learner_.to_model(n_features=self.map_.rank_).metadata)
+        metadata.update({"approx": self.approx, "landmarks": self.landmarks, "seed": self.seed})
+        normalizer = self._applied_normalizer()
+        if normalizer is not None:                  # what fit applied, whatever set_params said since
+            metadata["normalize"] = normalizer.kind
+        if self.approx == "rff":
+            omega = np.zeros((self.map_.rank_, width))          # recorded width: pad or cut
+            shared = min(width, self.map_.n_features_)
+            omega[:, :shared] = self.map_.omega_[:, :shared]
+            return RFFModel(self.map_.kernel_.gamma, omega, self.map_.offset_.copy(),
+                            self.weights_.copy(), 0.0, width + 1, documents, metadata)
+        metadata["rank"] = self.map_.rank_
+        support = with_width(self.map_.landmarks_, width)
+        return KernelModel(dataclasses.replace(self.map_.kernel_), self.map_.coefficients(self.weights_),
+                           support, 0.0, width + 1, documents, metadata)

@@ -1,0 +1,56 @@
+"""The training objective of a linear model on a dataset, as svm_rank (p = 1) or PRSVM (p = 2) defines it."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.queries import group_rows
+from ._linear import check_loss, linear_scores
+from .prsvm import query_weights
+from .svmrank import HingeLoss
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from typing import Any
+
+
+
+def objective(model: Any, data: Any, C: Any, loss: int = 1, p: int = 1) -> float:
+    """½‖w‖² + Σ_q c_q Σ_{(i,j) ∈ P_q} max(0, 1 − wᵀ(x_i − x_j))^p of a linear model.
+
+    c_q = C / Q (``loss=1``) or C / (Q |P_q|) (``loss=2``), Q the number of
+    queries of ``data``: svm_rank's objective with p = 1 (its "pval" for the
+    training set), PRSVM's with p = 2.  Pairs are counted in O(n log n), never
+    formed.
+
+    Parameters
+    ----------
+    model : rankfast.LinearModel
+        E.g. ``rankfast.read_model(path)`` of svm_rank's or rankfast's model file;
+        its weights are used as stored (float32 values, as svm_rank_classify does).
+    data : rankfast.Dataset
+        Documents with labels and query ids (``rankfast.load_svmlight``).
+    C : float
+        svm_rank's -c.
+    loss : {1, 2}
+        svm_rank's -l.
+    p : {1, 2}
+        1: hinge (svm_rank's objective); 2: squared hinge (PRSVM's).
+
+    Returns
+    -------
+    float
+    """
+    check_loss(loss)
+    if p not in (1, 2):
+        raise ValueError(f"p must be 1 or 2 (got {p!r})")
+    if not hasattr(model, "feature_ids"):
+        raise TypeError("objective needs a linear model (rankfast.LinearModel)")
+    features = getattr(data, "features", None)      # a Dataset's own CSR: no scipy needed
+    scores = linear_scores(data.X if features is None else features, model.feature_ids,
+                           model.weights)
+    y = np.asarray(data.y, dtype=np.float64)
+    perm, starts = group_rows(data.qid)
+    if perm is not None:
+        scores, y = scores[perm], y[perm]
+    value, _ = HingeLoss(y, starts, query_weights(y, starts, C, loss), power=p)(scores)
+    return 0.5 * float(model.weights @ model.weights) + value

@@ -1,0 +1,319 @@
+"""PRSVM: primal RankSVM trained by truncated Newton (Chapelle & Keerthi 2010).
+
+Objective, with svm_rank's meaning of ``-c`` and ``-l``::
+
+    minimise  ½‖w‖² + Σ_q c_q Σ_{(i,j) ∈ P_q} max(0, 1 − wᵀ(x_i − x_j))²
+
+P_q holds the pairs of documents of query q with label_i > label_j (labels
+may be any real numbers; equal labels make no pair).  c_q = C / Q with Q the
+number of queries in the training set (svm_rank divides C by it), and with
+``loss=2`` (``-l 2``) c_q = C / (Q |P_q|): each query's pairs are averaged,
+as svm_rank's fraction-of-swapped-pairs loss does.  svm_rank minimises the
+plain hinge; PRSVM its square, so models are close but not equal.
+
+Each gradient and Hessian-vector product costs O(nnz(X) + n log L) with L
+the number of distinct labels: scores are sorted once per gradient, and one
+sweep per query with Fenwick trees over label ranks gives every document's
+number of active partners and the sums of their scores (PRSVM+, Sect. 4 of
+the paper, with the balanced-tree counting of Lee & Lin 2014).  No pair is
+ever formed.  Newton steps are solved by CG (rankfast.optimize.newton); the stopping
+rule is the Newton decrement relative to the objective (see there).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._estimator import check_is_fitted
+from .._kernels import _prsvm
+from .._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
+from ..data.validation import query_sample_weights, weighted
+from ..optimize.newton import minimize
+from ..optimize.precondition import PairPreconditioner
+from ._linear import (
+    DataMatrix,
+    LinearRanker,
+    c_grid,
+    check_loss,
+    linear_model,
+    pair_square_sums,
+    without_query_constant,
+)
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .._typing import Log, Matrix, Vector
+
+
+class SquaredHingeObjective:
+    """½‖w‖² + Σ_q c_q Σ_pairs max(0, 1 − (s_i − s_j))², s = Xw, over contiguous queries.
+
+    ``precondition`` divides by the Hessian's diagonal with every pair active,
+    1 + 2 Σ_q c_q Σ_pairs (x_ij − x_kj)² (one pass over X; an upper bound of the
+    diagonal at any w, exact at w = 0), so CG's work does not depend on the
+    features' scales.  ``curvature_floor``: the Hessian's eigenvalues are ≥ 1.
+    """
+
+    curvature_floor = 1.0
+
+    def __init__(self, X: Matrix, y: Vector, starts: Vector, query_weight: Any, n_threads: int = 1,
+                 preconditioner: str = "auto") -> None:
+        self.X = DataMatrix(X, n_threads)               # sparse X stays sparse: no dense copy
+        self.n_threads = self.X.n_threads
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self.chunks = query_chunks(self.starts)
+        levels, rank = np.unique(y, return_inverse=True)
+        self.rank = rank.ravel().astype(np.int64)
+        self.n_levels = len(levels)
+        self.weight = np.ascontiguousarray(query_weight, dtype=np.float64)
+        self.pair_diagonal = 2.0 * pair_square_sums(self.X, self.starts, self.rank, self.weight)
+        self.preconditioner = PairPreconditioner(self.X.X, self.starts, self.rank, self.weight,
+                                                 2.0, 1.0 + self.pair_diagonal, preconditioner)
+        self._scores: Any = None  # s = Xw at the last value_grad: fixes the Hessian
+        self._order: Any = None
+        self._step = None         # (w, s, loss, ∂loss/∂s, order) of the line search's last trial
+
+    def _score_space(self, scores):
+        """(loss, its gradient in score space, per-query order by score) at scores."""
+        order = np.empty(len(scores), dtype=np.int64)
+        _prsvm.sort_within_queries(scores, self.starts, order, self.chunks, self.n_threads)
+        grad_s = np.empty_like(scores)
+        loss = _prsvm.squared_hinge(scores, self.rank, self.starts, order, self.weight,
+                                    self.n_levels, grad_s, self.chunks, self.n_threads)
+        return loss, grad_s, order
+
+    def loss(self, scores: Vector) -> Any:
+        """Σ_q c_q Σ_active (1 − s_i + s_j)² at scores."""
+        return self._score_space(scores)[0]
+
+    def value_grad(self, w: Vector) -> Any:
+        if self._step is not None and np.array_equal(w, self._step[0]):
+            _, scores, loss, grad_s, order = self._step     # the line search's accepted trial
+        else:
+            scores = self.X.matvec(w)
+            loss, grad_s, order = self._score_space(scores)
+        self._step = None
+        self._scores, self._order = scores, order
+        return 0.5 * (w @ w) + loss, w + self.X.rmatvec(grad_s)
+
+    def precondition(self, r: Any) -> Any:
+        return self.preconditioner(r)
+
+    def strengthen(self) -> Any:
+        """Precondition with I + 2 XᵀLX itself from now on, if cheap (rankfast.optimize.precondition)."""
+        return self.preconditioner.strengthen()
+
+    def hessvec(self, v: Vector) -> Any:
+        d = self.X.matvec(v)
+        out = np.empty_like(d)
+        _prsvm.squared_hinge_hessvec(self._scores, self.rank, self.starts, self._order,
+                                     self.weight, self.n_levels, d, out, self.chunks,
+                                     self.n_threads)
+        return v + self.X.rmatvec(out)
+
+    def line(self, w: Vector, d: Vector) -> Any:
+        s0 = self._scores if self._scores is not None else self.X.matvec(w)
+        sd = self.X.matvec(d)
+        ww, wd, dd = w @ w, w @ d, d @ d
+
+        def phi(t):
+            scores = s0 + t * sd
+            loss, grad_s, order = self._score_space(scores)
+            self._step = (w + t * d, scores, loss, grad_s, order)
+            return 0.5 * (ww + 2.0 * t * wd + t * t * dd) + loss
+        return phi
+
+
+def query_weights(y: Vector, starts: Vector, C: Any, loss: Any, n_queries: int | None = None) -> Any:
+    """c_q: C / Q (loss 1) or C / (Q · pairs of q) (loss 2).
+
+    Q counts every query of ``starts``, or is ``n_queries`` (the queries of
+    every shard, when these are one shard's; rankfast.dask).
+    """
+    if len(starts) == 1:
+        return np.zeros(0)
+    weight = np.full(len(starts) - 1, C / (len(starts) - 1 if n_queries is None else n_queries))
+    if loss == 2:
+        weight /= np.maximum(pair_counts(y, starts), 1)
+    return weight
+
+
+def pair_counts(y: Vector, starts: Vector) -> Any:
+    """Number of pairs with different labels in each query (O(n log n))."""
+    sizes = np.diff(starts)
+    query = np.repeat(np.arange(len(sizes)), sizes)
+    order = np.lexsort((y, query))
+    ys, qs = np.asarray(y)[order], query[order]
+    new_run = np.ones(len(ys), dtype=bool)
+    new_run[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
+    run_start = np.flatnonzero(new_run)
+    run_length = np.diff(np.r_[run_start, len(ys)])
+    tied = np.zeros(len(sizes), dtype=np.int64)
+    np.add.at(tied, qs[run_start], run_length * run_length)
+    return (sizes * sizes - tied) // 2
+
+
+class RankSVM(LinearRanker):
+    """Primal RankSVM (PRSVM, squared hinge) trained by truncated Newton.
+
+    See the module docstring for objective, complexity and stopping rule.
+
+    Parameters
+    ----------
+    C : float or list of float
+        svm_rank's -c: the loss is multiplied by C / (number of queries).
+        A list picks its best value by cross-validation (rankfast.model_selection:
+        the folds of ``cv``, warm-started along the C path of each fold).
+    loss : {1, 2}
+        svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
+    tol : float
+        svm_rank's -e: relative tolerance of the Newton decrement.
+    max_iter : int
+        svm_rank's -#: cap on Newton iterations (default 100000, svm_rank's; the tolerance,
+        not the cap, ends a run: one large ranking that separates took 510).
+    n_jobs : int or None
+        Threads (rank_learn's -j): None or 0 uses every core this process may
+        run on, -k all but k - 1, 1 none besides the caller.  The model is the
+        same bits for any value.
+    cv, cv_metric, cv_rule, cv_convention, random_state
+        With a list of C: folds (None: 5 folds of queries; an int, "loqo" or
+        a splitter), selection metric, rule ("best" or "1se"), NDCG
+        convention and the seed of the folds; see rankfast.model_selection.
+    normalize : {"none", "query", "zscore", "log"}
+        rank_learn's --normalize (rankfast.data.normalize): features normalised
+        before training; zscore is folded into the weights, query and log are
+        applied again by predict (query: pass ``qid``) and by rank_classify.
+
+    Attributes
+    ----------
+    feature_ids_ : ndarray of int64
+        1-based indices of the features seen in training.
+    weights_ : ndarray of float64
+        Their weights.
+    result_ : rankfast.optimize.newton.NewtonResult
+    C_ : float
+        The C of the model.
+    cv_result_ : rankfast.model_selection.CVResult or None
+        With a list of C: the cross-validation table (``cv_table_``: its rows).
+    coef_ : ndarray, shape (n_features_in_,)
+        Every feature's weight, dense.
+    n_features_in_ : int
+        Width of the training X.
+    feature_names_in_ : ndarray of str
+        Column names, when X was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> from rankfast import RankSVM
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y = [2, 1, 0, 0, 1]                     # relevance: higher is better
+    >>> qid = [7, 7, 7, 8, 8]                   # or group=[3, 2]
+    >>> ranker = RankSVM(C=1.0).fit(X, y, qid)
+    >>> scores = ranker.predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
+    >>> model = ranker.to_model()                   # for rankfast.write_model / rank_classify
+    """
+
+    name = "prsvm"
+    sparse_float32 = True          # X enters the numerics only through DataMatrix
+
+    def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 100000,
+                 n_jobs: int | None = None, cv: Any = None, cv_metric: str = "ndcg@10",
+                 cv_rule: str = "best", cv_convention: str = "letor", random_state: int = 0,
+                 normalize: str = "none") -> None:
+        self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
+        self.normalize = normalize
+        self.n_jobs = n_jobs
+        self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
+        self.cv_convention, self.random_state = cv_convention, random_state
+
+    @blas_single_thread
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> RankSVM:
+        """Train on documents X (n × d, dense or sparse), labels y and their queries.
+
+        With a list of C, each value is scored by cross-validation
+        (rankfast.model_selection.select_c, warm-started along the C path by
+        ``fit_path``), the result kept in ``cv_result_``, and the chosen C
+        (``C_``) trained on all the data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.learners._base.query_sample_weights); with a list of C,
+            the cross-validation weighs its fits and scores alike (rankfast.model_selection).
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
+        """
+        grid = c_grid(self.C)
+        check_loss(self.loss)
+        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
+                                                         eval_set, eval_qid, eval_group)
+        data = data.with_query_weight(weight)
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(data.X))
+        self.C_, self.cv_result_ = self.C, None
+        if grid is not None:
+            from ..model_selection._validation import select_c
+            self.cv_result_ = select_c(self, data, None, None, grid, log,
+                                       sample_weight=data.query_weight)
+            self.cv_table_ = self.cv_result_.rows()
+            self.C_ = self.cv_result_.chosen_params["C"]
+        X, y, starts, used = data.grouped()
+        objective = SquaredHingeObjective(
+            X, y, starts, weighted(query_weights(y, starts, self.C_, self.loss), data.query_weight),
+            n_threads)
+        self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
+                                max_iter=self.max_iter, log=log)
+        if log is not None:
+            log(f"Newton: {self.result_.message} after {self.result_.iterations} iterations "
+                f"({self.result_.cg_iterations} CG steps), objective {self.result_.f:.8g}", 1)
+        self._keep_result(normalizer, used, X, starts)
+        self._record_evals(evals)
+        return self
+
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any,
+                 sample_weight: Vector = None) -> Iterator[Any]:
+        """Fitted copies for each C of Cs (ascending), each Newton run started at the previous optimum."""
+        from ..model_selection._validation import fitted_linear
+        check_loss(self.loss)
+        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
+        weight = query_sample_weights(sample_weight, data.qid)
+        X, y, starts, used = data.grouped()
+        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
+        w = np.zeros(X.shape[1])
+        for C in Cs:
+            objective = SquaredHingeObjective(
+                X, y, starts, weighted(query_weights(y, starts, C, self.loss), weight), n_threads)
+            w = minimize(objective, w, tol=self.tol, max_iter=self.max_iter).w
+            yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
+
+    def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
+        """The trained LinearModel, with rankfast's metadata."""
+        check_is_fitted(self)
+        grid = list(self.C) if np.ndim(self.C) > 0 else None
+        return linear_model(self, n_features, n_documents,
+                            {"C": self.C_, "l": self.loss, "e": self.tol, "grid": grid})

@@ -1,0 +1,405 @@
+"""RankNCG: pairwise ranking by nonlinear conjugate gradient on fast erfc sums
+(Raykar, Duraiswami & Krishnapuram 2008, IEEE TPAMI 30(7)).
+
+Objective, with svm_rank's meaning of ``-c`` and ``-l``::
+
+    minimise  F(w) = ½‖w‖² + Σ_q c_q Σ_{(l, k) ∈ P_q} ψ(wᵀ(x_l − x_k))
+
+P_q holds the pairs of documents of query q with label_l > label_k: the full order
+between the query's relevance levels.  c_q = C / Q (``loss=1``) or C / (Q |P_q|)
+(``loss=2``, each query's pairs averaged), Q the number of queries, exactly as in
+rankfast.learners.prsvm.  The paper maximises −(λ/2)‖w‖² + Σ_pairs log σ(wᵀ(x_l − x_k))
+(eq. 8); dividing by λ gives F with C / Q = 1 / λ, i.e. **λ = Q / C**.
+
+The loss ψ.  The paper's gradient (eqs. 13–17) replaces σ(−t), the derivative of
+−log σ(t), by ½ erfc(κt) with κ = √3 / (π√2) (eq. 11 with its misprint corrected:
+the normal CDF with the logistic's variance; see shared/papers.md).  RankNCG
+minimises the objective whose gradient that is, exactly:
+
+    ψ(t) = ∫_t^∞ ½ erfc(κu) du = ierfc(κt) / (2κ),   ierfc(x) = e^{−x²}/√π − x erfc(x),
+
+a smooth convex loss within 0.031 of −log σ(t) everywhere (both → −t as t → −∞ and
+→ 0 as t → ∞; ψ(0) = 0.724, log 2 = 0.693).  So ``erfc="direct"`` computes the exact
+gradient of F, and ``erfc="fast"`` one within a certified bound, and the line search
+below can certify descent of F itself.
+
+Gradient.  With s = Xw and z = κs, for document i of query q,
+
+    ∂F/∂s_i = γ_i = (c_q / 2) (2 n_i^> − Σ_{k ∈ q, level_k ≠ level_i} erfc(z_i − z_k)),
+
+n_i^> the number of documents of q with a higher label, and ∇F = w + Xᵀγ.  The sum
+over the other levels is the erfc sum over the whole query minus that over i's own
+level: two fast transforms (rankfast.learners.erfc, accuracy ``erfc_eps``) cover every level,
+O(p m) per query of m documents whatever the number S of levels (the paper's
+Δ2/Δ3 cost O(S m)), plus O(nnz(X)) for Xᵀγ.  Each transform errs by at most ε times
+its number of sources, so |γ̂_i − γ_i| ≤ δ_i = (c_q/2) (ε (m_q + m_level) + rounding).
+``direct`` sums erfc term by term: O(m²) per query, exact to rounding.
+
+Optimiser: Polak–Ribière+ nonlinear CG from w = 0, preconditioned by the diagonal of
+∇²F(0) = I + ψ''(0) Σ_q c_q Σ_pairs (x_l − x_k)(x_l − x_k)ᵀ (ψ'' is largest at 0, so
+this bounds ∇²F everywhere), or, when CG is still running after ``STRENGTHEN_AFTER``
+iterations and d² ≤ nnz(X), by ∇²F(0) itself (its Cholesky factor; one pass over X to
+form, O(d²) to apply; rankfast.optimize.precondition).  The diagonal corrects the features'
+scales, the full matrix their correlations too: on MSLR-WEB's raw features, ~450
+iterations become ~45, and the default stop lands 1e-6 from the optimum, not 1e-3.
+The line search never evaluates F.  Along a direction d, φ(t) = F(w + td) is convex
+with curvature between ‖d‖² and Λ = ‖d‖² + ψ''(0) · 2 Σ_i c_q n_i^≠ (u_i − ū_q)²
+(u = Xd, ū_q its mean over query q, n_i^≠ the partners of i); each trial t costs one
+score-space gradient and gives φ'(t) within ±e, e = Σ_i |u_i| δ_i.  Convexity turns those intervals into a
+certified upper bound U(t) ≥ φ(t) − φ(0) (φ(t) ≤ φ(t') + (t − t') φ'(t) for any t');
+and t_min = −(φ'(0) + e) / Λ always has U(t_min) ≤ −(φ'(0) + e)² / (2Λ) < 0.  A root
+search on φ' (secant extrapolation, then Illinois regula falsi in the bracket) accepts
+the first trial with U(t) < 0 and |φ'(t)| ≤ 0.1 |φ'(0)| (strong-Wolfe-like), else
+the trial with the smallest U, so every step provably decreases F (fast or direct).
+``result_.decrease`` is the sum of the certified decreases: F(0) − F(w) is at least that.
+
+Stopping rule (``tol``, rank_learn's ``-e``; the paper's CG tolerance is 1e-3):
+‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P, in the norm of the preconditioner P (‖v‖_P² = vᵀPv,
+P the inverse of the diagonal or of ∇²F(0) above, ∇F(0) measured in the P in use:
+½‖∇F‖_P² estimates the gap F(w) − F* as a Newton decrement does, and it does not
+change when features are rescaled, where the plain norm is dominated by the largest
+feature); ∇F(0) whatever the starting point, so a warm start (a C path) stops where
+a cold one would; or ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P + ‖|X|ᵀδ‖_P, the computed gradient
+then being within its error bound of the tolerance (a tolerance finer than
+the erfc sums resolve: lower ``erfc_eps`` to go further); or when descent along −P∇F
+can no longer be certified; or after ``max_iter`` iterations (``-#``).  Cost per
+iteration: one X d, one Xᵀγ, and one score-space gradient per trial step (2 to 3 on
+average).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .._estimator import check_is_fitted
+from .._kernels import _erfc
+from .._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
+from ..data.validation import query_sample_weights, weighted
+from ..errors import UsageError
+from ..optimize.ncg import nonlinear_cg
+from ..optimize.precondition import PairPreconditioner
+from ._linear import DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums, without_query_constant
+from .erfc import erfc_parameters
+from .prsvm import query_weights
+
+TYPE_CHECKING = False              # typing is imported by type checkers only
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .._typing import Log, Matrix, Vector
+
+KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
+PSI2_MAX = KAPPA / math.sqrt(math.pi)       # ψ''(0) = max_t ψ''(t)
+ROUNDING = 16.0 * np.finfo(np.float64).eps
+FINEST_EPS = 1e-14          # the fast sums' finest accuracy refine() goes to
+
+
+class ErfcPairObjective:
+    """F(w) = ½‖w‖² + Σ_q c_q Σ_pairs ψ(s_l − s_k), s = Xw, over contiguous queries.
+
+    Protocol of :func:`nonlinear_cg`: ``point(w)``, ``precondition(g)``, ``line(point, d)``.
+    """
+
+    def __init__(self, X: Matrix, y: Vector, starts: Vector, query_weight: Any, eps: float,
+                 fast: Any, n_threads: int = 1, preconditioner: str = "auto") -> None:
+        self.products = DataMatrix(X, n_threads)        # sparse X stays sparse: no dense copy
+        self.n_threads = self.products.n_threads
+        self.fast = bool(fast)
+        n = X.shape[0]
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self.chunks = query_chunks(self.starts)
+        sizes = np.diff(self.starts)
+        self.qidx = np.repeat(np.arange(len(sizes)), sizes)
+        _, rank = np.unique(y, return_inverse=True)
+        self.rank = np.ascontiguousarray(rank.ravel(), dtype=np.int64)
+        # documents by query, then label; runs of one (query, label) are the level groups
+        self.group_order = np.lexsort((self.rank, self.qidx)).astype(np.int64)
+        key_q, key_r = self.qidx[self.group_order], self.rank[self.group_order]
+        change = np.flatnonzero((np.diff(key_q) != 0) | (np.diff(key_r) != 0)) + 1
+        self.group_starts = np.concatenate(([0], change, [n])).astype(np.int64)
+        group_of = np.empty(n, dtype=np.int64)
+        group_of[self.group_order] = np.repeat(np.arange(len(self.group_starts) - 1),
+                                               np.diff(self.group_starts))
+        m_query = sizes[self.qidx].astype(np.float64)
+        m_level = np.diff(self.group_starts)[group_of].astype(np.float64)
+        n_higher = self.starts[1:][self.qidx] - self.group_starts[1:][group_of]
+        self.n_other = m_query - m_level
+        self.c = np.asarray(query_weight, dtype=np.float64)[self.qidx]
+        self.half_c = 0.5 * self.c
+        self.twice_higher = 2.0 * n_higher
+        self.sources = m_query + m_level          # the two transforms' sources per document
+        self.rounding = ROUNDING * m_query * (m_query + 1.0)
+        self._set_accuracy(eps)
+        diagonal = 1.0 + PSI2_MAX * pair_square_sums(self.products, self.starts, self.rank,
+                                                     query_weight)
+        self.inverse_diagonal = 1.0 / diagonal
+        self.preconditioner = PairPreconditioner(self.products.X, self.starts, self.rank,
+                                                 query_weight, PSI2_MAX, diagonal, preconditioner)
+
+    def _set_accuracy(self, eps):
+        self.eps = eps
+        self.kernel_args = erfc_parameters(eps).kernel_args()
+        self.delta = self.half_c * ((eps * self.sources if self.fast else 0.0) + self.rounding)
+
+    def refine(self) -> bool:
+        """Make the fast sums 1e4 times more accurate (down to FINEST_EPS); False if they are not fast
+        or already that accurate.  nonlinear_cg asks for it when the sums' error bound, not the
+        tolerance, would stop it: on raw features (1e8 beside 1e-3) ‖∇F‖ cancels that far."""
+        if not self.fast or self.eps <= FINEST_EPS:
+            return False
+        self._set_accuracy(max(self.eps * 1e-4, FINEST_EPS))
+        return True
+
+    def score_gradient(self, scores: Vector) -> Any:
+        """γ = ∂F/∂s at scores s (the loss part of the gradient in score space)."""
+        other = np.empty(len(scores))
+        w, h, coef, L, gap = self.kernel_args
+        _erfc.other_level_sums(KAPPA * scores, self.starts, self.group_order, self.group_starts,
+                               self.rank, self.fast, w, h, coef, L, gap, other, self.chunks,
+                               self.n_threads)
+        return self.half_c * (self.twice_higher - other)
+
+    def point(self, w: Vector) -> Any:
+        """The iterate w with its scores, score-space and full gradients."""
+        scores = self.products.matvec(w)
+        gamma = self.score_gradient(scores)
+        return _Point(w, scores, gamma, w + self.products.rmatvec(gamma))
+
+    def precondition(self, g: Any) -> Any:
+        """diag(∇²F(0))⁻¹ g, or ∇²F(0)⁻¹ g once strengthened (rankfast.optimize.precondition)."""
+        return self.preconditioner(g)
+
+    def strengthen(self) -> Any:
+        """Precondition with ∇²F(0) itself from now on, if cheap; whether anything changed."""
+        return self.preconditioner.strengthen()
+
+    def gradient_at_zero(self) -> Any:
+        """∇F(0): at w = 0 every erfc is erfc(0) = 1, so γ = (c_q / 2)(2 n_i^> − n_i^≠)."""
+        return self.products.rmatvec(self.half_c * (self.twice_higher - self.n_other))
+
+    def gradient_error(self) -> Any:
+        """|X|ᵀδ: bounds |∇F computed − ∇F| entry by entry (the erfc sums' and rounding errors)."""
+        return self.products.rmatvec(self.delta, entries="abs")
+
+    def line(self, point: Any, d: Vector) -> Any:
+        return _Line(self, point, d)
+
+
+@dataclasses.dataclass
+class _Point:
+    w: np.ndarray
+    scores: np.ndarray
+    gamma: np.ndarray
+    g: np.ndarray
+
+
+class _Line:
+    """φ(t) = F(w + t d): derivative estimates with error bounds, and curvature bounds."""
+
+    def __init__(self, objective, point, d):
+        self.objective, self.start, self.d = objective, point, d
+        self.sd = objective.products.matvec(d)
+        self.wd, self.dd = float(point.w @ d), float(d @ d)
+        self.error = float(np.abs(self.sd) @ objective.delta)
+        self.gammas = {0.0: point.gamma}
+
+    def curvature_bounds(self):
+        """(μ, Λ): μ ≤ φ''(t) ≤ Λ for every t."""
+        ob = self.objective
+        sizes = np.maximum(np.diff(ob.starts), 1)
+        mean = np.bincount(ob.qidx, weights=self.sd, minlength=len(sizes)) / sizes
+        centred = self.sd - mean[ob.qidx]
+        loss = 2.0 * PSI2_MAX * float(ob.c * ob.n_other @ (centred * centred))
+        return self.dd, (self.dd + loss) * (1.0 + 1e-12)
+
+    def slope(self, t):
+        """(φ'(t) as computed, bound on its error)."""
+        gamma = self.gammas.get(t)
+        if gamma is None:
+            gamma = self.objective.score_gradient(self.start.scores + t * self.sd)
+            self.gammas[t] = gamma
+        products = self.sd * gamma
+        value = self.wd + t * self.dd + float(products.sum())
+        size = len(products) + len(self.d)
+        rounding = ROUNDING * size * (abs(self.wd) + t * self.dd + float(np.abs(products).sum()))
+        return value, self.error + rounding
+
+    def point(self, t):
+        """The point w + t d, reusing the score-space gradient of a trial at t."""
+        w = self.start.w + t * self.d
+        scores = self.start.scores + t * self.sd
+        gamma = self.gammas.get(t)
+        if gamma is None:
+            gamma = self.objective.score_gradient(scores)
+        return _Point(w, scores, gamma, w + self.objective.products.rmatvec(gamma))
+
+
+class RankNCG(LinearRanker):
+    """Pairwise ranking with an erfc-smoothed logistic loss, trained by nonlinear CG.
+
+    See the module docstring for objective, gradient, line search, stopping rule,
+    complexity and source.
+
+    Parameters
+    ----------
+    C : float or list of float
+        svm_rank's -c: the loss is multiplied by C / (number of queries); the
+        paper's λ is Q / C.  A list picks its best value by cross-validation
+        (rankfast.model_selection, warm-started along the C path of each fold).
+    loss : {1, 2}
+        svm_rank's -l: 1 counts every pair, 2 averages each query's pairs.
+    tol : float
+        svm_rank's -e: stop when ‖∇F‖ ≤ tol ‖∇F(0)‖ (the paper's CG tolerance, 1e-3).
+    max_iter : int
+        svm_rank's -#: cap on CG iterations.
+    erfc_eps : float in (0, 1)
+        Accuracy of the fast erfc sums (rank_learn's --erfc-eps; paper: 1e-6).
+    erfc : {"fast", "direct"}
+        Fast erfc transform, O(p m) per query, or exact term-by-term sums, O(m²).
+    n_jobs : int or None
+        Threads (rank_learn's -j): None or 0 uses every core this process may
+        run on, -k all but k - 1, 1 none besides the caller.  The model is the
+        same bits for any value.
+    cv, cv_metric, cv_rule, cv_convention, random_state
+        With a list of C: folds, selection metric, rule, NDCG convention and
+        the seed of the folds, as for rankfast.learners.prsvm.RankSVM.
+    normalize : {"none", "query", "zscore", "log"}
+        rank_learn's --normalize (rankfast.data.normalize): features normalised
+        before training; zscore is folded into the weights, query and log are
+        applied again by predict (query: pass ``qid``) and by rank_classify.
+
+    Attributes
+    ----------
+    feature_ids_ : ndarray of int64
+        1-based indices of the features seen in training.
+    weights_ : ndarray of float64
+        Their weights.
+    result_ : NCGResult
+    C_ : float
+        The C of the model.
+    cv_result_ : rankfast.model_selection.CVResult or None
+        With a list of C: the cross-validation table.
+
+    Examples
+    --------
+    >>> from rankfast import RankNCG
+    >>> X = [[3.0, 0.2], [2.0, 0.9], [1.0, 0.1], [1.0, 0.5], [2.5, 0.4]]
+    >>> y = [2, 1, 0, 0, 1]                     # relevance: higher is better
+    >>> qid = [7, 7, 7, 8, 8]                   # or group=[3, 2]
+    >>> scores = RankNCG(C=1.0).fit(X, y, qid).predict(X)
+    >>> [int(i) for i in scores[:3].argsort()[::-1]], [int(i) for i in scores[3:].argsort()[::-1]]
+    ([0, 1, 2], [1, 0])
+    """
+
+    name = "rankncg"
+    sparse_float32 = True          # X enters the numerics only through DataMatrix
+
+    def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 1000,
+                 erfc_eps: float = 1e-6, erfc: str = "fast", n_jobs: int | None = None,
+                 cv: Any = None, cv_metric: str = "ndcg@10", cv_rule: str = "best",
+                 cv_convention: str = "letor", random_state: int = 0, normalize: str = "none") -> None:
+        self.C, self.loss, self.tol, self.max_iter = C, loss, tol, max_iter
+        self.normalize = normalize
+        self.erfc_eps, self.erfc = erfc_eps, erfc
+        self.n_jobs = n_jobs
+        self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
+        self.cv_convention, self.random_state = cv_convention, random_state
+
+    def check_parameters(self) -> None:
+        """UsageError naming a parameter out of range, and its rank_learn flag (fit calls it)."""
+        if self.erfc not in ("fast", "direct"):
+            raise UsageError(f"erfc (--erfc) must be 'fast' or 'direct', not {self.erfc!r}")
+        eps = self.erfc_eps
+        if isinstance(eps, bool) or not (isinstance(eps, (int, float, np.number)) and 0 < eps < 1):
+            raise UsageError(f"erfc_eps (--erfc-eps) must lie in (0, 1), not {self.erfc_eps!r}")
+        if self.loss not in (1, 2):
+            raise UsageError(f"loss (-l) must be 1 or 2, not {self.loss!r}")
+        c_grid(self.C)                               # a positive number or a list of them
+
+    @blas_single_thread
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> RankNCG:
+        """Train on documents X (n × d, dense or sparse), labels y and their queries.
+
+        With a list of C, the chosen value (``C_``, by rankfast.model_selection.
+        select_c) is trained on all the data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.learners._base.query_sample_weights); with a list of C,
+            the cross-validation weighs its fits and scores alike (rankfast.model_selection).
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
+        """
+        self.check_parameters()
+        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
+                                                         eval_set, eval_qid, eval_group)
+        grid = c_grid(self.C)
+        self.C_, self.cv_result_ = self.C, None
+        if grid is not None:
+            from ..model_selection._validation import select_c
+            self.cv_result_ = select_c(self, data, None, None, grid, log, sample_weight=weight)
+            self.cv_table_ = self.cv_result_.rows()
+            self.C_ = self.cv_result_.chosen_params["C"]
+        X, y, starts, used = data.grouped()
+        objective = ErfcPairObjective(X, y, starts,
+                                      weighted(query_weights(y, starts, self.C_, self.loss), weight),
+                                      self.erfc_eps, self.erfc == "fast",
+                                      resolve_n_jobs(self.n_jobs, stored_entries(X)))
+        self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
+                                    max_iter=self.max_iter, log=log)
+        if log is not None:
+            log(self.result_.summary(), 1)
+        self._keep_result(normalizer, used, X, starts)
+        self._record_evals(evals)
+        return self
+
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any, sample_weight: Vector =
+                 None) -> Iterator[Any]:
+        """Fitted copies for each C of Cs (ascending), each CG run started at the previous optimum."""
+        from ..model_selection._validation import fitted_linear
+        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
+        weight = query_sample_weights(sample_weight, data.qid)
+        X, y, starts, used = data.grouped()
+        w = np.zeros(X.shape[1])
+        for C in Cs:
+            objective = ErfcPairObjective(X, y, starts,
+                                          weighted(query_weights(y, starts, C, self.loss), weight),
+                                          self.erfc_eps, self.erfc == "fast",
+                                          resolve_n_jobs(self.n_jobs, stored_entries(X)))
+            w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
+            yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
+
+    def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
+        """The trained LinearModel, with rankfast's metadata."""
+        check_is_fitted(self)
+        grid = c_grid(self.C)
+        options = {"C": self.C_, "l": self.loss, "e": self.tol, "erfc": self.erfc, "grid": grid}
+        if self.erfc == "fast":
+            options["erfc_eps"] = self.erfc_eps
+        return linear_model(self, n_features, n_documents, options)
