@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))          # this checkout's rankfast, even if anoth
 import rankfast  # noqa: E402
 from rankfast import RankSVM  # noqa: E402
 from rankfast import dask as rdask  # noqa: E402
-from rankfast.learners._linear import training_arrays  # noqa: E402
-from rankfast.learners.prsvm import SquaredHingeObjective, query_weights  # noqa: E402
+from rankfast.learners._linear import query_weights, training_arrays  # noqa: E402
+from rankfast.learners.prsvm import SquaredHingeObjective  # noqa: E402
 
 SIZES = {"200k": 200_000, "2M": 2_000_000, "10M": 10_000_000}
 DOCS_PER_QUERY = 50

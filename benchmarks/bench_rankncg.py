@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)                  # this checkout's rankfast, not an installed one
 
 from rankfast import RankNCG, metrics  # noqa: E402
-from rankfast.learners.prsvm import query_weights  # noqa: E402
+from rankfast.learners._linear import query_weights  # noqa: E402
 from rankfast.learners.rankncg import ErfcPairObjective  # noqa: E402
 
 HOUSE = os.path.join(ROOT, "..", "shared", "data", "torgo_regression", "pmlb",

@@ -1,30 +1,7 @@
-"""Ranking models and svm_rank's model file format (SVM-light V6.20), both ways.
+"""Ranking models and how they score: linear, kernel (support vectors) and random Fourier features.
 
-The file, as svm_rank writes it::
-
-    SVM-light Version V6.20
-    0 # kernel type
-    3 # kernel parameter -d
-    1 # kernel parameter -g
-    1 # kernel parameter -s
-    1 # kernel parameter -r
-    empty# kernel parameter -u
-    6 # highest feature index
-    8 # number of training documents
-    2 # number of support vectors plus 1
-    0 # threshold b, each following line is a SV (starting with alpha*y)
-    1 1:1.521512 2:-0.057497051 ... #
-
-svm_rank_classify reads only the leading value of each header line and the
-SV lines before their '#'; rankfast writes its own metadata after the '#' of
-the first SV line (``#rankfast key=value ...``), where that reader ignores it.
-Random Fourier feature models (RFFModel) have a format of their own
-(format_rff_model), whose first line svm_rank's reader rejects as a version mismatch.
-
-Every number in a model file is read with the data files' strict C-locale
-grammar (rankfast._kernels._svmlight): '1_0' or non-ASCII digits are errors, where
-Python's int() and float() would take them.
-
+LinearModel, KernelModel and RFFModel are what rank_learn writes and
+rank_classify reads (rankfast.io.model_files holds their file formats).
 Scores follow svm_rank_classify's arithmetic so that predictions agree to
 the last printed digit: weights and feature values are rounded to float32
 (SVM-light stores them as ``float``), products are summed in float64 in the

@@ -10,8 +10,8 @@ from scipy.optimize import minimize
 from rankfast import LinearModel, RankNCG, UsageError, metrics
 from rankfast._kernels import _erfc
 from rankfast.data.validation import NoPairsWarning
+from rankfast.learners._linear import query_weights
 from rankfast.learners.erfc import erfc_parameters
-from rankfast.learners.prsvm import query_weights
 from rankfast.learners.rankncg import KAPPA, ErfcPairObjective
 from rankfast.optimize.ncg import certified_step
 

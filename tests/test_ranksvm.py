@@ -13,7 +13,7 @@ from rankfast import RankSVM
 from rankfast.cli.classify import classify_main
 from rankfast.cli.learn import learn_main
 from rankfast.data.queries import query_starts
-from rankfast.learners.prsvm import pair_counts, query_weights
+from rankfast.learners._linear import pair_counts, query_weights
 
 
 def random_problem(seed, n_queries=25, d=6, sparse=False, levels=3):

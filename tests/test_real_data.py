@@ -14,8 +14,7 @@ from shared_paths import DATA, require
 
 import rankfast
 from rankfast import RankNCG, RankRLS, RankSVM, RankSVML1, metrics
-from rankfast.learners._linear import training_arrays
-from rankfast.learners.prsvm import query_weights
+from rankfast.learners._linear import query_weights, training_arrays
 from rankfast.optimize import precondition
 
 GRID = [1e-3, 1.0, 1e3]

@@ -16,7 +16,7 @@ from rankfast._threads import query_chunks
 from rankfast.cli.learn import learn_main
 from rankfast.cli.learners import make_learner
 from rankfast.data.validation import NoPairsWarning
-from rankfast.learners.prsvm import query_weights
+from rankfast.learners._linear import query_weights
 from rankfast.learners.svmrank import HingeLoss
 
 # --- slow twins --------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import pytest
 from reference_impl import erfc_rank_objective_pairs
 
 from rankfast import RankNCG, RankRLS, RankSVM, RankSVML1
-from rankfast.learners.prsvm import SquaredHingeObjective, query_weights
+from rankfast.learners._linear import query_weights
+from rankfast.learners.prsvm import SquaredHingeObjective
 from rankfast.optimize.newton import conjugate_gradient, minimize
 
 SCALES = 10.0 ** np.array([-3.0, -1.0, 0.0, 2.0, 4.0, 6.0, 7.0, 8.0])

@@ -72,7 +72,8 @@ class _SquaredHingePart:
 
     def __init__(self, part, used, n_queries, C, loss, table=None):
         from ..data.validation import weighted
-        from ..learners.prsvm import SquaredHingeObjective, query_weights
+        from ..learners._linear import query_weights
+        from ..learners.prsvm import SquaredHingeObjective
         X, y, starts = _grouped(part, used)
         self.objective = SquaredHingeObjective(
             X, y, starts, weighted(query_weights(y, starts, C, loss, n_queries),
@@ -214,7 +215,7 @@ class _ErfcPart:
 
     def __init__(self, part, used, n_queries, C, loss, eps, fast, table=None):
         from ..data.validation import weighted
-        from ..learners.prsvm import query_weights
+        from ..learners._linear import query_weights
         from ..learners.rankncg import ErfcPairObjective
         X, y, starts = _grouped(part, used)
         # never strengthened here: the driver sums the shards' parts (_Strengthened)

@@ -1,4 +1,9 @@
-"""What every estimator shares: parameters, input checks at the Python boundary, ``score``.
+"""What every estimator shares: input checks at the Python boundary, ``score``, and one fit.
+
+``Ranker`` checks the input and scores; ``LinearRanker`` holds the one fit
+skeleton of the linear learners (the C grid, the data, the selection of C, the
+queries grouped once, a ``_solve`` hook, the weights kept, the eval sets), so a
+learner is its objective and its solver call.
 
 The learners' ``fit(X, y, qid=None, group=None)`` and ``predict(X)`` check
 their input once (with rankfast.data.validation's checks), then hand
@@ -11,14 +16,13 @@ from __future__ import annotations
 
 import sys
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
 from .._estimator import BaseEstimator, check_is_fitted
+from .._threads import blas_single_thread, resolve_n_jobs, stored_entries
 from ..data.sparse import CSR
-
-# The input checks live in rankfast.data.validation (below both the estimators and the metrics);
-# their names stay importable from here, where they were first documented.
 from ..data.validation import (
     OneRankingWarning,
     TrainingData,
@@ -26,16 +30,27 @@ from ..data.validation import (
     check_labels,
     predicted,
     query_ids,
+    query_sample_weights,
     scored_queries,
     warn_without_pairs,
+    weighted,
 )
 from ..metrics import ndcg, scored_with_check
+from ._linear import (
+    c_grid,
+    check_loss,
+    linear_scores,
+    query_weights,
+    warn_if_stopped_early,
+    without_query_constant,
+)
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
-    from .._typing import Matrix, Vector
+    from .._typing import Log, Matrix, Vector
 
 
 def in_scikit_learn_search() -> bool:
@@ -245,7 +260,246 @@ def sparse_input_tags(tags: Any) -> Any:
     return tags
 
 
-def fit_documents(learner: Any, n_documents: int | None) -> int:
-    """n_documents, or when None the number of documents ``learner`` was last fitted on (0 if unknown):
-    what a model file records as its "number of training documents", as svm_rank's does."""
-    return int(getattr(learner, "_fit_documents", 0) if n_documents is None else n_documents)
+def fit_doc(summary: str, sample_weight: str) -> str:
+    """The one docstring of the learners' ``fit``: its summary line and what sample_weight does."""
+    return f"""{summary}
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features)
+            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
+        y : array-like, shape (n_documents,)
+            Relevance labels (any real numbers; higher is better).
+        qid : array-like, shape (n_documents,), optional
+            Query id of each document (rows of a query need not be contiguous).
+        group : array-like of int, optional
+            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
+            of ``qid``.  With neither, all documents form one ranking.
+        sample_weight : array-like, optional
+            {sample_weight}
+        eval_set : list of (X, y), optional
+            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
+            records each one's metrics (the table's: ``cv_metric`` first).
+        eval_qid, eval_group : list of array-like, optional
+            The queries of each eval_set pair (qid, or group sizes).
+        log : callable, optional
+            ``log(text, level)`` receives progress lines (rank_learn's -v).
+
+        Returns
+        -------
+        self
+        """
+
+
+QUERY_WEIGHTS = """Query weights: one per row, the same within a query, or one per
+            query in order of first appearance; a weight of 2 counts the
+            query twice (rankfast.data.validation.query_sample_weights); with a
+            list of C, the cross-validation weighs its fits and scores alike."""
+
+
+class Problem(NamedTuple):
+    """The training data as a linear learner's solver sees it: queries contiguous, grouped once.
+
+    ``X, y, starts, used`` as TrainingData.grouped returns them (``used``: the
+    columns kept, 0-based), ``weight`` the per-query sample weights (or None)
+    and ``n_threads`` the threads the solver may use.
+    """
+
+    X: Any
+    y: np.ndarray
+    starts: np.ndarray
+    used: np.ndarray
+    weight: np.ndarray | None
+    n_threads: int
+
+    def query_weights(self, C: float, loss: int) -> np.ndarray:
+        """c_q of each query: C / Q or C / (Q |P_q|) (query_weights), times its sample weight."""
+        return weighted(query_weights(self.y, self.starts, C, loss), self.weight)
+
+
+class LinearRanker(Ranker):
+    """Base of the linear learners: after ``fit``, ``feature_ids_`` (1-based) and ``weights_``.
+
+    ``normalize`` (rank_learn's --normalize, rankfast.data.normalize): the features
+    are normalised before training (and before the cross-validation of a C
+    list); ``normalizer_`` keeps what predict applies (query, log) and zscore's
+    scales are folded into ``weights_``, which always weigh the raw features'
+    normalised values as predict computes them.
+    """
+
+    normalize = "none"
+    C: Any                    # set by each learner's constructor: one C or a list
+    loss: int
+
+    def _normalize_fit(self, X, qid):
+        """(X normalised as ``normalize`` says, its Normalizer); normalizer_ is None meanwhile.
+
+        While it is None, the shallow copies that cross-validation makes of this
+        estimator score the (already normalised) folds as they are.
+        """
+        from ..data.normalize import Normalizer
+        self.normalizer_ = None
+        normalizer = Normalizer(self.normalize).fit(X, qid)
+        return normalizer.transform(X, qid), normalizer
+
+    # ---- the one fit: a learner supplies _solve (and, when it has one, _check_parameters)
+
+    @blas_single_thread
+    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
+            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
+            eval_group: Vector = None, log: Log = None) -> LinearRanker:
+        self.check_parameters()
+        grid = c_grid(self.C)
+        data = self._training_data(X, y, qid, group)
+        features, normalizer = self._normalize_fit(data.X, data.qid)
+        data = data.with_features(features)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        problem = self._problem(data, query_sample_weights(sample_weight, data.qid))
+        self.C_, self.cv_result_ = self.C, None
+        if grid is not None:
+            self._select_c(data, problem, grid, log)
+        w, result = self._solve(problem, self.C_, log=log)
+        if result is not None:
+            self.result_ = result
+            warn_if_stopped_early(self, result)
+        self._keep_solution(normalizer, problem, w)
+        self._record_evals(evals)
+        return self
+
+    fit.__doc__ = fit_doc(
+        "Train on documents X (n × d, dense or sparse), labels y and their queries.\n\n"
+        "        With a list of C, each value is scored by cross-validation\n"
+        "        (rankfast.model_selection.select_c), the result kept in ``cv_result_``\n"
+        "        and ``cv_table_``, and the chosen C (``C_``) trained on all the data.",
+        QUERY_WEIGHTS)
+
+    def check_parameters(self) -> None:
+        """UsageError for a parameter out of range (fit calls it first): the loss, and C."""
+        check_loss(self.loss)
+        c_grid(self.C)
+
+    def _select_c(self, data: TrainingData, problem: Problem, grid: list[float], log: Log) -> None:
+        """C_, cv_result_ and cv_table_ for a list of C: cross-validation on ``data``
+        (rankfast.model_selection.select_c; the folds of ``cv``)."""
+        from ..model_selection import select_c
+        result = select_c(self, data, None, None, grid, log, sample_weight=problem.weight)
+        self.cv_result_, self.cv_table_ = result, result.rows()
+        self.C_ = result.chosen_params["C"]
+
+    def _problem(self, data: TrainingData, weight: Any) -> Problem:
+        """The grouped data and the threads the solver may use (``n_jobs``)."""
+        X, y, starts, used = data.grouped()
+        return Problem(X, y, starts, used, weight, resolve_n_jobs(getattr(self, "n_jobs", 1),
+                                                                  stored_entries(X)))
+
+    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+        """(w over problem.used's columns, the solver's result or None) for one C, from w0
+        (None: zero).  Each learner's own."""
+        raise NotImplementedError
+
+    def _keep_solution(self, normalizer: Any, problem: Problem, w: Any) -> None:
+        """Record w as the model: zero on query-constant columns (without_query_constant)."""
+        self._keep_weights(normalizer, problem.used,
+                           without_query_constant(w, problem.X, problem.starts))
+
+    def _keep_weights(self, normalizer, used, w):
+        """Record the fitted weights (zscore's folded back onto the raw features)."""
+        self.normalizer_ = normalizer
+        self.feature_ids_ = np.asarray(used, dtype=np.int64) + 1
+        self.weights_ = normalizer.original_weights(w, used)
+
+    def _applied_normalizer(self):
+        normalizer = getattr(self, "normalizer_", None)
+        return normalizer if normalizer is not None and normalizer.kind in ("query", "log") \
+            else None
+
+    def _training_data(self, X, y, qid, group):
+        """Ranker._training_data, after the cv_* settings are checked (with one C as with a list)."""
+        from ..model_selection._validation import check_settings
+        check_settings(self)
+        return super()._training_data(X, y, qid, group)
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """The weight of every feature, dense, shape (n_features_in_,): coef_[j] weighs column j."""
+        check_is_fitted(self, "weights_")
+        w = np.zeros(self.n_features_in_)
+        w[self.feature_ids_ - 1] = self.weights_
+        return w
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """|coef_| / Σ|coef_|, shape (n_features_in_,): each column's share of the weights' size.
+
+        As LGBMRanker's and XGBRanker's attribute (and what scikit-learn's
+        SelectFromModel reads), for a linear model: the magnitude of each
+        feature's weight, normalised to sum 1 (all zeros for a model of zero
+        weights).  Magnitudes compare across features of one scale only:
+        standardise the features first to compare them.
+        """
+        w = np.abs(self.coef_)
+        total = w.sum()
+        return w / total if total > 0 else w
+
+    def decision_function(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+            Dense input must have the training width; sparse input may be
+            narrower or wider (columns beyond the training width weigh nothing).
+        qid : array-like, shape (n_documents,), optional
+            The rows' queries: needed (only) by a model trained with
+            ``normalize="query"``, which normalises each query's rows.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        X = self._predict_input(X)
+        normalizer = self._applied_normalizer()
+        if normalizer is not None:
+            X = normalizer.transform(X, qid)
+        return linear_scores(X, self.feature_ids_, self.weights_)
+
+    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+        """The documents' scores (higher ranks first): the same as decision_function.
+
+        The model file stores the weights as float32, so ``to_model().predict``
+        (rank_classify's scores) can differ from these in the 8th digit.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+
+        qid : array-like, shape (n_documents,), optional
+            See decision_function (``normalize="query"`` needs it).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        return self.decision_function(X, qid)
+
+
+class PathRanker(LinearRanker):
+    """A linear learner whose solver starts from any w: ``fit_path`` starts each C from the last
+    optimum (cross-validation's C path)."""
+
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any,
+                 sample_weight: Vector = None) -> Iterator[Any]:
+        """Fitted copies for each C of Cs (ascending), each run started at the previous optimum.
+
+        The C path of cross-validation (rankfast.model_selection): X, y and qid
+        as fit takes them (or a TrainingData as X), ``sample_weight`` as fit's.
+        """
+        from ..model_selection import fitted_linear
+        self.check_parameters()
+        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
+        problem = self._problem(data, query_sample_weights(sample_weight, data.qid))
+        w = None
+        for C in Cs:
+            w, _ = self._solve(problem, C, w0=w)
+            yield fitted_linear(self, C, problem.used,
+                                without_query_constant(w, problem.X, problem.starts))

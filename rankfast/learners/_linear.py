@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._estimator import check_is_fitted
 from .._kernels import _products
 from .._threads import BLOCK_ROWS
 from ..data.sparse import CSR, all_finite, as_csr, issparse
-from ..data.validation import TrainingData, query_sample_weights
+from ..data.validation import TrainingData
 from ..errors import UsageError
 from ..models import LinearModel, file_weights
-from ._base import Ranker, fit_documents
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -89,6 +87,35 @@ def without_query_constant(w: Vector, X: Matrix, starts: Vector) -> np.ndarray:
     if varies.all():
         return w
     return np.where(varies, w, 0.0)
+
+
+def query_weights(y: Vector, starts: Vector, C: Any, loss: Any, n_queries: int | None = None) -> Any:
+    """c_q: C / Q (loss 1) or C / (Q · pairs of q) (loss 2).
+
+    Q counts every query of ``starts``, or is ``n_queries`` (the queries of
+    every shard, when these are one shard's; rankfast.dask).
+    """
+    if len(starts) == 1:
+        return np.zeros(0)
+    weight = np.full(len(starts) - 1, C / (len(starts) - 1 if n_queries is None else n_queries))
+    if loss == 2:
+        weight /= np.maximum(pair_counts(y, starts), 1)
+    return weight
+
+
+def pair_counts(y: Vector, starts: Vector) -> Any:
+    """Number of pairs with different labels in each query (O(n log n))."""
+    sizes = np.diff(starts)
+    query = np.repeat(np.arange(len(sizes)), sizes)
+    order = np.lexsort((y, query))
+    ys, qs = np.asarray(y)[order], query[order]
+    new_run = np.ones(len(ys), dtype=bool)
+    new_run[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
+    run_start = np.flatnonzero(new_run)
+    run_length = np.diff(np.r_[run_start, len(ys)])
+    tied = np.zeros(len(sizes), dtype=np.int64)
+    np.add.at(tied, qs[run_start], run_length * run_length)
+    return (sizes * sizes - tied) // 2
 
 
 class NotConvergedWarning(UserWarning):
@@ -286,125 +313,6 @@ def check_loss(loss: Any) -> None:
         raise UsageError(f"loss (-l) must be 1 or 2 (got {loss!r})")
 
 
-class LinearRanker(Ranker):
-    """Base of the linear learners: after ``fit``, ``feature_ids_`` (1-based) and ``weights_``.
-
-    ``normalize`` (rank_learn's --normalize, rankfast.data.normalize): the features
-    are normalised before training (and before the cross-validation of a C
-    list); ``normalizer_`` keeps what predict applies (query, log) and zscore's
-    scales are folded into ``weights_``, which always weigh the raw features'
-    normalised values as predict computes them.
-    """
-
-    normalize = "none"
-
-    def _normalize_fit(self, X, qid):
-        """(X normalised as ``normalize`` says, its Normalizer); normalizer_ is None meanwhile.
-
-        While it is None, the shallow copies that cross-validation makes of this
-        estimator score the (already normalised) folds as they are.
-        """
-        from ..data.normalize import Normalizer
-        self.normalizer_ = None
-        normalizer = Normalizer(self.normalize).fit(X, qid)
-        return normalizer.transform(X, qid), normalizer
-
-    def _fit_data(self, X, y, qid, group, sample_weight, eval_set, eval_qid, eval_group):
-        """fit's input, checked and converted once: (TrainingData with the features normalised
-        as ``normalize`` says, its Normalizer, the eval sets, the query weights or None)."""
-        data = self._training_data(X, y, qid, group)
-        features, normalizer = self._normalize_fit(data.X, data.qid)
-        data = data.with_features(features)
-        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        return data, normalizer, evals, query_sample_weights(sample_weight, data.qid)
-
-    def _keep_result(self, normalizer, used, X, starts):
-        """Record result_'s weights as _keep_weights does, zero on query-constant columns
-        (without_query_constant); warn when the solver stopped before its tolerance."""
-        warn_if_stopped_early(self, self.result_)
-        self._keep_weights(normalizer, used, without_query_constant(self.result_.w, X, starts))
-
-    def _keep_weights(self, normalizer, used, w):
-        """Record the fitted weights (zscore's folded back onto the raw features)."""
-        self.normalizer_ = normalizer
-        self.feature_ids_ = np.asarray(used, dtype=np.int64) + 1
-        self.weights_ = normalizer.original_weights(w, used)
-
-    def _applied_normalizer(self):
-        normalizer = getattr(self, "normalizer_", None)
-        return normalizer if normalizer is not None and normalizer.kind in ("query", "log") \
-            else None
-
-    def _training_data(self, X, y, qid, group):
-        """Ranker._training_data, after the cv_* settings are checked (with one C as with a list)."""
-        from ..model_selection._validation import check_settings
-        check_settings(self)
-        return super()._training_data(X, y, qid, group)
-
-    @property
-    def coef_(self) -> np.ndarray:
-        """The weight of every feature, dense, shape (n_features_in_,): coef_[j] weighs column j."""
-        check_is_fitted(self, "weights_")
-        w = np.zeros(self.n_features_in_)
-        w[self.feature_ids_ - 1] = self.weights_
-        return w
-
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """|coef_| / Σ|coef_|, shape (n_features_in_,): each column's share of the weights' size.
-
-        As LGBMRanker's and XGBRanker's attribute (and what scikit-learn's
-        SelectFromModel reads), for a linear model: the magnitude of each
-        feature's weight, normalised to sum 1 (all zeros for a model of zero
-        weights).  Magnitudes compare across features of one scale only:
-        standardise the features first to compare them.
-        """
-        w = np.abs(self.coef_)
-        total = w.sum()
-        return w / total if total > 0 else w
-
-    def decision_function(self, X: Matrix, qid: Vector = None) -> np.ndarray:
-        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
-            Dense input must have the training width; sparse input may be
-            narrower or wider (columns beyond the training width weigh nothing).
-        qid : array-like, shape (n_documents,), optional
-            The rows' queries: needed (only) by a model trained with
-            ``normalize="query"``, which normalises each query's rows.
-
-        Returns
-        -------
-        ndarray of float64, shape (n_documents,)
-        """
-        X = self._predict_input(X)
-        normalizer = self._applied_normalizer()
-        if normalizer is not None:
-            X = normalizer.transform(X, qid)
-        return linear_scores(X, self.feature_ids_, self.weights_)
-
-    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
-        """The documents' scores (higher ranks first): the same as decision_function.
-
-        The model file stores the weights as float32, so ``to_model().predict``
-        (rank_classify's scores) can differ from these in the 8th digit.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
-
-        qid : array-like, shape (n_documents,), optional
-            See decision_function (``normalize="query"`` needs it).
-
-        Returns
-        -------
-        ndarray of float64, shape (n_documents,)
-        """
-        return self.decision_function(X, qid)
-
-
 def linear_model(learner: Any, n_features: int | None, n_documents: int | None,
                  options: dict[str, Any]) -> LinearModel:
     """LinearModel of a fitted linear learner, recording version, algorithm and options
@@ -450,3 +358,9 @@ def _text(value):
         text = repr(float(value))
         return text[:-2] if text.endswith(".0") else text
     return str(value)
+
+
+def fit_documents(learner: Any, n_documents: int | None) -> int:
+    """n_documents, or when None the number of documents ``learner`` was last fitted on (0 if unknown):
+    what a model file records as its "number of training documents", as svm_rank's does."""
+    return int(getattr(learner, "_fit_documents", 0) if n_documents is None else n_documents)

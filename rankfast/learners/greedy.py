@@ -14,12 +14,12 @@ import numpy as np
 
 from .._estimator import check_is_fitted
 from .._kernels import _rankrls
-from .._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
+from .._threads import blas_single_thread, query_chunks
 from ..data.validation import weighted
 from ..errors import UsageError
+from ._base import LinearRanker, Problem
 from ._linear import (
     DataMatrix,
-    LinearRanker,
     c_grid,
     check_loss,
     linear_model,
@@ -31,7 +31,7 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Log, Matrix, Vector
+    from .._typing import Log, Vector
 
 
 class GreedyRankRLS(LinearRanker):
@@ -125,72 +125,35 @@ class GreedyRankRLS(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     @blas_single_thread
-    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
-            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
-            eval_group: Vector = None, log: Log = None) -> GreedyRankRLS:
-        """Select features and train on documents X (n × d), labels y and their queries.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features)
-            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
-        y : array-like, shape (n_documents,)
-            Relevance labels (any real numbers; higher is better).
-        qid : array-like, shape (n_documents,), optional
-            Query id of each document (rows of a query need not be contiguous).
-        group : array-like of int, optional
-            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
-            of ``qid``.  With neither, all documents form one ranking.
-        sample_weight : array-like, optional
-            Query weights, as RankRLS's: the model of the selected features
-            is RankRLS's with these weights (a weight of 2 is the query
-            twice), and the selection's LQO error is the weighted mean of
-            the held-out queries' pair losses, a query held out with all its
-            weight (both copies of a doubled query at once).
-        eval_set : list of (X, y), optional
-            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
-            records each one's metrics (the table's: ``cv_metric`` first).
-        eval_qid, eval_group : list of array-like, optional
-            The queries of each eval_set pair (qid, or group sizes).
-        log : callable, optional
-            ``log(text, level)`` receives progress lines (rank_learn's -v).
-
-        Returns
-        -------
-        self
-        """
-        grid = c_grid(self.C)
+    def check_parameters(self) -> None:
+        """UsageError naming a parameter out of range (fit calls it first)."""
+        c_grid(self.C)
         check_loss(self.loss)
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
-        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
-                                                         eval_set, eval_qid, eval_group)
-        self.C_, self.cv_result_ = self.C, None
-        if grid is not None:
-            from ..model_selection._validation import select_c
-            self.cv_result_ = select_c(self, data, None, None, grid, log, sample_weight=weight)
-            self.cv_table_ = self.cv_result_.rows()
-            self.C_ = self.cv_result_.chosen_params["C"]
-        X, y, starts, used = data.grouped()
+
+    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+        """Algorithm 1: features added one at a time by least LQO error; the weights of the
+        selected features (``selected_``, in the order chosen) at the last step."""
+        X, y, starts, used, weight, n_threads = problem
         n, d = X.shape
         check_greedy_memory(n, d)
         Q = len(starts) - 1
-        _check_regularisation(Q, [self.C_])
-        lam = Q / (2.0 * float(self.C_))
+        _check_regularisation(Q, [C])
+        lam = Q / (2.0 * float(C))
         alpha = weighted(query_scale(starts, self.loss), weight)
-        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
         # The held-out blocks: the queries, or for a single ranking its rows (leave-one-out).
         held_out = starts if Q >= 2 else np.arange(n + 1, dtype=np.int64)
         n_held_out = len(held_out) - 1
         chunks = query_chunks(held_out)
         U = centred(X, starts, alpha, n_threads=n_threads)  # U = X̂ at the start (G = I/λ)
         M, varies = gram(U, n_threads)
-        _check_greedy_conditioning(np.diag(M), Q, float(self.C_), self.normalize == "none")
+        _check_greedy_conditioning(np.diag(M), Q, float(C), self.normalize == "none")
         M /= lam                                      # X̂ᵀC (d × d): t = c M_b below
         g = np.diag(M).copy()                         # ‖x̂_j‖² / λ
         yh = centred(y[:, None], starts, alpha).ravel()
-        C = np.empty_like(U)
-        _rankrls.divide(U, lam, C, n_threads)         # C = U / λ
+        cache = np.empty_like(U)                      # the paper's C
+        _rankrls.divide(U, lam, cache, n_threads)     # C = U / λ
         a = yh / lam
         p = yh.copy()
         h = DataMatrix(U, n_threads).rmatvec(yh) / lam
@@ -208,7 +171,7 @@ class GreedyRankRLS(LinearRanker):
             log(f"Greedy RankRLS: {d} features, {n} documents, {Q} queries, λ = {lam:.6g}; "
                 f"LQO error without features {current:.8g}", 1)
         if k_max > 0:
-            _rankrls.lqo_errors(C, U, a, p, g, h, held_out, errors, chunks, n_threads)
+            _rankrls.lqo_errors(cache, U, a, p, g, h, held_out, errors, chunks, n_threads)
         while len(selected) < k_max:
             scores = errors / max(n_held_out, 1)
             scores[selected] = np.inf
@@ -224,7 +187,7 @@ class GreedyRankRLS(LinearRanker):
             h_next, g_next = h - h[b] * t, g - t * t / c
             # one pass: the update, and (unless this is the last step) the next errors
             score_next = () if len(selected) + 1 == k_max else (g_next, h_next, errors)
-            _rankrls.add_feature(C, U, a, p, C[:, b], U[:, b], t, c, c * h[b],  # no copies
+            _rankrls.add_feature(cache, U, a, p, cache[:, b], U[:, b], t, c, c * h[b],
                                  held_out, chunks, n_threads, *score_next)
             M -= np.outer(M[:, b], t)                 # X̂ᵀC after C ← C − C_b tᵀ
             h, g = h_next, g_next
@@ -239,11 +202,12 @@ class GreedyRankRLS(LinearRanker):
         self.selected_ = used[order].astype(np.int64) + 1
         self.lqo_errors_ = np.array(lqo, dtype=np.float64)
         self.weights_path_ = path
-        final = path[-1] if path else np.zeros(0)
+        return (path[-1] if path else np.zeros(0)), None
+
+    def _keep_solution(self, normalizer: Any, problem: Problem, w: Any) -> None:
+        """The selected features' weights, in the order of their indices."""
         sort = np.argsort(self.selected_, kind="stable")
-        self._keep_weights(normalizer, self.selected_[sort] - 1, final[sort])
-        self._record_evals(evals)
-        return self
+        self._keep_weights(normalizer, self.selected_[sort] - 1, w[sort])
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """LinearModel of the selected features; metadata records the selection order."""

@@ -61,7 +61,8 @@ from ..data.validation import check_features
 # The random Fourier model and its file format live in rankfast.models with the other
 # formats; their names stay importable from here, where they were first documented.
 from ..models import KernelModel, KernelParams, RFFModel, fourier_features, normalized_input
-from ._base import Ranker, fit_documents, sparse_input_tags
+from ._base import Ranker, fit_doc, sparse_input_tags
+from ._linear import fit_documents
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -573,33 +574,6 @@ class KernelApproxLearner(Ranker):
     def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
             sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
             eval_group: Vector = None, log: Log = None) -> KernelApproxLearner:
-        """Map the documents X (n × d), then train the base learner on φ(X), y and the queries.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features)
-        y : array-like, shape (n_documents,)
-            Relevance labels.
-        qid : array-like, shape (n_documents,), optional
-            Query id of each document.
-        group : array-like of int, optional
-            Sizes of consecutive groups of rows, instead of ``qid``; with
-            neither, all documents form one ranking.
-        sample_weight : array-like, optional
-            Query weights, passed to the base learner's fit (the map does not
-            use them).
-        eval_set : list of (X, y), optional
-            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
-            records each one's metrics (the table's: ``cv_metric`` first).
-        eval_qid, eval_group : list of array-like, optional
-            The queries of each eval_set pair (qid, or group sizes).
-        log : callable, optional
-            ``log(text, level)`` receives progress lines.
-
-        Returns
-        -------
-        self
-        """
         self.check_parameters()
         data = self._training_data(X, y, qid, group)        # checked: finite, aligned
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
@@ -630,6 +604,11 @@ class KernelApproxLearner(Ranker):
         self.normalizer_ = None if self.normalize == "none" else Normalizer(self.normalize)
         self._record_evals(evals)
         return self
+
+    fit.__doc__ = fit_doc("Map the documents X (n × d), then train the base learner on φ(X), y "
+                          "and the queries.",
+                          "Query weights, passed to the base learner's fit (the map does not "
+                          "use them).")
 
     def _applied_normalizer(self):
         """The Normalizer predict applies (query, log), or None (rankfast.data.validation.predicted)."""

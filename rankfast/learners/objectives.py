@@ -4,8 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.queries import group_rows
-from ._linear import check_loss, linear_scores
-from .prsvm import query_weights
+from ._linear import check_loss, linear_scores, query_weights
 from .svmrank import HingeLoss
 
 TYPE_CHECKING = False              # typing is imported by type checkers only

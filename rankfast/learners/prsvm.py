@@ -25,23 +25,18 @@ import numpy as np
 
 from .._estimator import check_is_fitted
 from .._kernels import _prsvm
-from .._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
-from ..data.validation import query_sample_weights, weighted
+from .._threads import query_chunks
 from ..optimize.newton import minimize
 from ..optimize.precondition import PairPreconditioner
+from ._base import PathRanker, Problem
 from ._linear import (
     DataMatrix,
-    LinearRanker,
-    c_grid,
-    check_loss,
     linear_model,
     pair_square_sums,
-    without_query_constant,
 )
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
     from .._typing import Log, Matrix, Vector
@@ -126,36 +121,7 @@ class SquaredHingeObjective:
         return phi
 
 
-def query_weights(y: Vector, starts: Vector, C: Any, loss: Any, n_queries: int | None = None) -> Any:
-    """c_q: C / Q (loss 1) or C / (Q · pairs of q) (loss 2).
-
-    Q counts every query of ``starts``, or is ``n_queries`` (the queries of
-    every shard, when these are one shard's; rankfast.dask).
-    """
-    if len(starts) == 1:
-        return np.zeros(0)
-    weight = np.full(len(starts) - 1, C / (len(starts) - 1 if n_queries is None else n_queries))
-    if loss == 2:
-        weight /= np.maximum(pair_counts(y, starts), 1)
-    return weight
-
-
-def pair_counts(y: Vector, starts: Vector) -> Any:
-    """Number of pairs with different labels in each query (O(n log n))."""
-    sizes = np.diff(starts)
-    query = np.repeat(np.arange(len(sizes)), sizes)
-    order = np.lexsort((y, query))
-    ys, qs = np.asarray(y)[order], query[order]
-    new_run = np.ones(len(ys), dtype=bool)
-    new_run[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
-    run_start = np.flatnonzero(new_run)
-    run_length = np.diff(np.r_[run_start, len(ys)])
-    tied = np.zeros(len(sizes), dtype=np.int64)
-    np.add.at(tied, qs[run_start], run_length * run_length)
-    return (sizes * sizes - tied) // 2
-
-
-class RankSVM(LinearRanker):
+class RankSVM(PathRanker):
     """Primal RankSVM (PRSVM, squared hinge) trained by truncated Newton.
 
     See the module docstring for objective, complexity and stopping rule.
@@ -230,86 +196,16 @@ class RankSVM(LinearRanker):
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
-    @blas_single_thread
-    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
-            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
-            eval_group: Vector = None, log: Log = None) -> RankSVM:
-        """Train on documents X (n × d, dense or sparse), labels y and their queries.
-
-        With a list of C, each value is scored by cross-validation
-        (rankfast.model_selection.select_c, warm-started along the C path by
-        ``fit_path``), the result kept in ``cv_result_``, and the chosen C
-        (``C_``) trained on all the data.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features)
-            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
-        y : array-like, shape (n_documents,)
-            Relevance labels (any real numbers; higher is better).
-        qid : array-like, shape (n_documents,), optional
-            Query id of each document (rows of a query need not be contiguous).
-        group : array-like of int, optional
-            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
-            of ``qid``.  With neither, all documents form one ranking.
-        sample_weight : array-like, optional
-            Query weights: one per row, the same within a query, or one per
-            query in order of first appearance; a weight of 2 counts the
-            query twice (rankfast.learners._base.query_sample_weights); with a list of C,
-            the cross-validation weighs its fits and scores alike (rankfast.model_selection).
-        eval_set : list of (X, y), optional
-            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
-            records each one's metrics (the table's: ``cv_metric`` first).
-        eval_qid, eval_group : list of array-like, optional
-            The queries of each eval_set pair (qid, or group sizes).
-        log : callable, optional
-            ``log(text, level)`` receives progress lines (rank_learn's -v).
-
-        Returns
-        -------
-        self
-        """
-        grid = c_grid(self.C)
-        check_loss(self.loss)
-        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
-                                                         eval_set, eval_qid, eval_group)
-        data = data.with_query_weight(weight)
-        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(data.X))
-        self.C_, self.cv_result_ = self.C, None
-        if grid is not None:
-            from ..model_selection._validation import select_c
-            self.cv_result_ = select_c(self, data, None, None, grid, log,
-                                       sample_weight=data.query_weight)
-            self.cv_table_ = self.cv_result_.rows()
-            self.C_ = self.cv_result_.chosen_params["C"]
-        X, y, starts, used = data.grouped()
-        objective = SquaredHingeObjective(
-            X, y, starts, weighted(query_weights(y, starts, self.C_, self.loss), data.query_weight),
-            n_threads)
-        self.result_ = minimize(objective, np.zeros(X.shape[1]), tol=self.tol,
-                                max_iter=self.max_iter, log=log)
+    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+        """Truncated Newton on the squared hinge (rankfast.optimize.newton.minimize) from w0."""
+        objective = SquaredHingeObjective(problem.X, problem.y, problem.starts,
+                                          problem.query_weights(C, self.loss), problem.n_threads)
+        w0 = np.zeros(problem.X.shape[1]) if w0 is None else w0
+        result = minimize(objective, w0, tol=self.tol, max_iter=self.max_iter, log=log)
         if log is not None:
-            log(f"Newton: {self.result_.message} after {self.result_.iterations} iterations "
-                f"({self.result_.cg_iterations} CG steps), objective {self.result_.f:.8g}", 1)
-        self._keep_result(normalizer, used, X, starts)
-        self._record_evals(evals)
-        return self
-
-    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any,
-                 sample_weight: Vector = None) -> Iterator[Any]:
-        """Fitted copies for each C of Cs (ascending), each Newton run started at the previous optimum."""
-        from ..model_selection._validation import fitted_linear
-        check_loss(self.loss)
-        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
-        weight = query_sample_weights(sample_weight, data.qid)
-        X, y, starts, used = data.grouped()
-        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
-        w = np.zeros(X.shape[1])
-        for C in Cs:
-            objective = SquaredHingeObjective(
-                X, y, starts, weighted(query_weights(y, starts, C, self.loss), weight), n_threads)
-            w = minimize(objective, w, tol=self.tol, max_iter=self.max_iter).w
-            yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
+            log(f"Newton: {result.message} after {result.iterations} iterations "
+                f"({result.cg_iterations} CG steps), objective {result.f:.8g}", 1)
+        return result.w, result
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """The trained LinearModel, with rankfast's metadata."""

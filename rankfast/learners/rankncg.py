@@ -75,18 +75,16 @@ import numpy as np
 
 from .._estimator import check_is_fitted
 from .._kernels import _erfc
-from .._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
-from ..data.validation import query_sample_weights, weighted
+from .._threads import query_chunks
 from ..errors import UsageError
 from ..optimize.ncg import nonlinear_cg
 from ..optimize.precondition import PairPreconditioner
-from ._linear import DataMatrix, LinearRanker, c_grid, linear_model, pair_square_sums, without_query_constant
+from ._base import PathRanker, Problem
+from ._linear import DataMatrix, c_grid, linear_model, pair_square_sums
 from .erfc import erfc_parameters
-from .prsvm import query_weights
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
     from .._typing import Log, Matrix, Vector
@@ -237,7 +235,7 @@ class _Line:
         return _Point(w, scores, gamma, w + self.objective.products.rmatvec(gamma))
 
 
-class RankNCG(LinearRanker):
+class RankNCG(PathRanker):
     """Pairwise ranking with an erfc-smoothed logistic loss, trained by nonlinear CG.
 
     See the module docstring for objective, gradient, line search, stopping rule,
@@ -309,7 +307,7 @@ class RankNCG(LinearRanker):
         self.cv_convention, self.random_state = cv_convention, random_state
 
     def check_parameters(self) -> None:
-        """UsageError naming a parameter out of range, and its rank_learn flag (fit calls it)."""
+        """UsageError naming a parameter out of range (fit calls it first)."""
         if self.erfc not in ("fast", "direct"):
             raise UsageError(f"erfc (--erfc) must be 'fast' or 'direct', not {self.erfc!r}")
         eps = self.erfc_eps
@@ -319,81 +317,16 @@ class RankNCG(LinearRanker):
             raise UsageError(f"loss (-l) must be 1 or 2, not {self.loss!r}")
         c_grid(self.C)                               # a positive number or a list of them
 
-    @blas_single_thread
-    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
-            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
-            eval_group: Vector = None, log: Log = None) -> RankNCG:
-        """Train on documents X (n × d, dense or sparse), labels y and their queries.
-
-        With a list of C, the chosen value (``C_``, by rankfast.model_selection.
-        select_c) is trained on all the data.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features)
-            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
-        y : array-like, shape (n_documents,)
-            Relevance labels (any real numbers; higher is better).
-        qid : array-like, shape (n_documents,), optional
-            Query id of each document (rows of a query need not be contiguous).
-        group : array-like of int, optional
-            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
-            of ``qid``.  With neither, all documents form one ranking.
-        sample_weight : array-like, optional
-            Query weights: one per row, the same within a query, or one per
-            query in order of first appearance; a weight of 2 counts the
-            query twice (rankfast.learners._base.query_sample_weights); with a list of C,
-            the cross-validation weighs its fits and scores alike (rankfast.model_selection).
-        eval_set : list of (X, y), optional
-            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
-            records each one's metrics (the table's: ``cv_metric`` first).
-        eval_qid, eval_group : list of array-like, optional
-            The queries of each eval_set pair (qid, or group sizes).
-        log : callable, optional
-            ``log(text, level)`` receives progress lines (rank_learn's -v).
-
-        Returns
-        -------
-        self
-        """
-        self.check_parameters()
-        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
-                                                         eval_set, eval_qid, eval_group)
-        grid = c_grid(self.C)
-        self.C_, self.cv_result_ = self.C, None
-        if grid is not None:
-            from ..model_selection._validation import select_c
-            self.cv_result_ = select_c(self, data, None, None, grid, log, sample_weight=weight)
-            self.cv_table_ = self.cv_result_.rows()
-            self.C_ = self.cv_result_.chosen_params["C"]
-        X, y, starts, used = data.grouped()
-        objective = ErfcPairObjective(X, y, starts,
-                                      weighted(query_weights(y, starts, self.C_, self.loss), weight),
-                                      self.erfc_eps, self.erfc == "fast",
-                                      resolve_n_jobs(self.n_jobs, stored_entries(X)))
-        self.result_ = nonlinear_cg(objective, np.zeros(X.shape[1]), tol=self.tol,
-                                    max_iter=self.max_iter, log=log)
+    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+        """Nonlinear CG (rankfast.optimize.ncg) on the erfc pair objective from w0."""
+        objective = ErfcPairObjective(problem.X, problem.y, problem.starts,
+                                      problem.query_weights(C, self.loss), self.erfc_eps,
+                                      self.erfc == "fast", problem.n_threads)
+        w0 = np.zeros(problem.X.shape[1]) if w0 is None else w0
+        result = nonlinear_cg(objective, w0, tol=self.tol, max_iter=self.max_iter, log=log)
         if log is not None:
-            log(self.result_.summary(), 1)
-        self._keep_result(normalizer, used, X, starts)
-        self._record_evals(evals)
-        return self
-
-    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any, sample_weight: Vector =
-                 None) -> Iterator[Any]:
-        """Fitted copies for each C of Cs (ascending), each CG run started at the previous optimum."""
-        from ..model_selection._validation import fitted_linear
-        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
-        weight = query_sample_weights(sample_weight, data.qid)
-        X, y, starts, used = data.grouped()
-        w = np.zeros(X.shape[1])
-        for C in Cs:
-            objective = ErfcPairObjective(X, y, starts,
-                                          weighted(query_weights(y, starts, C, self.loss), weight),
-                                          self.erfc_eps, self.erfc == "fast",
-                                          resolve_n_jobs(self.n_jobs, stored_entries(X)))
-            w = nonlinear_cg(objective, w, tol=self.tol, max_iter=self.max_iter).w
-            yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
+            log(result.summary(), 1)
+        return result.w, result
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """The trained LinearModel, with rankfast's metadata."""

@@ -68,14 +68,14 @@ import scipy.linalg
 
 from .._estimator import check_is_fitted
 from .._kernels import _rankrls
-from .._threads import BLOCK_ROWS, blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
+from .._threads import BLOCK_ROWS, query_chunks
 from ..data.sparse import CSR
-from ..data.validation import query_sample_weights, weighted
+from ..data.validation import TrainingData, query_sample_weights, weighted
 from ..errors import UsageError
 from ..optimize.newton import conjugate_gradient
+from ._base import LinearRanker, Problem
 from ._linear import (
     DataMatrix,
-    LinearRanker,
     c_grid,
     check_loss,
     kernel_form,
@@ -166,90 +166,83 @@ class RankRLS(LinearRanker):
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
-    @blas_single_thread
-    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
-            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
-            eval_group: Vector = None, log: Log = None) -> RankRLS:
-        """Train on documents X (n × d, dense or sparse), labels y and their queries.
+    weights_by_C_: Any           # set by fit: None, or one row of weights per C of a list
 
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features)
-            Dense (ndarray, DataFrame, list of lists) or any scipy sparse format.
-        y : array-like, shape (n_documents,)
-            Relevance labels (any real numbers; higher is better).
-        qid : array-like, shape (n_documents,), optional
-            Query id of each document (rows of a query need not be contiguous).
-        group : array-like of int, optional
-            Sizes of consecutive groups of rows (LightGBM's ``group``), instead
-            of ``qid``.  With neither, all documents form one ranking.
-        sample_weight : array-like, optional
-            Query weights: one per row, the same within a query, or one per
-            query in order of first appearance; a weight of 2 counts the
-            query twice (rankfast.learners._base.query_sample_weights); with a list of C,
-            the cross-validation weighs its fits and scores alike (rankfast.model_selection).
-        eval_set : list of (X, y), optional
-            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
-            records each one's metrics (the table's: ``cv_metric`` first).
-        eval_qid, eval_group : list of array-like, optional
-            The queries of each eval_set pair (qid, or group sizes).
-        log : callable, optional
-            ``log(text, level)`` receives progress lines (rank_learn's -v).
-
-        Returns
-        -------
-        self
-        """
-        grid = c_grid(self.C)
+    def check_parameters(self) -> None:
+        """UsageError naming a parameter out of range (fit calls it first)."""
+        c_grid(self.C)
         check_loss(self.loss)
         if self.solver not in ("auto", "dense", "cg"):
             raise UsageError(f"solver must be auto, dense or cg (got {self.solver!r})")
-        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
-                                                         eval_set, eval_qid, eval_group)
-        X, y, starts, used = data.grouped()
-        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
-        n, d = X.shape
-        Q = len(starts) - 1
-        _check_regularisation(Q, [self.C] if grid is None else grid)
-        solver = self.solver
-        if solver == "auto":
-            solver = "dense" if d <= DENSE_MAX_FEATURES and n * d <= DENSE_MAX_ENTRIES else "cg"
-        if grid is not None and solver != "dense":
-            raise UsageError(f"several C values need the dense solver (an eigendecomposition "
-                             f"of the {d} × {d} matrix XᵀLX); give one C for {d} features "
-                             f"and {n} documents")
-        self.solver_, self.cv_table_, self.weights_by_C_ = solver, None, None
-        self.cv_result_ = None
-        self.cg_iterations_, self.residual_ = 0, 0.0
-        alpha = weighted(query_scale(starts, self.loss), weight)
+
+    def _chosen_solver(self, problem: Problem) -> str:
+        """``solver``, or for "auto" dense when X̂ fits as a dense array (DENSE_MAX_*), else cg."""
+        n, d = problem.X.shape
+        if self.solver != "auto":
+            return self.solver
+        return "dense" if d <= DENSE_MAX_FEATURES and n * d <= DENSE_MAX_ENTRIES else "cg"
+
+    def _announce(self, problem: Problem, solver: str, grid: Any, log: Log) -> None:
         if log is not None:
+            (n, d), Q = problem.X.shape, len(problem.starts) - 1
             log(f"RankRLS: {d} features, {n} documents, {Q} queries, {solver} solver, "
                 + (f"λ = Q/(2C) = {Q / (2.0 * float(self.C)):.6g}" if grid is None else
                    f"{len(grid)} values of C"), 1)
+
+    def _centred(self, problem: Problem) -> tuple[Any, Any, Any, Any]:
+        """(X̂, ŷ, X̂ᵀX̂, the columns of X̂ that are not all zero) for the dense solver."""
+        alpha = weighted(query_scale(problem.starts, self.loss), problem.weight)
+        Xh = centred(problem.X, problem.starts, alpha, n_threads=problem.n_threads)
+        yh = centred(problem.y[:, None], problem.starts, alpha).ravel()
+        A, nonzero = gram(Xh, problem.n_threads)
+        return Xh, yh, A, np.flatnonzero(nonzero)
+
+    def _select_c(self, data: TrainingData, problem: Problem, grid: list[float], log: Log) -> None:
+        """Every C of the list from one eigendecomposition (weights_by_C_), C_ by exact
+        leave-query-out or by the folds of ``cv`` (_fit_grid)."""
+        n, d = problem.X.shape
+        Q = len(problem.starts) - 1
+        _check_regularisation(Q, grid)
+        solver = self._chosen_solver(problem)
+        if solver != "dense":
+            raise UsageError(f"several C values need the dense solver (an eigendecomposition "
+                             f"of the {d} × {d} matrix XᵀLX); give one C for {d} features "
+                             f"and {n} documents")
+        self.solver_, self.cg_iterations_, self.residual_ = solver, 0, 0.0
+        self._announce(problem, solver, grid, log)
+        Xh, yh, A, varies = self._centred(problem)
+        if len(varies) < d:
+            Xh, A = Xh[:, varies], A[np.ix_(varies, varies)]
+        self._fit_grid(Xh, A, yh, problem.y, problem.starts, grid, data, log, problem.n_threads,
+                       problem.weight)
+        self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
+
+    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+        """The closed form for one C (dense Cholesky, or CG), or C_'s row of weights_by_C_."""
+        grid = c_grid(self.C)
+        if grid is not None:                      # solved with the whole list by _select_c
+            return self.weights_by_C_[grid.index(C)].copy(), None
+        Q = len(problem.starts) - 1
+        _check_regularisation(Q, [self.C])
+        solver = self._chosen_solver(problem)
+        self.solver_, self.cv_table_, self.weights_by_C_ = solver, None, None
+        self.cg_iterations_, self.residual_ = 0, 0.0
+        self._announce(problem, solver, None, log)
+        self.C_ = float(self.C)
+        lam = Q / (2.0 * self.C_)
         if solver == "cg":
-            self.C_ = float(self.C)
-            w = self._fit_cg(X, y, starts, alpha, Q / (2.0 * self.C_), log, n_threads)
-        else:
-            Xh = centred(X, starts, alpha, n_threads=n_threads)
-            yh = centred(y[:, None], starts, alpha).ravel()
-            A, nonzero = gram(Xh, n_threads)
-            varies = np.flatnonzero(nonzero)                    # others: weight exactly 0
-            if grid is None:
-                self.C_ = float(self.C)
-                b = DataMatrix(Xh, n_threads).rmatvec(yh)
-                w_varies = _ridge(A[np.ix_(varies, varies)], b[varies], Q / (2.0 * self.C_))
-            else:
-                if len(varies) < d:
-                    Xh, A = Xh[:, varies], A[np.ix_(varies, varies)]
-                self._fit_grid(Xh, A, yh, y, starts, grid, data, log, n_threads, weight)
-                self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
-                w_varies = self.weights_by_C_[grid.index(self.C_)][varies]
-            w = _scatter(w_varies, varies, d)
-        self._keep_weights(normalizer, used, without_query_constant(w, X, starts))
+            alpha = weighted(query_scale(problem.starts, self.loss), problem.weight)
+            return self._fit_cg(problem.X, problem.y, problem.starts, alpha, lam, log,
+                                problem.n_threads), None
+        Xh, yh, A, varies = self._centred(problem)
+        b = DataMatrix(Xh, problem.n_threads).rmatvec(yh)
+        return _scatter(_ridge(A[np.ix_(varies, varies)], b[varies], lam), varies,
+                        problem.X.shape[1]), None
+
+    def _keep_solution(self, normalizer: Any, problem: Problem, w: Any) -> None:
+        super()._keep_solution(normalizer, problem, w)
         if self.weights_by_C_ is not None:
-            self.weights_by_C_ = normalizer.original_weights(self.weights_by_C_, used)
-        self._record_evals(evals)
-        return self
+            self.weights_by_C_ = normalizer.original_weights(self.weights_by_C_, problem.used)
 
     def _fit_cg(self, X, y, starts, alpha, lam, log, n_threads):
         op = _NormalEquations(X, starts, alpha, lam, n_threads)
@@ -317,29 +310,24 @@ class RankRLS(LinearRanker):
             rows, held_out, y, qid, metric, settings["rule"], f"exact leave-query-out, {Q} queries",
             (model_selection.Column("loss", "LQO pair loss"), losses), log, weight)
 
-    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any, sample_weight: Vector =
-                 None) -> Iterator[Any]:
+    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any,
+                 sample_weight: Vector = None) -> Iterator[Any]:
         """Fitted copies for each C of Cs, from one eigendecomposition (dense solver).
 
         ``sample_weight``: query weights, as fit's.
         """
-        from ..model_selection._validation import fitted_linear
+        from ..model_selection import fitted_linear
         check_loss(self.loss)
         data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
-        weight = query_sample_weights(sample_weight, data.qid)
-        X, y, starts, used = data.grouped()
-        d = X.shape[1]
-        Q = len(starts) - 1
-        alpha = weighted(query_scale(starts, self.loss), weight)
-        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
-        Xh = centred(X, starts, alpha, n_threads=n_threads)
-        yh = centred(y[:, None], starts, alpha).ravel()
-        A, nonzero = gram(Xh, n_threads)
-        varies = np.flatnonzero(nonzero)
-        path = EigenPath(Xh[:, varies], yh, starts, A[np.ix_(varies, varies)], n_threads)
+        problem = self._problem(data, query_sample_weights(sample_weight, data.qid))
+        d, Q = problem.X.shape[1], len(problem.starts) - 1
+        Xh, yh, A, varies = self._centred(problem)
+        path = EigenPath(Xh[:, varies], yh, problem.starts, A[np.ix_(varies, varies)],
+                         problem.n_threads)
         for C in Cs:
             w = _scatter(path.weights(Q / (2.0 * C)), varies, d)
-            yield fitted_linear(self, C, used, without_query_constant(w, X, starts))
+            yield fitted_linear(self, C, problem.used,
+                                without_query_constant(w, problem.X, problem.starts))
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """The trained LinearModel, with rankfast's metadata (C grid included)."""

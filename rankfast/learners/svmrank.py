@@ -77,13 +77,12 @@ import numpy as np
 
 from .._estimator import check_is_fitted
 from .._kernels import _hinge, _prsvm
-from .._threads import blas_single_thread, query_chunks, resolve_n_jobs, stored_entries
-from ..data.validation import weighted
+from .._threads import query_chunks
 from ..errors import UsageError
 from ..optimize.ocas import CuttingPlaneResult, ocas
 from ..optimize.precondition import PairPreconditioner
-from ._linear import DataMatrix, LinearRanker, c_grid, check_loss, linear_model, pair_square_sums
-from .prsvm import query_weights
+from ._base import LinearRanker, Problem
+from ._linear import DataMatrix, c_grid, check_loss, linear_model, pair_square_sums
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -411,38 +410,8 @@ class RankSVML1(LinearRanker):
         self.normalize = normalize
         self.n_jobs = n_jobs
 
-    @blas_single_thread
-    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
-            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
-            eval_group: Vector = None, log: Log = None) -> RankSVML1:
-        """Train on documents X (n × d, dense or sparse), labels y and their queries.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features)
-        y : array-like, shape (n_documents,)
-            Relevance labels (any real numbers; higher is better).
-        qid : array-like, shape (n_documents,), optional
-            Query id of each document.
-        group : array-like of int, optional
-            Sizes of consecutive groups of rows, instead of ``qid``; with
-            neither, all documents form one ranking.
-        sample_weight : array-like, optional
-            Query weights: one per row, the same within a query, or one per
-            query in order of first appearance; a weight of 2 counts the
-            query twice (rankfast.learners._base.query_sample_weights).  Not with a list of C.
-        eval_set : list of (X, y), optional
-            Sets scored by the fitted model, as XGBRanker's: ``evals_result_``
-            records each one's metrics (the table's: ``cv_metric`` first).
-        eval_qid, eval_group : list of array-like, optional
-            The queries of each eval_set pair (qid, or group sizes).
-        log : callable, optional
-            ``log(text, level)`` receives progress lines.
-
-        Returns
-        -------
-        self
-        """
+    def check_parameters(self) -> None:
+        """UsageError naming a parameter out of range (fit calls it first): one C, no list."""
         check_loss(self.loss)
         if np.ndim(self.C) != 0 or c_grid(self.C) is not None:
             raise UsageError(f"C must be one positive number (got {self.C!r})")
@@ -452,42 +421,39 @@ class RankSVML1(LinearRanker):
         if self.solver not in ("auto", "smoothing", "ocas"):
             raise UsageError(f"solver must be 'auto', 'smoothing' or 'ocas' "
                              f"(got {self.solver!r})")
-        data, normalizer, evals, weight = self._fit_data(X, y, qid, group, sample_weight,
-                                                         eval_set, eval_qid, eval_group)
-        X, y, starts, used = data.grouped()
-        n_threads = resolve_n_jobs(self.n_jobs, stored_entries(X))
-        loss = HingeLoss(y, starts, weighted(query_weights(y, starts, self.C, self.loss), weight),
-                         n_threads=n_threads)
-        products = DataMatrix(X, n_threads)
-        target = svm_rank_target(self.C, self.tol, self.loss)
-        self.result_ = None
+
+    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+        """OCAS, going on by smoothed Newton if it stalls (``solver``), to svm_rank's -e bound."""
+        loss = HingeLoss(problem.y, problem.starts, problem.query_weights(C, self.loss),
+                         n_threads=problem.n_threads)
+        products = DataMatrix(problem.X, problem.n_threads)
+        target = svm_rank_target(C, self.tol, self.loss)
+        result = None
         if self.solver in ("auto", "ocas"):
-            self.result_ = ocas(products, loss, target, self.max_iter, log=log,
-                                stall=self.solver == "auto", relative=self.tol)
-            if log is not None and self.result_.message == "stalled":
-                log(f"OCAS stalled after {self.result_.iterations} iterations (gap "
-                    f"{self.result_.gap:.4g}); going on by smoothed Newton", 1)
-        if self.result_ is None or self.result_.message == "stalled":
+            result = ocas(products, loss, target, self.max_iter, log=log,
+                          stall=self.solver == "auto", relative=self.tol)
+            if log is not None and result.message == "stalled":
+                log(f"OCAS stalled after {result.iterations} iterations (gap "
+                    f"{result.gap:.4g}); going on by smoothed Newton", 1)
+        if result is None or result.message == "stalled":
             diagonal = 1.0 + 2.0 * pair_square_sums(products, loss.starts, loss.rank, loss.weight)
             preconditioner = PairPreconditioner(products.X, loss.starts, loss.rank, loss.weight,
                                                 2.0, diagonal)
-            before = self.result_
-            self.result_ = smoothing_path(
+            before = result
+            result = smoothing_path(
                 products, loss, target, self.max_iter, preconditioner, log=log,
                 w0=None if before is None else before.w,
                 lower=0.0 if before is None else max(before.lower_bound, 0.0),
                 relative=self.tol)
         if log is not None:
-            r = self.result_
+            r = result
             how = (f"OCAS: {r.message} after {r.iterations} iterations ({r.oracle_calls} loss "
                    f"evaluations, {r.planes} cutting planes)" if isinstance(r, CuttingPlaneResult)
                    else f"Smoothed Newton: {r.message} after {r.iterations} Newton steps over "
                    f"{r.stages} smoothing widths (last {r.delta:.3g})")
             log(f"{how}: objective {r.f:.8g}, certified duality gap {r.gap:.4g} "
                 f"(svm_rank's -e bound C*eps' = {r.target:.4g})", 1)
-        self._keep_result(normalizer, used, X, starts)
-        self._record_evals(evals)
-        return self
+        return result.w, result
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """The trained LinearModel, with rankfast's metadata."""
