@@ -313,7 +313,7 @@ def test_a_usage_error_while_training_stays_exit_2(tmp_path, capsys, monkeypatch
 
     def refuse(self, *args, **kwargs):
         raise UsageError("a setting the learner refuses")
-    monkeypatch.setattr(RankSVM, "fit", refuse)
+    monkeypatch.setattr(RankSVM, "_fit_checked", refuse)      # the entry rank_learn calls
     assert learn_main([str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 2
     assert "rank_learn: a setting the learner refuses" in capsys.readouterr().err
 
@@ -400,12 +400,12 @@ def test_j1_holds_blas_to_one_thread_when_numpy_is_loaded(tmp_path, monkeypatch)
     threadpoolctl = pytest.importorskip("threadpoolctl")
     from rankfast import RankSVML1
     seen = []
-    fit = RankSVML1.fit
+    fit = RankSVML1._fit_checked                  # the entry rank_learn calls
 
     def spy(self, *args, **kwargs):
         seen.extend(info["num_threads"] for info in threadpoolctl.threadpool_info())
         return fit(self, *args, **kwargs)
-    monkeypatch.setattr(RankSVML1, "fit", spy)
+    monkeypatch.setattr(RankSVML1, "_fit_checked", spy)
     before = [info["num_threads"] for info in threadpoolctl.threadpool_info()]
     assert learn_main(["-v", "0", "-j", "1", "-a", "svmrank", str(EXAMPLES / "train.dat"),
                        str(tmp_path / "m")]) == 0

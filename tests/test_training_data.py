@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from rankfast import RankSVM
 from rankfast.data import sparse as csr
-from rankfast.data.validation import TrainingData
+from rankfast.data.validation import TrainingData, predicted
 from rankfast.learners import _base as base
 
 
@@ -171,15 +171,43 @@ def test_a_validation_set_is_checked_once_not_for_every_c(monkeypatch):
                                                                                qid[40:])]
 
 
-def test_fit_takes_a_training_data_in_place_of_x():
+def test_the_private_entry_takes_a_training_data_as_it_is():
+    """Cross-validation's folds and rank_learn's file reach _fit_checked and _score_checked with
+    data checked once; the public fit takes arrays only."""
     from rankfast import RankRLS
     X, y, qid = documents(5)
     data = TrainingData(csr.as_csr(sp.csr_matrix(X)), y, qid)
     for make in (lambda: RankSVM(C=1.0), lambda: RankRLS(C=1.0)):
-        given = make().fit(data, None)
+        given = make()._fit_checked(data)
         assert given.n_features_in_ == X.shape[1]
         np.testing.assert_array_equal(given.weights_, make().fit(sp.csr_matrix(X), y, qid).weights_)
-        np.testing.assert_array_equal(given.predict(data.subset(np.arange(10))),
+        np.testing.assert_array_equal(predicted(given, data.subset(np.arange(10)), qid[:10]),
                                       given.predict(X[:10]))
-        with pytest.raises(ValueError, match="y, qid and group must be None"):
+        with pytest.raises(ValueError, match="2-D X"):
             make().fit(data, y)
+
+
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_a_fit_analyses_its_queries_once(monkeypatch, weights):
+    """One Queries per fit, and its query ids sorted once (query_index), whatever reads them:
+    the check for pairs, the query weights, the grouped rows."""
+    from rankfast.data import queries
+    calls = {"Queries": 0, "query_index": 0}
+    real_index, real_init = queries.query_index, queries.Queries.__init__
+
+    def counted_index(*args):
+        calls["query_index"] += 1
+        return real_index(*args)
+
+    def counted_init(self, qid):
+        calls["Queries"] += 1
+        real_init(self, qid)
+    monkeypatch.setattr(queries, "query_index", counted_index)
+    monkeypatch.setattr(queries.Queries, "__init__", counted_init)
+    X, y, qid = documents(5)
+    shuffled = np.random.default_rng(0).permutation(len(qid))      # queries not contiguous
+    extra = {"sample_weight": np.ones(len(qid))} if weights else {}
+    RankSVM(C=1.0).fit(X[shuffled], y[shuffled], qid[shuffled], **extra)
+    assert calls == {"Queries": 1, "query_index": 1}

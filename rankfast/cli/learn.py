@@ -193,7 +193,11 @@ def _learn(argv):
     from ..io.model_files import format_model
     start = time.process_time()
     try:
-        learner.fit(dataset.features, dataset.y, dataset.qid, log=log, **weights)
+        if hasattr(learner, "_fit_checked"):     # the reader's result, checked: no second pass
+            data = learner._accepted(dataset.training_data(learner.sparse_float32))
+            learner._fit_checked(data, log=log, **weights)
+        else:                                   # a search over a kernel parameter
+            learner.fit(dataset.features, dataset.y, dataset.qid, log=log, **weights)
         model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
         text = format_model(model)
     except UsageError:

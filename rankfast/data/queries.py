@@ -6,6 +6,8 @@ reader, the input checks and the metrics, so computing NDCG needs no file reader
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -120,3 +122,72 @@ def group_to_qid(sizes: Any, n_documents: int) -> np.ndarray:
     if total != n_documents:
         raise ValueError(f"the group sizes add up to {total} documents, not {n_documents}")
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes.astype(np.int64))
+
+
+class Queries:
+    """The queries of n rows, analysed once: their grouping and their numbering, on first use.
+
+    Every consumer of one fit's query ids (the grouping of the rows, the query
+    weights, the check for pairs, the count of queries) reads it from here,
+    so a fit sorts or compares its qids once, not once per consumer.
+
+    Parameters
+    ----------
+    qid : ndarray, shape (n,)
+        Query id of each row (rows of a query need not be contiguous).
+
+    Examples
+    --------
+    >>> from rankfast.data.queries import Queries
+    >>> queries = Queries([7, 7, 3, 7])
+    >>> queries.permutation, queries.starts
+    (array([0, 1, 3, 2]), array([0, 3, 4]))
+    >>> queries.index, queries.n_queries
+    (array([0, 0, 1, 0]), 2)
+    """
+
+    def __init__(self, qid: Vector) -> None:
+        self.qid = np.asarray(qid)
+
+    @cached_property
+    def _runs(self) -> np.ndarray:
+        return query_starts(self.qid)
+
+    @cached_property
+    def contiguous(self) -> bool:
+        """Whether each query's rows are one run (no query id comes back after another)."""
+        return _repeated_run(self.qid[self._runs[:-1]]) is None
+
+    @cached_property
+    def _numbering(self) -> tuple[np.ndarray, int]:
+        if self.contiguous:                       # the runs are the queries
+            sizes = np.diff(self._runs)
+            return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes), len(sizes)
+        return query_index(self.qid)
+
+    @cached_property
+    def _grouping(self) -> tuple[np.ndarray | None, np.ndarray]:
+        if self.contiguous:
+            return None, self._runs
+        permutation = np.argsort(self.index, kind="stable")
+        return permutation, query_starts(self.qid[permutation])
+
+    @property
+    def permutation(self) -> np.ndarray | None:
+        """The rows in query order, each query's rows in their order (group_rows), or None
+        when each query's rows are contiguous already."""
+        return self._grouping[0]
+
+    @property
+    def starts(self) -> np.ndarray:
+        """The offsets of the queries in the grouped rows, with the row count appended."""
+        return self._grouping[1]
+
+    @property
+    def index(self) -> np.ndarray:
+        """Each row's query number, queries numbered by first appearance (query_index)."""
+        return self._numbering[0]
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.starts) - 1

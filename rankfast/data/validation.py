@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 import sys
 import warnings
+from functools import cached_property
 
 import numpy as np
 
-from .queries import group_rows, group_to_qid, query_index, query_starts
+from .queries import Queries, group_to_qid, query_index, query_starts
 from .sparse import CSR, all_finite, as_csr, compact_columns, issparse
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 
 
 def check_features(X: Matrix, what: str = "X", sparse_float32: bool = False,
-                   n_threads: int | None = 1) -> tuple[Matrix, np.ndarray | None]:
+                   n_threads: int | None = 1,
+                   known_finite: bool = False) -> tuple[Matrix, np.ndarray | None]:
     """X as float64 CSR arrays (sparse input) or a 2-D float64 ndarray, checked.
 
     Parameters
@@ -40,6 +42,9 @@ def check_features(X: Matrix, what: str = "X", sparse_float32: bool = False,
         whose products widen them: 4 bytes a value instead of 8).
     n_threads : int or None
         Threads for the finiteness check (None or 0: every core).
+    known_finite : bool
+        The values were checked finite where they were made (the file reader
+        refuses NaN and infinity at their line): no pass over them again.
 
     Returns
     -------
@@ -92,7 +97,7 @@ def check_features(X: Matrix, what: str = "X", sparse_float32: bool = False,
     if d == 0:
         raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of "
                          f"1 is required.")
-    if not all_finite(values, n_threads):
+    if not known_finite and not all_finite(values, n_threads):
         raise ValueError(f"Input {what} contains NaN or infinity: feature values must be finite")
     return X, names
 
@@ -191,7 +196,7 @@ def query_ids(n: int, qid: Vector = None, group: Vector = None) -> np.ndarray:
     return from_group
 
 
-def query_sample_weights(sample_weight: Vector, qid: Vector) -> np.ndarray | None:
+def query_sample_weights(sample_weight: Vector, qid: Vector | Queries) -> np.ndarray | None:
     """Each query's multiplier of its loss term from ``sample_weight`` (None: no weights).
 
     Weights are per query, as XGBRanker's ranking weights: query q's term of
@@ -208,8 +213,8 @@ def query_sample_weights(sample_weight: Vector, qid: Vector) -> np.ndarray | Non
         One weight per row, the same for every row of a query (the form
         scikit-learn's searches slice into folds), or one per query in the
         order the queries first appear.  Finite, ≥ 0, not all zero.
-    qid : ndarray, shape (n_documents,)
-        Query ids as Ranker._fit_input returns them.
+    qid : ndarray, shape (n_documents,), or rankfast.data.queries.Queries
+        Query ids as Ranker._fit_input returns them, or their Queries.
 
     Returns
     -------
@@ -239,13 +244,14 @@ def query_sample_weights(sample_weight: Vector, qid: Vector) -> np.ndarray | Non
     if weight.dtype.kind not in "biuf":
         raise ValueError(f"sample_weight must hold numbers (got dtype {weight.dtype})")
     weight = weight.astype(np.float64)           # a copy: the caller's array is never changed
-    query, n_queries = query_index(qid)
-    if weight.ndim != 1 or len(weight) not in (len(qid), n_queries):
-        raise ValueError(f"sample_weight must hold one weight per row ({len(qid)}) or per query "
+    queries = qid if isinstance(qid, Queries) else Queries(qid)
+    query, n_queries, n = queries.index, queries.n_queries, len(queries.qid)
+    if weight.ndim != 1 or len(weight) not in (n, n_queries):
+        raise ValueError(f"sample_weight must hold one weight per row ({n}) or per query "
                          f"({n_queries}), got shape {weight.shape}")
     if not np.isfinite(weight).all() or (weight < 0).any():
         raise ValueError("sample_weight must be finite and non-negative")
-    if len(weight) == len(qid):
+    if len(weight) == n:
         per_query = np.zeros(n_queries)
         per_query[query] = weight
         if not np.array_equal(per_query[query], weight):
@@ -277,7 +283,7 @@ class NoPairsWarning(UserWarning):
     """No query of the training data has two documents with different labels: nothing to learn."""
 
 
-def warn_without_pairs(y: Vector, qid: Vector, who: str) -> None:
+def warn_without_pairs(y: Vector, qid: Vector | Queries, who: str) -> None:
     """NoPairsWarning, naming the cause, when no query holds two different labels.
 
     Every pairwise learner then trains an all-zero model (each document scores
@@ -287,7 +293,8 @@ def warn_without_pairs(y: Vector, qid: Vector, who: str) -> None:
     """
     if len(y) == 0:
         return
-    perm, starts = group_rows(qid)
+    queries = qid if isinstance(qid, Queries) else Queries(qid)
+    perm, starts = queries.permutation, queries.starts
     labels = y if perm is None else y[perm]
     sizes = np.diff(starts)
     if np.any(labels != np.repeat(labels[starts[:-1]], sizes)):
@@ -361,7 +368,13 @@ def _trained_on_several_queries(estimator):
 
 
 def predicted(estimator: Any, X: Matrix, qid: Vector) -> np.ndarray:
-    """estimator's scores of X; a model that normalises per query (normalize="query") gets qid."""
+    """estimator's scores of X; a model that normalises per query (normalize="query") gets qid.
+
+    X may be a TrainingData (cross-validation's held-out rows, checked already): the
+    estimator's private entry scores its X as it is.
+    """
+    if isinstance(X, TrainingData):
+        return estimator._score_checked(X.X, qid)
     applied = getattr(estimator, "_applied_normalizer", None)
     if applied is not None and applied() is not None:
         return estimator.predict(X, qid)
@@ -388,15 +401,21 @@ class TrainingData:
         Finite relevance labels.
     qid : ndarray, shape (n_documents,)
         Query id of each row (rows of a query need not be contiguous).
-    query_weight : ndarray of float64, shape (n_queries,), or None
-        Each query's multiplier of its loss term, queries in order of first
-        appearance (rankfast.learners._base.query_sample_weights); None: no weights.
+    feature_names : ndarray of str or None
+        The column names of a DataFrame X (check_features), else None.
+    queries : rankfast.data.queries.Queries
+        The queries of ``qid``, analysed once on first use and shared by every
+        step of the fit (the grouping, the query weights, the check for pairs).
     """
 
     X: Matrix
     y: np.ndarray
     qid: np.ndarray
-    query_weight: np.ndarray | None = None
+    feature_names: np.ndarray | None = None
+
+    @cached_property
+    def queries(self) -> Queries:
+        return Queries(self.qid)
 
     @property
     def sparse(self) -> bool:
@@ -404,22 +423,20 @@ class TrainingData:
         return isinstance(self.X, CSR)
 
     def with_features(self, X: Matrix) -> TrainingData:
-        """The same documents with X replaced (normalised features: CSR or float64 ndarray)."""
-        return dataclasses.replace(self, X=X)
-
-    def with_query_weight(self, query_weight: Any) -> TrainingData:
-        """The same documents with per-query weights (None: none)."""
-        return dataclasses.replace(self, query_weight=query_weight)
+        """The same documents with X replaced (normalised features: CSR or float64 ndarray);
+        the queries, analysed already, are shared."""
+        replaced = dataclasses.replace(self, X=X)
+        if "queries" in self.__dict__:
+            replaced.__dict__["queries"] = self.queries
+        return replaced
 
     def subset(self, rows: Vector) -> TrainingData:
         """The documents ``rows`` (an index array), in that order, taken as they are: no check.
 
-        What cross-validation trains and scores its folds on.  ``query_weight`` is
-        dropped (None): the folds' queries are another set, whose weights each
-        fold's fit normalises from its rows' ``sample_weight``.
+        What cross-validation trains and scores its folds on.
         """
         index = np.asarray(rows)
-        return TrainingData(self.X[index], self.y[index], self.qid[index])
+        return TrainingData(self.X[index], self.y[index], self.qid[index], self.feature_names)
 
     def grouped(self) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
         """(X, y, starts, used): rows grouped by query, empty columns dropped, dense X kept dense.
@@ -427,10 +444,10 @@ class TrainingData:
         ``used`` holds the original 0-based index of each kept column;
         ``starts`` the query offsets of the grouped rows, with the row count
         appended.  Queries keep their order of first appearance (that of
-        ``query_weight``).
+        query_sample_weights' weights).
         """
         X, y = self.X, self.y
-        perm, starts = group_rows(self.qid)
+        perm, starts = self.queries.permutation, self.queries.starts
         if self.sparse:
             X, used = compact_columns(X)
         else:

@@ -26,6 +26,7 @@ from .._kernels import _svmlight
 from .._threads import resolve_n_jobs
 from ..data.queries import group_rows, noncontiguous_qid, query_starts
 from ..data.sparse import CSR, as_csr
+from ..data.validation import TrainingData, check_features
 from ._stream import _blocks, plain_size
 from ._threaded import MIN_BLOCK_BYTES, MIN_BLOCKS_PER_THREAD, _Arrays, _read_in_threads
 from .files import open_binary
@@ -107,6 +108,16 @@ class Dataset:
         """
         perm, _ = group_rows(self.qid)
         return (self, None) if perm is None else (self.subset(perm), perm)
+
+    def training_data(self, sparse_float32: bool = False) -> TrainingData:
+        """These documents as an estimator's checked input, without a second pass over them.
+
+        The reader refused NaN and infinite values at their line, so the
+        features are not scanned again; float32 values are widened to float64
+        unless ``sparse_float32`` (learners whose products widen them).
+        """
+        X, _ = check_features(self.features, sparse_float32=sparse_float32, known_finite=True)
+        return TrainingData(X, self.y, self.qid)
 
     def subset(self, rows: Matrix) -> Dataset:
         """The documents at ``rows`` (an index array), in that order."""

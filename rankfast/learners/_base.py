@@ -28,7 +28,6 @@ from ..data.validation import (
     TrainingData,
     check_features,
     check_labels,
-    predicted,
     query_ids,
     query_sample_weights,
     scored_queries,
@@ -36,6 +35,7 @@ from ..data.validation import (
     weighted,
 )
 from ..metrics import ndcg, scored_with_check
+from ..model_selection._validation import check_settings
 from ._linear import (
     c_grid,
     check_loss,
@@ -71,9 +71,10 @@ def in_scikit_learn_search() -> bool:
 class Ranker(BaseEstimator):
     """Base of rankfast's estimators: input checks, ``n_features_in_``, ``score``.
 
-    Subclasses call ``_training_data`` first thing in ``fit`` (X, y and the
-    queries checked once into a rankfast.data.validation.TrainingData, which they take
-    as it is) and ``_predict_input`` in ``predict``.  Constructors only store their
+    ``fit`` checks X, y and the queries once into a rankfast.data.validation.TrainingData
+    (``_training_data``) and hands it to the private entry ``_fit_checked``, which
+    cross-validation's folds and rank_learn's file reach directly; ``predict`` checks X
+    with ``_predict_input`` and scores it with ``_score_checked``.  Constructors only store their
     arguments (scikit-learn's convention, so that ``clone`` and
     ``set_params`` work); parameters are checked by ``fit``.
     """
@@ -85,8 +86,9 @@ class Ranker(BaseEstimator):
     #: numerics only multiply by X through rankfast.learners._linear.DataMatrix.
     sparse_float32 = False
 
-    def _fit_input(self, X, y, qid, group):
-        """(X, y, qid) checked and converted; records n_features_in_ and feature_names_in_."""
+    def _training_data(self, X, y, qid, group) -> TrainingData:
+        """fit's X, y and queries checked and converted once into a TrainingData, and taken in
+        (_accepted).  The only check of a fit's input: what follows takes it as it is."""
         X, names = check_features(X, sparse_float32=self.sparse_float32,
                                   n_threads=getattr(self, "n_jobs", 1))
         y = check_labels(y, X.shape[0], type(self).__name__)
@@ -97,35 +99,24 @@ class Ranker(BaseEstimator):
                 f"several queries, route qid: sklearn.set_config(enable_metadata_routing=True), "
                 f"estimator.set_fit_request(qid=True), search.fit(X, y, groups=qid, qid=qid)",
                 OneRankingWarning, stacklevel=3)
-        qid = query_ids(X.shape[0], qid, group)
-        self._record_input(X.shape[1], qid, names)
-        return X, y, qid
+        return self._accepted(TrainingData(X, y, query_ids(X.shape[0], qid, group), names))
 
-    def _training_data(self, X, y, qid, group):
-        """fit's X, y and queries as one rankfast.data.validation.TrainingData (_fit_input's checks).
-
-        A TrainingData given as X (y, qid and group None) is taken as it is,
-        checked already (cross-validation's folds): only what _fit_input
-        records is recorded.
-        """
-        if isinstance(X, TrainingData):
-            if y is not None or qid is not None or group is not None:
-                raise ValueError("fit got a TrainingData as X: its labels and queries are in it "
-                                 "(y, qid and group must be None)")
-            self._record_input(X.X.shape[1], X.qid, None)
-            return X
-        data = TrainingData(*self._fit_input(X, y, qid, group))
-        warn_without_pairs(data.y, data.qid, f"{type(self).__name__}.fit")
+    def _accepted(self, data: TrainingData) -> TrainingData:
+        """Checked training data taken in, as fit takes it: its width, names and queries
+        recorded (_record_input), and NoPairsWarning when no query holds a pair.  rank_learn
+        hands the file reader's result here (rankfast.io.svmlight.Dataset.training_data)."""
+        self._record_input(data)
+        warn_without_pairs(data.y, data.queries, f"{type(self).__name__}.fit")
         return data
 
-    def _record_input(self, n_features, qid, names):
-        """n_features_in_, feature_names_in_ (deleted for None), whether qid holds several queries
-        and how many documents it has (the model file's "number of training documents")."""
-        self._several_queries = bool(len(qid)) and not bool((qid == qid[0]).all())
-        self._fit_documents = len(qid)
-        self.n_features_in_ = n_features
-        if names is not None:
-            self.feature_names_in_ = names
+    def _record_input(self, data: TrainingData) -> None:
+        """n_features_in_, feature_names_in_ (deleted for None), whether the data holds several
+        queries and how many documents (the model file's "number of training documents")."""
+        self._several_queries = data.queries.n_queries > 1
+        self._fit_documents = len(data.qid)
+        self.n_features_in_ = data.X.shape[1]
+        if data.feature_names is not None:
+            self.feature_names_in_ = data.feature_names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
 
@@ -174,7 +165,7 @@ class Ranker(BaseEstimator):
                                              getattr(self, "cv_convention", "letor")))
         results = {}
         for valid in sets:
-            scores = predicted(self, TrainingData(valid.X, valid.y, valid.qid), valid.qid)
+            scores = self._score_checked(valid.X, valid.qid)
             results[valid.name] = {column.key: [float(column.evaluate(scores, valid.y, valid.qid))]
                                    for column in columns}
         self.evals_result_ = results
@@ -185,14 +176,10 @@ class Ranker(BaseEstimator):
         Sparse input may be narrower or wider (features above the training
         width are ignored, as svm_rank ignores features above a model's
         highest index): SVMlight test files often end below the training
-        file's highest index.  A TrainingData's X (cross-validation's
-        held-out rows) is taken as it is, checked already.
+        file's highest index.
         """
         check_is_fitted(self)
-        if isinstance(X, TrainingData):       # cross-validation's held-out rows: checked already
-            X, names = X.X, None
-        else:
-            X, names = check_features(X, sparse_float32=self.sparse_float32)
+        X, names = check_features(X, sparse_float32=self.sparse_float32)
         fitted_names = getattr(self, "feature_names_in_", None)
         if fitted_names is not None and names is not None:
             if not np.array_equal(names, fitted_names):
@@ -344,17 +331,27 @@ class LinearRanker(Ranker):
 
     # ---- the one fit: a learner supplies _solve (and, when it has one, _check_parameters)
 
-    @blas_single_thread
     def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
             sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
             eval_group: Vector = None, log: Log = None) -> LinearRanker:
         self.check_parameters()
-        grid = c_grid(self.C)
+        check_settings(self)
         data = self._training_data(X, y, qid, group)
+        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        return self._fit_checked(data, sample_weight, evals, log)
+
+    @blas_single_thread
+    def _fit_checked(self, data: TrainingData, sample_weight: Vector = None, evals: Any = (),
+                     log: Log = None) -> LinearRanker:
+        """fit on a TrainingData checked already, taken as it is (the private entry of
+        cross-validation's folds and of rank_learn): ``evals`` are checked ValidationSets."""
+        self.check_parameters()
+        check_settings(self)
+        self._record_input(data)
+        grid = c_grid(self.C)
         features, normalizer = self._normalize_fit(data.X, data.qid)
         data = data.with_features(features)
-        evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
-        problem = self._problem(data, query_sample_weights(sample_weight, data.qid))
+        problem = self._problem(data, query_sample_weights(sample_weight, data.queries))
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
             self._select_c(data, problem, grid, log)
@@ -413,12 +410,6 @@ class LinearRanker(Ranker):
         return normalizer if normalizer is not None and normalizer.kind in ("query", "log") \
             else None
 
-    def _training_data(self, X, y, qid, group):
-        """Ranker._training_data, after the cv_* settings are checked (with one C as with a list)."""
-        from ..model_selection._validation import check_settings
-        check_settings(self)
-        return super()._training_data(X, y, qid, group)
-
     @property
     def coef_(self) -> np.ndarray:
         """The weight of every feature, dense, shape (n_features_in_,): coef_[j] weighs column j."""
@@ -457,7 +448,10 @@ class LinearRanker(Ranker):
         -------
         ndarray of float64, shape (n_documents,)
         """
-        X = self._predict_input(X)
+        return self._score_checked(self._predict_input(X), qid)
+
+    def _score_checked(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+        """decision_function of X checked already (check_features' form), taken as it is."""
         normalizer = self._applied_normalizer()
         if normalizer is not None:
             X = normalizer.transform(X, qid)
@@ -494,10 +488,15 @@ class PathRanker(LinearRanker):
         The C path of cross-validation (rankfast.model_selection): X, y and qid
         as fit takes them (or a TrainingData as X), ``sample_weight`` as fit's.
         """
-        from ..model_selection import fitted_linear
         self.check_parameters()
-        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
-        problem = self._problem(data, query_sample_weights(sample_weight, data.qid))
+        return self._fit_path_checked(self._training_data(X, y, qid, None), Cs, sample_weight)
+
+    def _fit_path_checked(self, data: TrainingData, Cs: Any,
+                          sample_weight: Vector = None) -> Iterator[Any]:
+        """fit_path on a TrainingData checked already, taken as it is (cross-validation's folds)."""
+        from ..model_selection import fitted_linear
+        self._record_input(data)                        # n_features_in_ of the copies
+        problem = self._problem(data, query_sample_weights(sample_weight, data.queries))
         w = None
         for C in Cs:
             w, _ = self._solve(problem, C, w0=w)

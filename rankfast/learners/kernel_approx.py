@@ -56,7 +56,7 @@ import scipy.sparse as sp
 
 from .._estimator import BaseEstimator, TransformerMixin, check_is_fitted
 from ..data.sparse import CSR, mostly_dense, scipy_csr, with_width
-from ..data.validation import check_features
+from ..data.validation import TrainingData, check_features
 
 # The random Fourier model and its file format live in rankfast.models with the other
 # formats; their names stay importable from here, where they were first documented.
@@ -577,6 +577,19 @@ class KernelApproxLearner(Ranker):
         self.check_parameters()
         data = self._training_data(X, y, qid, group)        # checked: finite, aligned
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
+        return self._fit_checked(data, sample_weight, evals, log)
+
+    fit.__doc__ = fit_doc("Map the documents X (n × d), then train the base learner on φ(X), y "
+                          "and the queries.",
+                          "Query weights, passed to the base learner's fit (the map does not "
+                          "use them).")
+
+    def _fit_checked(self, data: TrainingData, sample_weight: Vector = None, evals: Any = (),
+                     log: Log = None) -> KernelApproxLearner:
+        """fit on a TrainingData checked already, taken as it is (the private entry of
+        cross-validation's folds and of rank_learn): ``evals`` are checked ValidationSets."""
+        self.check_parameters()
+        self._record_input(data)
         if self.normalize != "none":
             data = data.with_features(check_features(
                 normalized_input(self.normalize, data.X, data.qid, data.X.shape[1]))[0])
@@ -591,12 +604,12 @@ class KernelApproxLearner(Ranker):
                 f"{time.perf_counter() - start:.2f} s", 1)
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}
         base = self._base()
-        if hasattr(base, "_training_data"):
+        if hasattr(base, "_fit_checked"):
             # rankfast's learners: φ(X), a new matrix, checked (finite) once; y and qid not again
-            given = (data.with_features(check_features(features)[0]), None, None)
+            mapped = data.with_features(check_features(features)[0])
+            self.learner_ = base._fit_checked(mapped, log=log, **weights)
         else:                                   # any other linear learner takes arrays
-            given = (features, data.y, data.qid)
-        self.learner_ = base.fit(*given, log=log, **weights)
+            self.learner_ = base.fit(features, data.y, data.qid, log=log, **weights)
         ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
         self.weights_ = np.zeros(self.map_.rank_)
         self.weights_[ids - 1] = self.learner_.weights_
@@ -604,11 +617,6 @@ class KernelApproxLearner(Ranker):
         self.normalizer_ = None if self.normalize == "none" else Normalizer(self.normalize)
         self._record_evals(evals)
         return self
-
-    fit.__doc__ = fit_doc("Map the documents X (n × d), then train the base learner on φ(X), y "
-                          "and the queries.",
-                          "Query weights, passed to the base learner's fit (the map does not "
-                          "use them).")
 
     def _applied_normalizer(self):
         """The Normalizer predict applies (query, log), or None (rankfast.data.validation.predicted)."""
@@ -628,7 +636,10 @@ class KernelApproxLearner(Ranker):
         -------
         ndarray of float64, shape (n_documents,)
         """
-        X = self._predict_input(X)
+        return self._score_checked(self._predict_input(X), qid)
+
+    def _score_checked(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+        """decision_function of X checked already (check_features' form), taken as it is."""
         normalizer = self._applied_normalizer()
         if normalizer is not None:                # as the model (file) scores: the same function
             X = check_features(normalized_input(normalizer.kind, X, qid, self.map_.n_features_))[0]

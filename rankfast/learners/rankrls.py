@@ -316,10 +316,15 @@ class RankRLS(LinearRanker):
 
         ``sample_weight``: query weights, as fit's.
         """
+        self.check_parameters()
+        return self._fit_path_checked(self._training_data(X, y, qid, None), Cs, sample_weight)
+
+    def _fit_path_checked(self, data: TrainingData, Cs: Any,
+                          sample_weight: Vector = None) -> Iterator[Any]:
+        """fit_path on a TrainingData checked already, taken as it is (cross-validation's folds)."""
         from ..model_selection import fitted_linear
-        check_loss(self.loss)
-        data = self._training_data(X, y, qid, None)     # records n_features_in_ of the copies
-        problem = self._problem(data, query_sample_weights(sample_weight, data.qid))
+        self._record_input(data)                        # n_features_in_ of the copies
+        problem = self._problem(data, query_sample_weights(sample_weight, data.queries))
         d, Q = problem.X.shape[1], len(problem.starts) - 1
         Xh, yh, A, varies = self._centred(problem)
         path = EigenPath(Xh[:, varies], yh, problem.starts, A[np.ix_(varies, varies)],

@@ -369,14 +369,14 @@ def _rows(X, index):
 def training_data(estimator: Any, X: Matrix, y: Vector, qid: Vector) -> TrainingData | None:
     """cross_validate's input, checked once, for an estimator that takes a TrainingData in fit.
 
-    A TrainingData is taken as it is (its query weights dropped: each fold's
-    fit gets its rows' sample_weight); X, y and qid are checked as the
+    A TrainingData is taken as it is (each fold's fit gets its rows'
+    sample_weight); X, y and qid are checked as the
     estimator's fit checks them (a shallow copy's, so that the estimator
     records nothing).  None for an estimator without Ranker._training_data:
     its fits get the folds' rows and check them.
     """
     if isinstance(X, TrainingData):
-        return X.with_query_weight(None)
+        return X
     if not hasattr(estimator, "_training_data"):
         return None
     return copy.copy(estimator)._training_data(X, y, qid, None)
@@ -389,9 +389,16 @@ def _fitted_rows(estimator, rows, c_name, X, y, qid, weight=None):
     qid its own).  ``weight`` (per row, or None) reaches fit and fit_path as
     ``sample_weight``.
     """
-    if isinstance(X, TrainingData):
-        y = qid = None
     weights = {} if weight is None else {"sample_weight": weight}
+    checked = isinstance(X, TrainingData)       # the learners' private entries take it as it is
+
+    def fit(learner):
+        return learner._fit_checked(X, **weights) if checked else learner.fit(X, y, qid, **weights)
+
+    def fit_path(learner, Cs):
+        return (learner._fit_path_checked(X, Cs, **weights) if checked
+                else learner.fit_path(X, y, qid, Cs, **weights))
+
     i = 0
     while i < len(rows):
         others = {name: v for name, v in rows[i].items() if name != c_name}
@@ -400,12 +407,10 @@ def _fitted_rows(estimator, rows, c_name, X, y, qid, weight=None):
             j += 1
         template = with_params(estimator, others)
         if c_name == "C" and hasattr(template, "fit_path"):
-            Cs = [rows[r][c_name] for r in range(i, j)]
-            yield from zip(range(i, j), template.fit_path(X, y, qid, Cs, **weights))
+            yield from zip(range(i, j), fit_path(template, [rows[r][c_name] for r in range(i, j)]))
         else:
             for r in range(i, j):
-                yield r, with_params(template, {c_name: rows[r][c_name]}).fit(X, y, qid,
-                                                                              **weights)
+                yield r, fit(with_params(template, {c_name: rows[r][c_name]}))
         i = j
 
 
