@@ -378,7 +378,7 @@ def test_gamma_grid_crossed_with_c():
     from rankfast import KernelApproxLearner, KernelParams
     X, y, qid = make_data(14)
     base = KernelApproxLearner(RankSVM(), KernelParams(2, gamma=1.0), landmarks=20, seed=3)
-    search = GridSearch(base, {"kernel.gamma": [0.1, 1.0], "base_learner.C": [0.1, 10.0]},
+    search = GridSearch(base, {"kernel__gamma": [0.1, 1.0], "base_learner__C": [0.1, 10.0]},
                         cv=3).fit(X, y, qid)
     result = search.cv_result_
     assert [tuple(row.values()) for row in result.params] == [(0.1, 0.1), (0.1, 10.0),
@@ -501,8 +501,8 @@ def test_a_learner_without_c_lists_is_cross_validated_from_outside(tmp_path, cap
 
 def test_grid_rows_put_c_last_whatever_the_order_given():
     from rankfast.model_selection import grid_rows
-    rows = grid_rows({"base_learner.C": [1.0, 0.1], "kernel.gamma": [2.0, 0.5]})
-    assert [list(row) for row in rows] == [["kernel.gamma", "base_learner.C"]] * 4
+    rows = grid_rows({"base_learner__C": [1.0, 0.1], "kernel__gamma": [2.0, 0.5]})
+    assert [list(row) for row in rows] == [["kernel__gamma", "base_learner__C"]] * 4
     assert [tuple(row.values()) for row in rows] == [(0.5, 0.1), (0.5, 1.0), (2.0, 0.1), (2.0, 1.0)]
     assert grid_rows([3, 1, 3]) == [{"C": 1.0}, {"C": 3.0}]
 
@@ -607,3 +607,15 @@ def test_a_single_ranking_split_into_short_folds_chooses_by_pairs():
     assert ranker.cv_result_.columns[0].key == "pairs"
     X, y, _ = short_queries(n_queries=1, size=100)             # folds of 20: NDCG@10 chooses
     assert RankSVM(C=[1e-4, 1.0]).fit(X, y).cv_result_.columns[0].key == "ndcg@10"
+
+
+def test_a_grid_names_nested_parameters_as_set_params_does():
+    """GridSearch and set_params name a nested parameter one way: base_learner__C."""
+    from rankfast import KernelApproxLearner
+    from rankfast.model_selection import grid_rows
+    rows = grid_rows({"base_learner__C": [1.0], "kernel__gamma": [0.5]})
+    assert rows == [{"kernel__gamma": 0.5, "base_learner__C": 1.0}]
+    learner = KernelApproxLearner(RankSVM(C=3.0))
+    assert learner.get_params()["base_learner__C"] == 3.0
+    with pytest.raises(UsageError, match="'base_learner__C'"):
+        grid_rows({"base_learner.C": [1.0]})

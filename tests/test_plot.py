@@ -182,7 +182,7 @@ def test_learner_titles():
     assert plot.learner_title(GridSearch(RankSVML1(), {"C": [1.0]})) == svmrank
     assert plot.learner_title(KernelApproxLearner(approx="rff")) == \
         "RankSVM (prsvm) on random Fourier features"
-    assert plot.learner_title(GridSearch(KernelApproxLearner(), {"base_learner.C": [1.0]})) == \
+    assert plot.learner_title(GridSearch(KernelApproxLearner(), {"base_learner__C": [1.0]})) == \
         "RankSVM (prsvm) on Nyström features"
 
 

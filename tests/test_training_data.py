@@ -143,7 +143,7 @@ def test_cross_validation_checks_its_input_once_and_not_its_folds(sparse, monkey
     result = cross_validate(RankSVM(), given, y, qid, [0.1, 1.0], cv=3)
     assert (counter.checks, counter.scans, counter.outside) == (1, 1, [])
     search = GridSearch(KernelApproxLearner(RankSVM(), landmarks=10),
-                        {"base_learner.C": [0.1, 1.0]}, cv=3)
+                        {"base_learner__C": [0.1, 1.0]}, cv=3)
     counter.checks = counter.scans = 0
     search.fit(given, y, qid)
     # X once for the folds, and once by the refit on all rows; φ(X) once per fit (3 folds

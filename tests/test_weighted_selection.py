@@ -109,7 +109,7 @@ KFOLD = {
     "RFF-gamma-grid": lambda cv: GridSearch(
         KernelApproxLearner(RankRLS(C=1.0), KernelParams(kernel=2, gamma=1.0), approx="rff",
                             landmarks=30),
-        {"kernel.gamma": [0.1, 1.0], "base_learner.C": [0.1, 1.0]}, cv=cv, cv_metric=M),
+        {"kernel__gamma": [0.1, 1.0], "base_learner__C": [0.1, 1.0]}, cv=cv, cv_metric=M),
     "RFF": lambda cv: KernelApproxLearner(RankRLS(C=CS, cv=cv, cv_metric=M),
                                           KernelParams(kernel=2, gamma=0.3), approx="rff",
                                           landmarks=30),

@@ -170,8 +170,8 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
         # (a C list alone would cross-validate the base learner on the mapped training file;
         # a validation file must be mapped by each model's own map: the grid is searched outside)
         from ..model_selection._search import GridSearch
-        learner = GridSearch(learner, {"kernel.gamma": gammas, "base_learner.C": options.get("C", [0.01])},
-                             **_cv(options))
+        learner = GridSearch(learner, {"kernel__gamma": gammas,
+                                       "base_learner__C": options.get("C", [0.01])}, **_cv(options))
     return learner, notes
 
 

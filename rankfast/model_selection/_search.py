@@ -8,7 +8,7 @@ from ..data.validation import (
 )
 from ._scoring import DEFAULT_METRIC
 from ._split import DEFAULT_FOLDS
-from ._validation import _log_progress, cross_validate, grid_rows, settings, with_params
+from ._validation import _log_progress, cross_validate, grid_rows, parameter_path, settings, with_params
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -30,8 +30,9 @@ class GridSearch:
     ----------
     estimator : object with fit(X, y, qid) and predict(X)
     grid : dict
-        Dotted attribute name → list of values, e.g. {"kernel.gamma": [0.1, 1],
-        "base_learner.C": [0.01, 0.1]}; one name must end in "C".
+        Parameter name → list of values, nested names as scikit-learn's set_params
+        spells them, e.g. {"kernel__gamma": [0.1, 1], "base_learner__C": [0.01, 0.1]};
+        one name must end in "C".
     cv, cv_metric, cv_rule, cv_convention, random_state
         As the learners' (see cross_validate).
 
@@ -95,5 +96,5 @@ class GridSearch:
         """The chosen model's file, its metadata naming the grid."""
         model = self.best_estimator_.to_model(n_features=n_features, n_documents=n_documents)
         for name, values in self.grid.items():
-            model.metadata[name.split(".")[-1] + "_grid"] = ",".join(repr(float(v)) for v in values)
+            model.metadata[parameter_path(name)[-1] + "_grid"] = ",".join(repr(float(v)) for v in values)
         return model

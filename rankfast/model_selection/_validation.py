@@ -231,10 +231,19 @@ def choose(mean: Any, se: Any, C: Any, rule: str = "best") -> Any:
 
 # ----------------------------------------------------------- cross-validation
 
+def parameter_path(name: str) -> list[str]:
+    """A grid's parameter name as scikit-learn's set_params spells it: "base_learner__C" is C of
+    the base learner, "kernel__gamma" gamma of the kernel (an attribute of an attribute)."""
+    if "." in name:
+        raise UsageError(f"grid parameter {name!r}: name nested parameters as scikit-learn's "
+                         f"set_params does, {name.replace('.', '__')!r}")
+    return name.split("__")
+
+
 def grid_rows(grid: Any) -> Any:
     """The grid as a list of param dicts: a list of C, or a dict name → values (product, C last)."""
     if isinstance(grid, dict):
-        names = sorted(grid, key=lambda name: name.split(".")[-1] == "C")     # C varies fastest
+        names = sorted(grid, key=lambda name: parameter_path(name)[-1] == "C")  # C varies fastest
         values = [sorted(set(float(v) for v in grid[name])) for name in names]
         return [dict(zip(names, combo)) for combo in itertools.product(*values)]
     return [{"C": float(C)} for C in sorted(set(float(C) for C in grid))]
@@ -250,9 +259,10 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
     ----------
     estimator : object with fit(X, y, qid) and predict(X)
         Copied (never fitted itself) and set to each row's parameters; a
-        dotted name ("kernel.gamma", "base_learner.C") sets an attribute of
-        an attribute.  With ``fit_path(X, y, qid, Cs)`` the C values of one
-        setting of the other parameters are trained along the path.
+        nested name ("kernel__gamma", "base_learner__C", as scikit-learn's
+        set_params names them) sets an attribute of an attribute.  With
+        ``fit_path(X, y, qid, Cs)`` the C values of one setting of the other
+        parameters are trained along the path.
     X : array or sparse matrix, shape (n, d)
     y, qid : array, shape (n,)
     grid : list of float or dict
@@ -294,7 +304,7 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
     y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
     weight = row_weights(query_sample_weights(sample_weight, qid), qid)
     rows = grid_rows(grid)
-    c_name = [name for name in rows[0] if name.split(".")[-1] == "C"]
+    c_name = [name for name in rows[0] if parameter_path(name)[-1] == "C"]
     if not c_name:
         raise UsageError("the grid needs a C")
     c_name = c_name[0]
@@ -358,8 +368,8 @@ def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress,
 
 
 def _short(row):
-    """Param names without their dotted path ("kernel.gamma" → "gamma")."""
-    return {name.split(".")[-1]: value for name, value in row.items()}
+    """Param names without their path ("kernel__gamma" → "gamma")."""
+    return {parameter_path(name)[-1]: value for name, value in row.items()}
 
 
 def _rows(X, index):
@@ -415,10 +425,10 @@ def _fitted_rows(estimator, rows, c_name, X, y, qid, weight=None):
 
 
 def with_params(estimator: Any, params: dict[str, Any]) -> Any:
-    """A deep copy of estimator with attributes set; "a.b" sets attribute b of attribute a."""
+    """A deep copy of estimator with attributes set; "a__b" sets attribute b of attribute a."""
     copied = copy.deepcopy(estimator)
     for name, value in params.items():
-        *path, last = name.split(".")
+        *path, last = parameter_path(name)
         target = copied
         for part in path:
             target = getattr(target, part)
