@@ -211,17 +211,17 @@ def linear_weights(model: Any, format: str, names: Any = None) -> Any:
     """
     if model.kind != "linear":
         raise UsageError(f"{_kind(model)} is not linear in the features: {format} stores one "
-                         f"weight per feature; export it with --format onnx")
+                         f"weight per feature; export it with 'format' onnx")
     kind = model.metadata.get("normalize", "none")
     if kind == "query":
-        raise UsageError(f"the model was trained with --normalize query: it scores each "
+        raise UsageError(f"the model was trained with 'normalize' query: it scores each "
                          f"query's documents after mapping every feature to (x-min)/(max-min) "
                          f"over that query, which {format}'s linear weights cannot express; "
-                         f"export it with --format onnx")
+                         f"export it with 'format' onnx")
     if kind == "log":
-        raise UsageError(f"the model was trained with --normalize log: it scores "
+        raise UsageError(f"the model was trained with 'normalize' log: it scores "
                          f"sign(x)*log(1+|x|) of every feature value, which {format}'s linear "
-                         f"weights cannot express; export it with --format onnx")
+                         f"weights cannot express; export it with 'format' onnx")
     _check_normalize(kind)
     if names is not None:
         names = feature_names_of(model, names)
@@ -430,10 +430,10 @@ def _onnx_doc(model, kind, d):
     text = (f"rankfast {type(model).__name__}: scores = f(features), features float32 "
             f"(n, {d}), column j = feature j + 1; scores float64 (n,), as rank_classify.")
     if kind == "query":
-        text += (" Trained with --normalize query: each call must hold one query's documents "
+        text += (" Trained with normalize=query: each call must hold one query's documents "
                  "(features are min-max normalised over the rows of the call).")
     elif kind == "log":
-        text += " Trained with --normalize log: sign(x)*log(1+|x|) is applied inside."
+        text += " Trained with normalize=log: sign(x)*log(1+|x|) is applied inside."
     return text
 
 

@@ -236,7 +236,7 @@ def test_refusal_creates_no_file(models, tmp_path):
 def test_python_api_refusals_are_usage_errors(models):
     with pytest.raises(UsageError, match="not linear"):
         read_model(models["rbf"]).to_json(format="solr-ltr")
-    with pytest.raises(UsageError, match="--normalize query"):
+    with pytest.raises(UsageError, match="'normalize' query"):
         read_model(models["query"]).to_json(format="ranklib")
     with pytest.raises(UsageError, match="format must be one of"):
         read_model(models["linear"]).to_json(format="xgboost")

@@ -177,3 +177,52 @@ def test_a_circle_is_found_wherever_the_import_stands(tmp_path, files, expected)
         (package / name).parent.mkdir(parents=True, exist_ok=True)
         (package / name).write_text(text)
     assert circles(import_graph(package)) == expected
+
+
+def program_flags():
+    """Every flag of the programs (the option tables of rankfast.cli.options)."""
+    from rankfast.cli import options
+    return {key for value in vars(options).values() if isinstance(value, dict)
+            for key in value if isinstance(key, str) and key.startswith("-")}
+
+
+def flag_mentions(path, flags):
+    """(line, flag) of each flag named in a string of the file that is not a docstring.
+
+    'pip install -e' and 'ulimit -v' are shell words, not the programs' flags.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                       ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
+            text = node.value
+            for shell in ("pip install -e", "ulimit -v"):
+                text = text.replace(shell, "")
+            words = text.replace("(", " ").replace(")", " ").replace(",", " ").split()
+            found += [(node.lineno, word) for word in words if word in flags]
+    return found
+
+
+def test_only_the_programs_name_flags():
+    """The library's messages name parameters ('C', 'loss'); rank_learn adds the flags.
+
+    svm_rank's model file names its kernel parameters by flag ("kernel parameter -g"),
+    so the model file modules write those words as the format has them.
+    """
+    flags = program_flags()
+    assert {"-c", "-l", "-#", "--normalize"} <= flags
+    file_format = {"io/model_files.py", "io/_model_text.py"}
+    offenders = {}
+    for path in PACKAGE.rglob("*.py"):
+        where = path.relative_to(PACKAGE)
+        if where.parts[0] == "cli" or where.as_posix() in file_format:
+            continue
+        mentions = flag_mentions(path, flags)
+        if mentions:
+            offenders[where.as_posix()] = mentions
+    assert offenders == {}

@@ -280,8 +280,8 @@ def test_to_model_and_metadata():
 
 
 @pytest.mark.parametrize("options, flag", [
-    ({"erfc": "exact"}, "--erfc"), ({"erfc_eps": 0.0}, "--erfc-eps"),
-    ({"erfc_eps": 1.0}, "--erfc-eps"), ({"loss": 3}, "-l"), ({"C": 0.0}, "^C must be"),
+    ({"erfc": "exact"}, "'erfc' must"), ({"erfc_eps": 0.0}, "'erfc_eps' must"),
+    ({"erfc_eps": 1.0}, "'erfc_eps' must"), ({"loss": 3}, "'loss' must"), ({"C": 0.0}, "^C must be"),
 ])
 def test_rejects_bad_options(options, flag):
     learner = RankNCG(**options)                 # scikit-learn's rule: __init__ only stores

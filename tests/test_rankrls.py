@@ -576,7 +576,7 @@ def test_greedy_refuses_features_its_updates_cannot_resolve():
     X, qid = rng.normal(size=(30, 3)), np.repeat(np.arange(1, 6), 6)
     y = (X @ [1.0, 2.0, 3.0] > 0).astype(float)
     GreedyRankRLS(k=3).fit(X * 1e4, y, qid)                    # fine: matches RankRLS
-    with pytest.raises(ValueError, match=r"rescale the features \(--normalize\), or use"):
+    with pytest.raises(ValueError, match=r"rescale the features \('normalize'\), or use"):
         GreedyRankRLS(k=3).fit(X * 1e8, y, qid)
     with pytest.raises(ValueError, match="rescale the features, or use"):      # already asked
         GreedyRankRLS(k=3, C=1e13, normalize="log").fit(X * 1e8, y, qid)

@@ -223,7 +223,7 @@ def test_greedy_advises_a_finite_c_that_passes(tmp_path, capsys, C):
     data.write_text(SMALL)
     assert learn_main(["-v", "0", "-a", "greedy", "-c", C, str(data), str(tmp_path / "m")]) == 1
     err = capsys.readouterr().err
-    advice = re.search(r"use -c (\S+) or less", err).group(1)
+    advice = re.search(r"use -c (\S+) or less", err).group(1)      # rank_learn's words
     assert math.isfinite(float(advice)) and 0 < float(advice) < float(C), err
     assert learn_main(["-v", "0", "-a", "greedy", "-c", advice, str(data),
                        str(tmp_path / "m")]) == 0, capsys.readouterr().err
@@ -287,9 +287,9 @@ def test_cross_validation_settings_are_checked_with_one_c_too(name, setting, say
 def test_rankncg_messages_name_the_parameters():
     from rankfast import RankNCG, UsageError
     X, y, qid = api_data()
-    for kwargs, says in (({"erfc": "x"}, "erfc (--erfc) must be"),
-                         ({"erfc_eps": "x"}, "erfc_eps (--erfc-eps) must lie in (0, 1)"),
-                         ({"loss": 3}, "loss (-l) must be 1 or 2")):
+    for kwargs, says in (({"erfc": "x"}, "'erfc' must be"),
+                         ({"erfc_eps": "x"}, "'erfc_eps' must lie in (0, 1)"),
+                         ({"loss": 3}, "'loss' must be 1 or 2")):
         with pytest.raises(UsageError, match=says.replace("(", r"\(").replace(")", r"\)")):
             RankNCG(**kwargs).fit(X, y, qid)
 

@@ -8,7 +8,7 @@ from .. import __version__
 from ..errors import InputError, UsageError
 from ..io.files import atomic_output, check_output
 from .data import load_dataset, local_workers, refuse_pattern
-from .options import GROUP_HELP, LEARN_OPTIONS, cluster_requested, parse_args
+from .options import GROUP_HELP, LEARN_OPTIONS, cluster_requested, in_flags, parse_args
 from .output import ClusterRun, hold_threads, print_note, progress, run
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -188,7 +188,7 @@ def _learn(argv):
         "sample_weight": _query_weights(options["weights"], dataset.qid)}
 
     def log(text, level=1):
-        progress(text, verbosity, level)
+        progress(in_flags(text), verbosity, level)
 
     from ..io.model_files import format_model
     start = time.process_time()
@@ -247,8 +247,8 @@ def _scale_note(features, kernel):
 def _saturation_note(dataset, options):
     """A note when the RBF or sigmoid kernel (the smallest -g) is saturated on the training
     documents, normalised as --normalize says."""
-    from ..learners.kernel_approx import saturation_note
     from .learners import kernel_params
+    from .notes import saturation_note
     note = saturation_note(kernel_params(options, min(options.get("gamma", [1.0]))),
                            dataset.features, options.get("seed", 0),
                            options.get("normalize", "none"), dataset.qid)
@@ -314,7 +314,7 @@ def _learn_distributed(learner, train_path, model_path, options, given):
     cluster.check_learner(learner)
 
     def log(text, level=1):
-        progress(text, verbosity, level)
+        progress(in_flags(text), verbosity, level)
 
     with ClusterRun("rank_learn", options,
                      local_workers(options, "rank_learn", verbosity)) as client:

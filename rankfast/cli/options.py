@@ -23,6 +23,24 @@ GROUP_HELP = """Queries of a file without qids:
 """
 
 
+#: The flag of each parameter that the library's messages name in quotes ('C', 'loss', ...):
+#: the library speaks its parameters, the programs add their flags (in_flags).
+PARAMETER_FLAGS = {"C": "-c", "loss": "-l", "tol": "-e", "max_iter": "-#", "k": "-k",
+                   "gamma": "-g", "normalize": "--normalize", "erfc": "--erfc",
+                   "erfc_eps": "--erfc-eps", "landmarks": "--landmarks", "approx": "--approx",
+                   "format": "--format"}
+
+
+def in_flags(text: str) -> str:
+    """A library message in the programs' words: each quoted parameter ('C', or 'C' = 0.5)
+    becomes its flag (-c, or -c 0.5)."""
+    if "'" not in text:
+        return text
+    for name, flag in PARAMETER_FLAGS.items():
+        text = text.replace(f"'{name}' = ", f"{flag} ").replace(f"'{name}'", flag)
+    return text
+
+
 def _positive_float(text, flag):
     value = _number(text, float, flag)
     if not value > 0:

@@ -19,7 +19,7 @@ import warnings
 from .. import __version__
 from .._threads import resolve_n_jobs
 from ..errors import RankfastError, UsageError
-from .options import HelpRequested, VersionRequested
+from .options import HelpRequested, VersionRequested, in_flags
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -59,11 +59,11 @@ def run(program: str, body: Any, argv: Any, help_text: Any) -> int:
             status = 0
         except UsageError as exc:
             write("")
-            _say(f"{program}: {exc}\nTry '{program} -?' for the list of options.")
+            _say(f"{program}: {in_flags(str(exc))}\nTry '{program} -?' for the list of options.")
             status = 2
         except RankfastError as exc:
             _end_open_line()
-            _say(f"{program}: {exc}")
+            _say(f"{program}: {in_flags(str(exc))}")
             status = 1
         except MemoryError:
             _end_open_line()
@@ -224,7 +224,7 @@ def _warning_note(message):
         where = f" (reciprocal condition number {float(rcond.group(1)):.2g})" if rcond else ""
         return (f"the linear system is ill-conditioned{where}, so the weights may be "
                 f"inaccurate: a smaller -c (more regularisation) or rescaled features avoid it")
-    return text
+    return in_flags(text)
 
 
 def print_note(program: str, text: str) -> None:

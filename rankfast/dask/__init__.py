@@ -248,7 +248,7 @@ def cluster_client(scheduler: Any = None, workers: int | None = None) -> Any:
     try:
         import distributed  # noqa: F401
     except ImportError:
-        raise MissingDependencyError("--scheduler and --workers need dask and distributed: "
+        raise MissingDependencyError("a Dask cluster needs dask and distributed: "
                                      "pip install 'rankfast[dask]'") from None
     if scheduler is not None:
         return connect(scheduler)

@@ -50,7 +50,7 @@ APPLIED = ("query", "log")          # what a model file records and rank_classif
 def check_kind(kind: str) -> Any:
     """The kind, or a UsageError naming the allowed values."""
     if kind not in KINDS:
-        raise UsageError(f"--normalize must be one of {', '.join(KINDS)}, not {kind!r}")
+        raise UsageError(f"'normalize' must be one of {', '.join(KINDS)}, not {kind!r}")
     return kind
 
 

@@ -270,7 +270,7 @@ def fit_doc(summary: str, sample_weight: str) -> str:
         eval_qid, eval_group : list of array-like, optional
             The queries of each eval_set pair (qid, or group sizes).
         log : callable, optional
-            ``log(text, level)`` receives progress lines (rank_learn's -v).
+            ``log(text, level)`` receives progress lines (what rank_learn shows verbosely).
 
         Returns
         -------

@@ -132,7 +132,7 @@ def warn_if_stopped_early(estimator: Any, result: Any) -> None:
     warnings.warn(f"{type(estimator).__name__}.fit stopped before its tolerance was met "
                   f"({result.message} after {result.iterations} iterations): the model may be "
                   f"far from the optimum"
-                  + ("; raise max_iter (rank_learn's -#)" if "limit" in result.message else ""),
+                  + ("; raise 'max_iter'" if "limit" in result.message else ""),
                   NotConvergedWarning, stacklevel=outside_stacklevel())
 
 
@@ -310,7 +310,7 @@ def c_grid(C: Any) -> list[float] | None:
 def check_loss(loss: Any) -> None:
     """svm_rank's -l: 1 (every pair) or 2 (pairs averaged per query)."""
     if loss not in (1, 2):
-        raise UsageError(f"loss (-l) must be 1 or 2 (got {loss!r})")
+        raise UsageError(f"'loss' must be 1 or 2 (got {loss!r})")
 
 
 def linear_model(learner: Any, n_features: int | None, n_documents: int | None,
@@ -346,7 +346,7 @@ def storable_weights(w: Vector) -> np.ndarray:
     if np.any(w != 0) and not np.any(stored != 0):
         raise ValueError(f"every weight (at most {np.abs(w).max():.3g}) is below the model "
                          f"file's float range: C is too small for these features; use a "
-                         f"larger -c (or rescale the features)")
+                         f"larger 'C' (or rescale the features)")
     return stored
 
 

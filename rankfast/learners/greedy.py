@@ -294,5 +294,5 @@ def _check_greedy_conditioning(squares, Q, C, may_normalize=True):
         raise ValueError(f"C = {C:g} is too large for greedy RankRLS on these features "
                          f"(max ||x_j||^2 / lambda = {largest:.3g} > {GREEDY_MAX_CONDITION:g}, "
                          f"lambda = Q/(2C): its updates would lose all precision); use "
-                         f"-c {shown} or less, rescale the features"
-                         f"{' (--normalize)' if may_normalize else ''}, or use -a rankrls")
+                         f"'C' = {shown} or less, rescale the features"
+                         + (" ('normalize')" if may_normalize else "") + ", or use RankRLS")

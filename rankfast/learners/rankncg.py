@@ -309,12 +309,12 @@ class RankNCG(PathRanker):
     def check_parameters(self) -> None:
         """UsageError naming a parameter out of range (fit calls it first)."""
         if self.erfc not in ("fast", "direct"):
-            raise UsageError(f"erfc (--erfc) must be 'fast' or 'direct', not {self.erfc!r}")
+            raise UsageError(f"'erfc' must be 'fast' or 'direct', not {self.erfc!r}")
         eps = self.erfc_eps
         if isinstance(eps, bool) or not (isinstance(eps, (int, float, np.number)) and 0 < eps < 1):
-            raise UsageError(f"erfc_eps (--erfc-eps) must lie in (0, 1), not {self.erfc_eps!r}")
+            raise UsageError(f"'erfc_eps' must lie in (0, 1), not {self.erfc_eps!r}")
         if self.loss not in (1, 2):
-            raise UsageError(f"loss (-l) must be 1 or 2, not {self.loss!r}")
+            raise UsageError(f"'loss' must be 1 or 2, not {self.loss!r}")
         c_grid(self.C)                               # a positive number or a list of them
 
     def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:

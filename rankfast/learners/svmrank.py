@@ -327,10 +327,10 @@ def smoothing_path(X: Matrix, loss: Any, target: Any, max_iter: int, preconditio
             # float64 cannot certify more here (features spanning ~1e11 make ∇F_δ's
             # rounding floor large): svm_rank's own bound may still hold.
             converged = best_f - lower <= target
-            message = (f"certified within svm_rank's -e bound; rounding limits the "
+            message = (f"certified within svm_rank's bound; rounding limits the "
                        f"certificate to {(best_f - lower) / max(lower, 1e-300):.2g} relative "
-                       f"(--normalize helps)" if converged else
-                       "rounding limits the certificate (use a looser -e or --normalize)")
+                       f"('normalize' helps)" if converged else
+                       "rounding limits the certificate (use a looser 'tol' or 'normalize')")
             break
         last_gap = best_f - lower
         # F − D = (smoothing's part, ≤ δ/4 per pair within δ of the margin, so ~δ²) +
@@ -452,7 +452,7 @@ class RankSVML1(LinearRanker):
                    else f"Smoothed Newton: {r.message} after {r.iterations} Newton steps over "
                    f"{r.stages} smoothing widths (last {r.delta:.3g})")
             log(f"{how}: objective {r.f:.8g}, certified duality gap {r.gap:.4g} "
-                f"(svm_rank's -e bound C*eps' = {r.target:.4g})", 1)
+                f"(svm_rank's bound C*eps' = {r.target:.4g})", 1)
         return result.w, result
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
