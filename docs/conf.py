@@ -3,7 +3,6 @@
 Build:  python -m sphinx -W -b html docs docs/_build/html
 (tests/test_docs.py runs the same with warnings as errors).
 """
-import os
 import re
 
 import rankfast  # the installed package (pip install -e ".[docs]" for this checkout's)
@@ -18,8 +17,8 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build"]
 smartquotes = False          # --normalize stays two hyphens, not an en dash
 
-# The user guide includes README.md's sections (Markdown, through MyST), whose
-# GitHub-style heading anchors (#model-selection) become link targets.
+# The user guide is Markdown (through MyST): GitHub-style heading anchors
+# (#model-selection) become link targets.
 myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
@@ -105,18 +104,6 @@ def plain_tables(app, what, name, obj, options, lines):
             return
 
 
-# README.md's sections are included in the guide (tests/test_docs.py builds it).
-# Its links to files of the repository (benchmarks/README.md) are not pages of
-# this site: they are shown as their text.  Its #anchors resolve to the labels
-# the guide's pages set.
-_FILE_LINK = re.compile(r"\[([^\]]+)\]\((?!https?:|#)[^)]+\)")
-
-
-def readme_links(app, path, docname, source):
-    if os.path.basename(str(path)) == "README.md":
-        source[0] = _FILE_LINK.sub(r"\1", source[0])
-
-
 def skip_scikit_learn_members(app, what, name, obj, skip, options):
     """Members scikit-learn adds (set_fit_request, ...) are documented by scikit-learn."""
     if what == "class" and getattr(obj, "__module__", "").startswith("sklearn."):
@@ -128,4 +115,3 @@ def setup(app):
     app.connect("autodoc-process-docstring", plain_tables, priority=90)
     app.connect("autodoc-process-docstring", escape_docstring, priority=100)
     app.connect("autodoc-skip-member", skip_scikit_learn_members)
-    app.connect("include-read", readme_links)
