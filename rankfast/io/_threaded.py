@@ -19,11 +19,9 @@ from ..errors import InputError
 from ._stream import ERR_FULL, Rows, _blocks, reason
 
 MIN_BLOCK_BYTES = 2 << 20      # a thread's block: larger than the cost of handing it out
-# Blocks a file of known size must hold for each parsing thread: the pool's start (a
-# thread may begin 8 ms into the read) and each thread's fresh buffers cost about what
-# its first blocks save.  Two threads over one on dense files, 11-15 fresh processes in
-# turn (2026-11-27): 8 MB (4 blocks of 2 MB) 0.82x, 12 MB 1.03x, 16 MB 0.90-1.09x, 24 MB
-# 1.20x, 32 MB 1.36x, at 1.3-1.7x one thread's CPU below 24 MB.
+# Blocks a file of known size must hold for each parsing thread: below that, the pool's
+# start and each thread's fresh buffers cost what its blocks save (benchmarks/README.md,
+# "Block sizes").
 MIN_BLOCKS_PER_THREAD = 4
 
 

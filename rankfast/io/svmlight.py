@@ -37,10 +37,8 @@ if TYPE_CHECKING:
 
     from .._typing import Matrix, Vector
 
-# Read at a time by one thread: memory beyond the result.  Small enough to stay in the
-# caches between the read and the parse: bench_reader's 200 MB dense file read in 0.305 s
-# in 8 MB chunks, 0.297 in 4, 0.286 in 2 and 0.285 in 1 (one thread, medians of 11 fresh
-# processes in turn, 2026-11-27).
+# Read at a time by one thread: small enough to stay in the caches between the read and
+# the parse (benchmarks/README.md, "Block sizes").
 CHUNK_BYTES = 2 << 20
 
 @dataclasses.dataclass
