@@ -33,6 +33,7 @@ RUNS = [
     ("prsvm weights", "mq2008", ["-a", "prsvm", "-c", "1", "--weights", "WEIGHTS"]),
     ("svmrank", "mq2008", ["-a", "svmrank", "-c", "1"]),
     ("svmrank query norm", "mslr", ["-a", "svmrank", "-c", "0.01", "--normalize", "query"]),
+    ("svmrank raw (smoothing)", "mslr", ["-a", "svmrank", "-c", "1"]),
     ("rankncg", "mq2008", ["-a", "rankncg", "-c", "1"]),
     ("rankncg C list", "mq2008", ["-a", "rankncg", "-c", "0.1,1", "--folds", "3"]),
     ("rankncg direct", "lightgbm", ["-a", "rankncg", "-c", "0.1", "--erfc", "direct"]),

@@ -60,8 +60,8 @@ features (Torgo's house_8L as one ranking: 17k documents, features up to 5e5)
 OCAS's lower bound had moved from 0 to 33 of the 8.2e7 it must reach after 300
 iterations.  The default solver (``"auto"``) therefore watches the gap and,
 when it falls slower than O(1/k) (:func:`ocas`'s ``stall``), goes on by
-:func:`smoothing_path`: Newton (rankfast.optimize.newton, Jacobi-preconditioned CG) on
-Huber smoothings of the hinge of shrinking width δ, each a difference of two
+rankfast.optimize.smoothing.smoothing_path: Newton (rankfast.optimize.newton,
+Jacobi-preconditioned CG) on Huber smoothings of the hinge of shrinking width δ, each a difference of two
 squared hinges computed by PRSVM's kernels, whose smoothed pair weights are a
 feasible point of the hinge problem's dual and so certify the gap the same
 way; 0.6-1 s on that ranking for C from 1e-3 to 1e3.
@@ -71,8 +71,6 @@ iterations (``-#``).
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from .._estimator import check_is_fitted
@@ -81,6 +79,7 @@ from .._threads import query_chunks
 from ..errors import UsageError
 from ..optimize.ocas import CuttingPlaneResult, ocas
 from ..optimize.precondition import PairPreconditioner
+from ..optimize.smoothing import smoothing_path
 from ._base import LinearRanker, Problem
 from ._linear import DataMatrix, c_grid, check_loss, linear_model, pair_square_sums
 
@@ -88,7 +87,7 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Log, Matrix, Vector
+    from .._typing import Log, Vector
 
 
 class HingeLoss:
@@ -244,103 +243,6 @@ class HuberObjective:
         return w, f, lower
 
 
-@dataclasses.dataclass
-class SmoothingResult:
-    """Where the smoothing path stopped: the best point, its objective and the certificate."""
-
-    w: np.ndarray
-    f: float                # F(w)
-    lower_bound: float      # D: a dual value, ≤ F*
-    gap: float              # f − lower_bound, certified: F(w) − F* ≤ gap
-    target: float
-    iterations: int         # Newton steps, all stages
-    stages: int             # values of δ
-    delta: float            # the last δ
-    converged: bool
-    message: str
-
-
-def smoothing_path(X: Matrix, loss: Any, target: Any, max_iter: int, preconditioner: Any,
-                   log: Log = None, delta: float = 0.5, max_stages: int = 20, w0: Any = None,
-                   lower: float = 0.0, relative: float = 0.0) -> Any:
-    """Minimise ½‖w‖² + hinge loss by Newton on Huber smoothings of shrinking width δ.
-
-    Each stage minimises F_δ (HuberObjective) from the last stage's point until
-    its Newton decrement is certified small; the hinge problem's certified gap
-    F(w) − D is then computed, and the path stops once it is ≤ target, else
-    shrinks δ.  Newton's steps and CG's work do not depend on the features'
-    scales (Jacobi), where a cutting-plane method's iterations grow with
-    C ‖x‖² / ε: on one large ranking with raw features the difference is
-    minutes against a fraction of a second.  ``target`` and ``relative`` as
-    for :func:`ocas`.
-    """
-    from ..optimize.newton import minimize
-    f0 = loss(np.zeros(X.shape[0]))[0]
-    if callable(target):
-        target = target(f0)
-    # At w = 0 every pair lies in the hinge's linear part, where F_δ has no curvature
-    # for Newton to use: start from the squared hinge's optimum (δ = 1, θ = 0 above).
-    def steps_log(what):
-        """Newton's lines for a stage, one verbosity level below the stage's own."""
-        return None if log is None else (lambda text, level: log(f"  {what}: {text}", level + 1))
-
-    start = minimize(HuberObjective(X, loss, 1.0, preconditioner),
-                     np.zeros(X.shape[1]) if w0 is None else w0, tol=1e-3, max_iter=max_iter,
-                     log=steps_log("squared hinge"))
-    w, steps = start.w, start.iterations
-    if log is not None:
-        log(f"Smoothing 0: the squared hinge's optimum, {start.iterations} Newton steps "
-            f"({start.cg_iterations} CG)", 1)
-    best_w, best_f = np.zeros(X.shape[1]), f0
-    last_gap = np.inf
-    message, converged, stage = "iteration limit reached", False, 0
-    for stage in range(1, max_stages + 1):
-        objective = HuberObjective(X, loss, delta, preconditioner)
-        smooth_f0 = objective.value_grad(w)[0]
-        if not smooth_f0 > 0.0:                 # rounding has the upper hand: stop here
-            message = "smoothing too fine for the scores' rounding"
-            break
-        goal = min(target, relative * max(lower, 0.5 * smooth_f0) if relative > 0 else np.inf)
-        result = minimize(objective, w, tol=max(2.5 * goal / max(smooth_f0, 1e-300), 1e-15),
-                          max_iter=max(max_iter - steps, 1), certify=True,
-                          log=steps_log(f"smoothing {stage}"))
-        if not (np.all(np.isfinite(result.w)) and np.isfinite(result.f)):
-            message = "smoothing too fine for the scores' rounding"
-            break
-        w, steps = result.w, steps + result.iterations
-        objective.value_grad(w)
-        point, f, dual = objective.certificate(w)
-        lower = max(lower, dual)
-        if f < best_f:
-            best_w, best_f = point, f
-        if log is not None:
-            log(f"Smoothing {stage}: delta={delta:.3g} F={best_f:.10g} lower bound={lower:.10g} "
-                f"gap={best_f - lower:.4g} (target {target:.4g}), {result.iterations} Newton "
-                f"steps ({result.cg_iterations} CG)", 1)
-        goal = min(target, relative * lower if relative > 0 else np.inf)
-        if best_f - lower <= goal:
-            message, converged = "certified gap below target", True
-            break
-        if steps >= max_iter:
-            break
-        if result.message.startswith("no further decrease") and best_f - lower >= last_gap:
-            # float64 cannot certify more here (features spanning ~1e11 make ∇F_δ's
-            # rounding floor large): svm_rank's own bound may still hold.
-            converged = best_f - lower <= target
-            message = (f"certified within svm_rank's bound; rounding limits the "
-                       f"certificate to {(best_f - lower) / max(lower, 1e-300):.2g} relative "
-                       f"('normalize' helps)" if converged else
-                       "rounding limits the certificate (use a looser 'tol' or 'normalize')")
-            break
-        last_gap = best_f - lower
-        # F − D = (smoothing's part, ≤ δ/4 per pair within δ of the margin, so ~δ²) +
-        # ½‖∇F_δ‖²: shrink δ by what the smoothing's part asks, within [δ/100, δ/2].
-        smoothing = max(f - dual - 0.5 * result.grad_norm ** 2, 1e-300)
-        delta *= min(0.5, max(0.01, 0.7 * np.sqrt(max(goal, 1e-300) / smoothing)))
-    return SmoothingResult(best_w, best_f, lower, max(best_f - lower, 0.0), target, steps, stage,
-                           delta, converged, message)
-
-
 def svm_rank_target(C: Any, tol: float, loss: Any) -> Any:
     """C ε' for svm_rank's ``-e tol``, as a function of F(0) = L(0) (see the module docstring).
 
@@ -441,7 +343,9 @@ class RankSVML1(LinearRanker):
                                                 2.0, diagonal)
             before = result
             result = smoothing_path(
-                products, loss, target, self.max_iter, preconditioner, log=log,
+                lambda delta: HuberObjective(products, loss, delta, preconditioner),
+                products.shape[1], loss(np.zeros(products.shape[0]))[0], target, self.max_iter,
+                log=log,
                 w0=None if before is None else before.w,
                 lower=0.0 if before is None else max(before.lower_bound, 0.0),
                 relative=self.tol)
