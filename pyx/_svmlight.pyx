@@ -890,240 +890,43 @@ def resize_array(array a, Py_ssize_t n):
 
 cdef extern from *:
     """
-    /* Fault in the pages of [start, stop) of a buffer [buffer, buffer_end) for writing, in
-       one system call (Linux 5.14's MADV_POPULATE_WRITE); elsewhere, or on an older
-       kernel, nothing: no advice either (the first writes fault the pages in one at a
-       time, as without it).
-
-       Huge pages (2 MB) or small ones, whichever a probe found cheaper in this process:
-       the first span in a buffer with two whole, untouched 2 MB stretches after it
-       faults them in, one advised MADV_NOHUGEPAGE and one MADV_HUGEPAGE, timing each;
-       huge pages are chosen when theirs took less than half the time (a real huge page
-       is about four times cheaper here; where transparent huge pages are off, or are
-       not 2 MB, both are small pages and take as long).  The probed buffer is then advised whole as
-       chosen, and the caller advises every other buffer once (rankfast_advise_pages):
-       advice on part of a mapping splits it, and realloc can then no longer move the
-       mapping's pages (mremap fails across mappings) but copies them.
-       A huge page the host has not backed (a virtual machine that backs the guest's
-       free memory lazily) costs six times the small pages of the same span
-       (benchmarks/README.md, "Huge pages where they are cheap").  So once huge pages are
-       chosen, each span is timed (this thread's CPU time) against what small pages
-       would have cost, and when huge pages have cost more, by the small pages of 16 MB
-       (rankfast_paid_over), the choice turns to small pages for the rest of the
-       process.  Advice never changes what is written. */
-    enum { PAGES_UNDECIDED, PAGES_PROBING, PAGES_HUGE, PAGES_SMALL, PAGES_UNSUPPORTED };
+    /* Fault in the whole pages of [start, stop) for writing, in one system call (Linux
+       5.14's MADV_POPULATE_WRITE) instead of a page fault each 4 KB page; elsewhere, or
+       where the kernel refuses, nothing: the first writes fault them in, as without it.
+       No advice on page sizes: the pages are what the system gives by default. */
     #if defined(__linux__)
-    #include <errno.h>
     #include <sys/mman.h>
-    #include <time.h>
     #include <unistd.h>
-    #ifndef MADV_HUGEPAGE
-    #define MADV_HUGEPAGE 14
-    #endif
-    #ifndef MADV_NOHUGEPAGE
-    #define MADV_NOHUGEPAGE 15
-    #endif
     #ifndef MADV_POPULATE_WRITE
     #define MADV_POPULATE_WRITE 23
     #endif
-    #define RANKFAST_HUGE ((uintptr_t)2 << 20)
-    static int rankfast_pages = PAGES_UNDECIDED;
-    /* Seconds (in ns) paid for huge pages beyond what small ones would have cost, summed
-       over the spans since the choice and never below 0 (a CUSUM: a good start does not
-       hide huge pages that have grown dear since); above the small pages of 16 MB, small
-       pages are chosen.  Here a dear huge page adds ~1.8 ms of CPU time, a cheap one
-       takes ~0.5 ms off. */
-    #define RANKFAST_OVERPAID ((uintptr_t)16 << 20)
-    static int64_t rankfast_overpaid_ns = 0;
-    static double rankfast_paid_over(double seconds) {     /* add; the sum after, seconds */
-        int64_t old = __atomic_load_n(&rankfast_overpaid_ns, __ATOMIC_RELAXED), sum;
-        do {
-            sum = old + (int64_t)(seconds * 1e9);
-            if (sum < 0) sum = 0;
-        } while (!__atomic_compare_exchange_n(&rankfast_overpaid_ns, &old, sum, 0,
-                                              __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-        return 1e-9 * (double)sum;
-    }
-    static double rankfast_small_cost = 0.0;      /* seconds a byte in small pages, probed */
-    static double rankfast_call_cost = 0.0;       /* seconds a call costs on resident pages */
-
-    static uintptr_t rankfast_down(uintptr_t a, uintptr_t unit) { return a & ~(unit - 1); }
-    static uintptr_t rankfast_up(uintptr_t a, uintptr_t unit) { return (a + unit - 1) & ~(unit - 1); }
-    /* This thread's CPU time: a thread preempted or waiting on the memory map's lock is
-       not charged, a host backing the guest's pages is (the guest counts that time as
-       the thread's system time). */
-    static double rankfast_now(void) {
-        struct timespec t;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-    }
-    static void rankfast_advise(uintptr_t first, uintptr_t last, int advice) {
-        if (last > first) (void)madvise((void*)first, last - first, advice);
-    }
-    /* Seconds it took to fault in [first, last); -1 where the kernel would not (an older
-       kernel: EINVAL; a filter on system calls; no memory). */
-    static double rankfast_fault_in(uintptr_t first, uintptr_t last) {
-        double t = rankfast_now();
-        if (last > first && madvise((void*)first, last - first, MADV_POPULATE_WRITE) != 0)
-            return -1.0;
-        return rankfast_now() - t;
-    }
-    /* Whether none of the pages of [first, last) (at most 4 MB) is resident yet. */
-    static int rankfast_untouched(uintptr_t first, uintptr_t last, long page) {
-        unsigned char resident[1024];
-        size_t i, n = (size_t)((last - first) / (uintptr_t)page);
-        if (n > sizeof resident || mincore((void*)first, last - first, resident) != 0) return 0;
-        for (i = 0; i < n; i++)
-            if (resident[i] & 1) return 0;
-        return 1;
-    }
-    /* Advise the pages of [buffer, buffer_end), all of them, as the choice says, and the
-       page after where a size word past the end starts one: glibc maps a large buffer
-       on its own as [its page, the page after buffer_end + 8), and advice on part of a
-       mapping splits it. */
-    static void rankfast_advise_as(uintptr_t buffer, uintptr_t buffer_end, uintptr_t page, int pages) {
-        if (pages == PAGES_HUGE || pages == PAGES_SMALL)
-            rankfast_advise(rankfast_down(buffer, page), rankfast_up(buffer_end + sizeof(size_t), page),
-                            pages == PAGES_HUGE ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-    }
-    /* Time [h, h + 2 MB) in small pages and the next 2 MB in a huge one; the pages to use. */
-    static int rankfast_probe(uintptr_t h, uintptr_t page_of_probe) {
-        double small, huge;
-        rankfast_advise(h, h + RANKFAST_HUGE, MADV_NOHUGEPAGE);
-        small = rankfast_fault_in(h, h + RANKFAST_HUGE);
-        rankfast_advise(h + RANKFAST_HUGE, h + 2 * RANKFAST_HUGE, MADV_HUGEPAGE);
-        huge = rankfast_fault_in(h + RANKFAST_HUGE, h + 2 * RANKFAST_HUGE);
-        rankfast_call_cost = rankfast_fault_in(h, h + page_of_probe);    /* resident now */
-        if (rankfast_call_cost < 0.0) rankfast_call_cost = 0.0;
-        rankfast_small_cost = small / (double)RANKFAST_HUGE;
-        return huge >= 0.0 && 2.0 * huge < small ? PAGES_HUGE : PAGES_SMALL;
-    }
-    static long rankfast_page_size(void) {
-        static long page = 0;
-        if (page == 0) page = sysconf(_SC_PAGESIZE);
-        return page;
-    }
     #endif
-    static void rankfast_populate(char* buffer, char* buffer_end, char* start, char* stop) {
+    static void rankfast_populate(char* start, char* stop) {
     #if defined(__linux__)
-        long page = rankfast_page_size();
-        uintptr_t first, last, whole_first, whole_last, h;
-        int pages, undecided = PAGES_UNDECIDED;
-        double took;
-        if (page <= 0) return;
-        first = rankfast_up((uintptr_t)start, page);
-        last = rankfast_down((uintptr_t)stop, page);
-        if (last <= first) return;
-        whole_first = rankfast_up((uintptr_t)buffer, RANKFAST_HUGE);      /* the buffer's */
-        whole_last = rankfast_down((uintptr_t)buffer_end, RANKFAST_HUGE);  /* 2 MB stretches */
-        pages = __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
-        if (pages == PAGES_UNSUPPORTED) return;
-        h = rankfast_up(first, RANKFAST_HUGE);           /* where a probe would go */
-        if (pages == PAGES_UNDECIDED && h + 2 * RANKFAST_HUGE <= whole_last
-                && __atomic_compare_exchange_n(&rankfast_pages, &undecided, PAGES_PROBING, 0,
-                                               __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            if (rankfast_fault_in(first, first + page) < 0.0)   /* before any advice */
-                pages = PAGES_UNSUPPORTED;
-            else if (!rankfast_untouched(h, h + 2 * RANKFAST_HUGE, page))
-                pages = PAGES_UNDECIDED;     /* another thread's pages: probe elsewhere later */
-            else {
-                pages = rankfast_probe(h, page);
-                rankfast_advise_as((uintptr_t)buffer, (uintptr_t)buffer_end, page, pages);
-            }
-            __atomic_store_n(&rankfast_pages, pages, __ATOMIC_RELEASE);
-        }
-        took = rankfast_fault_in(first, last);
-        if (took < 0.0) {
-            __atomic_store_n(&rankfast_pages, PAGES_UNSUPPORTED, __ATOMIC_RELEASE);
-            return;
-        }
-        if (pages != PAGES_HUGE) return;
-        /* The span's time against a call's own cost and its bytes in small pages: the span
-           that first touches a 2 MB stretch pays for all of it in huge pages, the later
-           ones for their call alone, so over a stretch the two balance.  A span that
-           touches none of the buffer's whole stretches (a small buffer's) is not judged. */
-        if (whole_first < rankfast_down(first, RANKFAST_HUGE)) whole_first = rankfast_down(first, RANKFAST_HUGE);
-        if (whole_last > rankfast_up(last, RANKFAST_HUGE)) whole_last = rankfast_up(last, RANKFAST_HUGE);
-        if (whole_last <= whole_first) return;
-        if (rankfast_paid_over(took - rankfast_call_cost - rankfast_small_cost * (double)(last - first))
-                > rankfast_small_cost * (double)RANKFAST_OVERPAID)
-            __atomic_store_n(&rankfast_pages, PAGES_SMALL, __ATOMIC_RELEASE);
-    #endif
-    }
-    /* Advise all the pages of [buffer, buffer_end) as chosen (nothing before the choice).
-       Once a buffer, not at each span: madvise takes the process's memory map for
-       writing, which stops the other threads' page faults meanwhile; and the whole
-       buffer, so that a mapping malloc made for it stays one mapping. */
-    static int rankfast_advise_pages(char* buffer, char* buffer_end) {
-    #if defined(__linux__)
-        long page = rankfast_page_size();
-        int pages = __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
-        if (page > 0 && buffer_end > buffer)
-            rankfast_advise_as((uintptr_t)buffer, (uintptr_t)buffer_end, page, pages);
-        return pages;
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t first = ((uintptr_t)start + page - 1) & ~(page - 1);
+        uintptr_t last = (uintptr_t)stop & ~(page - 1);
+        if (page > 1 && last > first)
+            (void)madvise((void*)first, last - first, MADV_POPULATE_WRITE);
     #else
-        (void)buffer; (void)buffer_end;
-        return PAGES_UNDECIDED;
-    #endif
-    }
-    static int rankfast_page_choice(void) {
-    #if defined(__linux__)
-        return __atomic_load_n(&rankfast_pages, __ATOMIC_ACQUIRE);
-    #else
-        return PAGES_UNDECIDED;
+        (void)start; (void)stop;
     #endif
     }
     """
-    void populate_span "rankfast_populate"(char* buffer, char* buffer_end, char* start, char* stop) noexcept nogil
-    int advise_whole "rankfast_advise_pages"(char* buffer, char* buffer_end) noexcept nogil
-    int page_choice "rankfast_page_choice"() noexcept nogil
-    enum:
-        PAGES_HUGE
-        PAGES_SMALL
+    void populate_span "rankfast_populate"(char* start, char* stop) noexcept nogil
 
 
 def populate(array a, Py_ssize_t start, Py_ssize_t stop):
     """Fault in the pages of items start .. stop of ``a`` (an array.array) ahead of writing them.
 
-    One system call instead of a page fault for each 4 KB page: 13% less time
-    faulting in 200 MB of fresh memory on the VM the benchmarks ran on (the
-    rest is the kernel clearing the pages); huge pages where this process found
-    them cheaper (``page_sizes``) and ``advise_pages`` has advised ``a`` so.  The
-    span is clipped to ``a``.
+    One system call instead of a page fault for each 4 KB page (the figures:
+    benchmarks/README.md, "Without the huge-page policy").  The span is clipped to ``a``.
     """
     cdef Py_ssize_t n = len(a), size = a.ob_descr.itemsize
     start, stop = max(start, 0), min(stop, n)
     if stop > start:
         with nogil:
-            populate_span(a.data.as_chars, a.data.as_chars + n * size,
-                          a.data.as_chars + start * size, a.data.as_chars + stop * size)
-
-
-def advise_pages(array a):
-    """Advise all the pages of ``a`` (an array.array) as ``page_sizes`` chose, before
-    ``populate``; returns that choice, as applied ('huge', 'small' or None: nothing).
-    Once for each buffer and choice (madvise stops the other threads' page faults
-    while it runs), and the whole buffer (advice on part of the mapping malloc made
-    for it splits the mapping, and realloc then copies it instead of moving its
-    pages; an allocator other than glibc's, PYTHONMALLOC=debug's for one, may still
-    leave a page of it out)."""
-    cdef Py_ssize_t n = len(a) * a.ob_descr.itemsize
-    cdef int applied
-    with nogil:
-        applied = advise_whole(a.data.as_chars, a.data.as_chars + n)
-    return _PAGE_CHOICES.get(applied)
-
-
-_PAGE_CHOICES = {PAGES_HUGE: "huge", PAGES_SMALL: "small"}
-
-
-def page_sizes():
-    """The pages ``populate`` asks for in this process: 'huge', 'small', or None.
-
-    None: not chosen yet (no span has yet had two whole, untouched 2 MB
-    stretches of its buffer after it, or another thread is probing), or
-    never (not Linux, or a kernel without MADV_POPULATE_WRITE)."""
-    return _PAGE_CHOICES.get(page_choice())
+            populate_span(a.data.as_chars + start * size, a.data.as_chars + stop * size)
 
 
 def number_of(const unsigned char[::1] token):
