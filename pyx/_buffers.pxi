@@ -9,8 +9,8 @@ def empty_bytearray(Py_ssize_t n):
 
     For read buffers: the read writes every byte that is used, and a fresh
     buffer's pages are then first touched by the read, without the GIL held,
-    rather than by zeroing them while holding it (a 4 MB buffer: 2-3 ms,
-    during which the threads that would parse wait for the GIL).
+    rather than by zeroing them while holding it, while the threads that
+    would parse wait for the GIL.
     """
     if n < 0:
         raise ValueError("negative size")
@@ -21,8 +21,7 @@ def empty_array(str typecode, Py_ssize_t n):
     """An array.array of n items of typecode, not initialised.
 
     array.array(typecode, bytes(size)) allocates zeros and copies them, touching
-    every page twice; the parser then writes what it uses.  At 2,000 documents
-    the reader's arrays (832 KB) took 1.2 ms that way.
+    every page twice; the parser then writes what it uses.
     """
     return clone(array(typecode), n, False)
 

@@ -116,8 +116,8 @@ cdef inline const unsigned char* digit_loop(const unsigned char* p, const unsign
     and add their number to count; return the first byte after them.
 
     to_newline: the buffer ends with '\\n' at or after p, where any run of digits
-    stops, so the loop need not test for the end (6% faster reading of
-    LETOR-like lines).
+    stops, so the loop need not test for the end (faster on LETOR-like lines:
+    benchmarks/README.md).
 
     One byte at a time: eight at once (SWAR), a 16-byte vector per token, and
     an index of token starts made beforehand with SIMD compares all measured

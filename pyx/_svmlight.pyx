@@ -313,11 +313,10 @@ cdef extern from *:
        before b (0 at a file's start).  The count places each block of a threaded read
        in the arrays, and the thread doing it shares the cores with the parsers: on
        x86-64 with AVX2 (chosen at run time), 32 bytes and the 32 before them, for the
-       digit, are compared an instruction into byte counters, summed every 255 steps,
-       4.3 ms for 200 MB just read, where the compiler's vectorising of the plain loop
-       took 15.  The plain loop, in byte counters over runs of 255 bytes too (adding
-       every comparison into a 64-bit counter ran at a quarter of the speed), does the
-       rest, and all of it elsewhere. */
+       digit, are compared an instruction into byte counters, summed every 255 steps
+       (faster than the compiler's vectorising of the plain loop: benchmarks/README.md).
+       The plain loop, in byte counters over runs of 255 bytes too (a 64-bit counter
+       for each comparison was slower), does the rest, and all of it elsewhere. */
     #if defined(__x86_64__) && defined(__GNUC__)
     #include <immintrin.h>
     #define RANKFAST_AVX2 1
