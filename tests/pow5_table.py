@@ -50,10 +50,13 @@ def text():
              f"    #define RANKFAST_Q_MIN ({Q_MIN})",
              f"    #define RANKFAST_Q_MAX ({Q_MAX})",
              f"    static const uint64_t RANKFAST_POW5[{2 * (Q_MAX - Q_MIN + 1)}] = {{"]
-    for q in range(Q_MIN, Q_MAX + 1):
-        t = power_of_five(q)
-        assert 1 << 127 <= t < 1 << 128
-        lines.append(f"        0x{t >> 64:016x}u, 0x{t & ((1 << 64) - 1):016x}u,  /* 5^{q} */")
+    for first in range(Q_MIN, Q_MAX + 1, 2):            # two powers a line: under 700 lines
+        words = []
+        for q in range(first, min(first + 2, Q_MAX + 1)):
+            t = power_of_five(q)
+            assert 1 << 127 <= t < 1 << 128
+            words += [f"0x{t >> 64:016x}u", f"0x{t & ((1 << 64) - 1):016x}u"]
+        lines.append("        " + ", ".join(words) + f",  /* 5^{first} */")
     lines.append("    };")
     lines.append(f"    static const int16_t RANKFAST_POW10_EXP[{Q_MAX - Q_MIN + 1}] = {{")
     exps = [floor_log2_pow10(q) + 1086 for q in range(Q_MIN, Q_MAX + 1)]

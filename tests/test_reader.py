@@ -496,13 +496,11 @@ def _kernel_at_least(major, minor):
                     reason="MADV_POPULATE_WRITE is Linux 5.14's")
 def test_populate_faults_in_the_span_asked_and_keeps_what_is_written():
     """populate makes the pages of an untouched array resident, only within the span (out
-    to whole 2 MB pages where the array is advised or the system always gives huge
-    pages) and the array, and leaves the items already written as they were."""
+    to whole 2 MB pages where the system always gives huge pages) and the array, and
+    leaves the items already written as they were."""
     import array
 
     from rankfast._kernels import _svmlight
-    warm = _svmlight.empty_array("d", 1 << 20)  # the process's page probe (once, 4 MB past
-    _svmlight.populate(warm, 0, 1 << 17)        # a span) done here if no test did it before
     n = 8 << 20                                 # 64 MB of doubles: mapped afresh, untouched
     made = _svmlight.empty_array("d", n)
     made[:1000] = array.array("d", range(1000))
@@ -517,106 +515,6 @@ def test_populate_faults_in_the_span_asked_and_keeps_what_is_written():
     assert list(made[:1000]) == list(range(1000))
     made[n - 1] = 2.5                            # the array is still all writable
     assert made[n - 1] == 2.5
-
-
-_PAGE_CHOICE = """
-import array, os, sys
-from rankfast._kernels import _svmlight
-n = int(sys.argv[1])                      # doubles
-def fallbacks():                          # huge pages asked for and not given, machine-wide
-    with open("/proc/vmstat") as stats:
-        return sum(int(line.split()[1]) for line in stats if line.startswith("thp_fault_fallback "))
-before = fallbacks()
-made = _svmlight.empty_array("d", n)
-made[:1000] = array.array("d", range(1000))
-assert _svmlight.page_sizes() is None     # nothing probed yet in this process
-for start in range(0, n, 1 << 17):        # 1 MB spans, as a reader's blocks
-    _svmlight.advise_pages(made)          # as chosen so far (none at first: nothing)
-    _svmlight.populate(made, start, start + (1 << 17))
-assert list(made[:1000]) == list(range(1000))
-made[n - 1] = 2.5
-assert made[n - 1] == 2.5
-with open("/proc/self/smaps_rollup") as maps:
-    huge = next(int(line.split()[1]) * 1024 for line in maps if line.startswith("AnonHugePages:"))
-def mappings(a):                          # the mappings over a's pages and the page after
-    first, count = a.buffer_info()        # its end where malloc's size word starts one
-    page = os.sysconf("SC_PAGE_SIZE")
-    first, last = first & -page, (first + count * a.itemsize + 8 + page - 1) & -page
-    with open("/proc/self/maps") as maps:
-        spans = [[int(end, 16) for end in line.split()[0].split("-")] for line in maps]
-    return sum(1 for lo, hi in spans if lo < last and hi > first)
-split = mappings(made)                    # advice on part of it would split it
-_svmlight.resize_array(made, 2 * n)       # and realloc would then copy, not move, it
-assert list(made[:1000]) == list(range(1000)) and made[n - 1] == 2.5
-print(_svmlight.page_sizes(), huge, fallbacks() - before, split, mappings(made))
-"""
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux") or not _kernel_at_least(5, 14),
-                    reason="MADV_POPULATE_WRITE is Linux 5.14's")
-def test_populate_chooses_page_sizes_once_a_buffer_holds_two_huge_pages():
-    """A process decides between huge and small pages at the first span with two whole
-    2 MB stretches after it in its buffer, and huge pages chosen are huge pages used
-    (where transparent huge pages are on and the kernel had them to give); a 1 MB
-    buffer decides nothing.  The advised buffer stays one mapping, grown too (realloc
-    moves a mapping's pages; across a split one it copies them)."""
-    def run(doubles):
-        done = subprocess.run([sys.executable, "-c", _PAGE_CHOICE, str(doubles)],
-                              capture_output=True, text=True, check=True)
-        choice, *figures = done.stdout.split()
-        return (choice, *map(int, figures))
-
-    assert run(1 << 17)[0] == "None"
-    for odd in (2, 0):      # (8 << 20) - 2 doubles: glibc's mapping ends a page past them
-        choice, huge, fallbacks, mappings, grown_mappings = run((8 << 20) - odd)   # 64 MB
-        assert choice in ("huge", "small")
-        assert mappings == grown_mappings == 1
-    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
-    status = Path("/proc/self/status").read_text()
-    if (choice == "huge" and thp.exists() and "[never]" not in thp.read_text()
-            and "THP_enabled:\t0" not in status and not fallbacks):
-        assert huge >= 32 << 20
-
-
-def test_reader_advises_each_buffer_once_not_at_every_block(tmp_path, monkeypatch):
-    """madvise stops the other threads' page faults: the reader advises a buffer again only
-    when it has grown, moved, or the page choice changed, not before every block."""
-    from rankfast._kernels import _svmlight
-    from rankfast.io import svmlight as data
-    rng = np.random.default_rng(3)
-    lines = [f"{rng.integers(0, 3)} qid:{i // 20} " + " ".join(
-        f"{j}:{v:.4f}" for j, v in enumerate(rng.random(30), 1)) for i in range(8000)]
-    path = tmp_path / "train.dat"
-    path.write_text("\n".join(lines) + "\n")
-    advised, populated = [], [0]                     # the buffers advised, in turn
-
-    def advise(buffer, real=_svmlight.advise_pages):
-        advised.append(buffer)
-        return real(buffer)
-
-    def populate(*args, real=_svmlight.populate):
-        populated[0] += 1
-        return real(*args)
-
-    monkeypatch.setattr(data._svmlight, "advise_pages", advise)
-    monkeypatch.setattr(data._svmlight, "populate", populate)
-    buffers = 6                                      # y, qid, line, indptr, indices, values
-    for n_jobs in (1, 2):
-        advised.clear()
-        populated[0] = 0
-        got = load_svmlight(str(path), chunk_bytes=64 << 10, n_jobs=n_jobs)
-        assert got.X.shape == (8000, 30)
-        assert populated[0] >= 10 * buffers
-        assert max(sum(buffer is other for other in advised) for buffer in advised) <= 3
-
-    arrays = data._Arrays(100, 1000, False)
-    arrays.populate(0, 0, 100, 1000)
-    advised.clear()
-    arrays.populate(0, 0, 100, 1000)
-    assert advised == []                             # nothing new: no advice
-    arrays.reserve(100_000, 1_000_000)
-    arrays.populate(100, 1000, 1000, 10_000)
-    assert len(advised) == buffers                   # each grew (and moved): advised again
 
 
 def test_count_distinct_counts_as_a_set_does():

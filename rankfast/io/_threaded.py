@@ -283,14 +283,9 @@ class _Arrays:
     Room for ``rows`` documents and ``entries`` features at first, in
     array.array buffers, not initialised (malloc'd memory).  Before a block is
     parsed, the pages its documents will be written to are faulted in by one
-    system call per buffer (``populate``; ~3.5% of a one-thread read), in huge
-    pages where the process found them cheaper than small ones, and small pages
-    elsewhere.  Not numpy's arrays, advised as huge pages from 4 MB up: such
-    a page may first wait for the kernel to compact memory or, in a virtual
-    machine, for the host to back memory the guest has not used before (on a
-    500k x 50 file, after svm_rank_learn had run, rank_learn -j 1 spent 0.57 s
-    in the kernel with numpy's arrays here and 0.27 s with small pages).  See
-    benchmarks/README.md, "Huge pages where they are cheap".
+    system call per buffer (``populate``), in the pages the system gives by
+    default: no huge-page advice (benchmarks/README.md, "Without the huge-page
+    policy").
 
     The buffers are a reader.Rows's.  ``parse`` grows them as a block needs
     (realloc, which moves a large buffer's pages instead of copying them:
@@ -309,8 +304,6 @@ class _Arrays:
         self._entry_names = Rows.ENTRY_ARRAYS
         buffers = Rows(rows, entries, comments, _TYPECODES[np.dtype(dtype).str[1:]])
         self._buffers = {name: getattr(buffers, name) for name in self._row_names + self._entry_names}
-        self._advised = {}         # name: (buffer_info, page choice) when advised
-        self._advising = threading.Lock()
 
     @property
     def room(self):
@@ -338,22 +331,11 @@ class _Arrays:
 
     def populate(self, row, nnz, rows, entries):
         """Fault in the pages that rows documents from row and entries features from nnz
-        will be written to, a system call per buffer (_svmlight.populate), each buffer
-        advised first as huge or small pages once the process has chosen."""
+        will be written to, a system call per buffer (_svmlight.populate)."""
         for name in self._row_names:
-            self._populate(name, row, row + rows + (name == "indptr"))
+            _svmlight.populate(self._buffers[name], row, row + rows + (name == "indptr"))
         for name in self._entry_names:
-            self._populate(name, nnz, nnz + entries)
-
-    def _populate(self, name, start, stop):
-        buffer = self._buffers[name]
-        where = buffer.buffer_info()
-        # Advised again on a new choice, or when the buffer grew or moved; on threads, the
-        # lock keeps the advice last applied as the one recorded.
-        if self._advised.get(name) != (where, _svmlight.page_sizes()):
-            with self._advising:
-                self._advised[name] = (where, _svmlight.advise_pages(buffer))
-        _svmlight.populate(buffer, start, stop)
+            _svmlight.populate(self._buffers[name], nnz, nnz + entries)
 
     def finish(self):
         """Buffers fitted to what was parsed."""
