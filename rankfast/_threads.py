@@ -139,7 +139,7 @@ def load_openmp_runtime(environ: Any = os.environ) -> None:
     if not given:
         environ["OMP_WAIT_POLICY"] = "PASSIVE"
     try:
-        pass
+        from ._kernels import _predict  # noqa: F401  (links the OpenMP runtime when built with it)
     finally:
         if not given:
             environ.pop("OMP_WAIT_POLICY", None)
