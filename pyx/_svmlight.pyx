@@ -10,15 +10,16 @@ score or store what was parsed and go on, or report a file that changed
 between counting and parsing.  No state outside the arguments: parse_lines
 is reentrant and works on any byte range.
 
-The numbers within a line are read (and model files' written) by _numbers.pxi,
-the reader's buffers made by _buffers.pxi: included here, one module for Python.
+The numbers within a line are read by _numbers.pxi; the reader's buffers are
+made by _buffers.pxi and numbers turned to and from text for Python by
+_number_text.pxi: included here, one module for Python, in this order (the
+order of their functions in the generated C, which the parser's speed follows).
 """
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memchr
 from libc.math cimport fabs, isfinite
 
 include "_numbers.pxi"
-include "_buffers.pxi"
 
 # Error codes (their messages: rankfast/reader.py).
 cdef enum:
@@ -475,3 +476,7 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
                 lines[i] += first_line
     return (r.rows, r.nnz, r.error, r.error_line, r.error_start, r.error_end, r.consumed,
             r.max_index)
+
+
+include "_buffers.pxi"
+include "_number_text.pxi"
