@@ -3,10 +3,14 @@
 The slow test (marked ``packaging``; ``-m 'not packaging'`` deselects it) builds
 with ``python -m build`` (the wheel is built from the sdist, so a file missing
 from the sdist breaks it), installs the wheel into a new venv with that venv's
-own pip (numpy and scipy come from the package index, as for a user), and trains
-and classifies the examples with the installed programs from another directory.
+own pip (numpy and scipy come from the package index, as for a user) and no C
+compiler on PATH, and trains and classifies the examples with the installed
+programs from another directory. On Linux, with auditwheel installed (the test
+extra has it), the wheel installed is one that `auditwheel show` reports with a
+manylinux tag: repaired first when it links libgomp from the system.
 """
 import importlib
+import importlib.util
 import os
 import re
 import shutil
@@ -190,11 +194,16 @@ def test_sdist_and_wheel_install_into_a_fresh_venv_and_run(tmp_path):
     assert any(m.endswith(".dist-info/licenses/LICENSE") or m.endswith("LICENSE")
                for m in members)
 
+    wheel = _manylinux(wheels[0], tmp_path / "wheelhouse")
+
+    # A user's machine: the new venv's bin alone on PATH, so no C compiler to fall back on.
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    _run([str(python), "-m", "pip", "install", "-q", str(wheels[0])], cwd=tmp_path, env=clean)
+    clean["PATH"] = str(env_dir / "bin")
+    assert not [cc for cc in ("gcc", "cc", "clang") if shutil.which(cc, path=clean["PATH"])]
+    _run([str(python), "-m", "pip", "install", "-q", str(wheel)], cwd=tmp_path, env=clean)
 
     work = tmp_path / "elsewhere"
     work.mkdir()
@@ -218,3 +227,28 @@ def test_sdist_and_wheel_install_into_a_fresh_venv_and_run(tmp_path):
     assert installed_version == version
     assert str(env_dir) in location and str(ROOT) not in location
     assert shown.stdout.split("\n")[1] == "None"
+
+    if wheel != wheels[0]:           # repaired: the kernels load the OpenMP runtime it vendors
+        code = ("from rankfast._kernels import _predict; print(*sorted({line.split()[-1] "
+                "for line in open('/proc/self/maps') if 'gomp' in line}))")
+        loaded = _run([str(python), "-c", code], cwd=work, env=clean).stdout.split()
+        assert len(loaded) == 1 and "/rankfast.libs/libgomp" in loaded[0], loaded
+
+
+def _manylinux(wheel, wheelhouse):
+    """The wheel, or on Linux with auditwheel its repaired copy: one that `auditwheel show`
+    reports with a manylinux tag (repair vendors libgomp, which the kernels link for OpenMP)."""
+    if not sys.platform.startswith("linux") or importlib.util.find_spec("auditwheel") is None:
+        return wheel
+
+    def tag(path):
+        shown = _run([sys.executable, "-m", "auditwheel", "show", str(path)], cwd=path.parent)
+        return re.search(r'platform\s+tag:\s+"([^"]+)"', shown.stdout + shown.stderr).group(1)
+
+    if tag(wheel).startswith("manylinux"):
+        return wheel
+    _run([sys.executable, "-m", "auditwheel", "repair", "-w", str(wheelhouse), str(wheel)],
+         cwd=wheel.parent)
+    repaired = next(wheelhouse.glob("*.whl"))
+    assert tag(repaired).startswith("manylinux") and "manylinux" in repaired.name
+    return repaired
