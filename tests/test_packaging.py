@@ -3,11 +3,14 @@
 The slow test (marked ``packaging``; ``-m 'not packaging'`` deselects it) builds
 with ``python -m build`` (the wheel is built from the sdist, so a file missing
 from the sdist breaks it), installs the wheel into a new venv with that venv's
-own pip (numpy and scipy come from the package index, as for a user), and trains
-and classifies the examples with the installed programs from another directory.
+own pip (numpy and scipy come from the package index, as for a user) and no C
+compiler on PATH, and trains and classifies the examples with the installed
+programs from another directory. On Linux, with auditwheel installed (the test
+extra has it), the wheel installed is one that `auditwheel show` reports with a
+manylinux tag: repaired first when it links libgomp from the system.
 """
-import hashlib
 import importlib
+import importlib.util
 import os
 import re
 import shutil
@@ -89,49 +92,59 @@ def _copy_for_build(tmp_path, kernels):
     for source in [*kernels, *(ROOT / "pyx").glob("*.pxi")]:
         shutil.copy(ROOT / "pyx" / source, tmp_path / "pyx" / Path(source).name)
     (tmp_path / "rankfast" / "_kernels").mkdir(parents=True)
-    shutil.copy(ROOT / "rankfast" / "__init__.py", tmp_path / "rankfast" / "__init__.py")
+    for name in ("__init__.py", "_kernels/__init__.py"):
+        shutil.copy(ROOT / "rankfast" / name, tmp_path / "rankfast" / name)
 
 
-def test_an_in_place_build_keeps_what_is_current_and_rebuilds_what_is_not(tmp_path):
-    """As pip install -e does twice: each build in a new build directory (--build-lib).
+@pytest.mark.packaging
+def test_an_editable_build_again_compiles_nothing_but_what_changed(tmp_path):
+    """As the README's two commands do: each build in a new isolated environment, as pip makes.
 
-    The stamps under build/stamps/ keep a module compiled from the same C file with the
-    same flags, and say when Cython is needed (setup.py's build_requirements()).
+    pip installs Cython's and scipy's .pxd files anew (with new times) for every build and
+    builds the modules in a new temporary folder; setup.py still takes the C file newer than
+    its .pyx and the .pxi files, and the module in place newer than its C file.
     """
-    pytest.importorskip("Cython")
-    _copy_for_build(tmp_path, ["_swapped.pyx"])
-    env = dict(os.environ, RANKFAST_ONLY="_swapped", RANKFAST_DEBUG="1")     # -O0: quick
-    requirements = [sys.executable, "-c", "import runpy; print(runpy.run_path('setup.py', "
-                    "run_name='probe')['build_requirements']())"]
+    build = pytest.importorskip("build")
+    from build.env import DefaultIsolatedEnv
+    project = tmp_path / "project"
+    project.mkdir()
+    _copy_for_build(project, ["_swapped.pyx"])
+    env = dict(os.environ, RANKFAST_ONLY="_swapped", RANKFAST_DEBUG="1")      # -O0: quick
 
-    def build(name, **changes):
-        return subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "--build-lib",
-                               str(tmp_path / name)], cwd=tmp_path, env=dict(env, **changes),
-                              capture_output=True, text=True, timeout=300, check=True).stdout
+    def editable(name, isolated):
+        log = tmp_path / f"{name}.log"
+        with open(log, "w") as stream:
+            def runner(cmd, cwd=None, extra_environ=None):
+                subprocess.run(cmd, cwd=cwd, env=dict(env, **(extra_environ or {})), check=True,
+                               stdout=stream, stderr=subprocess.STDOUT, timeout=600)
+            builder = build.ProjectBuilder.from_isolated_env(isolated, project, runner=runner)
+            isolated.install(builder.build_system_requires)
+            isolated.install(builder.get_requires_for_build("editable"))
+            builder.build("editable", tmp_path / name)
+        return log.read_text()
 
-    assert "Cython" in subprocess.run(requirements, cwd=tmp_path, env=env, capture_output=True,
-                                      text=True, check=True).stdout
-    first = build("first")
-    module = next((tmp_path / "rankfast" / "_kernels").glob("_swapped*.so"))
-    built = hashlib.sha256(module.read_bytes()).hexdigest()
-    assert "rankfast._kernels._swapped" in first and "is current" not in first
-    assert subprocess.run(requirements, cwd=tmp_path, env=env, capture_output=True, text=True,
-                          check=True).stdout.strip() == "[]"
+    def module():
+        path = next((project / "rankfast" / "_kernels").glob("_swapped*.so"))
+        return path.read_bytes(), path.stat().st_mtime_ns
 
-    second = build("second")
-    assert "_swapped" in second and "is current" in second
-    assert "building 'rankfast._kernels._swapped'" not in second
-    assert hashlib.sha256(module.read_bytes()).hexdigest() == built     # the same file, copied back
+    with DefaultIsolatedEnv() as isolated:
+        first = editable("first", isolated)
+    assert "Compiling pyx/_swapped.pyx" in first
+    assert "building 'rankfast._kernels._swapped'" in first
+    built = module()
+    with DefaultIsolatedEnv() as isolated:
+        second = editable("second", isolated)
+        assert "Compiling pyx/" not in second and "building 'rankfast." not in second, second
+        assert second.count("not compiled again") == 2            # _swapped and _cyutility
+        assert module() == built
 
-    third = build("third", RANKFAST_DEBUG="0")           # other flags: compiled again, stripped
+        (project / "pyx" / "_swapped.pyx").write_text(
+            (ROOT / "pyx" / "_swapped.pyx").read_text() + "\n# changed\n")
+        third = editable("third", isolated)
+    assert "Compiling pyx/_swapped.pyx" in third
     assert "building 'rankfast._kernels._swapped'" in third
-    assert hashlib.sha256(module.read_bytes()).hexdigest() != built
-    assert b".debug_info" not in module.read_bytes()
-
-    changed = (ROOT / "pyx" / "_swapped.pyx").read_text() + "\n# changed\n"
-    (tmp_path / "pyx" / "_swapped.pyx").write_text(changed)
-    assert "Cython" in subprocess.run(requirements, cwd=tmp_path, env=env, capture_output=True,
-                                      text=True, check=True).stdout
+    assert "building 'rankfast._kernels._cyutility'" not in third
+    assert module()[1] > built[1]                               # compiled anew
 
 
 def test_setup_refuses_to_build_without_kernel_sources(tmp_path):
@@ -181,11 +194,16 @@ def test_sdist_and_wheel_install_into_a_fresh_venv_and_run(tmp_path):
     assert any(m.endswith(".dist-info/licenses/LICENSE") or m.endswith("LICENSE")
                for m in members)
 
+    wheel = _manylinux(wheels[0], tmp_path / "wheelhouse")
+
+    # A user's machine: the new venv's bin alone on PATH, so no C compiler to fall back on.
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    _run([str(python), "-m", "pip", "install", "-q", str(wheels[0])], cwd=tmp_path, env=clean)
+    clean["PATH"] = str(env_dir / "bin")
+    assert not [cc for cc in ("gcc", "cc", "clang") if shutil.which(cc, path=clean["PATH"])]
+    _run([str(python), "-m", "pip", "install", "-q", str(wheel)], cwd=tmp_path, env=clean)
 
     work = tmp_path / "elsewhere"
     work.mkdir()
@@ -209,3 +227,28 @@ def test_sdist_and_wheel_install_into_a_fresh_venv_and_run(tmp_path):
     assert installed_version == version
     assert str(env_dir) in location and str(ROOT) not in location
     assert shown.stdout.split("\n")[1] == "None"
+
+    if wheel != wheels[0]:           # repaired: the kernels load the OpenMP runtime it vendors
+        code = ("from rankfast._kernels import _predict; print(*sorted({line.split()[-1] "
+                "for line in open('/proc/self/maps') if 'gomp' in line}))")
+        loaded = _run([str(python), "-c", code], cwd=work, env=clean).stdout.split()
+        assert len(loaded) == 1 and "/rankfast.libs/libgomp" in loaded[0], loaded
+
+
+def _manylinux(wheel, wheelhouse):
+    """The wheel, or on Linux with auditwheel its repaired copy: one that `auditwheel show`
+    reports with a manylinux tag (repair vendors libgomp, which the kernels link for OpenMP)."""
+    if not sys.platform.startswith("linux") or importlib.util.find_spec("auditwheel") is None:
+        return wheel
+
+    def tag(path):
+        shown = _run([sys.executable, "-m", "auditwheel", "show", str(path)], cwd=path.parent)
+        return re.search(r'platform\s+tag:\s+"([^"]+)"', shown.stdout + shown.stderr).group(1)
+
+    if tag(wheel).startswith("manylinux"):
+        return wheel
+    _run([sys.executable, "-m", "auditwheel", "repair", "-w", str(wheelhouse), str(wheel)],
+         cwd=wheel.parent)
+    repaired = next(wheelhouse.glob("*.whl"))
+    assert tag(repaired).startswith("manylinux") and "manylinux" in repaired.name
+    return repaired
