@@ -478,8 +478,8 @@ class LinearRanker(Ranker):
 
 
 class PathRanker(LinearRanker):
-    """A linear learner whose solver starts from any w: ``fit_path`` starts each C from the last
-    optimum (cross-validation's C path)."""
+    """A linear learner with a C path (cross-validation's): ``fit_path`` gives a fitted copy for
+    each C of a list from one pass, ``_path``; by default each solve starts from the last optimum."""
 
     def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any,
                  sample_weight: Vector = None) -> Iterator[Any]:
@@ -497,8 +497,13 @@ class PathRanker(LinearRanker):
         from ..model_selection import fitted_linear
         self._record_input(data)                        # n_features_in_ of the copies
         problem = self._problem(data, query_sample_weights(sample_weight, data.queries))
+        for C, w in zip(Cs, self._path(problem, Cs)):
+            yield fitted_linear(self, C, problem.used,
+                                without_query_constant(w, problem.X, problem.starts))
+
+    def _path(self, problem: Problem, Cs: Any) -> Iterator[Any]:
+        """The weights for each C of Cs, each solve started at the previous optimum."""
         w = None
         for C in Cs:
             w, _ = self._solve(problem, C, w0=w)
-            yield fitted_linear(self, C, problem.used,
-                                without_query_constant(w, problem.X, problem.starts))
+            yield w

@@ -70,17 +70,16 @@ from .._estimator import check_is_fitted
 from .._kernels import _rankrls
 from .._threads import BLOCK_ROWS, query_chunks
 from ..data.sparse import CSR
-from ..data.validation import TrainingData, query_sample_weights, weighted
+from ..data.validation import TrainingData, weighted
 from ..errors import UsageError
 from ..optimize.newton import conjugate_gradient
-from ._base import LinearRanker, Problem
+from ._base import PathRanker, Problem
 from ._linear import (
     DataMatrix,
     c_grid,
     check_loss,
     kernel_form,
     linear_model,
-    without_query_constant,
 )
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -94,7 +93,7 @@ DENSE_MAX_FEATURES = 2048
 DENSE_MAX_ENTRIES = 1 << 28
 
 
-class RankRLS(LinearRanker):
+class RankRLS(PathRanker):
     """Linear RankRLS, solved in primal form without forming pairs.
 
     See the module docstring for objective, λ, solvers and complexity.
@@ -310,29 +309,14 @@ class RankRLS(LinearRanker):
             rows, held_out, y, qid, metric, settings["rule"], f"exact leave-query-out, {Q} queries",
             (model_selection.Column("loss", "LQO pair loss"), losses), log, weight)
 
-    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any,
-                 sample_weight: Vector = None) -> Iterator[Any]:
-        """Fitted copies for each C of Cs, from one eigendecomposition (dense solver).
-
-        ``sample_weight``: query weights, as fit's.
-        """
-        self.check_parameters()
-        return self._fit_path_checked(self._training_data(X, y, qid, None), Cs, sample_weight)
-
-    def _fit_path_checked(self, data: TrainingData, Cs: Any,
-                          sample_weight: Vector = None) -> Iterator[Any]:
-        """fit_path on a TrainingData checked already, taken as it is (cross-validation's folds)."""
-        from ..model_selection import fitted_linear
-        self._record_input(data)                        # n_features_in_ of the copies
-        problem = self._problem(data, query_sample_weights(sample_weight, data.queries))
+    def _path(self, problem: Problem, Cs: Any) -> Iterator[Any]:
+        """The weights for each C of Cs from one eigendecomposition (the dense solver)."""
         d, Q = problem.X.shape[1], len(problem.starts) - 1
         Xh, yh, A, varies = self._centred(problem)
         path = EigenPath(Xh[:, varies], yh, problem.starts, A[np.ix_(varies, varies)],
                          problem.n_threads)
         for C in Cs:
-            w = _scatter(path.weights(Q / (2.0 * C)), varies, d)
-            yield fitted_linear(self, C, problem.used,
-                                without_query_constant(w, problem.X, problem.starts))
+            yield _scatter(path.weights(Q / (2.0 * C)), varies, d)
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """The trained LinearModel, with rankfast's metadata (C grid included)."""
