@@ -90,6 +90,7 @@ def test_rejected_lines_name_file_line_and_token(tmp_path, line, token, reason):
     ("# header\r1 qid:1 1:1\r0 qid:1 1:2\r", 1),                          # a comment line first
     ("2 qid:1 1:1\n1 qid:1 1:3 # x\r -1 qid:1 1:2\r", 2),                  # mixed line ends
 ])
+@pytest.mark.usefixtures("every_block_counts")
 def test_lines_ended_by_a_carriage_return_alone_are_refused(tmp_path, text, line):
     """Such a file (old Mac OS) is one line whose first comment swallowed the rest: it was
     read as one document.  svm_rank refuses it too ('Parsing error in line 1!')."""
@@ -136,6 +137,7 @@ def test_chunked_reading_equals_whole_reading(tmp_path):
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.usefixtures("every_block_counts")
 def test_the_width_is_the_highest_index_on_any_line_chunk_and_thread(tmp_path, seed):
     """The parser reports each block's highest index; the Dataset's width is the file's."""
     rng = np.random.default_rng(seed)
@@ -206,6 +208,7 @@ QID_LINES = ["1 qid:0 1:1", "1 qid:007 2:1", "1 qid:123456789012345678 1:1",
 
 @pytest.mark.parametrize("line", QID_LINES)
 @pytest.mark.parametrize("last", [False, True])
+@pytest.mark.usefixtures("every_block_counts")
 def test_qids_read_as_the_reference_reads_them(tmp_path, line, last):
     """' qid:digits' after the target is read on a shorter path than other tokens:
     the same qid, or the same error line, for any qid, neighbour and block end."""
@@ -226,6 +229,7 @@ def test_qids_read_as_the_reference_reads_them(tmp_path, line, last):
         assert data.X.indices.tolist() == [f - 1 for row in expected for f, _ in row[2]]
 
 
+@pytest.mark.usefixtures("every_block_counts")
 def test_threaded_blocks_read_on_when_a_spare_buffer_just_holds_the_unfinished_line(tmp_path):
     """A spare buffer as long as the line left over has no room to read into: a read of
     nothing there meant the end of the file, and the rest of the file was lost."""

@@ -436,6 +436,7 @@ def test_parallel_reading_reports_the_first_error_in_file_order(tmp_path):
     assert len(one.y) == 2998
 
 
+@pytest.mark.usefixtures("every_block_counts")
 def test_parallel_reading_of_long_lines_a_byte_order_mark_and_gaps(tmp_path):
     """Lines longer than a thread's block, a BOM, blank and comment lines, colons that are no
     feature's, and no final newline: the threads' dataset is the one thread's, bit for bit."""
