@@ -163,6 +163,7 @@ def test_parse_into_refuses_other_value_types():
                                  np.empty(4, np.int32), values)
 
 
+@pytest.mark.usefixtures("every_block_counts")
 def test_the_parallel_reader_takes_float32_arrays(tmp_path):
     """load_svmlight on threads (_read_in_threads: _parse_at, _Arrays.place) with float32 values:
     the same rows, values rounded, and the beyond-float32 error at its file line (first in

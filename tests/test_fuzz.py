@@ -46,6 +46,7 @@ def same(a, b):
     return a == b or (math.isnan(a) and math.isnan(b))
 
 
+@pytest.mark.usefixtures("every_block_counts")
 @FUZZ
 @given(text=mutated(VALID), chunk=st.sampled_from([1 << 20, 16]))
 @example(text=b"\xef\xbb\xbf1 qid:1 1:1\n2 qid:1 2:1_0", chunk=16)

@@ -39,11 +39,12 @@ def chosen_x(ax):
     return np.unique(marks[0].get_xdata())
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def needs_matplotlib():
     pytest.importorskip("matplotlib")
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 @pytest.mark.parametrize("kind", ["png", "svg"])
 def test_cv_curve_marks_the_chosen_c(tmp_path, kind):
     X, y, qid = make_data()
@@ -61,6 +62,7 @@ def test_cv_curve_marks_the_chosen_c(tmp_path, kind):
         assert b'id="chosen"' in data
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 def test_greedy_path_labels_the_features(tmp_path):
     X, y, qid = make_data(1)
     model = GreedyRankRLS(C=1.0, k=3).fit(X, y, qid)
@@ -73,6 +75,7 @@ def test_greedy_path_labels_the_features(tmp_path):
     check_file(tmp_path / "greedy.png", "png")
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 def test_regularisation_path_and_the_selection_figure(tmp_path):
     X, y, qid = make_data(2)
     model = RankRLS(C=[0.01, 1.0, 100.0]).fit(X, y, qid)
@@ -89,6 +92,7 @@ def test_regularisation_path_and_the_selection_figure(tmp_path):
         plot.selection_figure(RankSVM(C=1.0).fit(X, y, qid))
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 def test_rank_learn_plot(tmp_path, capsys):
     out = tmp_path / "cv.png"
     assert learn_main(["-c", "0.01,1", "--folds", "3", "--plot", str(out),
@@ -112,6 +116,7 @@ def test_rank_learn_says_when_matplotlib_is_missing(tmp_path, capsys, monkeypatc
     assert not (tmp_path / "m").exists() and not (tmp_path / "cv.png").exists()
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 def test_cv_curve_draws_one_curve_per_gamma_and_the_1se_marks():
     from rankfast.model_selection import CVResult, Metric
     params = [{"gamma": g, "C": C} for g in (0.1, 1.0) for C in (0.1, 1.0, 10.0)]
@@ -127,6 +132,7 @@ def test_cv_curve_draws_one_curve_per_gamma_and_the_1se_marks():
     assert len(best) == 1 and list(best[0].get_xdata()) == [10.0]
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 def test_rank_learn_checks_the_plot_path_before_training(tmp_path, capsys):
     missing = tmp_path / "no" / "cv.png"
     assert learn_main(["-c", "0.01,1", "--plot", str(missing), str(EXAMPLES / "train.dat"),
@@ -135,6 +141,7 @@ def test_rank_learn_checks_the_plot_path_before_training(tmp_path, capsys):
     assert err.startswith(f"rank_learn: {missing}: cannot write") and not (tmp_path / "m").exists()
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 def test_cv_curve_error_bars_are_the_standard_error_the_1se_rule_uses():
     X, y, qid = make_data()
     model = RankSVM(C=[0.001, 0.1, 10.0], cv=3, cv_rule="1se").fit(X, y, qid)
@@ -150,6 +157,7 @@ def test_cv_curve_error_bars_are_the_standard_error_the_1se_rule_uses():
     assert f"chosen: C = {model.C_:g} (1se rule)" in legend
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 def test_cv_curve_legend_holds_the_chosen_line():
     X, y, qid = make_data(3)
     model = RankSVM(C=[0.01, 1.0, 100.0], cv=3).fit(X, y, qid)
@@ -166,6 +174,7 @@ def test_cv_curve_legend_holds_the_chosen_line():
     (RankSVM(C=[0.1, 1.0], cv=3), "RankSVM (prsvm)"),
     (RankRLS(C=[0.1, 1.0]), "RankRLS"),
 ])
+@pytest.mark.usefixtures("needs_matplotlib")
 def test_the_selection_figure_names_the_learner(learner, title):
     X, y, qid = make_data(4)
     figure = plot.selection_figure(learner.fit(X, y, qid))
@@ -186,6 +195,7 @@ def test_learner_titles():
         "RankSVM (prsvm) on Nyström features"
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 def test_rank_learn_plot_title_names_the_learner(tmp_path, monkeypatch):
     drawn = []
     monkeypatch.setattr(plot, "save", lambda figure, path: drawn.append(figure))
