@@ -1,4 +1,5 @@
 """rank_learn and rank_classify end to end: golden stdout, files, exit codes."""
+
 import gzip
 import os
 import re
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from program_runs import without_runtime
 from shared_paths import REFERENCE, require
 
 from rankfast import read_model
@@ -14,20 +16,24 @@ from rankfast.cli.classify import classify_main
 from rankfast.cli.learn import learn_main
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
 
 
-def without_runtime(text):
-    return re.sub(r"Runtime \(without IO\) in cpu-seconds: [0-9.]+\n", "", text)
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 GOLDEN = [("example3", "test.dat", f"model_c{c}.dat", f"pred_test_c{c}.txt", f"classify_test_c{c}.stdout", [])
           for c in ("0.01", "1", "3", "20", "3_l2", "3_t2")]
+
+
 GOLDEN += [("example3", "train.dat", f"model_c{c}.dat", f"pred_train_c{c}.txt",
             f"classify_train_c{c}.stdout", [])
            for c in ("0.01", "1", "3", "20")]
+
+
 GOLDEN += [("example3", "test.dat", "model_c3.dat", f"pred_test_c3_v{v}.txt", f"classify_test_c3_v{v}.stdout",
             ["-v", v]) for v in ("0", "3")]
+
+
 GOLDEN += [("synthetic", f"{k}_test.dat.gz", f"{k}_c{c}.model", f"{k}_c{c}.test.pred.gz",
             f"{k}_classify_c{c}.stdout", []) for k in ("dense", "sparse") for c in ("0.01", "1", "20")]
 

@@ -4,6 +4,7 @@ A reader that closes stdout early, mistyped learner names, option values that
 used to reach numpy, the help text against the option tables, data that a
 learner cannot train on, and svm_rank's -y (SVM-light's own reader lines).
 """
+
 import os
 import re
 import shutil
@@ -20,16 +21,9 @@ from rankfast.cli.learn import _learn_help, learn_main
 from rankfast.cli.options import CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, LEARN_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-SMALL = ("3 qid:1 1:1 2:0.5\n2 qid:1 1:0.5 2:1\n1 qid:1 1:0 2:0.2\n"
-         "2 qid:2 1:0.9 2:0.1\n1 qid:2 1:0.3 2:0.8\n0 qid:2 1:0.1 2:0.1\n")
 
 
-@pytest.fixture
-def small(tmp_path):
-    path = tmp_path / "train.dat"
-    path.write_text(SMALL)
-    return path
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def run_with_closed_stdout(program, *args):
@@ -43,8 +37,6 @@ def run_with_closed_stdout(program, *args):
         _, err = proc.communicate(timeout=300)
     return proc.returncode, err.decode()
 
-
-# ------------------------------------------------------------ 1. stdout goes away
 
 def test_learn_writes_its_model_when_stdout_is_closed(tmp_path):
     model = tmp_path / "m"
@@ -89,8 +81,6 @@ def test_help_into_a_closed_pipe_exits_0():
     assert (rc, err) == (0, "")
 
 
-# ------------------------------------------------------------ 2. learner names
-
 @pytest.mark.parametrize("value, name", [("RankRLS", "rankrls"), ("rankRLS", "rankrls"),
                                          ("PRSVM", "prsvm"), ("Greedy", "greedy")])
 def test_learner_names_are_case_insensitive(tmp_path, capsys, small, value, name):
@@ -120,8 +110,6 @@ def test_other_values_are_svm_rank_alpha_files(tmp_path, capsys, small, value):
     assert read_model(str(model)).metadata["algorithm"] == "prsvm"
 
 
-# ------------------------------------------------------------ 3. values numpy refused
-
 @pytest.mark.parametrize("argv", [
     ["-t", "2", "--seed", "-1"], ["-t", "2", "--approx", "rff", "--seed", "-1"],
     ["-t", "2", "--seed", str(2**32)], ["-t", "2", "--seed", "1.5"],
@@ -137,8 +125,6 @@ def test_largest_seed_is_accepted(tmp_path, small):
     assert learn_main(["-v", "0", "-t", "2", "--seed", str(2**32 - 1), str(small),
                        str(tmp_path / "m")]) == 0
 
-
-# ------------------------------------------------------------ 4. help
 
 def _mentions(text, flag):
     return re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text) is not None
@@ -166,8 +152,6 @@ def test_ignored_qp_flags_note_is_grammatical(tmp_path, capsys, small, flags, no
     assert f"rank_learn: note: {note}; accepted and ignored\n" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------ 5. data a learner cannot use
-
 def test_cross_validation_on_one_query_names_the_training_file(tmp_path, capsys):
     # Needs the learners to raise ValueError for too few queries (not UsageError).
     one = tmp_path / "one.dat"
@@ -188,8 +172,6 @@ def test_a_value_error_while_training_is_a_data_error(tmp_path, capsys, small, m
     assert capsys.readouterr().err == (f"rank_learn: {small}: these documents cannot be "
                                        f"learned from\n")
 
-
-# ------------------------------------------------------------ 6. -y: SVM-light's lines
 
 def test_learn_y1_prints_svm_light_reader_and_writer_lines(tmp_path, capsys, monkeypatch):
     case = require(REFERENCE / "edge_cases" / "opt_y1")

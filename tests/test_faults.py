@@ -3,6 +3,7 @@ cannot be written, SIGTERM, features beyond float32, raw library messages, notes
 
 Each test failed (or hung) on 58eeb25's code.
 """
+
 import os
 import signal
 import subprocess
@@ -11,13 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_cli_robustness import SMALL, small  # noqa: F401  (small: a fixture)
+from data_makers import SMALL
+from program_runs import leftovers
 
 from rankfast.cli.classify import classify_main
 from rankfast.cli.learn import learn_main
-from rankfast.io import files
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
 LINEAR_MODEL = ("SVM-light Version V6.20\n0 # kernel type\n3 # kernel parameter -d \n"
                 "1 # kernel parameter -g \n1 # kernel parameter -s \n1 # kernel parameter -r \n"
                 "empty# kernel parameter -u \n2 # highest feature index \n"
@@ -31,12 +34,6 @@ def launch(program, *args, timeout=120, **kwargs):
     return subprocess.run([sys.executable, str(ROOT / program), *map(str, args)], env=env,
                           timeout=timeout, **kwargs)
 
-
-def leftovers(folder):
-    return sorted(p.name for p in Path(folder).iterdir() if p.name.startswith(".rankfast-"))
-
-
-# ------------------------------------------------------------ 1. NaN scores
 
 def test_nan_scores_end_rank_classify(tmp_path):
     """The issue's reproducer: w = 1e39 is inf in float32, inf * 0 = NaN; it hung forever."""
@@ -58,8 +55,6 @@ def test_nan_scores_rank_last_in_the_summary(tmp_path):
     assert "Total Num Swappedpairs  :      1" in swapped
     assert "Total Num Swappedpairs  :      0" in right
 
-
-# ------------------------------------------------------------ 6. broken standard streams
 
 def test_learn_to_a_full_stdout_still_writes_the_model(small, tmp_path):
     model, expected = tmp_path / "m", tmp_path / "expected"
@@ -109,8 +104,6 @@ def test_a_full_stderr_does_not_lose_the_model(small, tmp_path):
     assert model.exists()
 
 
-# ------------------------------------------------------------ 7. features beyond float32
-
 @pytest.mark.parametrize("kernel", ["0", "1", "2", "3"])
 @pytest.mark.parametrize("algorithm", ["prsvm", "rankncg", "rankrls", "greedy"])
 def test_a_feature_beyond_float32_is_one_clean_error(tmp_path, capsys, kernel, algorithm):
@@ -133,8 +126,6 @@ def test_a_model_that_cannot_be_formatted_is_a_clean_error(small, tmp_path, caps
     assert capsys.readouterr().err.startswith(f"rank_learn: {small}: cannot write ")
     assert not (tmp_path / "m").exists()
 
-
-# ------------------------------------------------------------ 8. what to change, not raw messages
 
 def test_features_of_wildly_different_scales_no_longer_make_rankrls_ill_conditioned(tmp_path):
     # This file once gave scipy's ill-conditioning warning (rcond ~1e-24); the normal
@@ -169,13 +160,6 @@ def test_weights_below_float32_name_c(small, tmp_path, capsys):
     assert "C is too small for these features; use a larger -c" in capsys.readouterr().err
 
 
-def test_kernel_overflow_from_features_blames_the_features():
-    from rankfast import KernelParams, NystroemMap
-    X = np.array([[1e39, 1.0], [0.0, 1.0], [1.0, 0.0]])
-    with np.errstate(over="ignore"), pytest.raises(ValueError, match="rescale the features"):
-        NystroemMap(KernelParams(2)).fit(X)
-
-
 def test_linear_algebra_failures_are_explained():
     from rankfast.cli.learn import _linear_algebra_reason
     text = _linear_algebra_reason(np.linalg.LinAlgError("Eigenvalues did not converge"))
@@ -183,8 +167,6 @@ def test_linear_algebra_failures_are_explained():
     text = _linear_algebra_reason(ValueError("array must not contain infs or NaNs"))
     assert "rescale the features" in text
 
-
-# ------------------------------------------------------------ 10. outputs checked first
 
 @pytest.mark.parametrize("where", ["missing/m", "dir", "readonly"])
 def test_an_unwritable_model_path_fails_before_training(small, tmp_path, capsys, where):
@@ -209,8 +191,6 @@ def test_an_unwritable_prediction_path_fails_before_classifying(small, tmp_path,
     assert "Reading model" not in captured.out and "cannot write" in captured.err
 
 
-# ------------------------------------------------------------ 11. temporary files
-
 def test_sigterm_while_writing_removes_the_temporary_file(small, tmp_path):
     """os.replace is held up; SIGTERM then arrives with the temporary file complete."""
     model = tmp_path / "m"
@@ -232,28 +212,6 @@ def test_sigterm_while_writing_removes_the_temporary_file(small, tmp_path):
     assert (status, err) == (143, "rank_learn: terminated\n")
     assert leftovers(tmp_path) == [] and not model.exists()
 
-
-def test_the_temporary_file_is_synced_before_the_rename(tmp_path, monkeypatch):
-    calls = []
-    real_fsync, real_replace = os.fsync, os.replace
-    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append("fsync"), real_fsync(fd))[1])
-    monkeypatch.setattr(os, "replace", lambda a, b: (calls.append("replace"), real_replace(a, b))[1])
-    with files.atomic_output(str(tmp_path / "out")) as out:
-        out.write("x\n")
-    assert calls == ["fsync", "replace"]
-
-
-def test_a_read_only_target_is_refused_not_replaced(tmp_path):
-    target = tmp_path / "out"
-    target.write_text("old\n")
-    target.chmod(0o444)
-    with pytest.raises(files.InputError, match="read-only"):
-        with files.atomic_output(str(target)) as out:
-            out.write("new\n")
-    assert target.read_text() == "old\n" and leftovers(tmp_path) == []
-
-
-# ------------------------------------------------------------ 12. help and notes
 
 def test_help_flags_in_both_programs(capsys):
     for main, argv in ((learn_main, ["-h"]), (learn_main, ["--help"]), (learn_main, ["-?"]),
@@ -285,45 +243,3 @@ def test_an_all_zero_model_says_c_is_too_small(small, tmp_path, capsys):
             "too small for these features; use a larger -c") in capsys.readouterr().err
     assert learn_main(["-c", "1", str(small), str(model)]) == 0
     assert "note" not in capsys.readouterr().err
-
-
-def test_count_swapped_honours_signals_between_queries():
-    """A signal's Python handler runs inside a long sweep, not only after it (Ctrl-C works)."""
-    from rankfast._kernels import _swapped
-
-    class Alarm(Exception):
-        pass
-
-    state = {"returned": False}
-
-    def ring(signum, frame):
-        state["rang_after_return"] = state["returned"]
-        raise Alarm()
-
-    n_queries, size = 40000, 50
-    starts = np.arange(0, n_queries * size + 1, size, dtype=np.int64)
-    order = np.arange(n_queries * size, dtype=np.int64)
-    rank = np.tile(np.arange(size, dtype=np.int64), n_queries)
-    scores = np.zeros(n_queries * size)
-    tree = np.zeros(size + 1, dtype=np.int64)
-    previous = signal.signal(signal.SIGALRM, ring)
-    try:
-        for delay in (1e-4, 1e-3, 1e-2):
-            swapped = np.zeros(n_queries, dtype=np.int64)
-            pairs = np.zeros(n_queries, dtype=np.int64)
-            with pytest.raises(Alarm):          # armed inside: it may ring at once
-                signal.setitimer(signal.ITIMER_REAL, delay)
-                _swapped.count_swapped(order, rank, scores, starts, tree, swapped, pairs)
-                state["returned"] = True
-                signal.pause()
-            if pairs[0]:                  # else it rang before the sweep began: a later alarm
-                break
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-    if pairs[-1] == 0:                                  # stopped inside the sweep
-        assert pairs[0] == size * (size - 1) // 2
-        return
-    # the sweep ran to its end: fine only if the alarm had not rung yet
-    assert state["rang_after_return"], "the signal waited for the whole sweep"
-    pytest.skip("the sweep ended before the alarm rang")

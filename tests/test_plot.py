@@ -1,4 +1,5 @@
 """rankfast.plot rendered headless (matplotlib's Agg and SVG backends) to files, and --plot."""
+
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -11,6 +12,8 @@ from rankfast.cli.learn import learn_main
 from rankfast.errors import MissingDependencyError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -170,11 +173,11 @@ def test_cv_curve_legend_holds_the_chosen_line():
     assert ax.get_title().startswith("Cross-validation: 3 folds")    # no learner given
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 @pytest.mark.parametrize("learner, title", [
     (RankSVM(C=[0.1, 1.0], cv=3), "RankSVM (prsvm)"),
     (RankRLS(C=[0.1, 1.0]), "RankRLS"),
 ])
-@pytest.mark.usefixtures("needs_matplotlib")
 def test_the_selection_figure_names_the_learner(learner, title):
     X, y, qid = make_data(4)
     figure = plot.selection_figure(learner.fit(X, y, qid))

@@ -1,60 +1,25 @@
 """Issue 25 (reliability, third round): the defects an outside fuzz-and-fault run found on
 17fd399.  Each test here failed on 17fd399 and names the issue's item it covers."""
+
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from data_makers import SMALL
+from program_runs import launch
 
-from rankfast import InputError, read_model
 from rankfast.cli.classify import classify_main
 from rankfast.cli.learn import learn_main
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
 
 
-def launch(program, *args, timeout=300, **kwargs):
-    """Run ./rank_learn or ./rank_classify on this checkout; returns CompletedProcess (text)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, str(ROOT / program), *map(str, args)], env=env,
-                          timeout=timeout, capture_output=True, text=True, **kwargs)
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    """Model files rank_learn writes from examples/train.dat: linear, RBF (Nystrom), RFF."""
-    folder = tmp_path_factory.mktemp("models")
-    made = {}
-    for name, flags in (("linear", []), ("rbf", ["-t", "2", "-g", "0.1", "--landmarks", "12"]),
-                        ("rff", ["-t", "2", "-g", "0.1", "--approx", "rff",
-                                 "--landmarks", "6"])):
-        path = folder / name
-        assert learn_main(["-v", "0", "-c", "3", *flags, str(EXAMPLES / "train.dat"),
-                           str(path)]) == 0
-        made[name] = path
-    return made
-
-
-# ------------------------------------------------------------ 1. truncated model files
-
-@pytest.mark.parametrize("kind", ["linear", "rbf", "rff"])
-def test_every_truncation_of_a_model_file_is_refused(models, tmp_path, kind):
-    content = models[kind].read_bytes()
-    cut = tmp_path / "cut"
-    accepted = []
-    for size in range(len(content)):
-        cut.write_bytes(content[:size])
-        try:
-            read_model(str(cut))
-        except InputError as exc:
-            assert exc.path == str(cut) and exc.line is not None, (size, str(exc))
-        else:
-            accepted.append(size)
-    assert accepted == []
-    cut.write_bytes(content)
-    read_model(str(cut))
+CLASSIFY_COUNTS = ["-v", "-y", "--ndcg-at", "-j", "--threads", "--workers"]
 
 
 def test_rank_classify_refuses_a_cut_model_naming_file_and_line(models, tmp_path, capsys):
@@ -67,18 +32,6 @@ def test_rank_classify_refuses_a_cut_model_naming_file_and_line(models, tmp_path
     assert err.startswith(f"rank_classify: {cut}:12: ") and "cut short" in err
     assert err.count("\n") == 1 and not predictions.exists()
 
-
-def test_a_support_vector_line_without_its_hash_is_refused(models, tmp_path):
-    lines = models["rbf"].read_text().splitlines(True)
-    lines[13] = lines[13].split("#")[0].rstrip() + "\n"       # the third support vector
-    path = tmp_path / "m"
-    path.write_text("".join(lines))
-    with pytest.raises(InputError, match="does not end with '#'") as info:
-        read_model(str(path))
-    assert info.value.line == 14
-
-
-# ------------------------------------------------------------ 6 and 8. group files
 
 NO_QIDS = ("3 1:1 2:0.5\n2 1:0.5 2:1\n1 1:0 2:0.2\n"
            "2 1:0.9 2:0.1\n1 1:0.3 2:0.8\n0 1:0.1 2:0.1\n")
@@ -142,11 +95,10 @@ def test_a_corrupt_compressed_group_file_is_one_line(no_qids, tmp_path, models):
         assert f"{tmp_path / 'd.dat.query'}: cannot read" in err
 
 
-# ------------------------------------------------------------ 7. counts and cut-offs
-
 LEARN_COUNTS = ["-l", "-p", "-o", "-w", "-k", "-f", "-b", "-n", "-q", "-m", "-h", "-#", "-t", "-d",
                 "-v", "-y", "--landmarks", "--seed", "--folds", "-j", "--threads", "--workers"]
-CLASSIFY_COUNTS = ["-v", "-y", "--ndcg-at", "-j", "--threads", "--workers"]
+
+
 NOT_INTEGERS = {"1_0": "expects an integer, got '1_0'", "\u0663": "expects an integer",
                 "\u00b2": "expects an integer", " 3": "expects an integer",
                 "9223372036854775808": "must be at most 9223372036854775807",
@@ -209,12 +161,6 @@ def test_the_largest_cut_offs_are_computed(tmp_path, capsys, models):
     assert f"every query has fewer than {big} documents" in captured.err
 
 
-# ------------------------------------------------------------ 9. greedy's advice
-
-SMALL = ("3 qid:1 1:1 2:0.5\n2 qid:1 1:0.5 2:1\n1 qid:1 1:0 2:0.2\n"
-         "2 qid:2 1:0.9 2:0.1\n1 qid:2 1:0.3 2:0.8\n0 qid:2 1:0.1 2:0.1\n")
-
-
 @pytest.mark.parametrize("C", ["1e308", "1.7e308", "1e300", "1e30", "1e14"])
 def test_greedy_advises_a_finite_c_that_passes(tmp_path, capsys, C):
     import math
@@ -229,85 +175,6 @@ def test_greedy_advises_a_finite_c_that_passes(tmp_path, capsys, C):
                        str(tmp_path / "m")]) == 0, capsys.readouterr().err
 
 
-def test_greedy_memory_message_names_the_d_by_d_arrays(monkeypatch):
-    from rankfast.learners import greedy
-    monkeypatch.setattr(greedy, "available_memory", lambda: 10**9)
-    with pytest.raises(ValueError) as info:
-        greedy.check_greedy_memory(100, 20000)          # 6.4 GB of d x d, 0.03 GB of n x d
-    assert "two d x d arrays: 6.4 GB" in str(info.value)
-    assert "two dense n x d arrays: 0.0 GB" in str(info.value)
-
-
-# ------------------------------------------------------------ 10. Python API errors
-
-def api_data():
-    import numpy as np
-    rng = np.random.default_rng(0)
-    return (rng.random((40, 5)), rng.integers(0, 3, 40).astype(float),
-            np.repeat(np.arange(8), 5))
-
-
-def learner_classes():
-    from rankfast import GreedyRankRLS, RankNCG, RankRLS, RankSVM, RankSVML1
-    return {"RankSVM": RankSVM, "RankRLS": RankRLS, "GreedyRankRLS": GreedyRankRLS,
-            "RankNCG": RankNCG, "RankSVML1": RankSVML1}
-
-
-@pytest.mark.parametrize("name", ["RankSVM", "RankRLS", "GreedyRankRLS", "RankNCG", "RankSVML1"])
-@pytest.mark.parametrize("C", [-1, float("nan"), [1.0, -1], [], "x", None, float("inf")],
-                         ids=["-1", "nan", "list with -1", "empty list", "str", "None", "inf"])
-def test_an_invalid_c_is_a_usage_error_naming_c(name, C):
-    from rankfast import UsageError
-    X, y, qid = api_data()
-    with pytest.raises(UsageError) as info:
-        learner_classes()[name](C=C).fit(X, y, qid)
-    assert isinstance(info.value, ValueError)           # scikit-learn's convention as well
-    message = str(info.value)
-    assert message.startswith("C must be") or message == "the list of C values is empty"
-    assert "-c" not in message
-
-
-@pytest.mark.parametrize("name", ["RankSVM", "RankRLS", "GreedyRankRLS", "RankNCG"])
-@pytest.mark.parametrize("setting, says", [
-    ({"cv": "bogus"}, "folds must be a number of folds or loqo"),
-    ({"cv": 1}, "the number of folds must be an integer of at least 2"),
-    ({"cv_metric": "bogus"}, "the CV metric must be"),
-    ({"cv_metric": "ndcg@\u00b2"}, "the CV metric must be"),
-    ({"cv_rule": "x"}, "the CV rule must be best or 1se"),
-    ({"cv_convention": "x"}, "NDCG convention must be letor or standard"),
-], ids=["cv", "cv=1", "metric", "metric cut-off", "rule", "convention"])
-@pytest.mark.parametrize("C", [1.0, [1.0, 2.0]], ids=["one C", "C list"])
-def test_cross_validation_settings_are_checked_with_one_c_too(name, setting, says, C):
-    from rankfast import UsageError
-    X, y, qid = api_data()
-    with pytest.raises(UsageError, match=says):
-        learner_classes()[name](C=C, **setting).fit(X, y, qid)
-
-
-def test_rankncg_messages_name_the_parameters():
-    from rankfast import RankNCG, UsageError
-    X, y, qid = api_data()
-    for kwargs, says in (({"erfc": "x"}, "'erfc' must be"),
-                         ({"erfc_eps": "x"}, "'erfc_eps' must lie in (0, 1)"),
-                         ({"loss": 3}, "'loss' must be 1 or 2")):
-        with pytest.raises(UsageError, match=says.replace("(", r"\(").replace(")", r"\)")):
-            RankNCG(**kwargs).fit(X, y, qid)
-
-
-def test_pandas_missing_values_are_a_value_error():
-    pd = pytest.importorskip("pandas")
-    from rankfast import RankSVM
-    X, y, qid = api_data()
-    frame = pd.DataFrame({"a": pd.array([1.0, None] * 20, dtype="Float64"), "b": X[:, 1]})
-    with pytest.raises(ValueError, match="missing values"):
-        RankSVM().fit(frame, y, qid)
-    model = RankSVM().fit(frame.fillna(0.0), y, qid)
-    with pytest.raises(ValueError, match="missing values"):
-        model.predict(frame)
-    with pytest.raises(ValueError, match="finite"):
-        RankSVM().fit(X, pd.array([1.0, None] * 20, dtype="Float64"), qid)
-
-
 def test_a_usage_error_while_training_stays_exit_2(tmp_path, capsys, monkeypatch):
     from rankfast import RankSVM, UsageError
 
@@ -316,24 +183,6 @@ def test_a_usage_error_while_training_stays_exit_2(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(RankSVM, "_fit_checked", refuse)      # the entry rank_learn calls
     assert learn_main([str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 2
     assert "rank_learn: a setting the learner refuses" in capsys.readouterr().err
-
-
-# ------------------------------------------------------------ 4. -j has an upper bound
-
-def test_threads_are_capped_at_the_cores(tmp_path, started_threads):
-    import numpy as np
-
-    import rankfast
-    from rankfast import _threads
-    cores = _threads.available_cores()
-    assert _threads.resolve_n_jobs(10**6) == cores == _threads.resolve_n_jobs(10**6, 10**12)
-    started = started_threads
-    path = tmp_path / "d.dat"
-    path.write_bytes((EXAMPLES / "train.dat").read_bytes() * 4)
-    many = rankfast.load_svmlight(str(path), n_jobs=10**6, chunk_bytes=4096)
-    one = rankfast.load_svmlight(str(path), n_jobs=1)
-    assert 1 < len(started) <= cores or cores == 1 and not started
-    np.testing.assert_array_equal(many.X.toarray(), one.X.toarray())
 
 
 def test_a_huge_j_gives_the_same_model_and_predictions(tmp_path):
@@ -359,8 +208,6 @@ def test_a_huge_j_under_an_address_space_limit_is_not_a_thread_failure(tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert (tmp_path / "m").exists()
 
-
-# ------------------------------------------------------------ 11. -j 1 is one thread
 
 THREAD_COUNT = """
 import os, sys
@@ -457,8 +304,6 @@ def test_j_with_svmrank_has_no_false_note(tmp_path, capsys):
     assert "-j has no effect" not in capsys.readouterr().err
 
 
-# ------------------------------------------------------------ 5. --workers has an upper bound
-
 @pytest.mark.parametrize("program", ["rank_learn", "rank_classify"])
 def test_a_huge_worker_count_starts_the_cores_at_once(tmp_path, models, program):
     pytest.importorskip("distributed")
@@ -474,8 +319,6 @@ def test_a_huge_worker_count_starts_the_cores_at_once(tmp_path, models, program)
                              f"this process may run on; more would only compete for them)\n")
     assert (tmp_path / "out").exists()
 
-
-# ------------------------------------------------------------ 2 and 3. signals under --workers
 
 def slow_training_file(path):
     """Big queries for rankncg's direct O(m^2) erfc sums: seconds of training on the workers."""
@@ -592,25 +435,6 @@ def test_a_signal_while_the_local_cluster_starts_is_one_line(tmp_path, signal_na
     assert (result.returncode, result.stderr) == (status, f"rank_learn: {says}\n")
     assert not (tmp_path / "m").exists()
 
-
-# ------------------------------------------------ found on the way: --workers tracebacks
-
-@pytest.mark.parametrize("algorithm", ["rankrls", "rankncg"])
-def test_workers_train_rankrls_and_rankncg_from_one_file(tmp_path, algorithm):
-    """rankrls on one file: scipy refused the one shard's unaligned (unpickled) Gram matrix;
-    rankncg: to_model needed C_, which the distributed fit did not set (both tracebacks)."""
-    pytest.importorskip("distributed")
-    import numpy as np
-    result = launch("rank_learn", "-v", "0", "--workers", "1", "-a", algorithm, "-c", "3",
-                    EXAMPLES / "train.dat", tmp_path / "cluster")
-    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
-    assert learn_main(["-v", "0", "-a", algorithm, "-c", "3", str(EXAMPLES / "train.dat"),
-                       str(tmp_path / "local")]) == 0
-    cluster, local = read_model(str(tmp_path / "cluster")), read_model(str(tmp_path / "local"))
-    np.testing.assert_allclose(cluster.weights, local.weights, rtol=1e-4, atol=1e-7)
-
-
-# ------------------------------------------------------------ also seen
 
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_a_plot_that_cannot_be_written_leaves_no_model(tmp_path, capsys, suffix):

@@ -1,13 +1,16 @@
 """rank_classify streams linear models: same predictions and summary as the whole-file
 path and as svm_rank, for any block size, non-contiguous queries, pipes; no scipy."""
+
 import functools
 import gzip
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+from program_runs import without_runtime
 from shared_paths import REFERENCE, require
 
 from rankfast import load_svmlight, read_model
@@ -15,17 +18,17 @@ from rankfast.cli import classify as classify_cli
 from rankfast.cli.classify import classify_main, classify_summary, metrics_report
 from rankfast.io import _stream as reader
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = Path(__file__).resolve().parents[1]
+
+
 EXAMPLE3 = REFERENCE / "example3"
+
+
 SYNTHETIC = REFERENCE / "synthetic"
 
 
 def read_text(path):
     return gzip.open(path, "rt").read() if str(path).endswith(".gz") else open(path).read()
-
-
-def without_runtime(text):
-    return "".join(line for line in text.splitlines(True) if not line.startswith("Runtime"))
 
 
 @pytest.fixture(params=[2048, 7], ids=["blocks_2048", "blocks_7"])

@@ -1,29 +1,43 @@
-"""Issue 14 item 5 (memory): the parser stores float32 feature values, as svm_rank does.
+"""rankfast.io.svmlight: reading and writing svmlight files (float32 and float64 values, the
+threaded reader, errors naming the line, progress, dump_svmlight's refusals)."""
 
-float32 values must be exactly the float64 parse rounded to float32 (svm_rank's
-(FVAL)weight), with the same rows, lines and errors; a value that would round to inf
-is an error of its own at its file line.
-"""
+import gzip
+import math
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
+import svmlight_reference as ref
+from data_makers import FUZZ, bits, data_lines, mutated
+from hypothesis import example, given
+from hypothesis import strategies as st
+from program_runs import run_python
+from shared_paths import REFERENCE, require
 
-from rankfast import InputError, load_svmlight
+from rankfast import InputError, load_svmlight, read_model
 from rankfast._kernels import _svmlight
 from rankfast.io import _stream as reader
+from rankfast.io._stream import ERR_FULL
+from rankfast.io.model_files import format_model
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = Path(__file__).resolve().parents[1]
+
+
 FLT_MAX = float(np.finfo(np.float32).max)
+
+
 ERR_VALUE_FLOAT32 = 14
 
 
-def bits(a):
-    """The bytes of an array, so that -0.0 != 0.0."""
-    return np.ascontiguousarray(a).view(np.uint8).tobytes()
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+EXAMPLE3 = REFERENCE / "example3"
 
 
 def random_file(rng, n_lines):
@@ -193,3 +207,186 @@ def test_the_parallel_reader_takes_float32_arrays(tmp_path):
         with pytest.raises(InputError) as caught:
             read(np.float32, n_jobs)
         assert caught.value.line == min(bad) + 1 and "99:1e39" in str(caught.value)
+
+
+VALID = [
+    b"2 qid:1 1:0.5 3:-1.25e-3 10:7 # doc a",
+    b"0 qid:1 2:1 3:0x1.8p1 4:.5",
+    b"1 qid:2 sid:3 cost:0.5 1:1e2 2:-0",
+    b"-1.5 qid:2 5:3",
+    b"3\tqid:3\t1:2\t2:4\r",
+    b"  # an indented comment",
+    b"",
+    b"1 qid:3 7:1",
+]
+
+
+def same(a, b):
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+@pytest.mark.usefixtures("every_block_counts")
+@FUZZ
+@given(text=mutated(VALID), chunk=st.sampled_from([1 << 20, 16]))
+@example(text=b"\xef\xbb\xbf1 qid:1 1:1\n2 qid:1 2:1_0", chunk=16)
+def test_mutated_data_files_parse_as_the_reference_says(tmp_path, text, chunk):
+    path = tmp_path / "fuzz.dat"
+    path.write_bytes(text)
+    try:
+        expected = ref.parse(text)
+    except ref.Bad as bad:
+        with pytest.raises(InputError) as info:
+            load_svmlight(str(path), chunk_bytes=chunk)
+        assert info.value.line == bad.line and info.value.path == str(path)
+        return
+    ds = load_svmlight(str(path), chunk_bytes=chunk)
+    assert ds.y.tolist() == [row[0] for row in expected]
+    assert ds.qid.tolist() == [row[1] for row in expected]
+    for i, (_, _, features) in enumerate(expected):
+        lo, hi = ds.X.indptr[i], ds.X.indptr[i + 1]
+        assert (ds.X.indices[lo:hi] + 1).tolist() == [f for f, _ in features]
+        assert all(same(a, b) for a, (_, b) in zip(ds.X.data[lo:hi].tolist(), features))
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_file_growing_while_it_is_read_is_read_whole_not_overflowed(tmp_path, n_jobs):
+    """One thread and several read a file once, their arrays growing as blocks need: lines
+    appended while they read (a log still being written) are read too, into room made for
+    them."""
+    path = tmp_path / "growing.dat"
+    path.write_text(data_lines(20))
+    more = tmp_path / "more.dat"
+    more.write_text(data_lines(5000, 1))
+    result = run_python(f"""
+        import numpy as np
+        from rankfast.io import _threaded, svmlight as data
+        blocks = data._blocks
+        def blocks_then_grow(*args, **kwargs):
+            for k, block in enumerate(blocks(*args, **kwargs)):
+                if k == 0:
+                    with open({str(path)!r}, "a") as log:
+                        log.write(open({str(more)!r}).read())
+                yield block
+        data._blocks = _threaded._blocks = blocks_then_grow
+        grown = data.load_svmlight({str(path)!r}, chunk_bytes=256, n_jobs={n_jobs})
+        data._blocks = _threaded._blocks = blocks
+        again = data.load_svmlight({str(path)!r}, n_jobs=1)
+        same = all(np.array_equal(a, b) for a, b in [
+            (grown.y, again.y), (grown.qid, again.qid), (grown.line, again.line),
+            (grown.features.indptr, again.features.indptr),
+            (grown.features.indices, again.features.indices),
+            (grown.features.data, again.features.data)])
+        print(grown.n_documents, same)
+        """)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["5020", "True"]
+
+
+def test_the_parser_never_writes_past_the_arrays_it_is_given():
+    text = data_lines(50).encode()
+    guard = 12345.0
+    labels = np.full(13, guard)
+    values = np.full(23, guard)
+    qids, lines = np.zeros(10, np.int64), np.zeros(10, np.int64)
+    indptr, indices = np.zeros(11, np.int64), np.zeros(20, np.int32)
+    rows, nnz, error, error_line, _, _, consumed, _ = _svmlight.parse_into(
+        text, 0, 0, labels[:10], qids, lines, indptr, indices, values[:20])
+    assert error == ERR_FULL and (rows, nnz) == (6, 18) and error_line == 6
+    assert consumed == len("".join(data_lines(50).splitlines(True)[:6]))
+    assert (labels[10:] == guard).all() and (values[20:] == guard).all()
+    assert labels[:6].tolist() == load_svmlight_bytes(text).y[:6].tolist()
+
+
+def load_svmlight_bytes(text):
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".dat", delete=False) as f:
+        f.write(text)
+    try:
+        return load_svmlight(f.name)
+    finally:
+        os.unlink(f.name)
+
+
+@pytest.mark.parametrize("line", ["1 qid:1 1:{big}\n", "{big} qid:1 1:2\n", "1 qid:{big}\n",
+                                  "1 qid:1 1:2 {big}\n"])
+def test_error_messages_quote_at_most_60_characters_of_a_token(tmp_path, line):
+    big = "7" * 50 + "x" * 200000
+    path = tmp_path / "long.dat"
+    path.write_text("1 qid:1 1:1\n" + line.format(big=big))
+    with pytest.raises(InputError) as info:
+        load_svmlight(str(path))
+    message = str(info.value)
+    assert info.value.line == 2 and len(message) < 400 and "... (" in message
+    assert "bytes)" in message
+
+
+def test_a_utf8_bom_is_skipped_in_data_and_model_files(tmp_path):
+    require(EXAMPLE3)
+    plain = load_svmlight(str(EXAMPLE3 / "train.dat"))
+    path = tmp_path / "bom.dat"
+    path.write_bytes(b"\xef\xbb\xbf" + (EXAMPLE3 / "train.dat").read_bytes())
+    for chunk in (7, 1 << 20):
+        with_bom = load_svmlight(str(path), chunk_bytes=chunk)
+        assert (with_bom.X != plain.X).nnz == 0 and with_bom.y.tolist() == plain.y.tolist()
+        assert with_bom.line.tolist() == plain.line.tolist()
+    gz = tmp_path / "bom.dat.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert load_svmlight(str(gz)).y.tolist() == plain.y.tolist()
+    model_path = tmp_path / "bom_model.dat"
+    model_path.write_bytes(b"\xef\xbb\xbf" + (EXAMPLE3 / "model_c3.dat").read_bytes())
+    assert format_model(read_model(str(model_path))) == \
+        format_model(read_model(str(EXAMPLE3 / "model_c3.dat")))
+
+
+def test_load_svmlight_reports_progress_in_bytes(tmp_path):
+    path = tmp_path / "d.dat"
+    path.write_text(data_lines(500))
+    seen = []
+    load_svmlight(str(path), chunk_bytes=1000, progress=seen.append)
+    assert seen == sorted(seen) and seen[-1] == path.stat().st_size and len(seen) > 5
+    gz = tmp_path / "d.dat.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    seen = []
+    load_svmlight(str(gz), chunk_bytes=1000, progress=seen.append)
+    assert seen[-1] == path.stat().st_size
+
+
+def test_threads_are_capped_at_the_cores(tmp_path, started_threads):
+    import numpy as np
+
+    import rankfast
+    from rankfast import _threads
+    cores = _threads.available_cores()
+    assert _threads.resolve_n_jobs(10**6) == cores == _threads.resolve_n_jobs(10**6, 10**12)
+    started = started_threads
+    path = tmp_path / "d.dat"
+    path.write_bytes((EXAMPLES / "train.dat").read_bytes() * 4)
+    many = rankfast.load_svmlight(str(path), n_jobs=10**6, chunk_bytes=4096)
+    one = rankfast.load_svmlight(str(path), n_jobs=1)
+    assert 1 < len(started) <= cores or cores == 1 and not started
+    np.testing.assert_array_equal(many.X.toarray(), one.X.toarray())
+
+
+def test_dump_svmlight_warns_of_a_file_svm_rank_would_refuse(tmp_path):
+    from rankfast import dump_svmlight, load_svmlight
+    path = tmp_path / "out.dat"
+    with pytest.warns(UserWarning, match="svm_rank_learn refuses it"):
+        dump_svmlight(np.eye(3), [1, 0, 1], [2, 1, 1], str(path))
+    assert load_svmlight(str(path)).qid.tolist() == [2, 1, 1]      # rankfast reads it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dump_svmlight(np.eye(3), [1, 0, 1], [1, 1, 2], str(path))
+
+
+@pytest.mark.parametrize("qid, message", [
+    (np.array(["a", "b"]), "number the queries first"),
+    (np.array([0.5, 1.0]), "number the queries first"),
+    (np.array([-1, 2]), "N non-negative"),
+])
+def test_dump_svmlight_refuses_query_ids_it_cannot_write(qid, message):
+    """String qids ended in numpy's "invalid literal for int()"; 0.5 became 0 silently."""
+    import io
+
+    from rankfast import dump_svmlight
+    with pytest.raises(ValueError, match=message):
+        dump_svmlight(np.eye(2), [1, 0], qid, stream=io.StringIO())

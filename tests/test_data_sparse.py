@@ -1,7 +1,9 @@
-"""rankfast.data.sparse: row selection, transposition and products against dense NumPy twins."""
+"""rankfast.data.sparse: the CSR type, its conversions to and from scipy, and its products."""
+
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +12,10 @@ import scipy.sparse as sp
 from rankfast.data.sparse import CSR, as_csr, compact_columns, issparse, scipy_csr
 from rankfast.data.validation import check_features
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHAPES = [(0, 3), (1, 1), (1, 5), (7, 1), (30, 12), (200, 40)]
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def random_csr(rng, n, d, density, value_type=np.float64, index_type=np.int32):
@@ -20,9 +25,6 @@ def random_csr(rng, n, d, density, value_type=np.float64, index_type=np.int32):
     S = sp.csr_matrix(dense)
     X = CSR(S.data, S.indices.astype(index_type), S.indptr.astype(index_type), S.shape)
     return X, dense
-
-
-SHAPES = [(0, 3), (1, 1), (1, 5), (7, 1), (30, 12), (200, 40)]
 
 
 @pytest.mark.parametrize("value_type", [np.float32, np.float64])
@@ -157,37 +159,6 @@ def test_linear_learners_train_from_a_file_without_importing_scipy(tmp_path, alg
     assert "rankfast.learners._linear" in modules
     assert not {m for m in modules if m == "scipy" or m.startswith("scipy.")}
     assert "numpy.f2py" not in modules
-
-
-@pytest.mark.parametrize("name", ["RankSVM", "RankNCG", "RankSVML1", "RankRLS", "RankRLS-cg",
-                                  "GreedyRankRLS"])
-def test_float32_features_are_not_copied_and_give_the_float64_model_bit_for_bit(name):
-    """The linear learners keep float32 values (svm_rank's 4 bytes a value), widening as they read."""
-    import functools
-
-    from rankfast.learners import greedy, rankncg, rankrls, svmrank
-    from rankfast.learners import prsvm as ranksvm
-    learner = {"RankSVM": ranksvm.RankSVM, "RankNCG": rankncg.RankNCG,
-               "RankSVML1": svmrank.RankSVML1, "RankRLS": rankrls.RankRLS,
-               "RankRLS-cg": functools.partial(rankrls.RankRLS, solver="cg"),
-               "GreedyRankRLS": functools.partial(greedy.GreedyRankRLS, k=5)}[name]
-    sparse_float32 = getattr(learner, "func", learner).sparse_float32
-    rng = np.random.default_rng(4)
-    S = sp.random(300, 20, density=0.3, format="csr", random_state=4, dtype=np.float32)
-    y, qid = rng.integers(0, 3, 300), np.repeat(np.arange(30), 10)[rng.permutation(300)]
-    X, _ = check_features(S, sparse_float32=sparse_float32)
-    assert X.dtype == np.float32 and np.shares_memory(X.data, S.data)
-    single = learner(C=1.0).fit(S, y, qid)
-    double = learner(C=1.0).fit(S.astype(np.float64), y, qid)
-    assert np.array_equal(single.weights_, double.weights_)
-    assert np.array_equal(single.predict(S), double.predict(S.astype(np.float64)))
-
-
-def test_other_learners_widen_float32_to_float64():
-    from rankfast import KernelApproxLearner
-    S = sp.random(10, 4, density=0.5, format="csr", random_state=0, dtype=np.float32)
-    assert check_features(S)[0].dtype == np.float64
-    assert not KernelApproxLearner.sparse_float32
 
 
 @pytest.mark.parametrize("n_threads", [1, 3])

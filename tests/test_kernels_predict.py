@@ -1,15 +1,31 @@
-"""rank_classify's scoring kernel against a plain Python sum: the same bits, whatever the gaps.
+"""rankfast._kernels._predict: linear scores against the plain sum, float32 as float64."""
 
-The kernel finds each feature of a row among the model's sorted ids from where the row's
-previous feature was found (the next one or two first, then a binary search), so the
-rows here have features the model lacks, runs of them, and features past its last id.
-"""
 import array
 
 import numpy as np
 import pytest
+from data_makers import bits, random_csr
 
 from rankfast._kernels import _predict
+
+THREADS = (1, 2, 3)
+
+
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+def test_linear_scores_of_float32_data_are_those_of_float64(index):
+    rng = np.random.default_rng(3)
+    X = random_csr(rng, 500, 40)
+    ids = np.flatnonzero(rng.random(45) < 0.7).astype(np.int64) + 1
+    weights = rng.normal(size=len(ids))
+    indices, indptr = X.indices.astype(index), X.indptr.astype(index)
+    expected = np.empty(500)
+    _predict.linear_scores(indptr, indices, X.data.astype(np.float64), ids, weights, 0.25,
+                           expected)
+    assert np.isfinite(expected).all()
+    for t in THREADS:
+        out = np.empty(500)
+        _predict.linear_scores(indptr, indices, X.data, ids, weights, 0.25, out, t)
+        assert bits(out) == bits(expected)
 
 
 def brute_force_scores(indptr, indices, values, ids, weights, bias):

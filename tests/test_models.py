@@ -1,25 +1,201 @@
-"""svm_rank model files both ways, and svm_rank_classify's arithmetic."""
+"""rankfast.models: LinearModel, KernelModel and RFFModel score as svm_rank_classify does."""
+
 import contextlib
 import gzip
+import math
 import resource
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from data_makers import ranking_data
+from fit_helpers import rff_learner
 from shared_paths import REFERENCE, require
 
+import rankfast.models
 from rankfast import (
-    InputError,
+    KernelApproxLearner,
     KernelModel,
     KernelParams,
     LinearModel,
+    RankSVM,
+    RFFModel,
     load_svmlight,
     read_model,
     write_model,
 )
-from rankfast.io.model_files import format_model
+from rankfast.io.model_files import format_rff_model, parse_rff_model
+
+RBF = KernelParams(2, gamma=0.5)
+
+
+POLY = KernelParams(1, degree=2, coef_lin=0.5, coef_const=1.0)
+
+
+SIGMOID = KernelParams(3, coef_lin=0.2, coef_const=-0.1)
+
+
+def sprod_ss(a, b):
+    """SVM-light's dot product of two sparse rows given as {index: float32 value}."""
+    total = 0.0
+    for j in sorted(set(a) & set(b)):
+        total = total + float(np.float32(a[j]) * np.float32(b[j]))
+    return total
+
+
+def svm_light_score(model, x):
+    k = model.kernel
+    total = 0.0
+    sv_rows = model.support_vectors.tocsr()
+    for s, alpha in enumerate(model.alphas):
+        row = sv_rows[s]
+        sv = {int(j): np.float32(v) for j, v in zip(row.indices, row.data)}
+        dot = sprod_ss(sv, x)
+        if k.kernel == 2:
+            value = math.exp((-k.gamma) * ((sprod_ss(sv, sv) - (dot + dot)) + sprod_ss(x, x)))
+        elif k.kernel == 1:
+            value = math.pow(k.coef_lin * dot + k.coef_const, float(k.degree))
+        else:
+            value = math.tanh(k.coef_lin * dot + k.coef_const)
+        total = total + value * float(alpha)
+    return total - model.bias
+
+
+def random_model(rng, kernel, width):
+    n_sv = int(rng.integers(1, 30))
+    density = rng.choice([0.2, 1.0])
+    values = np.where(rng.random((n_sv, width)) < density, rng.normal(size=(n_sv, width)), 0.0)
+    params = KernelParams(kernel=kernel, degree=int(rng.integers(1, 4)),
+                          gamma=float(rng.choice([0.01, 0.5, 3.0])),
+                          coef_lin=float(rng.choice([0.1, 1.0])),
+                          coef_const=float(rng.choice([0.0, 1.0, -0.5])))
+    return KernelModel(params, rng.normal(size=n_sv) / n_sv, sp.csr_matrix(values),
+                       float(rng.normal()), width + 1)
+
+
+def random_rows(rng, n, width):
+    """Rows with features beyond the model's width (ignored), explicit zeros, empty rows."""
+    wider = width + 3
+    values = np.where(rng.random((n, wider)) < 0.5, rng.normal(size=(n, wider)) * 3, 0.0)
+    values[0] = 0.0
+    X = sp.csr_matrix(values)
+    X.data[::7] = 0.0                                  # stored zeros
+    return X
+
+
+@pytest.mark.parametrize("kernel", [1, 2, 3], ids=["polynomial", "rbf", "sigmoid"])
+@pytest.mark.parametrize("layout", ["columns", "rows"])
+def test_scores_have_the_bits_of_svm_light_arithmetic(kernel, layout, monkeypatch):
+    if layout == "rows":
+        monkeypatch.setattr(rankfast.models, "DENSE_SV_VALUES", 0)
+    rng = np.random.default_rng(kernel)
+    for _ in range(4):
+        width = int(rng.integers(1, 12))
+        model = random_model(rng, kernel, width)
+        X = random_rows(rng, 25, width)
+        expected = []
+        for i in range(X.shape[0]):
+            row = X[i]
+            x = {int(j): np.float32(v) for j, v in zip(row.indices, row.data) if j < width + 1}
+            expected.append(svm_light_score(model, x))
+        scores = model.predict(X)
+        assert scores.tolist() == expected
+        assert model.predict(X, n_jobs=2).tolist() == expected
+
+
+def test_unsorted_and_duplicate_entries_are_the_canonical_matrix():
+    model = random_model(np.random.default_rng(5), 2, 4)
+    X = sp.csr_matrix((np.array([0.5, 1.0, 0.25, 2.0]), np.array([3, 0, 3, 1]),
+                       np.array([0, 3, 4])), shape=(2, 4))
+    canonical = X.copy()
+    canonical.sum_duplicates()
+    assert model.predict(X).tolist() == model.predict(canonical).tolist()
+    assert X.indices.tolist() == [3, 0, 3, 1]            # the caller's matrix is left as it was
+
+
+@pytest.mark.parametrize("model_file, test_file, predictions", [
+    ("example3/model_c3_t2.dat", "example3/test.dat", "example3/pred_test_c3_t2.txt"),
+    ("edge_cases/opt_t2/model.dat", "example3/test.dat", "edge_cases/opt_t2/pred_test"),
+])
+def test_svm_rank_kernel_models_give_svm_rank_classify_files(tmp_path, model_file, test_file,
+                                                              predictions):
+    from rankfast.cli.classify import classify_main
+    out = tmp_path / "predictions"
+    assert classify_main(["-v", "0", str(require(REFERENCE / test_file)),
+                          str(REFERENCE / model_file), str(out)]) == 0
+    assert out.read_bytes() == (REFERENCE / predictions).read_bytes()
+
+
+@pytest.mark.parametrize("case", ["opt_t1", "opt_t2", "opt_t3"])
+def test_svm_rank_kernel_models_score_as_the_reference_arithmetic(case):
+    from rankfast import load_svmlight
+    model = read_model(str(require(REFERENCE / "edge_cases" / case / "model.dat")))
+    X = load_svmlight(str(REFERENCE / "example3" / "test.dat")).X[:60]
+    width = model.highest_feature_index
+    expected = [svm_light_score(model, {int(j): np.float32(v) for j, v in
+                                        zip(X[i].indices, X[i].data) if j < width})
+                for i in range(X.shape[0])]
+    assert model.predict(X).tolist() == expected
+
 
 EXAMPLE3 = REFERENCE / "example3"
+
+
+@pytest.mark.parametrize("kernel", [RBF, POLY, SIGMOID], ids=["rbf", "poly", "sigmoid"])
+def test_written_nystroem_model_scores_like_the_map(tmp_path, kernel):
+    X, y, qid = ranking_data()
+    learner = KernelApproxLearner(RankSVM(C=1.0), kernel, landmarks=100, seed=4).fit(X, y, qid)
+    model = learner.to_model(n_features=X.shape[1], n_documents=len(y))
+    assert isinstance(model, KernelModel) and model.bias == 0.0
+    assert model.support_vectors.shape == (100, X.shape[1])
+    assert model.highest_feature_index == X.shape[1] + 1
+    path = tmp_path / "nystroem.dat"
+    write_model(model, str(path))
+    back = read_model(str(path))
+    assert isinstance(back, KernelModel) and back.kernel == kernel
+    np.testing.assert_array_equal(back.alphas, model.alphas)        # alphas: exact doubles
+    # Training values are float32-exact: the file then holds every number the map used.
+    f = learner.decision_function(X)
+    scale = np.abs(f).max()
+    np.testing.assert_allclose(back.predict(X), f, rtol=0, atol=1e-9 * scale)
+    # Other values: svm_rank_classify (and predict) round x to float32; about 1e-7 relative.
+    Xt = np.random.default_rng(8).random((200, X.shape[1])) / 3.0
+    np.testing.assert_allclose(back.predict(Xt), learner.decision_function(Xt),
+                               rtol=0, atol=1e-6 * scale)
+
+
+def test_svm_rank_kernel_model_still_classifies():
+    model = read_model(str(require(EXAMPLE3 / "model_c3_t2.dat")))
+    assert isinstance(model, KernelModel)
+    scores = model.predict(load_svmlight(str(EXAMPLE3 / "test.dat")).X)
+    expected = np.array((EXAMPLE3 / "pred_test_c3_t2.txt").read_text().split(), dtype=float)
+    np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-6)
+
+
+def test_rff_model_predicts_the_map_scores_and_round_trips_exactly():
+    X, y, qid = ranking_data()
+    learner = rff_learner(X, y, qid)
+    model = learner.to_model(n_features=X.shape[1], n_documents=len(y))
+    assert isinstance(model, RFFModel) and model.highest_feature_index == X.shape[1] + 1
+    assert model.metadata["seed"] == 7 and model.metadata["approx"] == "rff"
+    np.testing.assert_allclose(model.predict(X, block_rows=33), learner.decision_function(X),
+                               rtol=1e-12, atol=1e-12)
+    text = format_rff_model(model)
+    back = parse_rff_model(text, "m.dat")
+    for name in ("omega", "offset", "weights"):
+        assert getattr(back, name).tobytes() == getattr(model, name).tobytes(), name
+    assert (back.gamma, back.bias, back.highest_feature_index, back.n_documents) == \
+           (2.0, 0.0, X.shape[1] + 1, len(y))
+    assert back.metadata == {k: str(v) for k, v in model.metadata.items()}
+    assert format_rff_model(back) == text
+    assert back.predict(X).tobytes() == model.predict(X).tobytes()
+
+
+def test_rff_model_ignores_features_above_its_width():
+    X, y, qid = ranking_data(queries=10)
+    model = rff_learner(X, y, qid).to_model(n_features=X.shape[1])
+    wider = np.hstack([X, np.ones((len(X), 4))])
+    np.testing.assert_array_equal(model.predict(wider), model.predict(X))
 
 
 def reference_pairs():
@@ -81,56 +257,6 @@ def test_prediction_lines_are_printf_8f_to_the_byte():
     for block in (scores, np.r_[scores[::97], 1e30, -1e300, np.inf, -np.inf]):
         expected = "".join("%.8f\n" % v if v == v else "-nan\n" for v in block.tolist())
         assert bytes(_predict.format_scores(block)).decode() == expected
-
-
-def test_linear_model_file_layout_matches_svm_rank(tmp_path):
-    reference = require(EXAMPLE3 / "model_c3.dat").read_text().splitlines(keepends=True)
-    model = read_model(str(EXAMPLE3 / "model_c3.dat"))
-    assert isinstance(model, LinearModel)
-    assert model.highest_feature_index == 6 and model.n_documents == 8
-    assert model.feature_ids.tolist() == [1, 2, 3, 4, 5]
-    mine = format_model(model).splitlines(keepends=True)
-    assert mine[:11] == reference[:11]           # header, trailing spaces included
-    assert mine[11].startswith("1 1:1.521512 2:-0.05749705") and mine[11].endswith(" #\n")
-    words = [w.split(":") for w in mine[11].split()[1:-1]]
-    ref_words = [w.split(":") for w in reference[11].split()[1:-1]]
-    assert [(i, np.float32(v)) for i, v in words] == [(i, np.float32(v)) for i, v in ref_words]
-
-
-def test_linear_round_trip_is_exact(tmp_path):
-    rng = np.random.default_rng(0)
-    w = (rng.normal(size=50) * 10.0 ** rng.integers(-20, 20, size=50)).astype(np.float32)
-    w[::7] = 0.0
-    model = LinearModel.from_dense(w, bias=0.25, n_documents=99,
-                                   metadata={"version": "x", "algorithm": "prsvm", "C": 0.01})
-    path = tmp_path / "m.dat"
-    write_model(model, str(path))
-    back = read_model(str(path))
-    assert back.weights.tobytes() == model.weights.tobytes()
-    assert back.feature_ids.tolist() == (np.flatnonzero(w) + 1).tolist()
-    assert back.bias == 0.25 and back.highest_feature_index == 51 and back.n_documents == 99
-    assert back.metadata == {"version": "x", "algorithm": "prsvm", "C": "0.01"}
-    assert format_model(back) == path.read_text()
-    assert "0 # kernel type\n" in path.read_text()
-
-
-def test_empty_linear_model(tmp_path):
-    model = LinearModel.from_dense(np.zeros(3))
-    path = tmp_path / "m.dat"
-    write_model(model, str(path))
-    assert path.read_text().splitlines()[-1] == "1 #"
-    assert read_model(str(path)).predict(sp.csr_matrix(np.ones((2, 3)))).tolist() == [0.0, 0.0]
-
-
-def test_kernel_model_round_trip_and_svm_rank_kernel_file(tmp_path):
-    ref = read_model(str(require(EXAMPLE3 / "model_c3_t2.dat")))
-    assert isinstance(ref, KernelModel)
-    assert ref.kernel.kernel == 2 and ref.kernel.gamma == 0.5
-    path = tmp_path / "k.dat"
-    write_model(ref, str(path))
-    back = read_model(str(path))
-    X = load_svmlight(str(EXAMPLE3 / "test.dat")).X
-    np.testing.assert_array_equal(back.predict(X), ref.predict(X))
 
 
 @pytest.mark.parametrize("kernel", [KernelParams(1, 2, 1.0, 0.5, 1.0), KernelParams(2, 3, 0.3),
@@ -211,36 +337,6 @@ def test_wide_sparse_kernel_model_predicts_as_its_narrow_twin():
         np.testing.assert_allclose(wide, narrow, rtol=1e-13, atol=1e-13)
 
 
-@pytest.mark.parametrize("mutate, line, message", [
-    (lambda t: t.replace("V6.20", "V6.01", 1), 1, "V6.20"),
-    (lambda t: t.replace("0 # kernel type", "x # kernel type"), 2, "kernel type"),
-    (lambda t: t.replace("0 # kernel type", "9 # kernel type"), 2, "unknown kernel"),
-    (lambda t: t.replace("6 # highest", "3 # highest"), 12, "highest feature index"),
-    (lambda t: t.replace("2 # number of support", "3 # number of support"), 13, "support vector lines"),
-    (lambda t: t.replace("1 1:1.521512", "1 1:abc"), 12, "1:abc"),
-    (lambda t: "\n".join(t.split("\n")[:5]), 5, "header"),
-])
-def test_malformed_model_files_name_the_line(tmp_path, mutate, line, message):
-    text = require(EXAMPLE3 / "model_c3.dat").read_text()
-    path = tmp_path / "bad.dat"
-    path.write_text(mutate(text))
-    with pytest.raises(InputError) as info:
-        read_model(str(path))
-    assert info.value.line == line and message in str(info.value)
-
-
-def test_failed_write_leaves_previous_file(tmp_path):
-    path = tmp_path / "m.dat"
-    path.write_text("previous")
-    bad = LinearModel.from_dense(np.array([1.0, np.nan]))
-    with pytest.raises(ValueError):
-        write_model(bad, str(path))
-    assert path.read_text() == "previous"
-    assert [p.name for p in tmp_path.iterdir()] == ["m.dat"]
-    with pytest.raises(InputError, match="cannot write"):
-        write_model(LinearModel.from_dense(np.ones(2)), str(tmp_path / "no" / "m.dat"))
-
-
 def test_several_support_vectors_sum_in_float64_as_svm_rank_classify(tmp_path):
     """w = Σ_i α_i float32(s_i) accumulated in double (not rounded to float32 again)."""
     header = require(EXAMPLE3 / "model_c3.dat").read_text().splitlines(keepends=True)[:11]
@@ -264,18 +360,3 @@ def test_prediction_ignores_features_above_model_and_huge_indices():
     X = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 1999999999, 2100000000]),
                        np.array([0, 3, 4])), shape=(2, 2147483647))
     assert model.predict(X).tolist() == [1.5 * 2.0 + 2.0 * 3.0 - 0.5, -0.5]
-
-
-def test_a_failing_disk_write_is_an_input_error_and_leaves_nothing(tmp_path):
-    from rankfast.io.files import atomic_output
-    path = tmp_path / "out.txt"
-    with pytest.raises(InputError, match="cannot write: No space left on device"):
-        with atomic_output(str(path)) as out:
-            out.write("partial")
-            raise OSError(28, "No space left on device")
-    assert list(tmp_path.iterdir()) == []
-    (tmp_path / "dir").mkdir()
-    with pytest.raises(InputError, match="cannot write"):
-        with atomic_output(str(tmp_path / "dir")) as out:
-            out.write("x")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir"]

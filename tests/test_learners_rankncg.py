@@ -1,10 +1,12 @@
-"""RankNCG: its gradient kernel, gradient, certified line search and learner."""
+"""rankfast.learners.rankncg (RankNCG): the erfc objective, its gradients and the learner."""
+
 import math
 
 import numpy as np
 import pytest
 import reference_impl as reference
 import scipy.sparse as sp
+from data_makers import api_data, unscaled
 from scipy.optimize import minimize
 
 from rankfast import LinearModel, RankNCG, UsageError, metrics
@@ -15,7 +17,6 @@ from rankfast.learners.erfc import erfc_parameters
 from rankfast.learners.rankncg import KAPPA, ErfcPairObjective
 from rankfast.optimize.ncg import certified_step
 
-# ---------------------------------------------------------------- data
 
 def ranking_data(rng, sizes, n_features=5, n_levels=3, noise=0.7, real_labels=False):
     """Contiguous queries: (X dense, labels, qid, starts)."""
@@ -37,8 +38,6 @@ def objective(X, y, starts, C=1.0, loss=1, eps=1e-6, fast=True):
     weight = query_weights(y, starts, C, loss)
     return ErfcPairObjective(sp.csr_matrix(X), y, starts, weight, eps, fast), weight
 
-
-# ---------------------------------------------------------------- the kernel
 
 def level_sums(z, y, starts, fast, eps=1e-6):
     ob = ErfcPairObjective(sp.csr_matrix(np.zeros((len(z), 1))), y, starts,
@@ -68,8 +67,6 @@ def test_other_level_sums_against_brute_force(eps):
         assert np.all(np.abs(fast - exact) <= eps * (m_query + m_level) + 1e-12)
         assert np.all(fast[starts[3]:starts[4]] == 0.0)
 
-
-# ---------------------------------------------------------------- gradient
 
 @pytest.mark.parametrize("loss", [1, 2])
 def test_fast_and_direct_gradients_against_pairs(loss):
@@ -116,8 +113,6 @@ def test_erfc_loss_derivative_and_closeness_to_log_sigmoid():
     assert np.max(np.abs(psi + log_sigma)) < 0.031
 
 
-# ---------------------------------------------------------------- certified line search
-
 class NoisyQuadraticLine:
     """φ(t) = a t + b t²/2 + c log(1 + e^{t}) with φ' reported within ±noise."""
 
@@ -146,8 +141,6 @@ def test_certified_step_bound_holds(seed):
     assert bound < 0 and t > 0 and 1 <= trials <= 10
     assert line.phi(t) - line.phi(0.0) <= bound + 1e-9 * abs(bound)
 
-
-# ---------------------------------------------------------------- the learner
 
 def fit(X, y, qid, **options):
     return RankNCG(**options).fit(sp.csr_matrix(X), y, qid)
@@ -361,3 +354,20 @@ def test_a_last_step_that_meets_the_tolerance_is_converged_at_the_iteration_limi
     with pytest.warns(Warning, match="iteration"):
         short.fit(X, y, qid)
     assert not short.result_.converged
+
+
+def test_rankncg_messages_name_the_parameters():
+    from rankfast import RankNCG, UsageError
+    X, y, qid = api_data()
+    for kwargs, says in (({"erfc": "x"}, "'erfc' must be"),
+                         ({"erfc_eps": "x"}, "'erfc_eps' must lie in (0, 1)"),
+                         ({"loss": 3}, "'loss' must be 1 or 2")):
+        with pytest.raises(UsageError, match=says.replace("(", r"\(").replace(")", r"\)")):
+            RankNCG(**kwargs).fit(X, y, qid)
+
+
+def test_rankncg_refines_its_erfc_sums_rather_than_stop_on_them():
+    """On raw features ∇F cancels below the fast sums' error bound: they are refined."""
+    X, y, qid = unscaled(one_ranking=False, seed=5)
+    model = RankNCG(C=10.0, erfc_eps=1e-3).fit(X, y, qid)
+    assert model.result_.message == "gradient norm below tolerance"

@@ -1,12 +1,22 @@
-"""The PRSVM+ loss kernels (rankfast._kernels._prsvm) against their pair-enumerating twins."""
+"""rankfast.learners.prsvm (RankSVM): the squared hinge kernel against its pair twin, and the
+learner against the optimum of its objective."""
+
+import tracemalloc
+
 import numpy as np
 import pytest
 import reference_impl as _reference
+import scipy.optimize
 import scipy.sparse as sp
+from data_makers import unscaled
+from fit_helpers import fitted_on_mslr as fitted
+from reference_impl import prsvm_objective_pairs, squared_hinge_pairs
 
+from rankfast import RankSVM, metrics
 from rankfast._kernels import _prsvm
+from rankfast.data.queries import query_starts
+from rankfast.learners._linear import query_weights
 
-# ---------------------------------------------------------------- data
 
 def make_queries(rng, sizes, n_levels, real_labels=False, decimals=None, spread=2.0):
     """Contiguous queries of the given sizes: (scores, labels, starts, weight)."""
@@ -82,10 +92,10 @@ def cases():
 
 
 CASES = cases()
+
+
 IDS = [c[0] for c in CASES]
 
-
-# ---------------------------------------------------------------- kernel vs twin
 
 def test_twin_by_hand():
     # labels 2 > 1 > 0; scores 0.2, 0.5, 3.0: pairs (0,1), (0,2) active, (1,2) active
@@ -165,8 +175,6 @@ def test_empty_input():
     assert loss == 0.0 and len(g) == 0
 
 
-# ---------------------------------------------------------------- calculus
-
 def off_boundary_queries(seed):
     """Scores 0.3 k + u, |u| < 0.025: every pairwise difference is >= 0.05 from 1."""
     rng = np.random.default_rng(seed)
@@ -220,3 +228,121 @@ def test_prsvm_objective_dense_and_sparse():
     assert _reference.prsvm_objective_pairs(X, y, starts, weight, w) == pytest.approx(expected)
     assert _reference.prsvm_objective_pairs(sp.csr_matrix(X), y, starts, weight, w) \
         == pytest.approx(expected)
+
+
+def random_problem(seed, n_queries=25, d=6, sparse=False, levels=3):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 15, size=n_queries)
+    qid = np.repeat(np.arange(n_queries) * 3 + 7, sizes)
+    n = len(qid)
+    X = rng.normal(size=(n, d))
+    if sparse:
+        X[rng.random((n, d)) < 0.7] = 0.0
+        X = sp.csr_matrix(X)
+    w_true = rng.normal(size=d)
+    y = np.floor((X @ w_true + rng.normal(size=n)) * levels / 4).clip(0, levels - 1)
+    y[qid == qid[0]] = 1.0            # one query with a single level
+    return X, y, qid
+
+
+def twin_optimum(X, y, qid, C, loss):
+    starts = query_starts(qid)
+    weight = query_weights(y, starts, C, loss)
+
+    def fun(w):
+        scores = X @ w
+        value, grad = squared_hinge_pairs(scores, y, starts, weight)
+        return 0.5 * w @ w + value, w + X.T @ grad
+    result = scipy.optimize.minimize(fun, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B",
+                                     options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000})
+    return result.x, result.fun, weight
+
+
+@pytest.mark.parametrize("seed, sparse, loss, C", [(0, False, 1, 1.0), (1, True, 1, 10.0),
+                                                     (2, False, 2, 5.0), (3, True, 2, 0.1),
+                                                     (4, False, 1, 300.0)])
+def test_trained_weights_reach_the_twin_optimum(seed, sparse, loss, C):
+    X, y, qid = random_problem(seed, sparse=sparse)
+    w_twin, f_twin, weight = twin_optimum(X, y, qid, C, loss)
+    exact = RankSVM(C=C, loss=loss, tol=1e-12, max_iter=200).fit(X, y, qid)
+    np.testing.assert_allclose(exact.weights_, w_twin, rtol=1e-5, atol=1e-6)
+    assert abs(exact.result_.f - f_twin) <= 1e-9 * f_twin
+    default = RankSVM(C=C, loss=loss).fit(X, y, qid)          # -e 0.001
+    f_default = prsvm_objective_pairs(X, y, query_starts(qid), weight, default.weights_)
+    assert f_default - f_twin <= 1e-4 * f_twin
+
+
+def test_queries_without_pairs_add_nothing():
+    X, y, qid = random_problem(5)
+    base = RankSVM(C=2.0, tol=1e-12).fit(X, y, qid)
+    # documents of new one-level and one-document queries change nothing but Q
+    extra = np.random.default_rng(0).normal(size=(4, X.shape[1]))
+    X2 = np.vstack([X, extra])
+    y2 = np.concatenate([y, [1, 1, 1, 0]])
+    qid2 = np.concatenate([qid, [900, 900, 900, 901]])
+    q, q2 = len(np.unique(qid)), len(np.unique(qid2))
+    more = RankSVM(C=2.0 * q2 / q, tol=1e-12).fit(X2, y2, qid2)
+    np.testing.assert_allclose(more.weights_, base.weights_, rtol=1e-8, atol=1e-10)
+
+
+def test_noncontiguous_qids_and_real_labels():
+    X, y, qid = random_problem(6)
+    y = y + np.random.default_rng(1).random(len(y)) * 0.01      # real-valued labels
+    perm = np.random.default_rng(2).permutation(len(y))
+    a = RankSVM(C=1.0, tol=1e-12).fit(X, y, qid)
+    b = RankSVM(C=1.0, tol=1e-12).fit(X[perm], y[perm], qid[perm])
+    np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-8, atol=1e-10)
+
+
+def test_sparse_high_dimensional_training_stays_sparse():
+    rng = np.random.default_rng(3)
+    n, d, nnz_row = 3000, 10000, 20
+    cols = np.sort(np.argsort(rng.random((n, d)), axis=1)[:, :nnz_row], axis=1)
+    X = sp.csr_matrix((rng.random(n * nnz_row), cols.ravel(), np.arange(0, n * nnz_row + 1, nnz_row)),
+                      shape=(n, d))
+    y = rng.integers(0, 3, size=n).astype(float)
+    qid = np.repeat(np.arange(n // 50), 50)
+    tracemalloc.start()
+    RankSVM(C=1.0).fit(X, y, qid)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    dense_bytes = n * d * 8
+    assert peak < dense_bytes / 8, f"peak {peak / 1e6:.1f} MB: X was densified?"
+
+
+@pytest.mark.parametrize("bad", [dict(C=-1.0), dict(C=0.0), dict(C=[1.0, -1.0]), dict(loss=3)],
+                         ids=["negative C", "zero C", "negative C in a list", "loss 3"])
+def test_bad_parameters_are_refused_not_trained(bad):
+    from rankfast import UsageError
+    X, y, qid = np.eye(4), np.array([1.0, 0.0, 1.0, 0.0]), np.array([1, 1, 2, 2])
+    with pytest.raises(UsageError):
+        RankSVM(**bad).fit(X, y, qid)
+
+
+@pytest.mark.parametrize("scale, C", [(1e-10, 1.0), (1.0, 1e-12)], ids=["tiny features", "tiny C"])
+def test_prsvm_takes_a_step_on_data_of_tiny_scale(scale, C):
+    rng = np.random.default_rng(2)
+    X, qid = rng.normal(size=(40, 3)), np.repeat([1, 2, 3, 4], 10)
+    y = (X @ [1.0, -2.0, 0.5] > 0).astype(float)
+    learner = RankSVM(C=C).fit(X * scale, y, qid)
+    assert np.any(learner.weights_ != 0)
+    reference = RankSVM(C=1.0).fit(X, y, qid).weights_
+    cosine = learner.weights_ @ reference / np.linalg.norm(learner.weights_) / np.linalg.norm(reference)
+    assert cosine > 0.9
+
+
+def test_prsvm_default_ndcg_is_its_tight_solves_on_raw_mslr(mslr):
+    train, test = mslr
+    ndcg = [metrics.ndcg(fitted("prsvm", 0.01, train, tight).predict(test.features), test.y,
+                         test.qid, 10, convention="standard") for tight in (False, True)]
+    assert abs(ndcg[0] - ndcg[1]) <= 0.005, ndcg
+    assert ndcg[0] > 0.3, ndcg                            # a zero model scores 0.207
+
+
+def test_prsvm_leaves_zero_on_unscaled_data():
+    """The bug itself: one loosely solved Newton step once looked converged at w ≈ 0."""
+    X, y, qid = unscaled(one_ranking=False, seed=3)
+    model = RankSVM(C=0.01).fit(X, y, qid)
+    assert model.result_.iterations > 1
+    tight = RankSVM(C=0.01, tol=1e-10, max_iter=500).fit(X, y, qid)
+    assert (model.result_.f - tight.result_.f) / tight.result_.f <= 1e-3

@@ -1,25 +1,20 @@
-"""Issue 26 point 1: the parser's numbers are correctly rounded, bit for bit as strtod's.
+"""The svmlight parser's number conversion (rankfast._kernels._svmlight) against strtod,
+bit for bit.
 
-Python's float() rounds correctly, as glibc's strtod does; the float32 values
-must be those doubles rounded to float (svm_rank reads doubles and stores
-(FVAL)).  Millions of random decimal tokens (1 to 25 significant digits,
-leading zeros, signs, '.5', '5.', exponents with signs and padding, values
-from 1e-330 to 1e307) go through parse_into in one file; hard cases (halfway
-points, 17+ digits, subnormals, the limits of the exponent range) through
-number_of and parse_into.
-"""
-import os
+Random tokens of every shape the grammar allows (digits, leading zeros, signs, '.5',
+'5.', exponents with signs and padding, values from 1e-330 to 1e307) go through
+parse_into in one file; hard cases (halfway points, 17+ digits, subnormals, the limits
+of the exponent range) through number_of and parse_into."""
+
 import struct
-import sys
 from decimal import Decimal
 
 import numpy as np
+import pow5_table
 import pytest
+from data_makers import bits
 
 from rankfast._kernels import _svmlight
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pow5_table  # noqa: E402
 
 N_TOKENS = 2_000_000
 
@@ -115,10 +110,6 @@ def parse(buf, dtype):
 def reference(buf):
     tokens = buf.split()[1::2]                                 # '1:<token>'
     return np.array([float(t[2:]) for t in tokens]), tokens
-
-
-def bits(a):
-    return np.ascontiguousarray(a).view(np.uint8).tobytes()
 
 
 def test_pow5_table_is_the_scripts_output():

@@ -1,4 +1,5 @@
-"""rankfast.erfc_sum (fast erfc transform) against the direct sum, its slow twin."""
+"""rankfast.learners.erfc: the fast erfc sums against the direct sum, within eps."""
+
 import math
 
 import numpy as np
@@ -11,6 +12,8 @@ from rankfast._kernels import _erfc
 from rankfast.learners.erfc import erfc_parameters
 
 EPSILONS = [1e-2, 1e-4, 1e-6, 1e-9, 1e-12]
+
+
 DENSE, SORTED = -1, 0          # dense_limit of the kernel: default, or force the sorted layout
 
 
@@ -34,8 +37,6 @@ def kernel(z, q, y, eps, layout):
     return out
 
 
-# ---------------------------------------------------------------- parameters
-
 @pytest.mark.parametrize("eps", EPSILONS + [0.5, 0.99])
 def test_parameters_follow_section_5_8(eps):
     P = erfc_parameters(eps)
@@ -56,16 +57,12 @@ def test_parameters_of_the_paper_example():
     assert erfc_parameters(1e-6).p == 15
 
 
-# ---------------------------------------------------------------- the slow twins agree
-
 def test_direct_method_equals_numpy_reference():
     rng = np.random.default_rng(1)
     z, q, y = rng.normal(size=400) * 3, rng.normal(size=400), rng.normal(size=300) * 3
     direct = erfc_sum(z, q, y, method="direct")
     assert np.allclose(direct, reference.erfc_sum_direct(z, q, y), rtol=1e-13, atol=1e-12)
 
-
-# ---------------------------------------------------------------- accuracy
 
 @pytest.mark.parametrize("eps", EPSILONS)
 def test_random_inputs_within_eps(eps):
@@ -149,8 +146,6 @@ def test_large_problem_against_direct_at_sampled_targets():
     assert within(relative_error(fast[pick], exact, q), 1e-6)
 
 
-# ---------------------------------------------------------------- empty and trivial inputs
-
 @pytest.mark.parametrize("method", ["fast", "direct"])
 def test_no_sources_gives_zeros(method):
     out = erfc_sum([], [], [0.0, 1.0, -5.0], 1e-6, method=method)
@@ -189,8 +184,6 @@ def test_order_of_inputs_does_not_matter_beyond_eps():
     b = erfc_sum(z[perm_s], q[perm_s], y[perm_t], 1e-10)
     assert np.abs(a[perm_t] - b).max() <= 2e-10 * np.abs(q).sum()
 
-
-# ---------------------------------------------------------------- validation
 
 @pytest.mark.parametrize("args, message", [
     (([[0.0]], [1.0], [0.0]), "one-dimensional"),

@@ -1,37 +1,48 @@
-"""RankRLS, its C path with exact leave-query-out CV and greedy RankRLS, against closed
-forms and the slow twins of reference_impl (cross-validation itself: test_model_selection)."""
-import resource
-import tracemalloc
+"""rankfast.learners.rankrls (RankRLS): closed form, leave-query-out, the compiled kernels
+against numpy, the same bits on any threads."""
 
 import numpy as np
 import pytest
 import reference_impl as _reference
 import scipy.sparse as sp
+from data_makers import bits, row_weights
+from data_makers import uneven_queries as make_data
+from data_makers import weighted_queries as data
 
 from rankfast import GreedyRankRLS, RankRLS, UsageError, metrics, read_model, write_model
 from rankfast._kernels import _rankrls
 from rankfast._threads import query_chunks
-from rankfast.learners import greedy, rankrls
-from rankfast.learners.greedy import available_memory, greedy_memory_bytes
+from rankfast.data.validation import query_sample_weights
+from rankfast.learners import rankrls
 from rankfast.learners.rankrls import centred, query_scale
+from rankfast.model_selection import Metric
 
-# ---------------------------------------------------------------- data
+THREADS = (1, 2, 3)
 
-def make_data(seed, sizes=(1, 5, 2, 12, 3, 1, 11, 4), d=6, levels=3, shuffle=True):
-    """Uneven queries (one-document ones included), tied labels, a constant feature,
-    an all-zero feature, rows of different queries interleaved."""
-    rng = np.random.default_rng(seed)
-    qid = np.repeat(np.arange(len(sizes)) * 7 + 3, sizes)
-    n = len(qid)
-    X = rng.normal(size=(n, d))
-    X[:, 1] = 2.5                                   # constant (non-zero) feature
-    X[:, d - 1] = 0.0                               # never occurs: not a feature at all
-    y = rng.integers(0, levels, size=n).astype(np.float64)
-    y += X[:, 0] > 0.5                              # some signal
-    if shuffle:
-        perm = rng.permutation(n)
-        X, y, qid = X[perm], y[perm], qid[perm]
-    return X, y, qid
+
+CS = [0.03, 0.3, 3.0]
+
+
+M = "ndcg@5"            # the queries have 7 documents: LETOR's NDCG@10 is 0 for each
+
+
+def test_centre_of_float32_data_is_that_of_float64():
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 40, size=60)
+    starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    n = int(starts[-1])
+    X = (rng.normal(size=(n, 9)) * 1e3).astype(np.float32)
+    scale = rng.random(len(sizes)) + 0.5
+    chunks = np.array([0, 7, 30, 60], np.int64)
+    expected = np.empty((n, 9))
+    _rankrls.centre(X.astype(np.float64), starts, scale, expected)
+    means = np.repeat(np.add.reduceat(X.astype(np.float64), starts[:-1]) / sizes[:, None], sizes, 0)
+    np.testing.assert_allclose(expected, (X - means) * np.repeat(scale, sizes)[:, None],
+                               rtol=1e-9, atol=1e-9)
+    for t in THREADS:
+        out = np.empty((n, 9))
+        _rankrls.centre(X, starts, scale, out, chunks, t)
+        assert bits(out) == bits(expected)
 
 
 def explicit_laplacian(qid, loss):
@@ -55,8 +66,6 @@ def full_weights(model, d):
 def n_queries(qid):
     return len(np.unique(qid))
 
-
-# ---------------------------------------------------------------- RankRLS
 
 @pytest.mark.parametrize("loss", [1, 2])
 @pytest.mark.parametrize("C", [0.05, 1.0, 40.0])
@@ -330,132 +339,6 @@ def test_rankrls_model_metadata(tmp_path):
     assert back.metadata["l"] == "2" and float(back.metadata["C"]) in (0.5, 2.0)
 
 
-# ---------------------------------------------------------------- greedy
-
-@pytest.mark.parametrize("loss", [1, 2])
-@pytest.mark.parametrize("C", [0.05, 1.0, 30.0])
-def test_greedy_equals_naive_twin(loss, C):
-    X, y, qid = make_data(11, d=7)
-    selected, errors = _reference.greedy_rankrls_naive(X, y, qid, C, loss, k=6)
-    model = GreedyRankRLS(k=6, C=C, loss=loss).fit(X, y, qid)
-    assert list(model.selected_ - 1) == selected
-    np.testing.assert_allclose(model.lqo_errors_, errors, rtol=1e-8)
-
-
-def test_greedy_more_features_than_documents():
-    X, y, qid = make_data(12, sizes=(3, 1, 5, 2), d=25)
-    selected, errors = _reference.greedy_rankrls_naive(X, y, qid, 0.8, 1, k=5)
-    model = GreedyRankRLS(k=5, C=0.8).fit(X, y, qid)
-    assert list(model.selected_ - 1) == selected
-    np.testing.assert_allclose(model.lqo_errors_, errors, rtol=1e-8)
-
-
-@pytest.mark.parametrize("loss", [1, 2])
-def test_greedy_weights_are_rankrls_on_the_selection(loss):
-    X, y, qid = make_data(13, d=8)
-    model = GreedyRankRLS(k=4, C=2.0, loss=loss).fit(X, y, qid)
-    for step, w in enumerate(model.weights_path_, start=1):
-        columns = model.selected_[:step] - 1
-        expected = _reference.rankrls_pairs(X[:, columns], y, qid, 2.0, loss)
-        np.testing.assert_allclose(w, expected, rtol=1e-8, atol=1e-12)
-    np.testing.assert_array_equal(model.feature_ids_, np.sort(model.selected_))
-
-
-@pytest.mark.parametrize("loss", [1, 2])
-def test_greedy_all_features_ends_at_rankrls_lqo(loss):
-    """Selecting every feature, the last LQO error is RankRLS's LQO loss (two independent paths)."""
-    X, y, qid = make_data(14, d=6)
-    greedy = GreedyRankRLS(k=100, C=0.4, loss=loss).fit(X, y, qid)
-    assert len(greedy.selected_) == 4          # k clamped: 6 columns, one all-zero, one constant
-    assert 2 not in greedy.selected_
-    path = RankRLS(C=[0.4], loss=loss).fit(X, y, qid)
-    assert greedy.lqo_errors_[-1] == pytest.approx(path.cv_table_[0]["loss"], rel=1e-9)
-
-
-def test_greedy_auto_stops_when_lqo_error_stops_improving():
-    X, y, qid = make_data(15, d=7)
-    _, errors = _reference.greedy_rankrls_naive(X, y, qid, 0.3, 1, k=6)
-    lines = []
-    model = GreedyRankRLS(k="auto", C=0.3).fit(X, y, qid, log=lambda t, level: lines.append(t))
-    start = _reference.rankrls_lqo_retrain(X[:, :0], y, qid, 0.3, 1)[1].mean()
-    previous = np.concatenate(([start], errors))
-    expected = int(np.argmax(~(previous[1:] < previous[:-1]))) if np.any(
-        ~(previous[1:] < previous[:-1])) else len(errors)
-    assert len(model.selected_) == expected
-    np.testing.assert_allclose(model.lqo_errors_, errors[:expected], rtol=1e-8)
-    assert model.lqo_error_start_ == pytest.approx(start, rel=1e-12)
-    steps = [line for line in lines if line.startswith("Greedy step")]
-    assert len(steps) == expected
-    assert steps and steps[0].startswith(f"Greedy step 1: feature {model.selected_[0]}, LQO error ")
-
-
-def test_greedy_model_round_trip(tmp_path):
-    X, y, qid = make_data(16, d=7)
-    X = np.hstack([X, np.zeros((len(y), 4)), X[:, :3] * 0.5 + 1.0])   # ids up to 14
-    fitted = GreedyRankRLS(k=3, C=1.0).fit(sp.csr_matrix(X), y, qid)
-    model = fitted.to_model(n_features=X.shape[1], n_documents=len(y))
-    write_model(model, tmp_path / "greedy.model")
-    back = read_model(tmp_path / "greedy.model")
-    assert sorted(back.feature_ids.tolist()) == sorted(fitted.selected_.tolist())
-    assert back.metadata["selected"] == ",".join(map(str, fitted.selected_))
-    assert back.metadata["algorithm"] == "greedy" and back.metadata["k"] == "3"
-    np.testing.assert_array_equal(back.weights, model.weights)
-    np.testing.assert_allclose(back.predict(X), fitted.decision_function(X), rtol=1e-5, atol=1e-6)
-
-
-def test_greedy_kernel_scores_against_direct_sherman_morrison():
-    """One scoring call on random caches, against p̃_q = (G̃_qq)⁻¹ ã_q from an explicit G."""
-    rng = np.random.default_rng(17)
-    starts = np.array([0, 3, 4, 9], dtype=np.int64)
-    n, d, lam = 9, 4, 0.7
-    Xh = rng.normal(size=(n, d))
-    yh = rng.normal(size=n)
-    S = [2]
-    G = np.linalg.inv(Xh[:, S] @ Xh[:, S].T + lam * np.eye(n))
-    blocks = [slice(starts[q], starts[q + 1]) for q in range(3)]
-    Qinv = np.zeros((n, n))
-    for b in blocks:
-        Qinv[b, b] = np.linalg.inv(G[b, b])
-    C, a = G @ Xh, G @ yh
-    U, p = Qinv @ C, Qinv @ a
-    g, h = np.einsum("ij,ij->j", Xh, C), Xh.T @ a
-    out = np.empty(d)
-    _rankrls.lqo_errors(C, U, a, p, g, h, starts, out)
-    for i in range(d):
-        Gi = np.linalg.inv(np.linalg.inv(G) + np.outer(Xh[:, i], Xh[:, i]))
-        ai = Gi @ yh
-        expected = sum(float(np.sum((np.linalg.solve(Gi[b, b], ai[b])) ** 2)) for b in blocks)
-        assert out[i] == pytest.approx(expected, rel=1e-9)
-
-
-def test_greedy_update_with_scores_equals_update_then_scores():
-    """add_feature's fused scoring pass: the same bits as lqo_errors after a plain update,
-    on one-document, empty and uneven queries, on any threads, with b's columns passed as
-    copies or as views of the caches being updated."""
-    rng = np.random.default_rng(19)
-    starts = np.concatenate(([0], np.cumsum([1, 7, 0, 30, 1, 2, 55, 3]))).astype(np.int64)
-    n, d = int(starts[-1]), 6
-    C, U = rng.normal(size=(n, d)), rng.normal(size=(n, d))
-    a, p = rng.normal(size=n), rng.normal(size=n)
-    g, h, t = rng.random(d), rng.normal(size=d), rng.normal(size=d)
-    chunks = query_chunks(starts, 20)
-    caches = (C.copy(), U.copy(), a.copy(), p.copy())
-    _rankrls.add_feature(*caches, C[:, 3].copy(), U[:, 3].copy(), t, 0.4, 0.3, starts)
-    expected = np.empty(d)
-    _rankrls.lqo_errors(*caches, g, h, starts, expected)
-    for n_threads in (1, 2, 3):
-        fused = (C.copy(), U.copy(), a.copy(), p.copy())
-        out = np.full(d, np.nan)
-        cb, ub = (fused[0][:, 3], fused[1][:, 3]) if n_threads > 1 else (C[:, 3], U[:, 3])
-        _rankrls.add_feature(*fused, cb, ub, t, 0.4, 0.3, starts, chunks, n_threads, g, h, out)
-        for got, want in zip(fused, caches):
-            np.testing.assert_array_equal(got, want)
-        np.testing.assert_allclose(out, expected, rtol=1e-13)     # other chunks: other sums
-        one = np.full(d, np.nan)
-        _rankrls.lqo_errors(*caches, g, h, starts, one, chunks, 1)
-        np.testing.assert_array_equal(out, one)
-
-
 def test_divide_equals_numpy():
     X = np.random.default_rng(23).normal(size=(1001, 7))
     for n_threads in (1, 3):
@@ -463,8 +346,6 @@ def test_divide_equals_numpy():
         _rankrls.divide(X, 0.37, out, n_threads)
         np.testing.assert_array_equal(out, X / 0.37)
 
-
-# ---------------------------------------------------------------- validation
 
 @pytest.mark.parametrize("make", [
     lambda: RankRLS(C=0), lambda: RankRLS(C=[1.0, -2.0]), lambda: RankRLS(C=[]),
@@ -475,53 +356,6 @@ def test_bad_parameters_raise_usage_errors(make):
     X, y, qid = make_data(18)
     with pytest.raises(UsageError):
         make().fit(X, y, qid)
-
-
-# ---------------------------------------------------------------- greedy's memory
-
-def test_greedy_refuses_what_the_machine_cannot_hold(monkeypatch):
-    X, y, qid = make_data(21, d=8)
-    n, d = X.shape[0], X.shape[1] - 1                         # one column never occurs
-    needed = greedy_memory_bytes(n, d)
-    assert needed >= 2 * 8 * n * d                            # the caches C and U
-    monkeypatch.setattr(greedy, "available_memory", lambda: needed - 1)
-    with pytest.raises(ValueError, match=f"greedy RankRLS needs .* GB for {n} documents x {d} "
-                                         f"features .* use a linear learner"):
-        GreedyRankRLS(k=2, C=1.0).fit(X, y, qid)
-    for available in (needed, None):                          # enough, or unknown: no check
-        monkeypatch.setattr(greedy, "available_memory", lambda: available)
-        assert len(GreedyRankRLS(k=2, C=1.0).fit(X, y, qid).selected_) == 2
-
-
-def test_greedy_memory_estimate_covers_what_it_allocates():
-    n, d = 2000, 200
-    X = sp.random(n, d, density=0.1, random_state=22, format="csr")
-    y = np.random.default_rng(22).integers(0, 3, n).astype(np.float64)
-    qid = np.repeat(np.arange(50), n // 50)
-    tracemalloc.start()
-    GreedyRankRLS(k=3, C=1.0).fit(X, y, qid)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    copies_of_X = 3 * (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)   # grouped, compacted
-    assert 2 * 8 * n * d <= peak <= greedy_memory_bytes(n, d) + copies_of_X
-
-
-@pytest.mark.parametrize("limit, vm_kb, expected", [
-    (None, 100, 4096 * 1024),                                 # no ulimit -v: MemAvailable
-    (3 << 30, 1 << 20, 4096 * 1024),                          # ulimit -v far above: MemAvailable
-    (5 << 20, 2048, (5 << 20) - (2048 << 10)),                # ulimit -v: what VmSize leaves
-    (1 << 20, 2048, 0),                                       # over the limit already
-])
-def test_available_memory_reads_meminfo_and_the_address_space_limit(tmp_path, monkeypatch,
-                                                                   limit, vm_kb, expected):
-    meminfo, status = tmp_path / "meminfo", tmp_path / "status"
-    meminfo.write_text("MemTotal:       16384 kB\nMemFree:     1000 kB\nMemAvailable:    4096 kB\n")
-    status.write_text(f"Name:\tpython\nVmPeak:\t  9999 kB\nVmSize:\t {vm_kb} kB\n")
-    soft = resource.RLIM_INFINITY if limit is None else limit
-    monkeypatch.setattr(resource, "getrlimit", lambda which: (soft, resource.RLIM_INFINITY))
-    assert available_memory(str(meminfo), str(status)) == expected
-    assert available_memory(str(tmp_path / "missing"), str(status)) == \
-        (None if limit is None else max(limit - vm_kb * 1024, 0))
 
 
 @pytest.mark.parametrize("make", [lambda C: RankRLS(C=C), lambda C: RankRLS(C=[C, 1.0]),
@@ -535,48 +369,28 @@ def test_a_c_so_small_that_lambda_overflows_is_refused(make):
         make(1e-320).fit(X, y, qid)
 
 
-def _ridge_leave_one_row_out(Xh, yh, lam):
-    """Mean squared leave-one-out residual of ridge regression, by retraining without each row."""
-    residuals = []
-    for i in range(len(yh)):
-        keep = np.arange(len(yh)) != i
-        A = Xh[keep].T @ Xh[keep] + lam * np.eye(Xh.shape[1])
-        residuals.append(yh[i] - Xh[i] @ np.linalg.solve(A, Xh[keep].T @ yh[keep]))
-    return float(np.mean(np.square(residuals)))
-
-
-def test_greedy_fits_a_single_ranking_by_leave_one_out_of_its_rows():
-    """One ranking (scikit-learn's checks pass no qid): no query to leave out, so each step
-    picks the feature of least leave-one-out error of the centred regression, ŷ on X̂ with
-    X̂ = √m (X − mean), ŷ = √m (y − mean) and λ = 1/(2C): the brute-force retraining here.
-    It used to refuse one ranking."""
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(14, 4))
-    y = X @ [0.3, 0.0, 2.0, -1.0] + 0.2 * rng.normal(size=14)
-    C, m = 0.5, len(y)
-    ranker = GreedyRankRLS(C=C, k=3).fit(X, y)
-    Xh, yh = np.sqrt(m) * (X - X.mean(axis=0)), np.sqrt(m) * (y - y.mean())
-    selected, errors = [], []
-    for _ in range(3):
-        trial = {j: _ridge_leave_one_row_out(Xh[:, selected + [j]], yh, 1 / (2 * C))
-                 for j in range(4) if j not in selected}
-        best = min(trial, key=trial.get)
-        selected.append(best)
-        errors.append(trial[best])
-    np.testing.assert_array_equal(ranker.selected_, np.array(selected) + 1)
-    np.testing.assert_allclose(ranker.lqo_errors_, errors, rtol=1e-9)
-    ridge = RankRLS(C=C).fit(X[:, sorted(selected)], y)     # the final model: RankRLS on them
-    np.testing.assert_allclose(ranker.weights_, ridge.weights_, rtol=1e-9, atol=1e-12)
-    np.testing.assert_array_equal(GreedyRankRLS(C=C, k=3).fit(X, y, np.ones(14)).selected_,
-                                  ranker.selected_)
-
-
-def test_greedy_refuses_features_its_updates_cannot_resolve():
-    rng = np.random.default_rng(1)
-    X, qid = rng.normal(size=(30, 3)), np.repeat(np.arange(1, 6), 6)
-    y = (X @ [1.0, 2.0, 3.0] > 0).astype(float)
-    GreedyRankRLS(k=3).fit(X * 1e4, y, qid)                    # fine: matches RankRLS
-    with pytest.raises(ValueError, match=r"rescale the features \('normalize'\), or use"):
-        GreedyRankRLS(k=3).fit(X * 1e8, y, qid)
-    with pytest.raises(ValueError, match="rescale the features, or use"):      # already asked
-        GreedyRankRLS(k=3, C=1e13, normalize="log").fit(X * 1e8, y, qid)
+@pytest.mark.parametrize("loss", [1, 2])
+def test_rankrls_exact_lqo_with_weights_equals_retraining_without_each_query(loss):
+    X, y, qid = data()
+    lines = []
+    ranker = RankRLS(C=CS, loss=loss, cv_metric=M).fit(X, y, qid, sample_weight=row_weights(qid),
+                                                       log=lambda text, level: lines.append(text))
+    multipliers = query_sample_weights(row_weights(qid), qid)
+    result = ranker.cv_result_
+    progress = [line for line in lines if line.startswith("CV ")]
+    assert [line.split(": ")[-1][:len("NDCG@5 (LETOR) 0.0000")] for line in progress] == \
+        [f"NDCG@5 (LETOR) {value:.4f}" for value in result.mean[:, 0]]
+    np.testing.assert_array_equal(result.weights, multipliers)
+    ndcg = Metric.parse(M)
+    for i, C in enumerate(CS):
+        scores, losses = _reference.rankrls_lqo_retrain(X, y, qid, C, loss, multipliers)
+        per_query = ndcg.evaluate(scores, y, qid, per_query=True, max_grade=3)
+        kept = multipliers > 0
+        np.testing.assert_allclose(result.values[i, kept, 0], per_query[kept], rtol=1e-9)
+        np.testing.assert_allclose(result.values[i, kept, -1], losses[kept], rtol=1e-8)
+        assert result.mean[i, 0] == pytest.approx(np.average(per_query, weights=multipliers),
+                                                  rel=1e-9)
+        assert result.mean[i, -1] == pytest.approx(np.average(losses, weights=multipliers),
+                                                   rel=1e-8)
+    fits = _reference.rankrls_pairs(X, y, qid, ranker.C_, loss, query_weight=multipliers)
+    np.testing.assert_allclose(ranker.coef_, fits, rtol=1e-8, atol=1e-12)

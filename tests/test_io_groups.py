@@ -1,11 +1,6 @@
-"""Query group files (LightGBM / XGBoost): FILE.query or FILE.group beside a file without qids.
+"""rankfast.io.groups: group files (sidecars and explicit), beside files without qids, in both
+programs."""
 
-Issue 13, item 3: grouped by the sidecar (note at -v 1), ``--group FILE`` names
-one, sizes that do not add up are an error naming both files, and a file with
-neither trains as one ranking with a note.  rank_classify does the same, for a
-linear model's stream (groups turned into qids as the rows go by, across
-blocks) and for kernel models.
-"""
 import functools
 import os
 import re
