@@ -56,6 +56,11 @@ def small(tmp_path):
     return path
 
 
+@pytest.fixture
+def needs_matplotlib():
+    pytest.importorskip("matplotlib")
+
+
 @pytest.fixture(scope="module")
 def mslr():
     folder = require(DATA / "mslr_web_fold1_5k")

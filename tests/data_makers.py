@@ -9,6 +9,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from rankfast import dump_svmlight
+
 ALPHABET = b"0123456789:.+-eExpq id#\t\r\nna_\xef\x00"
 
 
@@ -99,6 +101,10 @@ def raw_data(seed=0, n=120, d=6, negative=False):
     qid[-1] = 99                                             # a one-document query
     y = rng.integers(0, 3, size=n).astype(np.float64)
     return X, y, qid
+
+
+def write_data(path, X, y, qid):
+    dump_svmlight(X, y, qid=qid, path=str(path))
 
 
 def letor_like_with_query_level_columns(seed=0):

@@ -1,5 +1,6 @@
 """Fitted learners and objectives the tests of several modules compare with."""
 
+import numpy as np
 from data_makers import starts_of
 from reference_impl import erfc_rank_objective_pairs
 
@@ -10,6 +11,23 @@ from rankfast.learners._linear import query_weights
 def rff_learner(X, y, qid, seed=7):
     return KernelApproxLearner(RankSVM(C=1.0), KernelParams(2, gamma=2.0), "rff",
                                landmarks=64, seed=seed).fit(X, y, qid)
+
+
+class Recorder:
+    """A minimal estimator (fit/predict, no fit_path) that records what each fit saw."""
+
+    seen = []
+
+    def __init__(self, C=1.0):
+        self.C = C
+
+    def fit(self, X, y, qid):
+        Recorder.seen.append((self.C, frozenset(np.asarray(qid).tolist()), len(y)))
+        self.w = np.linalg.lstsq(X, y, rcond=None)[0] * self.C
+        return self
+
+    def predict(self, X):
+        return X @ self.w
 
 
 def fitted_on_mslr(learner, C, data, tight):

@@ -323,7 +323,7 @@ def other_level_sums_brute(z, labels, starts):
     return out
 
 
-def query_min_max_brute(X, qid):
+def brute_query_min_max(X, qid):
     X = np.asarray(X, dtype=np.float64)
     out = np.zeros_like(X)
     for q in np.unique(qid):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from data_makers import raw_data
-from reference_impl import query_min_max_brute as brute_query_min_max
+from reference_impl import brute_query_min_max
 
 from rankfast import GreedyRankRLS, RankNCG, RankRLS, RankSVM, RankSVML1
 from rankfast.data.normalize import Normalizer, log_transform, normalized_scores, query_min_max

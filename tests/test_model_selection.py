@@ -1,15 +1,14 @@
 """rankfast.model_selection: the CV table, the 1se rule, progress, warm-started paths against
 cold refits, grids, weighted selection, and choosing when a metric cannot."""
 
-import re
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 from data_makers import interleaved_queries as make_data
 from data_makers import repeated, row_weights
 from data_makers import weighted_queries as data
+from fit_helpers import Recorder
 
 from rankfast import (
     GreedyRankRLS,
@@ -21,9 +20,7 @@ from rankfast import (
     RankSVML1,
     UsageError,
     metrics,
-    read_model,
 )
-from rankfast.cli.learn import learn_main
 from rankfast.data.validation import NoPairsWarning
 from rankfast.model_selection import CVResult, GridSearch, Metric, ValidationSet, make_folds, table_metrics
 from rankfast.model_selection._validation import Progress, _log_progress, choose, cross_validate
@@ -33,30 +30,10 @@ from rankfast.model_selection._validation import Progress, _log_progress, choose
 pytestmark = pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
 
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
 CS = [0.03, 0.3, 3.0]
 
 
 M = "ndcg@5"            # the queries have 7 documents: LETOR's NDCG@10 is 0 for each
-
-
-class Recorder:
-    """A minimal estimator (fit/predict, no fit_path) that records what each fit saw."""
-
-    seen = []
-
-    def __init__(self, C=1.0):
-        self.C = C
-
-    def fit(self, X, y, qid):
-        Recorder.seen.append((self.C, frozenset(np.asarray(qid).tolist()), len(y)))
-        self.w = np.linalg.lstsq(X, y, rcond=None)[0] * self.C
-        return self
-
-    def predict(self, X):
-        return X @ self.w
 
 
 def test_the_same_folds_serve_every_c():
@@ -193,22 +170,6 @@ def test_progress_lines_of_a_slow_search_are_all_shown():
     assert sent == [1, 1, 1, 1]
 
 
-def _cv_lines(out):
-    return re.findall(r"^CV (\d)/6: .* \(elapsed (\S+) s, ETA .* s\)$", out, re.M)
-
-
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_rank_learn_prints_cv_progress_about_once_a_second(tmp_path, capsys):
-    train, model = str(EXAMPLES / "train.dat"), str(tmp_path / "m")
-    assert learn_main(["-c", "0.01,1", "--folds", "3", "-v", "2", train, model]) == 0
-    assert [int(done) for done, _ in _cv_lines(capsys.readouterr().out)] == [1, 2, 3, 4, 5, 6]
-    assert learn_main(["-c", "0.01,1", "--folds", "3", train, model]) == 0      # -v 1
-    lines = _cv_lines(capsys.readouterr().out)
-    assert lines[0][0] == "1" and lines[-1][0] == "6"
-    elapsed = [float(seconds) for _, seconds in lines[:-1]]
-    assert all(b - a >= 0.9 for a, b in zip(elapsed, elapsed[1:]))   # printed to 0.1 s
-
-
 def test_prsvm_warm_started_path_equals_cold_retraining():
     X, y, qid = make_data(8)
     grid = [3.0, 0.01, 0.3]
@@ -313,20 +274,6 @@ def test_a_single_ranking_is_cross_validated_by_its_documents():
         RankRLS(C=[0.1, 10.0], cv="loqo").fit(X, y, qid)
 
 
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_rank_learn_cross_validates_a_single_ranking(tmp_path, capsys):
-    data, model = tmp_path / "one.dat", tmp_path / "model"
-    lines = (EXAMPLES / "train.dat").read_text().splitlines(keepends=True)[:200]
-    data.write_text("".join(re.sub(r" qid:\d+", "", line) for line in lines))
-    for algorithm in ("rankrls", "prsvm", "rankncg"):
-        assert learn_main(["-a", algorithm, "-c", "0.1,1", "--folds", "3", str(data), str(model)]) == 0
-        out = capsys.readouterr().out
-        assert "3 folds of the documents of the single ranking, seed 0" in out
-        assert out.count("<- chosen") == 1
-    assert learn_main(["-a", "rankrls", "-c", "0.1,1", "--folds", "loqo", str(data), str(model)]) == 1
-    assert "leave-query-out cross-validation needs at least 2 queries" in capsys.readouterr().err
-
-
 def test_gamma_grid_crossed_with_c():
     from rankfast import KernelApproxLearner, KernelParams
     X, y, qid = make_data(14)
@@ -349,137 +296,12 @@ def test_gamma_grid_crossed_with_c():
     assert base.kernel.gamma == 1.0 and base.base_learner.C == 0.01      # template untouched
 
 
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_rank_learn_cv_options(tmp_path, capsys):
-    model = tmp_path / "m"
-    train = str(EXAMPLES / "train.dat")
-    assert learn_main(["-c", "0.01,1", "--folds", "3", "--cv-metric", "map", "--cv-rule", "1se",
-                       "--seed", "9", "-v", "2", train, str(model)]) == 0
-    out = capsys.readouterr().out
-    assert "Cross-validation (3 folds of queries, seed 9)" in out
-    assert "chosen by MAP, one-standard-error rule" in out
-    assert len(re.findall(r"^CV \d/6: fold \d/3, C = \S+: MAP \d\.\d{4} \(elapsed .* s, ETA .* s\)$",
-                          out, re.M)) == 6
-    header = [line for line in out.splitlines() if line.lstrip().startswith("C ")][0]
-    assert header.split()[:2] == ["C", "MAP"] and "NDCG@10 (LETOR)" in header
-    assert learn_main(["-c", "0.01,1", "--ndcg", "standard", "-v", "0", train, str(model)]) == 0
-    assert capsys.readouterr().out.count("NDCG@10 (standard)") == 0       # -v 0: no table
-    assert learn_main(["-c", "0.01,1", "--ndcg", "standard", train, str(model)]) == 0
-    assert "chosen by NDCG@10 (standard)" in capsys.readouterr().out
-
-
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_rank_learn_seed_changes_the_folds(tmp_path, capsys):
-    tables = []
-    for seed in ("0", "0", "5"):
-        assert learn_main(["-c", "0.01,1", "--folds", "3", "--seed", seed, "-v", "2",
-                           str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 0
-        out = capsys.readouterr().out
-        tables.append(re.findall(r"^CV .* (\S+) \(elapsed", out, re.M))
-    assert len(tables[0]) == 6 and tables[0] == tables[1] and tables[0] != tables[2]
-
-
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-@pytest.mark.parametrize("argv, message", [
-    (["--cv-metric", "auc"], "--cv-metric must be ndcg@k, map, err@k or pairs"),
-    (["--cv-rule", "2se"], "--cv-rule must be best or 1se"),
-    (["--folds", "1"], "--folds must be at least 2"),
-    (["--ndcg", "trec"], "--ndcg must be letor or standard"),
-    (["--plot", "x.pdf"], "must end in .png or .svg"),
-    (["-c", "1", "--plot", "x.png"], "--plot draws a cross-validation"),
-    (["-t", "1", "-g", "0.1,1"], "a -g list needs the RBF kernel"),
-])
-def test_rank_learn_cv_usage_errors(tmp_path, capsys, argv, message):
-    assert learn_main(argv + [str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 2
-    assert message in capsys.readouterr().err
-    assert not (tmp_path / "m").exists()
-
-
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_rank_learn_notes_cv_options_without_a_grid_and_loqo_refits(tmp_path, capsys):
-    train, model = str(EXAMPLES / "train.dat"), str(tmp_path / "m")
-    assert learn_main(["-c", "1", "--folds", "3", train, model]) == 0
-    assert "--folds has no effect without a list of -c" in capsys.readouterr().err
-    assert learn_main(["-a", "rankrls", "-c", "0.1,1", "--folds", "loqo", train, model]) == 0
-    captured = capsys.readouterr()
-    assert "exact leave-query-out, 120 queries" in captured.out and "refitted" not in captured.err
-    small = tmp_path / "small.dat"
-    small.write_text("".join((EXAMPLES / "train.dat").read_text().splitlines(keepends=True)[:150]))
-    assert learn_main(["-c", "0.1,1", "--folds", "loqo", str(small), model]) == 0
-    captured = capsys.readouterr()
-    assert "prsvm is refitted once per query" in captured.err
-    assert re.search(r"Cross-validation \(leave-query-out \((\d+) queries\)\)", captured.out)
-
-
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_rank_learn_gamma_list(tmp_path, capsys):
-    model = tmp_path / "m"
-    assert learn_main(["-t", "2", "-g", "0.1,1", "-c", "0.1,1", "--landmarks", "15", "--folds", "2",
-                       "-a", "rankrls", str(EXAMPLES / "test.dat"), str(model)]) == 0
-    out = capsys.readouterr().out
-    rows = re.findall(r"^\s*(\S+)\s+(\S+)\s+\d\.\d{4} ±", out, re.M)
-    assert rows == [("0.1", "0.1"), ("0.1", "1"), ("1", "0.1"), ("1", "1")]
-    chosen = re.search(r"^\s*(\S+)\s+(\S+)\s.*<- chosen", out, re.M).groups()
-    meta = read_model(str(model)).metadata
-    assert float(meta["C"]) == float(chosen[1]) and meta["gamma_grid"] == "0.1,1.0"
-
-
-class PlainRanker(Recorder):
-    """A linear learner with fit/predict/to_model and no C list of its own (as a new learner)."""
-
-    name = "plain"
-
-    def fit(self, X, y, qid, log=None):
-        super().fit(X.toarray() if hasattr(X, "toarray") else X, y, qid)
-        self.feature_ids_, self.weights_ = np.arange(1, X.shape[1] + 1), self.w
-        return self
-
-    def predict(self, X):
-        return np.asarray(X @ self.w).ravel()
-
-    def to_model(self, n_features=None, n_documents=0):
-        from rankfast.learners._linear import linear_model
-        return linear_model(self, n_features, n_documents, {"C": self.C})
-
-
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_a_learner_without_c_lists_is_cross_validated_from_outside(tmp_path, capsys, monkeypatch):
-    from rankfast.cli import learners
-    monkeypatch.setitem(learners.LEARNERS, "plain", lambda options: PlainRanker(C=learners._c(options)))
-    model = tmp_path / "m"
-    assert learn_main(["-a", "plain", "-c", "0.5,2", "--folds", "3", str(EXAMPLES / "train.dat"),
-                       str(model)]) == 0
-    out = capsys.readouterr().out
-    chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
-    meta = read_model(str(model)).metadata
-    assert "3 folds of queries, seed 0" in out and float(meta["C"]) == float(chosen)
-    assert meta["C_grid"] == "0.5,2.0"
-
-
 def test_grid_rows_put_c_last_whatever_the_order_given():
     from rankfast.model_selection import grid_rows
     rows = grid_rows({"base_learner__C": [1.0, 0.1], "kernel__gamma": [2.0, 0.5]})
     assert [list(row) for row in rows] == [["kernel__gamma", "base_learner__C"]] * 4
     assert [tuple(row.values()) for row in rows] == [(0.5, 0.1), (0.5, 1.0), (2.0, 0.1), (2.0, 1.0)]
     assert grid_rows([3, 1, 3]) == [{"C": 1.0}, {"C": 3.0}]
-
-
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_svmrank_takes_a_c_list_from_the_command_line(tmp_path, capsys):
-    model = tmp_path / "m"
-    assert learn_main(["-a", "svmrank", "-c", "0.01,1", "--folds", "2", str(EXAMPLES / "train.dat"),
-                       str(model)]) == 0
-    out = capsys.readouterr().out
-    chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
-    meta = read_model(str(model)).metadata
-    assert meta["algorithm"] == "svmrank" and float(meta["C"]) == float(chosen)
-
-
-@pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_rank_learn_help_says_how_often_cv_progress_prints(capsys):
-    assert learn_main(["-?"]) == 0
-    help_text = " ".join(capsys.readouterr().out.split())
-    assert "1 prints cross-validation progress about once a second, 2 every fold and C" in help_text
 
 
 def short_queries(seed=0, n_queries=30, size=6, d=4):
