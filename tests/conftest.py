@@ -1,6 +1,12 @@
 """Fixtures shared by the test modules."""
+from pathlib import Path
+
 import pytest
-from shared_paths import REFERENCE, require
+from data_makers import SMALL
+from shared_paths import DATA, REFERENCE, require
+
+import rankfast
+from rankfast.cli.learn import learn_main
 
 
 @pytest.fixture(scope="session")
@@ -38,3 +44,40 @@ def started_threads(monkeypatch):
         start(thread)
     monkeypatch.setattr(threading.Thread, "start", count_and_start)
     return started
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture
+def small(tmp_path):
+    path = tmp_path / "train.dat"
+    path.write_text(SMALL)
+    return path
+
+
+@pytest.fixture
+def needs_matplotlib():
+    pytest.importorskip("matplotlib")
+
+
+@pytest.fixture(scope="module")
+def mslr():
+    folder = require(DATA / "mslr_web_fold1_5k")
+    return tuple(rankfast.load_svmlight(str(folder / name), n_features=136)
+                 for name in ("train.5k.txt.gz", "test.5k.txt.gz"))
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """Model files rank_learn writes from examples/train.dat: linear, RBF (Nystrom), RFF."""
+    folder = tmp_path_factory.mktemp("models")
+    made = {}
+    for name, flags in (("linear", []), ("rbf", ["-t", "2", "-g", "0.1", "--landmarks", "12"]),
+                        ("rff", ["-t", "2", "-g", "0.1", "--approx", "rff",
+                                 "--landmarks", "6"])):
+        path = folder / name
+        assert learn_main(["-v", "0", "-c", "3", *flags, str(EXAMPLES / "train.dat"),
+                           str(path)]) == 0
+        made[name] = path
+    return made

@@ -321,3 +321,24 @@ def other_level_sums_brute(z, labels, starts):
         other = y[:, None] != y[None, :]
         out[lo:hi] = np.sum(np.where(other, erfc(z[lo:hi, None] - z[None, lo:hi]), 0.0), axis=1)
     return out
+
+
+def brute_query_min_max(X, qid):
+    X = np.asarray(X, dtype=np.float64)
+    out = np.zeros_like(X)
+    for q in np.unique(qid):
+        rows = np.flatnonzero(qid == q)
+        for j in range(X.shape[1]):
+            column = X[rows, j]
+            low, high = column.min(), column.max()
+            out[rows, j] = (column - low) / (high - low) if high > low else 0.0
+    return out
+
+
+def pairs_of_weighted(y, starts, weight):
+    """Every pair (i, j, c_q) of a query with y_i > y_j, enumerated."""
+    out = []
+    for q in range(len(starts) - 1):
+        docs = range(starts[q], starts[q + 1])
+        out += [(i, j, weight[q]) for i in docs for j in docs if y[i] > y[j]]
+    return out

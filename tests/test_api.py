@@ -1,9 +1,6 @@
-"""The Python API's contract, with or without scikit-learn: parameters, queries, input checks.
+"""The Python API's contract, with or without scikit-learn: parameters, queries, input checks,
+the package's names and submodules, and importing it."""
 
-Issue 11 item 13 and issue 13 item 2: predict / to_model before fit, 1-D X, NaN,
-complex input, lists of lists, 0 rows, mismatched lengths, a dense X of another
-width at predict, qid or LightGBM-style group sizes.
-"""
 import pickle
 import subprocess
 import sys
@@ -12,6 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from program_runs import run_python
 
 from rankfast import (
     GreedyRankRLS,
@@ -28,6 +26,11 @@ from rankfast._estimator import NotFittedError
 from rankfast.data.validation import NoPairsWarning
 
 RBF = KernelParams(kernel=2, gamma=0.5)
+
+
+LINEAR = ["RankSVM", "RankSVML1", "RankNCG", "RankRLS", "GreedyRankRLS"]
+
+
 ESTIMATORS = {
     "RankSVM": lambda: RankSVM(C=1.0),
     "RankSVML1": lambda: RankSVML1(C=1.0),
@@ -37,6 +40,8 @@ ESTIMATORS = {
     "Nystroem": lambda: KernelApproxLearner(RankSVM(C=1.0), RBF, landmarks=20),
     "RFF": lambda: KernelApproxLearner(RankSVM(C=1.0), RBF, approx="rff", landmarks=50),
 }
+
+
 MAPS = {"NystroemMap": lambda: NystroemMap(RBF, landmarks=10),
         "RandomFourierMap": lambda: RandomFourierMap(RBF, components=10)}
 
@@ -55,8 +60,6 @@ def make(request):
     return ESTIMATORS[request.param]
 
 
-# ---------------------------------------------------------------- before fit
-
 @pytest.mark.parametrize("method", ["predict", "decision_function", "to_model", "score"])
 def test_use_before_fit_is_a_not_fitted_error(make, method):
     X, y, qid = data()
@@ -65,8 +68,6 @@ def test_use_before_fit_is_a_not_fitted_error(make, method):
         getattr(make(), method)(*args)
     assert issubclass(NotFittedError, (ValueError)) and issubclass(NotFittedError, AttributeError)
 
-
-# ---------------------------------------------------------------- parameters
 
 def test_constructor_stores_parameters_unchanged(make):
     estimator = make()
@@ -95,8 +96,6 @@ def test_pickle_round_trip_predicts_the_same(make):
     again = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(again.predict(X), fitted.predict(X))
 
-
-# ---------------------------------------------------------------- queries
 
 def test_group_sizes_are_queries_of_consecutive_rows(make):
     X, y, qid = data()
@@ -133,8 +132,6 @@ def test_score_is_mean_ndcg_at_10_as_rank_classify_reports_it():
     assert ranker.score(X, y, qid) == metrics.ndcg(ranker.predict(X), y, qid, k=10)
     assert ranker.score(X, y, group=[12] * 4) == ranker.score(X, y, qid)
 
-
-# ---------------------------------------------------------------- bad input
 
 @pytest.mark.parametrize("bad, message", [
     (lambda X: X[:, 0], "Reshape your data"),                        # 1-D
@@ -211,8 +208,6 @@ def test_coef_and_n_features_in():
     assert not hasattr(RankSVM(), "coef_")
 
 
-# ---------------------------------------------------------------- kernel maps alone
-
 @pytest.mark.parametrize("name", sorted(MAPS))
 def test_kernel_maps_are_transformers(name):
     X, y, qid = data()
@@ -229,8 +224,6 @@ def test_kernel_maps_are_transformers(name):
     on_features = RankSVM(C=1.0).fit(features, y, qid)
     np.testing.assert_allclose(learner.predict(X), on_features.predict(features), rtol=1e-10)
 
-
-# ---------------------------------------------------------------- without scikit-learn
 
 def test_works_without_scikit_learn():
     """A subprocess in which importing sklearn fails: fit, predict, params, errors all work."""
@@ -303,11 +296,6 @@ def test_rank_learn_imports_no_scikit_learn_even_with_it_installed(tmp_path):
         assert done.returncode == 0, (options, done.stderr)
 
 
-# ---------------------------------------------------------------- feature importances
-
-LINEAR = ["RankSVM", "RankSVML1", "RankNCG", "RankRLS", "GreedyRankRLS"]
-
-
 @pytest.mark.parametrize("name", LINEAR)
 def test_feature_importances_are_normalised_weight_magnitudes(name):
     X, y, qid = data(d=4)
@@ -328,8 +316,6 @@ def test_a_zero_model_has_zero_importances_and_a_kernel_learner_none():
     np.testing.assert_array_equal(flat.feature_importances_, np.zeros(X.shape[1]))
     assert not hasattr(ESTIMATORS["Nystroem"]().fit(X, y, qid), "feature_importances_")
 
-
-# ---------------------------------------------------------------- per-query sample_weight
 
 WEIGHTED = {
     "RankSVM": lambda: RankSVM(C=1.0, tol=1e-12),
@@ -377,3 +363,15 @@ def test_bad_sample_weights_are_refused(weight, message):
     X, y, qid = data()
     with pytest.raises(ValueError, match=message):
         RankSVM().fit(X, y, qid, sample_weight=weight)
+
+
+def test_submodules_are_reachable_from_the_package():
+    import rankfast
+    assert rankfast.metrics.ndcg and rankfast.learners.prsvm.RankSVM is RankSVM
+
+
+def test_out_of_address_space_is_not_reported_as_missing_kernels():
+    result = run_python("import rankfast.io.svmlight", limit_bytes=50_000_000)
+    assert "compiled kernels are missing" not in result.stderr
+    result = run_python("import rankfast; print('imported')", limit_bytes=50_000_000)
+    assert "compiled kernels are missing" not in result.stderr

@@ -1,5 +1,8 @@
-"""Ranking metrics against brute-force twins and hand-computed values (conventions included)."""
+"""rankfast.metrics: ranking metrics against brute-force twins and hand-computed values
+(conventions included), and the swapped-pair counter."""
+
 import itertools
+import signal
 import warnings
 
 import numpy as np
@@ -7,6 +10,48 @@ import pytest
 import reference_impl as _reference
 
 from rankfast import metrics
+
+
+def test_count_swapped_honours_signals_between_queries():
+    """A signal's Python handler runs inside a long sweep, not only after it (Ctrl-C works)."""
+    from rankfast._kernels import _swapped
+
+    class Alarm(Exception):
+        pass
+
+    state = {"returned": False}
+
+    def ring(signum, frame):
+        state["rang_after_return"] = state["returned"]
+        raise Alarm()
+
+    n_queries, size = 40000, 50
+    starts = np.arange(0, n_queries * size + 1, size, dtype=np.int64)
+    order = np.arange(n_queries * size, dtype=np.int64)
+    rank = np.tile(np.arange(size, dtype=np.int64), n_queries)
+    scores = np.zeros(n_queries * size)
+    tree = np.zeros(size + 1, dtype=np.int64)
+    previous = signal.signal(signal.SIGALRM, ring)
+    try:
+        for delay in (1e-4, 1e-3, 1e-2):
+            swapped = np.zeros(n_queries, dtype=np.int64)
+            pairs = np.zeros(n_queries, dtype=np.int64)
+            with pytest.raises(Alarm):          # armed inside: it may ring at once
+                signal.setitimer(signal.ITIMER_REAL, delay)
+                _swapped.count_swapped(order, rank, scores, starts, tree, swapped, pairs)
+                state["returned"] = True
+                signal.pause()
+            if pairs[0]:                  # else it rang before the sweep began: a later alarm
+                break
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if pairs[-1] == 0:                                  # stopped inside the sweep
+        assert pairs[0] == size * (size - 1) // 2
+        return
+    # the sweep ran to its end: fine only if the alarm had not rung yet
+    assert state["rang_after_return"], "the signal waited for the whole sweep"
+    pytest.skip("the sweep ended before the alarm rang")
 
 
 def metric_cases():
@@ -218,3 +263,113 @@ def test_scorers_warn_when_no_ranking_could_change_the_figure():
         warnings.simplefilter("error")
         assert 0.0 < metrics.ndcg_scorer(3)(ranker, X, y, qid=qid) <= 1.0
         assert 0.0 < ranker.score(X, y, np.repeat(np.arange(4), 10)) <= 1.0
+
+
+def cases():
+    rng = np.random.default_rng(2024)
+    out = []
+    for _trial in range(6):
+        n_queries = int(rng.integers(1, 10))
+        sizes = rng.integers(1, 25, size=n_queries)
+        qid = np.repeat(rng.choice(np.arange(1, 500), n_queries, replace=False), sizes)
+        rng.shuffle(qid)                                    # queries interleaved
+        labels = rng.integers(-1, 4, size=len(qid)).astype(np.float64)
+        labels[qid == qid[0]] = 0.0                         # a query without relevant documents
+        scores = np.round(rng.normal(size=len(qid)), 1)     # ties, kept in file order
+        out.append((scores, labels, qid))
+    out.append((np.array([0.2, 0.2, 0.2]), np.array([0.0, 2.0, 1.0]), np.array([7, 7, 7])))
+    out.append((np.array([1.0]), np.array([3.0]), np.array([1])))
+    return out
+
+
+CASES = cases()
+
+
+def ranked_labels(scores, labels, qid):
+    """Per query (order of first appearance), its labels by decreasing score, ties in file order."""
+    out = []
+    for q in dict.fromkeys(np.asarray(qid).tolist()):
+        rows = [i for i in range(len(qid)) if qid[i] == q]
+        rows.sort(key=lambda i: -scores[i])                 # stable: file order on ties
+        out.append([labels[i] for i in rows])
+    return out
+
+
+def err_brute(scores, labels, qid, k, gmax):
+    values = []
+    for ranked in ranked_labels(scores, labels, qid):
+        total, p_continue = 0.0, 1.0
+        for r, g in enumerate(ranked[:k] if k else ranked, start=1):
+            R = (2.0 ** max(g, 0.0) - 1.0) / 2.0 ** gmax
+            total += p_continue * R / r
+            p_continue *= 1.0 - R
+        values.append(total)
+    return np.array(values)
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, None])
+@pytest.mark.parametrize("scores, labels, qid", CASES)
+def test_err_matches_brute(scores, labels, qid, k):
+    gmax = max(labels.max(), 0.0)
+    got = metrics.err(scores, labels, qid, k=k, per_query=True)
+    np.testing.assert_allclose(got, err_brute(scores, labels, qid, k, gmax), rtol=1e-12, atol=1e-15)
+    fixed = metrics.err(scores, labels, qid, k=k, max_grade=4.0)
+    assert fixed == pytest.approx(err_brute(scores, labels, qid, k, 4.0).mean(), rel=1e-12)
+
+
+@pytest.mark.parametrize("scores, labels, qid", CASES)
+def test_mrr_matches_brute(scores, labels, qid):
+    expected = [next((1.0 / r for r, g in enumerate(ranked, 1) if g > 0), 0.0)
+                for ranked in ranked_labels(scores, labels, qid)]
+    np.testing.assert_allclose(metrics.reciprocal_rank(scores, labels, qid, per_query=True), expected,
+                               rtol=1e-15)
+    relevant = [e for e, ranked in zip(expected, ranked_labels(scores, labels, qid))
+                if any(g > 0 for g in ranked)]
+    skipped = metrics.reciprocal_rank(scores, labels, qid, skip_no_relevant=True)
+    assert skipped == pytest.approx(np.mean(relevant)) if relevant else np.isnan(skipped)
+
+
+@pytest.mark.parametrize("k", [1, 5, 30])
+@pytest.mark.parametrize("scores, labels, qid", CASES)
+def test_precision_at_k_matches_brute(scores, labels, qid, k):
+    expected = [sum(g > 0 for g in ranked[:k]) / k for ranked in ranked_labels(scores, labels, qid)]
+    np.testing.assert_allclose(metrics.precision_at(scores, labels, qid, k=k, per_query=True),
+                               expected, rtol=1e-15)
+
+
+def test_err_by_hand():
+    # labels 2, 0, 1 with g_max 2: R = 3/4, 0, 1/4
+    got = metrics.err([3.0, 2.0, 1.0], [2.0, 0.0, 1.0], [1, 1, 1])
+    assert got == pytest.approx(0.75 / 1 + (1 - 0.75) * 0.0 / 2 + (1 - 0.75) * (1 - 0.0) * 0.25 / 3)
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, None])
+def test_standard_ndcg_matches_scikit_learn(k):
+    """sklearn's ndcg_score takes gains as given: pass 2^label − 1; scores without ties."""
+    sk = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(5)
+    for size in (2, 5, 9, 20):
+        labels = rng.integers(0, 4, size=size).astype(float)
+        labels[0] = 2.0                                     # at least one relevant document
+        scores = rng.normal(size=size)
+        ours = metrics.ndcg(scores, labels, np.ones(size), k=k, convention="standard")
+        theirs = sk.ndcg_score([2.0 ** labels - 1.0], [scores], k=k)
+        assert ours == pytest.approx(theirs, rel=1e-12)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m, s, y, q: m.ndcg(s, y, q, k=0), "cut-off k must be an integer of at least 1"),
+    (lambda m, s, y, q: m.ndcg(s, y, q, k=2.5), "cut-off k"),
+    (lambda m, s, y, q: m.err(s, y, q, k=-1), "cut-off k"),
+    (lambda m, s, y, q: m.precision_at(s, y, q, k=None), "cut-off k must be an integer of at least"),
+    (lambda m, s, y, q: m.ndcg(s, [1, np.nan, 0], q), "labels must be finite numbers"),
+    (lambda m, s, y, q: m.mean_average_precision(s, [1, np.inf, 0], q), "label 1 is inf"),
+    (lambda m, s, y, q: m.ndcg(s, y, [1, np.nan, 1]), "query ids must be finite"),
+    (lambda m, s, y, q: m.ndcg(s, y, [1, 1]), "as long as one another"),
+    (lambda m, s, y, q: m.reciprocal_rank(s[:2], y, q), "as long as one another"),
+])
+def test_metrics_refuse_what_no_metric_can_be_taken_of(call, message):
+    """k = 0 gave 0.0, P@0 nan, a NaN label NDCG 0.0 or MAP 0.833, a NaN qid a query of its own."""
+    from rankfast import metrics
+    with pytest.raises(ValueError, match=message):
+        call(metrics, [0.3, 0.2, 0.1], [1, 0, 2], [1, 1, 1])

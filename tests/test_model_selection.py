@@ -1,103 +1,39 @@
-"""rankfast.model_selection: folds, seeds, splitters, the CV table, the 1se rule, single
-rankings, warm-started paths against cold refits, and the rank_learn options."""
-import re
-from pathlib import Path
+"""rankfast.model_selection: the CV table, the 1se rule, progress, warm-started paths against
+cold refits, grids, weighted selection, and choosing when a metric cannot."""
+
+import warnings
 
 import numpy as np
 import pytest
+from data_makers import interleaved_queries as make_data
+from data_makers import repeated, row_weights
+from data_makers import weighted_queries as data
+from fit_helpers import Recorder
 
-from rankfast import GreedyRankRLS, RankNCG, RankRLS, RankSVM, UsageError, metrics, read_model
-from rankfast.cli.learn import learn_main
+from rankfast import (
+    GreedyRankRLS,
+    KernelApproxLearner,
+    KernelParams,
+    RankNCG,
+    RankRLS,
+    RankSVM,
+    RankSVML1,
+    UsageError,
+    metrics,
+)
 from rankfast.data.validation import NoPairsWarning
-from rankfast.model_selection import GridSearch, Metric, ValidationSet, make_folds, table_metrics
-from rankfast.model_selection._validation import CVResult, Progress, _log_progress, choose, cross_validate
+from rankfast.model_selection import CVResult, GridSearch, Metric, ValidationSet, make_folds, table_metrics
+from rankfast.model_selection._validation import Progress, _log_progress, choose, cross_validate
 
 # The table's other columns that no ranking changes get a note of their own (tested in
 # test_silent_misuse.py and above); here they would only add to the warnings summary.
 pytestmark = pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+CS = [0.03, 0.3, 3.0]
 
 
-def make_data(seed, sizes=(6, 9, 4, 12, 7, 5, 10, 8, 11, 6), d=5, levels=3):
-    """Queries of uneven sizes, interleaved rows, labels with some signal."""
-    rng = np.random.default_rng(seed)
-    qid = np.repeat(np.arange(len(sizes)) * 3 + 10, sizes)
-    n = len(qid)
-    X = rng.normal(size=(n, d))
-    y = rng.integers(0, levels, size=n) + (X[:, 0] > 0.3)
-    perm = rng.permutation(n)
-    return X[perm], y[perm].astype(np.float64), qid[perm]
-
-
-class Recorder:
-    """A minimal estimator (fit/predict, no fit_path) that records what each fit saw."""
-
-    seen = []
-
-    def __init__(self, C=1.0):
-        self.C = C
-
-    def fit(self, X, y, qid):
-        Recorder.seen.append((self.C, frozenset(np.asarray(qid).tolist()), len(y)))
-        self.w = np.linalg.lstsq(X, y, rcond=None)[0] * self.C
-        return self
-
-    def predict(self, X):
-        return X @ self.w
-
-
-# ---------------------------------------------------------------- folds
-
-@pytest.mark.parametrize("K", [2, 3, 5, 10, 25])
-def test_every_query_is_in_exactly_one_test_fold(K):
-    X, y, qid = make_data(1)
-    folds = make_folds(qid, K, random_state=7)
-    Q = len(np.unique(qid))
-    assert len(folds.splits) == min(K, Q)
-    held = np.zeros(len(qid), dtype=int)
-    sizes = []
-    for train, test in folds.splits:
-        held[test] += 1
-        np.testing.assert_array_equal(np.sort(np.concatenate((train, test))), np.arange(len(qid)))
-        assert not set(qid[train]) & set(qid[test])           # a query is never split
-        sizes.append(len(set(qid[test])))
-    assert np.all(held == 1)
-    assert max(sizes) - min(sizes) <= 1                       # queries spread evenly
-
-
-def test_the_seed_shuffles_the_folds_and_fixes_them():
-    _, _, qid = make_data(2, sizes=(3,) * 30)
-
-    def test_sets(seed):
-        return [frozenset(qid[test]) for _, test in make_folds(qid, 5, seed).splits]
-    assert test_sets(0) == test_sets(0)
-    assert test_sets(0) != test_sets(1)
-    unshuffled = [frozenset(np.unique(qid)[j::5]) for j in range(5)]    # the old "j mod K"
-    assert test_sets(0) != unshuffled
-
-
-def test_loqo_folds_and_single_ranking_folds():
-    _, _, qid = make_data(3)
-    loqo = make_folds(qid, "loqo")
-    assert [set(qid[test]) for _, test in loqo.splits] == [{q} for q in dict.fromkeys(qid.tolist())]
-    one = np.full(23, 4)
-    folds = make_folds(one, 5, random_state=3)
-    held = np.zeros(23, dtype=int)
-    for train, test in folds.splits:
-        held[test] += 1
-        assert len(train) + len(test) == 23
-    assert np.all(held == 1) and "documents of the single ranking" in folds.description
-    with pytest.raises(ValueError, match="leave-query-out .* at least 2 queries"):
-        make_folds(one, "loqo")
-    with pytest.raises(ValueError, match="at least 4 documents"):
-        make_folds(np.ones(3), 5)
-
-
-@pytest.mark.parametrize("cv", [1, 0, "lqo", 2.5, True])
-def test_bad_fold_counts_are_usage_errors(cv):
-    with pytest.raises(UsageError):
-        make_folds(np.arange(10) // 2, cv)
+M = "ndcg@5"            # the queries have 7 documents: LETOR's NDCG@10 is 0 for each
 
 
 def test_the_same_folds_serve_every_c():
@@ -149,8 +85,6 @@ def test_scikit_learn_group_k_fold():
         assert result.values[1, f, 0] == pytest.approx(metrics.ndcg(scores, y[test], qid[test]),
                                                       abs=1e-6)
 
-
-# ---------------------------------------------------------------- the table and the rule
 
 def test_one_standard_error_rule_on_a_hand_made_table():
     C = [0.01, 0.1, 1.0, 10.0]
@@ -236,23 +170,6 @@ def test_progress_lines_of_a_slow_search_are_all_shown():
     assert sent == [1, 1, 1, 1]
 
 
-def _cv_lines(out):
-    return re.findall(r"^CV (\d)/6: .* \(elapsed (\S+) s, ETA .* s\)$", out, re.M)
-
-
-def test_rank_learn_prints_cv_progress_about_once_a_second(tmp_path, capsys):
-    train, model = str(EXAMPLES / "train.dat"), str(tmp_path / "m")
-    assert learn_main(["-c", "0.01,1", "--folds", "3", "-v", "2", train, model]) == 0
-    assert [int(done) for done, _ in _cv_lines(capsys.readouterr().out)] == [1, 2, 3, 4, 5, 6]
-    assert learn_main(["-c", "0.01,1", "--folds", "3", train, model]) == 0      # -v 1
-    lines = _cv_lines(capsys.readouterr().out)
-    assert lines[0][0] == "1" and lines[-1][0] == "6"
-    elapsed = [float(seconds) for _, seconds in lines[:-1]]
-    assert all(b - a >= 0.9 for a, b in zip(elapsed, elapsed[1:]))   # printed to 0.1 s
-
-
-# ---------------------------------------------------------------- paths against refits
-
 def test_prsvm_warm_started_path_equals_cold_retraining():
     X, y, qid = make_data(8)
     grid = [3.0, 0.01, 0.3]
@@ -337,8 +254,6 @@ def read_meta(model, X):
     return model.to_model(n_features=X.shape[1]).metadata
 
 
-# ---------------------------------------------------------------- single rankings
-
 def test_a_single_ranking_is_cross_validated_by_its_documents():
     rng = np.random.default_rng(13)
     X = rng.normal(size=(60, 4))
@@ -358,21 +273,6 @@ def test_a_single_ranking_is_cross_validated_by_its_documents():
     with pytest.raises(ValueError, match="leave-query-out"):
         RankRLS(C=[0.1, 10.0], cv="loqo").fit(X, y, qid)
 
-
-def test_rank_learn_cross_validates_a_single_ranking(tmp_path, capsys):
-    data, model = tmp_path / "one.dat", tmp_path / "model"
-    lines = (EXAMPLES / "train.dat").read_text().splitlines(keepends=True)[:200]
-    data.write_text("".join(re.sub(r" qid:\d+", "", line) for line in lines))
-    for algorithm in ("rankrls", "prsvm", "rankncg"):
-        assert learn_main(["-a", algorithm, "-c", "0.1,1", "--folds", "3", str(data), str(model)]) == 0
-        out = capsys.readouterr().out
-        assert "3 folds of the documents of the single ranking, seed 0" in out
-        assert out.count("<- chosen") == 1
-    assert learn_main(["-a", "rankrls", "-c", "0.1,1", "--folds", "loqo", str(data), str(model)]) == 1
-    assert "leave-query-out cross-validation needs at least 2 queries" in capsys.readouterr().err
-
-
-# ---------------------------------------------------------------- kernels: gamma × C
 
 def test_gamma_grid_crossed_with_c():
     from rankfast import KernelApproxLearner, KernelParams
@@ -396,131 +296,12 @@ def test_gamma_grid_crossed_with_c():
     assert base.kernel.gamma == 1.0 and base.base_learner.C == 0.01      # template untouched
 
 
-# ---------------------------------------------------------------- rank_learn options
-
-def test_rank_learn_cv_options(tmp_path, capsys):
-    model = tmp_path / "m"
-    train = str(EXAMPLES / "train.dat")
-    assert learn_main(["-c", "0.01,1", "--folds", "3", "--cv-metric", "map", "--cv-rule", "1se",
-                       "--seed", "9", "-v", "2", train, str(model)]) == 0
-    out = capsys.readouterr().out
-    assert "Cross-validation (3 folds of queries, seed 9)" in out
-    assert "chosen by MAP, one-standard-error rule" in out
-    assert len(re.findall(r"^CV \d/6: fold \d/3, C = \S+: MAP \d\.\d{4} \(elapsed .* s, ETA .* s\)$",
-                          out, re.M)) == 6
-    header = [line for line in out.splitlines() if line.lstrip().startswith("C ")][0]
-    assert header.split()[:2] == ["C", "MAP"] and "NDCG@10 (LETOR)" in header
-    assert learn_main(["-c", "0.01,1", "--ndcg", "standard", "-v", "0", train, str(model)]) == 0
-    assert capsys.readouterr().out.count("NDCG@10 (standard)") == 0       # -v 0: no table
-    assert learn_main(["-c", "0.01,1", "--ndcg", "standard", train, str(model)]) == 0
-    assert "chosen by NDCG@10 (standard)" in capsys.readouterr().out
-
-
-def test_rank_learn_seed_changes_the_folds(tmp_path, capsys):
-    tables = []
-    for seed in ("0", "0", "5"):
-        assert learn_main(["-c", "0.01,1", "--folds", "3", "--seed", seed, "-v", "2",
-                           str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 0
-        out = capsys.readouterr().out
-        tables.append(re.findall(r"^CV .* (\S+) \(elapsed", out, re.M))
-    assert len(tables[0]) == 6 and tables[0] == tables[1] and tables[0] != tables[2]
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["--cv-metric", "auc"], "--cv-metric must be ndcg@k, map, err@k or pairs"),
-    (["--cv-rule", "2se"], "--cv-rule must be best or 1se"),
-    (["--folds", "1"], "--folds must be at least 2"),
-    (["--ndcg", "trec"], "--ndcg must be letor or standard"),
-    (["--plot", "x.pdf"], "must end in .png or .svg"),
-    (["-c", "1", "--plot", "x.png"], "--plot draws a cross-validation"),
-    (["-t", "1", "-g", "0.1,1"], "a -g list needs the RBF kernel"),
-])
-def test_rank_learn_cv_usage_errors(tmp_path, capsys, argv, message):
-    assert learn_main(argv + [str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 2
-    assert message in capsys.readouterr().err
-    assert not (tmp_path / "m").exists()
-
-
-def test_rank_learn_notes_cv_options_without_a_grid_and_loqo_refits(tmp_path, capsys):
-    train, model = str(EXAMPLES / "train.dat"), str(tmp_path / "m")
-    assert learn_main(["-c", "1", "--folds", "3", train, model]) == 0
-    assert "--folds has no effect without a list of -c" in capsys.readouterr().err
-    assert learn_main(["-a", "rankrls", "-c", "0.1,1", "--folds", "loqo", train, model]) == 0
-    captured = capsys.readouterr()
-    assert "exact leave-query-out, 120 queries" in captured.out and "refitted" not in captured.err
-    small = tmp_path / "small.dat"
-    small.write_text("".join((EXAMPLES / "train.dat").read_text().splitlines(keepends=True)[:150]))
-    assert learn_main(["-c", "0.1,1", "--folds", "loqo", str(small), model]) == 0
-    captured = capsys.readouterr()
-    assert "prsvm is refitted once per query" in captured.err
-    assert re.search(r"Cross-validation \(leave-query-out \((\d+) queries\)\)", captured.out)
-
-
-def test_rank_learn_gamma_list(tmp_path, capsys):
-    model = tmp_path / "m"
-    assert learn_main(["-t", "2", "-g", "0.1,1", "-c", "0.1,1", "--landmarks", "15", "--folds", "2",
-                       "-a", "rankrls", str(EXAMPLES / "test.dat"), str(model)]) == 0
-    out = capsys.readouterr().out
-    rows = re.findall(r"^\s*(\S+)\s+(\S+)\s+\d\.\d{4} ±", out, re.M)
-    assert rows == [("0.1", "0.1"), ("0.1", "1"), ("1", "0.1"), ("1", "1")]
-    chosen = re.search(r"^\s*(\S+)\s+(\S+)\s.*<- chosen", out, re.M).groups()
-    meta = read_model(str(model)).metadata
-    assert float(meta["C"]) == float(chosen[1]) and meta["gamma_grid"] == "0.1,1.0"
-
-
-class PlainRanker(Recorder):
-    """A linear learner with fit/predict/to_model and no C list of its own (as a new learner)."""
-
-    name = "plain"
-
-    def fit(self, X, y, qid, log=None):
-        super().fit(X.toarray() if hasattr(X, "toarray") else X, y, qid)
-        self.feature_ids_, self.weights_ = np.arange(1, X.shape[1] + 1), self.w
-        return self
-
-    def predict(self, X):
-        return np.asarray(X @ self.w).ravel()
-
-    def to_model(self, n_features=None, n_documents=0):
-        from rankfast.learners._linear import linear_model
-        return linear_model(self, n_features, n_documents, {"C": self.C})
-
-
-def test_a_learner_without_c_lists_is_cross_validated_from_outside(tmp_path, capsys, monkeypatch):
-    from rankfast.cli import learners
-    monkeypatch.setitem(learners.LEARNERS, "plain", lambda options: PlainRanker(C=learners._c(options)))
-    model = tmp_path / "m"
-    assert learn_main(["-a", "plain", "-c", "0.5,2", "--folds", "3", str(EXAMPLES / "train.dat"),
-                       str(model)]) == 0
-    out = capsys.readouterr().out
-    chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
-    meta = read_model(str(model)).metadata
-    assert "3 folds of queries, seed 0" in out and float(meta["C"]) == float(chosen)
-    assert meta["C_grid"] == "0.5,2.0"
-
-
 def test_grid_rows_put_c_last_whatever_the_order_given():
     from rankfast.model_selection import grid_rows
     rows = grid_rows({"base_learner__C": [1.0, 0.1], "kernel__gamma": [2.0, 0.5]})
     assert [list(row) for row in rows] == [["kernel__gamma", "base_learner__C"]] * 4
     assert [tuple(row.values()) for row in rows] == [(0.5, 0.1), (0.5, 1.0), (2.0, 0.1), (2.0, 1.0)]
     assert grid_rows([3, 1, 3]) == [{"C": 1.0}, {"C": 3.0}]
-
-
-def test_svmrank_takes_a_c_list_from_the_command_line(tmp_path, capsys):
-    model = tmp_path / "m"
-    assert learn_main(["-a", "svmrank", "-c", "0.01,1", "--folds", "2", str(EXAMPLES / "train.dat"),
-                       str(model)]) == 0
-    out = capsys.readouterr().out
-    chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
-    meta = read_model(str(model)).metadata
-    assert meta["algorithm"] == "svmrank" and float(meta["C"]) == float(chosen)
-
-
-def test_rank_learn_help_says_how_often_cv_progress_prints(capsys):
-    assert learn_main(["-?"]) == 0
-    help_text = " ".join(capsys.readouterr().out.split())
-    assert "1 prints cross-validation progress about once a second, 2 every fold and C" in help_text
 
 
 def short_queries(seed=0, n_queries=30, size=6, d=4):
@@ -619,3 +400,155 @@ def test_a_grid_names_nested_parameters_as_set_params_does():
     assert learner.get_params()["base_learner__C"] == 3.0
     with pytest.raises(UsageError, match="'base_learner__C'"):
         grid_rows({"base_learner.C": [1.0]})
+
+
+def test_more_folds_than_queries_say_so_in_the_table_title():
+    rng = np.random.default_rng(0)
+    X, y, qid = rng.normal(size=(40, 2)), np.arange(40) % 3, np.arange(40) // 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                # 4-document queries: NDCG@10 constant
+        result = RankSVM(C=[0.1, 1.0], cv=50).fit(X, y, qid).cv_result_
+    assert result.folds.startswith("10 folds of queries (one a query: 50 asked)")
+
+
+def test_a_cv_result_says_validation_in_its_header():
+    result = CVResult([{"C": 1.0}, {"C": 2.0}], [metrics_column()], np.ones((2, 3, 1)),
+                      "vali.txt, 3 queries", validation=True)
+    assert result.format().startswith("Validation (vali.txt, 3 queries): mean ± sd over its "
+                                      "queries")
+
+
+def metrics_column():
+    from rankfast.model_selection import Metric
+    return Metric.parse("ndcg@10")
+
+
+class SameFold:
+    """Three folds of the original queries; every copy (qid 100k + q) in the fold of q."""
+
+    def split(self, X, y, groups):
+        fold = (np.asarray(groups) % 100) % 3
+        for f in range(3):
+            yield np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+
+
+@pytest.mark.parametrize("metric", ["ndcg@5", "map", "err@5", "pairs", "ndcg"])
+def test_a_weighted_metric_is_the_metric_of_the_data_with_the_queries_repeated(metric):
+    X, y, qid = data()
+    scores = X @ [1.0, -0.5, 0.2, 0.0]
+    X2, y2, qid2 = repeated(X, y, qid)
+    metric = Metric.parse(metric)
+    weighted = metric.evaluate(scores, y, qid, max_grade=3, weight=row_weights(qid))
+    assert weighted == pytest.approx(metric.evaluate(X2 @ [1.0, -0.5, 0.2, 0.0], y2, qid2,
+                                                     max_grade=3), rel=1e-12)
+    assert weighted != pytest.approx(metric.evaluate(scores, y, qid, max_grade=3), rel=1e-6)
+    assert np.isnan(metric.evaluate(scores, y, qid, weight=np.zeros(len(y))))
+
+
+def test_weighted_fold_statistics_against_their_formulas():
+    rng = np.random.default_rng(3)
+    values = rng.random((2, 5, 1))
+    values[1, 2, 0] = np.nan                        # undefined on a fold: left out
+    w = np.array([1.0, 2.0, 0.5, 0.0, 3.0])
+    result = CVResult([{"C": 1.0}, {"C": 2.0}], [Metric.parse("map")], values, "x", weights=w)
+    for i in range(2):
+        keep = np.isfinite(values[i, :, 0]) & (w > 0)
+        v, u = values[i, keep, 0], w[keep]
+        mean = np.average(v, weights=u)
+        n_eff = u.sum() ** 2 / (u * u).sum()
+        sd = np.sqrt(np.sum(u * (v - mean) ** 2) / (u.sum() - (u * u).sum() / u.sum()))
+        assert result.mean[i, 0] == pytest.approx(mean, rel=1e-13)
+        assert result.sd[i, 0] == pytest.approx(sd, rel=1e-12)
+        assert result.se[i, 0] == pytest.approx(sd / np.sqrt(n_eff), rel=1e-12)
+    plain = CVResult([{"C": 1.0}, {"C": 2.0}], [Metric.parse("map")], values, "x")
+    ones = CVResult([{"C": 1.0}, {"C": 2.0}], [Metric.parse("map")], values, "x",
+                    weights=np.ones(5))
+    for stat in ("mean", "sd", "se", "count"):
+        np.testing.assert_array_equal(getattr(ones, stat), getattr(plain, stat))
+
+
+KFOLD = {
+    "RankSVM": lambda cv: RankSVM(C=CS, tol=1e-12, cv=cv, cv_metric=M),
+    "RankSVM-loss2": lambda cv: RankSVM(C=CS, loss=2, tol=1e-12, cv=cv, cv_metric=M),
+    "RankNCG": lambda cv: RankNCG(C=CS, tol=1e-12, cv=cv, cv_metric=M),
+    "RankRLS": lambda cv: RankRLS(C=CS, cv=cv, cv_metric=M),
+    "RankSVML1-grid": lambda cv: GridSearch(RankSVML1(tol=1e-10), {"C": CS}, cv=cv, cv_metric=M),
+    "RFF-gamma-grid": lambda cv: GridSearch(
+        KernelApproxLearner(RankRLS(C=1.0), KernelParams(kernel=2, gamma=1.0), approx="rff",
+                            landmarks=30),
+        {"kernel__gamma": [0.1, 1.0], "base_learner__C": [0.1, 1.0]}, cv=cv, cv_metric=M),
+    "RFF": lambda cv: KernelApproxLearner(RankRLS(C=CS, cv=cv, cv_metric=M),
+                                          KernelParams(kernel=2, gamma=0.3), approx="rff",
+                                          landmarks=30),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KFOLD))
+def test_a_c_list_with_a_weight_of_two_is_the_c_list_with_the_query_twice(name):
+    X, y, qid = data()
+    X2, y2, qid2 = repeated(X, y, qid)
+    weight = row_weights(qid)
+    original = weight.copy()
+    weight.setflags(write=False)                     # fit must not write into it
+    fitted = KFOLD[name](SameFold()).fit(X, y, qid, sample_weight=weight)
+    twice = KFOLD[name](SameFold()).fit(X2, y2, qid2)
+    plain = KFOLD[name](SameFold()).fit(X, y, qid)
+    np.testing.assert_array_equal(weight, original)
+    tables = [getattr(m, "cv_result_", None) or m.learner_.cv_result_ for m in (fitted, twice,
+                                                                             plain)]
+    np.testing.assert_allclose(tables[0].values, tables[1].values, rtol=1e-7, atol=1e-9)
+    assert not np.allclose(tables[0].values, tables[2].values, rtol=1e-6)
+    assert tables[0].chosen == tables[1].chosen
+    np.testing.assert_allclose(fitted.predict(X), twice.predict(X), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("make", [lambda: RankSVM(C=CS, tol=1e-12), lambda: RankRLS(C=CS)])
+def test_a_validation_table_weighs_the_fits_not_the_validation_queries(make):
+    X, y, qid = data()
+    Xv, yv, qv = data(seed=1)
+    X2, y2, qid2 = repeated(X, y, qid)
+    fitted = make().set_params(cv=ValidationSet(Xv, yv, qv), cv_metric=M).fit(X, y, qid,
+                                                                 sample_weight=row_weights(qid))
+    twice = make().set_params(cv=ValidationSet(Xv, yv, qv), cv_metric=M).fit(X2, y2, qid2)
+    np.testing.assert_allclose(fitted.cv_result_.values, twice.cv_result_.values, rtol=1e-7,
+                               atol=1e-9)
+    assert fitted.cv_result_.weights is None
+
+
+def test_greedy_with_a_c_list_scores_each_fold_with_its_weighted_fits():
+    """Greedy's C list: every fold's model is greedy fitted on the fold's weighted queries, and
+    the fold's value weighs its held-out queries (greedy's own weighting: the tests below)."""
+    X, y, qid = data(d=5)
+    weight = row_weights(qid)
+    ranker = GreedyRankRLS(C=CS, k=2, cv=SameFold(), cv_metric=M).fit(X, y, qid,
+                                                                      sample_weight=weight)
+    metric = Metric.parse(M)
+    for f, (train, test) in enumerate(SameFold().split(X, y, qid)):
+        for i, C in enumerate(CS):
+            model = GreedyRankRLS(C=C, k=2).fit(X[train], y[train], qid[train],
+                                                sample_weight=weight[train])
+            expected = metric.evaluate(model.predict(X[test]), y[test], qid[test], max_grade=3,
+                                       weight=weight[test])
+            assert ranker.cv_result_.values[i, f, 0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_cv_as_a_list_of_splits_is_the_splitter_that_made_them():
+    """scikit-learn's other form of cv (its sample-weight checks pass one)."""
+    from rankfast import UsageError
+    X, y, qid = data()
+    splits = list(SameFold().split(X, y, qid))
+    by_list = RankSVM(C=CS, cv=splits, cv_metric=M).fit(X, y, qid, sample_weight=row_weights(qid))
+    by_splitter = RankSVM(C=CS, cv=SameFold(), cv_metric=M).fit(X, y, qid,
+                                                                sample_weight=row_weights(qid))
+    np.testing.assert_array_equal(by_list.cv_result_.values, by_splitter.cv_result_.values)
+    assert by_list.cv_result_.folds == "3 splits of the list given"
+    for bad in ([(splits[0][0],)], [], [(np.ones(3, dtype=bool), splits[0][1])]):
+        with pytest.raises(UsageError):
+            RankSVM(C=CS, cv=bad).fit(X, y, qid)
+
+
+def test_a_fold_whose_training_queries_all_weigh_zero_is_refused_by_its_number():
+    X, y, qid = data()
+    weight = np.where(qid % 3 == 0, 1.0, 0.0)        # only fold 0's queries weigh
+    with pytest.raises(ValueError, match="fold 1 of 3 trains on queries whose weights are all"):
+        RankSVM(C=CS, cv=SameFold(), cv_metric="ndcg@5").fit(X, y, qid, sample_weight=weight)

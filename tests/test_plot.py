@@ -1,17 +1,10 @@
 """rankfast.plot rendered headless (matplotlib's Agg and SVG backends) to files, and --plot."""
-import sys
-import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest
+from program_runs import check_figure_file as check_file
 
 from rankfast import GreedyRankRLS, RankRLS, RankSVM, plot
-from rankfast.cli.learn import learn_main
-from rankfast.errors import MissingDependencyError
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def make_data(seed=0, Q=12, m=12, d=5):
@@ -22,26 +15,11 @@ def make_data(seed=0, Q=12, m=12, d=5):
     return X, y, qid
 
 
-def check_file(path, kind):
-    data = path.read_bytes()
-    assert len(data) > 2000
-    if kind == "png":
-        assert data.startswith(PNG_SIGNATURE)
-    else:
-        assert ET.fromstring(data).tag == "{http://www.w3.org/2000/svg}svg"
-    return data
-
-
 def chosen_x(ax):
     """x of the artist the plot marks as chosen (gid "chosen")."""
     marks = [line for line in ax.get_lines() if line.get_gid() == "chosen"]
     assert len(marks) == 1
     return np.unique(marks[0].get_xdata())
-
-
-@pytest.fixture
-def needs_matplotlib():
-    pytest.importorskip("matplotlib")
 
 
 @pytest.mark.usefixtures("needs_matplotlib")
@@ -93,30 +71,6 @@ def test_regularisation_path_and_the_selection_figure(tmp_path):
 
 
 @pytest.mark.usefixtures("needs_matplotlib")
-def test_rank_learn_plot(tmp_path, capsys):
-    out = tmp_path / "cv.png"
-    assert learn_main(["-c", "0.01,1", "--folds", "3", "--plot", str(out),
-                       str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 0
-    check_file(out, "png")
-    assert f"Wrote the plot to {out}" in capsys.readouterr().out
-    greedy = tmp_path / "greedy.svg"
-    assert learn_main(["-a", "greedy", "-k", "3", "--plot", str(greedy),
-                       str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 0
-    check_file(greedy, "svg")
-
-
-def test_rank_learn_says_when_matplotlib_is_missing(tmp_path, capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)       # import fails
-    with pytest.raises(MissingDependencyError, match=r"pip install rankfast\[plot\]"):
-        plot.require_matplotlib()
-    assert learn_main(["-c", "0.01,1", "--plot", str(tmp_path / "cv.png"),
-                       str(EXAMPLES / "train.dat"), str(tmp_path / "m")]) == 1
-    err = capsys.readouterr().err
-    assert err == "rank_learn: plotting needs matplotlib: pip install rankfast[plot]\n"
-    assert not (tmp_path / "m").exists() and not (tmp_path / "cv.png").exists()
-
-
-@pytest.mark.usefixtures("needs_matplotlib")
 def test_cv_curve_draws_one_curve_per_gamma_and_the_1se_marks():
     from rankfast.model_selection import CVResult, Metric
     params = [{"gamma": g, "C": C} for g in (0.1, 1.0) for C in (0.1, 1.0, 10.0)]
@@ -130,15 +84,6 @@ def test_cv_curve_draws_one_curve_per_gamma_and_the_1se_marks():
     assert chosen_x(ax) == [1.0]                              # 0.72 ≥ 0.73 − se 0.02
     best = [line for line in ax.get_lines() if line.get_gid() == "best"]
     assert len(best) == 1 and list(best[0].get_xdata()) == [10.0]
-
-
-@pytest.mark.usefixtures("needs_matplotlib")
-def test_rank_learn_checks_the_plot_path_before_training(tmp_path, capsys):
-    missing = tmp_path / "no" / "cv.png"
-    assert learn_main(["-c", "0.01,1", "--plot", str(missing), str(EXAMPLES / "train.dat"),
-                       str(tmp_path / "m")]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith(f"rank_learn: {missing}: cannot write") and not (tmp_path / "m").exists()
 
 
 @pytest.mark.usefixtures("needs_matplotlib")
@@ -170,11 +115,11 @@ def test_cv_curve_legend_holds_the_chosen_line():
     assert ax.get_title().startswith("Cross-validation: 3 folds")    # no learner given
 
 
+@pytest.mark.usefixtures("needs_matplotlib")
 @pytest.mark.parametrize("learner, title", [
     (RankSVM(C=[0.1, 1.0], cv=3), "RankSVM (prsvm)"),
     (RankRLS(C=[0.1, 1.0]), "RankRLS"),
 ])
-@pytest.mark.usefixtures("needs_matplotlib")
 def test_the_selection_figure_names_the_learner(learner, title):
     X, y, qid = make_data(4)
     figure = plot.selection_figure(learner.fit(X, y, qid))
@@ -193,13 +138,3 @@ def test_learner_titles():
         "RankSVM (prsvm) on random Fourier features"
     assert plot.learner_title(GridSearch(KernelApproxLearner(), {"base_learner__C": [1.0]})) == \
         "RankSVM (prsvm) on Nyström features"
-
-
-@pytest.mark.usefixtures("needs_matplotlib")
-def test_rank_learn_plot_title_names_the_learner(tmp_path, monkeypatch):
-    drawn = []
-    monkeypatch.setattr(plot, "save", lambda figure, path: drawn.append(figure))
-    assert learn_main(["-a", "rankncg", "-c", "0.1,1", "--folds", "3", "-v", "0", "--plot",
-                       str(tmp_path / "cv.png"), str(EXAMPLES / "train.dat"),
-                       str(tmp_path / "m")]) == 0
-    assert drawn[0].axes[0].get_title().startswith("RankNCG — Cross-validation: 3 folds")
