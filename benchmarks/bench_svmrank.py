@@ -112,7 +112,7 @@ def fit_phases(data, C):
     """CPU seconds of fit's steps, taken as RankSVML1.fit takes them:
     (preparation, OCAS, oracle, oracle calls, products, number of products)."""
     from rankfast import RankSVML1
-    from rankfast._threads import resolve_n_jobs
+    from rankfast._kernels.threads import resolve_n_jobs
     from rankfast.learners._linear import DataMatrix, training_arrays
     from rankfast.learners.prsvm import query_weights
     from rankfast.learners.svmrank import HingeLoss, svm_rank_target

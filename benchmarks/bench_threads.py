@@ -202,7 +202,7 @@ def greedy_ratio(threads):
 def greedy_bandwidth(threads, n=500_000, d=50, repeat=5):
     """GB/s of one greedy step (add_feature with scoring) against plain streams over C and U."""
     from rankfast._kernels import _rankrls
-    from rankfast._threads import query_chunks
+    from rankfast._kernels.threads import query_chunks
     rng = np.random.default_rng(0)
     C, U = rng.normal(size=(n, d)), rng.normal(size=(n, d))
     a, p, g, h = rng.normal(size=n), rng.normal(size=n), rng.random(d), rng.normal(size=d)

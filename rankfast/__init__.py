@@ -28,7 +28,7 @@ __version__ = "0.2.0"
 
 try:
     from ._kernels import _svmlight  # noqa: F401  (compiled kernels loadable?)
-    from ._threads import load_openmp_runtime
+    from ._kernels.threads import load_openmp_runtime
     # The kernels' OpenMP threads sleep between parallel regions (OMP_WAIT_POLICY=PASSIVE
     # while the runtime loads, not left in os.environ for other libraries or children).
     load_openmp_runtime()

@@ -306,7 +306,7 @@ class KernelModel(Exportable):
     def _svm_light_scores(self, X, sv, n_jobs):
         """Scores with svm_rank_classify's bits (rankfast._kernels._kernel_scores), X and sv canonical."""
         from ._kernels import _kernel_scores
-        from ._threads import resolve_n_jobs
+        from ._kernels.threads import resolve_n_jobs
         values, indptr = X.data.astype(np.float32), X.indptr.astype(np.int64)
         x_norms = np.zeros(X.shape[0])
         if self.kernel.kernel == 2:

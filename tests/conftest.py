@@ -19,7 +19,7 @@ def svm_rank_reference():
 def every_thread_counts(monkeypatch):
     """Fits use every thread they are given, however small the data (the tests' data is
     small: without this, resolve_n_jobs would give them one thread per 32,768 entries)."""
-    from rankfast import _threads
+    from rankfast._kernels import threads as _threads
     monkeypatch.setattr(_threads, "MIN_ENTRIES_PER_THREAD", 1)
 
 

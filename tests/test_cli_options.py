@@ -228,7 +228,7 @@ def test_j_with_svmrank_has_no_false_note(tmp_path, capsys):
 @pytest.mark.parametrize("program", ["rank_learn", "rank_classify"])
 def test_a_huge_worker_count_starts_the_cores_at_once(tmp_path, models, program):
     pytest.importorskip("distributed")
-    from rankfast._threads import available_cores
+    from rankfast._kernels.threads import available_cores
     if program == "rank_learn":
         args = ["-c", "3", EXAMPLES / "train.dat", tmp_path / "out"]
     else:

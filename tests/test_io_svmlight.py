@@ -355,7 +355,7 @@ def test_threads_are_capped_at_the_cores(tmp_path, started_threads):
     import numpy as np
 
     import rankfast
-    from rankfast import _threads
+    from rankfast._kernels import threads as _threads
     cores = _threads.available_cores()
     assert _threads.resolve_n_jobs(10**6) == cores == _threads.resolve_n_jobs(10**6, 10**12)
     started = started_threads

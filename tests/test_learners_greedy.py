@@ -14,7 +14,7 @@ from data_makers import weighted_queries as data
 
 from rankfast import GreedyRankRLS, RankRLS, read_model, write_model
 from rankfast._kernels import _rankrls
-from rankfast._threads import query_chunks
+from rankfast._kernels.threads import query_chunks
 from rankfast.data.validation import query_sample_weights
 from rankfast.learners import greedy
 from rankfast.learners.greedy import available_memory, greedy_memory_bytes

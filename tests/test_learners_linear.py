@@ -69,7 +69,7 @@ def test_full_rows_tells_a_dense_matrix_stored_as_csr():
 def test_the_solvers_products_of_a_full_csr_matrix_are_its_sparse_products(dtype):
     """DataMatrix multiplies a CSR matrix holding every entry as the dense matrix of its
     values (no index read): the bits the CSR kernels give, every mode, on any threads."""
-    from rankfast._threads import BLOCK_ROWS
+    from rankfast._kernels.threads import BLOCK_ROWS
     from rankfast.data.sparse import CSR
     from rankfast.learners._linear import DataMatrix
     rng = np.random.default_rng(5)

@@ -11,7 +11,7 @@ from data_makers import weighted_queries as data
 
 from rankfast import GreedyRankRLS, RankRLS, UsageError, metrics, read_model, write_model
 from rankfast._kernels import _rankrls
-from rankfast._threads import query_chunks
+from rankfast._kernels.threads import query_chunks
 from rankfast.data.validation import query_sample_weights
 from rankfast.learners import rankrls
 from rankfast.learners.rankrls import centred, query_scale

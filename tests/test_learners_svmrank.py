@@ -13,7 +13,7 @@ from shared_paths import REFERENCE, require
 import rankfast
 from rankfast import RankSVML1
 from rankfast._kernels import _hinge
-from rankfast._threads import query_chunks
+from rankfast._kernels.threads import query_chunks
 from rankfast.cli.learn import learn_main
 from rankfast.data.validation import NoPairsWarning
 from rankfast.learners._linear import query_weights

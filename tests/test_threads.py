@@ -10,8 +10,9 @@ import pytest
 import scipy.sparse as sp
 
 import rankfast
-from rankfast import _threads, dump_svmlight
+from rankfast import dump_svmlight
 from rankfast._kernels import _erfc, _predict, _prsvm, _rankrls
+from rankfast._kernels import threads as _threads
 from rankfast.cli.classify import classify_main
 from rankfast.cli.learn import learn_main
 from rankfast.learners._linear import DataMatrix

@@ -13,7 +13,7 @@ import time
 
 from .. import __version__
 from .._kernels._predict import format_scores, linear_scores_rows
-from .._threads import resolve_n_jobs
+from .._kernels.threads import resolve_n_jobs
 from ..errors import InputError, UsageError
 from ..io._model_text import read_model_file, single_vector_weights
 from ..io.files import atomic_output, check_output

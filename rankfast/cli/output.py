@@ -17,7 +17,7 @@ import time
 import warnings
 
 from .. import __version__
-from .._threads import resolve_n_jobs
+from .._kernels.threads import resolve_n_jobs
 from ..errors import RankfastError, UsageError
 from .options import HelpRequested, VersionRequested, in_flags
 

@@ -188,7 +188,7 @@ def local_client(n_workers: Any) -> Any:
 
 def max_local_workers() -> Any:
     """The most worker processes local_client starts: the cores this process may run on."""
-    from .._threads import available_cores
+    from .._kernels.threads import available_cores
     return available_cores()
 
 

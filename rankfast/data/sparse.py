@@ -16,7 +16,7 @@ import numpy as np
 
 from .._kernels import _csr, _products
 from .._kernels._products import mark_columns
-from .._threads import resolve_n_jobs
+from .._kernels.threads import resolve_n_jobs
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:

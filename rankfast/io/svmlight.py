@@ -23,7 +23,7 @@ import dataclasses
 import numpy as np
 
 from .._kernels import _svmlight
-from .._threads import resolve_n_jobs
+from .._kernels.threads import resolve_n_jobs
 from ..data.queries import group_rows, noncontiguous_qid, query_starts
 from ..data.sparse import CSR, as_csr
 from ..data.validation import TrainingData, check_features
@@ -151,7 +151,7 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
         by the parsing threads); the library prints nothing.
     n_jobs : int or None
         Threads parsing (None or 0: every core this process may run on; see
-        rankfast._threads; a file of known size gets no more threads than it
+        rankfast._kernels.threads; a file of known size gets no more threads than it
         holds MIN_BLOCKS_PER_THREAD blocks for each, below which a thread
         costs more than it saves).  Above 1, the file is read in blocks of
         chunk_bytes / threads (MIN_BLOCK_BYTES, 2 MB, at least), whose lines

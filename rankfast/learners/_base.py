@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._estimator import BaseEstimator, check_is_fitted
-from .._threads import blas_single_thread, resolve_n_jobs, stored_entries
+from .._kernels.threads import blas_single_thread, resolve_n_jobs, stored_entries
 from ..data.sparse import CSR
 from ..data.validation import (
     OneRankingWarning,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels import _products
-from .._threads import BLOCK_ROWS
+from .._kernels.threads import BLOCK_ROWS
 from ..data.sparse import CSR, all_finite, as_csr, issparse
 from ..data.validation import TrainingData
 from ..errors import UsageError

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._estimator import check_is_fitted
 from .._kernels import _rankrls
-from .._threads import blas_single_thread, query_chunks
+from .._kernels.threads import blas_single_thread, query_chunks
 from ..data.validation import weighted
 from ..errors import UsageError
 from ._base import LinearRanker, Problem

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._estimator import check_is_fitted
 from .._kernels import _prsvm
-from .._threads import query_chunks
+from .._kernels.threads import query_chunks
 from ..optimize.newton import minimize
 from ..optimize.precondition import PairPreconditioner
 from ._base import PathRanker, Problem

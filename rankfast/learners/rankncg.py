@@ -75,7 +75,7 @@ import numpy as np
 
 from .._estimator import check_is_fitted
 from .._kernels import _erfc
-from .._threads import query_chunks
+from .._kernels.threads import query_chunks
 from ..errors import UsageError
 from ..optimize.ncg import nonlinear_cg
 from ..optimize.precondition import PairPreconditioner

@@ -68,7 +68,7 @@ import scipy.linalg
 
 from .._estimator import check_is_fitted
 from .._kernels import _rankrls
-from .._threads import BLOCK_ROWS, query_chunks
+from .._kernels.threads import BLOCK_ROWS, query_chunks
 from ..data.sparse import CSR
 from ..data.validation import TrainingData, weighted
 from ..errors import UsageError

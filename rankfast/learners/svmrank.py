@@ -75,7 +75,7 @@ import numpy as np
 
 from .._estimator import check_is_fitted
 from .._kernels import _hinge, _prsvm
-from .._threads import query_chunks
+from .._kernels.threads import query_chunks
 from ..errors import UsageError
 from ..optimize.ocas import CuttingPlaneResult, ocas
 from ..optimize.precondition import PairPreconditioner

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from ._typing import Matrix, Vector
+    from .._typing import Matrix, Vector
 
 CHUNK_DOCUMENTS = 4096      # documents per chunk of queries (a whole query is never split)
 MIN_ENTRIES_PER_THREAD = 1 << 15   # stored entries a thread must get to pay for waking it
@@ -139,7 +139,7 @@ def load_openmp_runtime(environ: Any = os.environ) -> None:
     if not given:
         environ["OMP_WAIT_POLICY"] = "PASSIVE"
     try:
-        from ._kernels import _predict  # noqa: F401  (links the OpenMP runtime when built with it)
+        from . import _predict  # noqa: F401  (links the OpenMP runtime when built with it)
     finally:
         if not given:
             environ.pop("OMP_WAIT_POLICY", None)
