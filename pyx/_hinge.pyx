@@ -62,6 +62,15 @@ cdef inline void count_add(double* tree, Py_ssize_t size, Py_ssize_t i) noexcept
         i += i & (-i)
 
 
+cdef inline void count_add_weighted(double* tree, Py_ssize_t size, Py_ssize_t i,
+                                    double w) noexcept nogil:
+    """Count w at position i (a document that weighs w)."""
+    i += 1
+    while i < size:
+        tree[i] += w
+        i += i & (-i)
+
+
 cdef inline void count_clear(double* tree, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
     """Zero every node on position i's update path."""
     i += 1
@@ -80,8 +89,8 @@ cdef inline double count_prefix(const double* tree, Py_ssize_t i) noexcept nogil
 
 
 cdef int hinge_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
-                     const int64_t* order, const double* weight, Py_ssize_t n_levels,
-                     Py_ssize_t q0, Py_ssize_t q1, double* grad_out,
+                     const int64_t* order, const double* weight, const double* doc_weight,
+                     Py_ssize_t n_levels, Py_ssize_t q0, Py_ssize_t q1, double* grad_out,
                      double* loss_out) noexcept nogil:
     """hinge over queries q0 .. q1 - 1 into loss_out[0] and grad_out; -1 when out of memory."""
     # With t = s - ref (ref: the query's median score, keeps the sums small), for
@@ -95,9 +104,11 @@ cdef int hinge_chunk(const double* scores, const int64_t* rank, const int64_t* s
     # the sweeps read memory sequentially.  Sweep 2 needs counts only (a tree
     # of counts, half the memory traffic).  A tree with no more nodes than the
     # query has documents is cleared whole, a larger one along inserted paths.
+    # With doc_weight (v, NULL: all 1), pair (i, j) weighs c_q v_i: sweep 1
+    # multiplies i's terms by v_i, sweep 2 counts each k as v_k (copied to vv).
     cdef Py_ssize_t size = n_levels + 1
     cdef Py_ssize_t q, a, m_q, p, t, longest = 1
-    cdef double c, ref, loss = 0.0
+    cdef double c, ci, ref, loss = 0.0
     cdef CountSum m
     cdef int status = 0
     for q in range(q0, q1):
@@ -107,7 +118,11 @@ cdef int hinge_chunk(const double* scores, const int64_t* rank, const int64_t* s
     cdef double* ss = <double*> malloc(longest * sizeof(double))
     cdef double* gg = <double*> malloc(longest * sizeof(double))
     cdef int64_t* rr = <int64_t*> malloc(longest * sizeof(int64_t))
-    if tree == NULL or counts == NULL or ss == NULL or gg == NULL or rr == NULL:
+    cdef double* vv = NULL
+    if doc_weight != NULL:
+        vv = <double*> malloc(longest * sizeof(double))
+    if tree == NULL or counts == NULL or ss == NULL or gg == NULL or rr == NULL or (
+            doc_weight != NULL and vv == NULL):
         status = -1
     else:
         for q in range(q0, q1):
@@ -120,14 +135,18 @@ cdef int hinge_chunk(const double* scores, const int64_t* rank, const int64_t* s
             for t in range(m_q):
                 ss[t] = scores[order[a + t]] - ref
                 rr[t] = rank[order[a + t]]
+            if doc_weight != NULL:
+                for t in range(m_q):
+                    vv[t] = doc_weight[order[a + t]]
             p = m_q - 1
             for t in range(m_q - 1, -1, -1):
                 while p >= 0 and ss[p] > ss[t] - 1.0:
                     tree_add(tree, size, rr[p], ss[p])
                     p -= 1
                 m = tree_prefix(tree, rr[t])
-                loss += c * (m.n * (1.0 - ss[t]) + m.s)
-                gg[t] = -c * m.n
+                ci = c if doc_weight == NULL else c * vv[t]
+                loss += ci * (m.n * (1.0 - ss[t]) + m.s)
+                gg[t] = -ci * m.n
             if size <= m_q:
                 memset(tree, 0, size * sizeof(CountSum))
             else:
@@ -136,7 +155,10 @@ cdef int hinge_chunk(const double* scores, const int64_t* rank, const int64_t* s
             p = 0
             for t in range(m_q):
                 while p < m_q and ss[t] > ss[p] - 1.0:
-                    count_add(counts, size, n_levels - 1 - rr[p])
+                    if doc_weight == NULL:
+                        count_add(counts, size, n_levels - 1 - rr[p])
+                    else:
+                        count_add_weighted(counts, size, n_levels - 1 - rr[p], vv[p])
                     p += 1
                 grad_out[order[a + t]] = gg[t] + c * count_prefix(counts, n_levels - 1 - rr[t])
             if size <= m_q:
@@ -150,14 +172,19 @@ cdef int hinge_chunk(const double* scores, const int64_t* rank, const int64_t* s
     free(ss)
     free(gg)
     free(rr)
+    free(vv)
     return status
 
 
 def hinge(const double[::1] scores, const int64_t[::1] rank,
           const int64_t[::1] starts, const int64_t[::1] order,
           const double[::1] weight, Py_ssize_t n_levels, double[::1] grad_out,
-          const int64_t[::1] chunks=None, int n_threads=1):
-    """Return L = sum_q c_q sum_{active (i, j)} (1 - s_i + s_j) and write a subgradient dL/ds to grad_out."""
+          const int64_t[::1] chunks=None, int n_threads=1, const double[::1] doc_weight=None):
+    """Return L = sum_q c_q sum_{active (i, j)} v_i (1 - s_i + s_j) and write a subgradient dL/ds to grad_out.
+
+    doc_weight: v, one per document (None: all 1), the weight of each pair on
+    its preferred (higher-label) document.
+    """
     # Threads as in _prsvm: chunks of whole queries fixed by the data, each with
     # its own scratch and partial loss, added in chunk order: the same bits for
     # any number of threads.
@@ -166,11 +193,12 @@ def hinge(const double[::1] scores, const int64_t[::1] rank,
     cdef double[::1] partial = np.zeros(max(n_chunks, 1))
     cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
     cdef double loss = 0.0
+    cdef const double* v = NULL if doc_weight is None or doc_weight.shape[0] == 0 else &doc_weight[0]
     if scores.shape[0] == 0:
         return 0.0
     with nogil:
         for k in prange(n_chunks, schedule="dynamic", num_threads=n_threads):
-            status[k] = hinge_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0],
+            status[k] = hinge_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], v,
                                     n_levels, chunks[k], chunks[k + 1], &grad_out[0],
                                     &partial[k])
     check_chunks(status)

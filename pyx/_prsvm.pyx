@@ -54,6 +54,22 @@ cdef inline void fenwick_add(Moments* tree, Py_ssize_t size, Py_ssize_t i,
         i += i & (-i)
 
 
+cdef inline void fenwick_add_weighted(Moments* tree, Py_ssize_t size, Py_ssize_t i,
+                                      double v, double w) noexcept nogil:
+    """Insert value v with weight w at position i: count w, sum w v, sum of squares w v²."""
+    i += 1
+    if size <= FLAT_SIZE:
+        tree[i].n += w
+        tree[i].s += w * v
+        tree[i].ss += w * v * v
+        return
+    while i < size:
+        tree[i].n += w
+        tree[i].s += w * v
+        tree[i].ss += w * v * v
+        i += i & (-i)
+
+
 cdef inline void fenwick_clear(Moments* tree, Py_ssize_t size, Py_ssize_t i) noexcept nogil:
     """Zero every node on position i's update path."""
     i += 1
@@ -106,9 +122,9 @@ cdef enum:
 
 
 cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
-                     const int64_t* order, const double* weight, Py_ssize_t n_levels,
-                     Py_ssize_t q0, Py_ssize_t q1, Moments* tree, double* grad_out,
-                     double* loss_out) noexcept nogil:
+                     const int64_t* order, const double* weight, const double* doc_weight,
+                     Py_ssize_t n_levels, Py_ssize_t q0, Py_ssize_t q1, Moments* tree,
+                     double* grad_out, double* loss_out) noexcept nogil:
     """squared_hinge over queries q0 .. q1 - 1, with a zeroed tree (left zeroed)."""
     # Per query, scores are shifted by a reference c (the median score) to keep
     # the moment sums small: t = s - c.  For document i, with u_i = 1 - t_i,
@@ -120,9 +136,12 @@ cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* s
     # Sweep 1 visits i by decreasing score and inserts j while s_j > s_i - 1.0;
     # sweep 2 visits i by increasing score and inserts k while s_i > s_k - 1.0,
     # at the reversed rank L - 1 - rank_k so that "rank > rank_i" is a prefix.
+    # With doc_weight (v, NULL: all 1), pair (i, j) weighs c_q v_i, v of its
+    # preferred document: sweep 1 multiplies i's terms by v_i, sweep 2 inserts
+    # each k with weight v_k (count v_k, sum v_k t_k).
     cdef Py_ssize_t size = n_levels + 1
     cdef Py_ssize_t q, a, b, p, t, i, j
-    cdef double c, ref, u, ti, loss = 0.0
+    cdef double c, ci, ref, u, ti, loss = 0.0
     cdef Moments m
     for q in range(q0, q1):
         a = starts[q]
@@ -141,8 +160,9 @@ cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* s
                 p -= 1
             m = fenwick_prefix(tree, size, rank[i])
             u = 1.0 - (scores[i] - ref)
-            loss += c * (m.n * u * u + 2.0 * u * m.s + m.ss)
-            grad_out[i] = -2.0 * c * (m.n * u + m.s)
+            ci = c if doc_weight == NULL else c * doc_weight[i]
+            loss += ci * (m.n * u * u + 2.0 * u * m.s + m.ss)
+            grad_out[i] = -2.0 * ci * (m.n * u + m.s)
         for t in range(p + 1, b):
             fenwick_clear(tree, size, rank[order[t]])
         # sweep 2: higher-label partners, by increasing score
@@ -151,7 +171,11 @@ cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* s
             i = order[t]
             while p < b and scores[i] > scores[order[p]] - 1.0:
                 j = order[p]
-                fenwick_add(tree, size, n_levels - 1 - rank[j], scores[j] - ref)
+                if doc_weight == NULL:
+                    fenwick_add(tree, size, n_levels - 1 - rank[j], scores[j] - ref)
+                else:
+                    fenwick_add_weighted(tree, size, n_levels - 1 - rank[j], scores[j] - ref,
+                                         doc_weight[j])
                 p += 1
             m = fenwick_prefix(tree, size, n_levels - 1 - rank[i])
             ti = scores[i] - ref
@@ -162,16 +186,17 @@ cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* s
 
 
 cdef void hessvec_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
-                        const int64_t* order, const double* weight, Py_ssize_t n_levels,
-                        const double* d, Py_ssize_t q0, Py_ssize_t q1, Moments* tree,
-                        double* out) noexcept nogil:
+                        const int64_t* order, const double* weight, const double* doc_weight,
+                        Py_ssize_t n_levels, const double* d, Py_ssize_t q0, Py_ssize_t q1,
+                        Moments* tree, double* out) noexcept nogil:
     """squared_hinge_hessvec over queries q0 .. q1 - 1, with a zeroed tree (left zeroed)."""
     # out_i = 2 c_q (a_i d_i - sum_{active partners j of i} d_j), a_i = number of
     # active partners of i, lower and higher.  Same two sweeps as loss_chunk,
-    # inserting d_j instead of the shifted score (the sum of squares is unused).
+    # inserting d_j instead of the shifted score (the sum of squares is unused);
+    # doc_weight as there.
     cdef Py_ssize_t size = n_levels + 1
     cdef Py_ssize_t q, a, b, p, t, i, j
-    cdef double c
+    cdef double c, ci
     cdef Moments m
     for q in range(q0, q1):
         a = starts[q]
@@ -186,7 +211,8 @@ cdef void hessvec_chunk(const double* scores, const int64_t* rank, const int64_t
                 fenwick_add(tree, size, rank[j], d[j])
                 p -= 1
             m = fenwick_prefix(tree, size, rank[i])
-            out[i] = 2.0 * c * (m.n * d[i] - m.s)
+            ci = c if doc_weight == NULL else c * doc_weight[i]
+            out[i] = 2.0 * ci * (m.n * d[i] - m.s)
         for t in range(p + 1, b):
             fenwick_clear(tree, size, rank[order[t]])
         # sweep 2: higher-label partners, by increasing score
@@ -195,7 +221,10 @@ cdef void hessvec_chunk(const double* scores, const int64_t* rank, const int64_t
             i = order[t]
             while p < b and scores[i] > scores[order[p]] - 1.0:
                 j = order[p]
-                fenwick_add(tree, size, n_levels - 1 - rank[j], d[j])
+                if doc_weight == NULL:
+                    fenwick_add(tree, size, n_levels - 1 - rank[j], d[j])
+                else:
+                    fenwick_add_weighted(tree, size, n_levels - 1 - rank[j], d[j], doc_weight[j])
                 p += 1
             m = fenwick_prefix(tree, size, n_levels - 1 - rank[i])
             out[i] += 2.0 * c * (m.n * d[i] - m.s)
@@ -217,9 +246,15 @@ cdef Moments[:, ::1] thread_trees(int n_threads, Py_ssize_t n_levels):
 def squared_hinge(const double[::1] scores, const int64_t[::1] rank,
                   const int64_t[::1] starts, const int64_t[::1] order,
                   const double[::1] weight, Py_ssize_t n_levels, double[::1] grad_out,
-                  const int64_t[::1] chunks=None, int n_threads=1):
-    """Return L = sum_q c_q sum_{active (i, j)} (1 - s_i + s_j)^2 and write dL/ds to grad_out."""
+                  const int64_t[::1] chunks=None, int n_threads=1,
+                  const double[::1] doc_weight=None):
+    """Return L = sum_q c_q sum_{active (i, j)} v_i (1 - s_i + s_j)^2 and write dL/ds to grad_out.
+
+    doc_weight: v, one per document (None: all 1), the weight of each pair on
+    its preferred (higher-label) document.
+    """
     chunks = chunk_list(chunks, starts.shape[0] - 1)
+    cdef const double* v = NULL if doc_weight is None or doc_weight.shape[0] == 0 else &doc_weight[0]
     cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, lo, hi, k
     cdef double[::1] partial = np.zeros(max(n_chunks, 1))
     cdef double loss = 0.0
@@ -231,7 +266,7 @@ def squared_hinge(const double[::1] scores, const int64_t[::1] rank,
         hi = min(lo + BATCH, n_chunks)
         with nogil:
             for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
-                loss_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], n_levels,
+                loss_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], v, n_levels,
                            chunks[k], chunks[k + 1], &trees[threadid(), 0], &grad_out[0],
                            &partial[k])
         PyErr_CheckSignals()
@@ -245,9 +280,11 @@ def squared_hinge_hessvec(const double[::1] scores, const int64_t[::1] rank,
                           const int64_t[::1] starts, const int64_t[::1] order,
                           const double[::1] weight, Py_ssize_t n_levels,
                           const double[::1] d, double[::1] out,
-                          const int64_t[::1] chunks=None, int n_threads=1):
+                          const int64_t[::1] chunks=None, int n_threads=1,
+                          const double[::1] doc_weight=None):
     """Write out = H d, the generalized Hessian of squared_hinge (active set fixed at scores)."""
     chunks = chunk_list(chunks, starts.shape[0] - 1)
+    cdef const double* v = NULL if doc_weight is None or doc_weight.shape[0] == 0 else &doc_weight[0]
     cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, lo, hi, k
     if scores.shape[0] == 0:
         return
@@ -257,8 +294,9 @@ def squared_hinge_hessvec(const double[::1] scores, const int64_t[::1] rank,
         hi = min(lo + BATCH, n_chunks)
         with nogil:
             for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
-                hessvec_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], n_levels,
-                              &d[0], chunks[k], chunks[k + 1], &trees[threadid(), 0], &out[0])
+                hessvec_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], v,
+                              n_levels, &d[0], chunks[k], chunks[k + 1], &trees[threadid(), 0],
+                              &out[0])
         PyErr_CheckSignals()
         lo = hi
 

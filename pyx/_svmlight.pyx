@@ -17,7 +17,7 @@ order of their functions in the generated C, which the parser's speed follows).
 """
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memchr
-from libc.math cimport fabs, isfinite
+from libc.math cimport NAN, fabs, isfinite
 
 include "_numbers.pxi"
 
@@ -105,13 +105,15 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                              Py_ssize_t max_rows, Py_ssize_t max_nnz,
                              double* labels, int64_t* qids, int64_t* line_of_row,
                              int64_t* indptr, int32_t* indices, value_t* values,
-                             int64_t* comment_start, int64_t* comment_end) noexcept nogil:
+                             int64_t* comment_start, int64_t* comment_end,
+                             double* costs) noexcept nogil:
     """Parse the lines of buf[0:size] (the last may lack '\\n') in one forward pass.
 
     Feature values are read as doubles; float values are those rounded (C
     cast, as svm_rank's (FVAL)), and one that would round to inf is
     ERR_VALUE_FLOAT32.
 
+    costs (when not NULL) gets each row's cost: value, NaN where it has none.
     At most max_rows rows (labels ... indptr[1:max_rows + 1]) and max_nnz
     entries are written; a line that would exceed either stops the parse
     with ERR_FULL, r.consumed at its first byte and nothing of it kept.
@@ -126,7 +128,7 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
     cdef const unsigned char* stop
     cdef const unsigned char* hash_pos
     cdef Py_ssize_t line = 0, nnz = 0, rows = 0
-    cdef double value
+    cdef double value, cost
     cdef int ok
     cdef int64_t index, previous, qid, ignored, max_index = 0
     cdef uint64_t uindex
@@ -173,6 +175,7 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
         labels[rows] = value
         qid = 0
         has_qid = False
+        cost = NAN
         if end - p > 5 and p[0] == 32 and p[1] == 113 and p[2] == 105 and p[3] == 100 and p[4] == 58:
             uindex = 0                                 # ' qid:digits', as most lines have
             index_digits = 0
@@ -269,7 +272,7 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
                     r.error = ERR_SID
                     break
             elif span_is(tok, colon, b"cost"):
-                if not parse_double(colon + 1, p, &value) or not isfinite(value):
+                if not parse_double(colon + 1, p, &cost) or not isfinite(cost):
                     r.error = ERR_COST
                     break
             else:
@@ -282,6 +285,8 @@ cdef ParseResult parse_lines(const unsigned char* buf, Py_ssize_t size,
             break
         qids[rows] = qid
         line_of_row[rows] = line
+        if costs != NULL:
+            costs[rows] = cost
         if previous > max_index:                       # indices increase along a line
             max_index = previous
         if comment_start != NULL:
@@ -408,7 +413,7 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
                double[::1] labels, int64_t[::1] qids, int64_t[::1] lines,
                int64_t[::1] indptr, int32_t[::1] indices, values,
                int64_t[::1] comment_start=None, int64_t[::1] comment_end=None,
-               int64_t first_line=0, int64_t entries_before=-1):
+               int64_t first_line=0, int64_t entries_before=-1, double[::1] costs=None):
     """Parse the lines of buf into the arrays from row row0 and entry nnz0 on.
 
     values is float64 or float32 (contiguous): float32 values are the
@@ -423,7 +428,7 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
     it is given (the arrays are slices of larger ones, with that many entries
     before them).  lines get 0-based line numbers within buf; comment spans
     (if arrays are given) byte offsets into buf, -1 where a line has no
-    comment; first_line is added to every line number (the line of buf's
+    comment; costs (if given) each row's cost: value, NaN where it has none; first_line is added to every line number (the line of buf's
     start in its file).  Returns (rows, entries,
     error, error_line, error_start, error_end, consumed, max_index); error_line
     is the line of the error (ERR_FULL: of the line left), else buf's line
@@ -445,6 +450,7 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
     cdef ParseResult r
     cdef int64_t* cs = NULL
     cdef int64_t* ce = NULL
+    cdef double* co = NULL
     if row0 < 0 or nnz0 < 0 or max_rows < 0 or max_nnz < 0:
         raise ValueError("row0 or nnz0 beyond the arrays")
     if comment_start is not None:
@@ -454,6 +460,12 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
         if max_rows > 0:
             cs = &comment_start[row0]
             ce = &comment_end[row0]
+    if costs is not None:
+        max_rows = min(max_rows, costs.shape[0] - row0)
+        if max_rows < 0:
+            raise ValueError("row0 beyond the cost array")
+        if max_rows > 0:
+            co = &costs[row0]
     if size == 0:
         return 0, 0, 0, 0, 0, 0, 0, 0
     with nogil:
@@ -461,12 +473,12 @@ def parse_into(const unsigned char[::1] buf, Py_ssize_t row0, Py_ssize_t nnz0,
             r = parse_lines(&buf[0], size, max_rows, max_nnz,
                             &labels[0] + row0, &qids[0] + row0, &lines[0] + row0,
                             &indptr[0] + row0, &indices[0] + nnz0 if max_nnz else NULL,
-                            &floats[0] + nnz0 if max_nnz else <float*>NULL, cs, ce)
+                            &floats[0] + nnz0 if max_nnz else <float*>NULL, cs, ce, co)
         else:
             r = parse_lines(&buf[0], size, max_rows, max_nnz,
                             &labels[0] + row0, &qids[0] + row0, &lines[0] + row0,
                             &indptr[0] + row0, &indices[0] + nnz0 if max_nnz else NULL,
-                            &doubles[0] + nnz0 if max_nnz else <double*>NULL, cs, ce)
+                            &doubles[0] + nnz0 if max_nnz else <double*>NULL, cs, ce, co)
         if entries_before < 0:
             entries_before = nnz0
         for i in range(row0 + 1, row0 + r.rows + 1):

@@ -102,13 +102,15 @@ class RandomFourierMap(kernel_approx.RandomFourierMap, BaseEstimator):
 ESTIMATORS = (RankSVM, RankSVML1, RankNCG, RankRLS, GreedyRankRLS, KernelApproxLearner,
               NystroemMap, RandomFourierMap)
 
-#: scikit-learn's checks that per-query weights fail by design (they vary a weight within
-#: the one ranking the checks pass, or equate an integer weight on some of its rows with
-#: repeating them): check_estimator(RankSVM(), expected_failed_checks=EXPECTED_FAILED_CHECKS).
+#: scikit-learn's checks that ranking weights fail by design: they equate an integer weight
+#: on some rows of the one ranking they pass with repeating those rows, but a weight is per
+#: query, or (prsvm, svmrank) on the pairs a row is preferred in, and a repeated row also
+#: repeats the pairs it is the lower side of:
+#: check_estimator(RankSVM(), expected_failed_checks=EXPECTED_FAILED_CHECKS).
 EXPECTED_FAILED_CHECKS = dict.fromkeys(
-    ["check_sample_weights_not_overwritten", "check_sample_weight_equivalence_on_dense_data",
+    ["check_sample_weight_equivalence_on_dense_data",
      "check_sample_weight_equivalence_on_sparse_data"],
-    "sample_weight is per query; the check varies it within one ranking")
+    "sample_weight weighs queries or preferred documents; repeating a row repeats its pairs")
 
 
 def expected_failed_checks(estimator: object) -> dict:

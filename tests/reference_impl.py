@@ -19,30 +19,49 @@ def _active_pairs(scores, labels, lo, hi):
     return i + lo, j + lo
 
 
-def squared_hinge_pairs(scores, labels, starts, weight):
-    """(L, dL/ds) with L = Σ_q c_q Σ_{active (i, j)} (1 − s_i + s_j)², pairs enumerated."""
+def squared_hinge_pairs(scores, labels, starts, weight, doc_weight=None):
+    """(L, dL/ds) with L = Σ_q c_q Σ_{active (i, j)} v_i (1 − s_i + s_j)², pairs enumerated
+    (v: doc_weight, all 1 when None)."""
     scores = np.asarray(scores, dtype=np.float64)
+    v = np.ones(len(scores)) if doc_weight is None else np.asarray(doc_weight, dtype=np.float64)
     grad = np.zeros(len(scores))
     loss = 0.0
     for q in range(len(starts) - 1):
         i, j = _active_pairs(scores, labels, starts[q], starts[q + 1])
         r = 1.0 - scores[i] + scores[j]
-        loss += weight[q] * np.sum(r * r)
-        np.add.at(grad, i, -2.0 * weight[q] * r)
-        np.add.at(grad, j, 2.0 * weight[q] * r)
+        c = weight[q] * v[i]
+        loss += np.sum(c * r * r)
+        np.add.at(grad, i, -2.0 * c * r)
+        np.add.at(grad, j, 2.0 * c * r)
     return float(loss), grad
 
 
-def squared_hinge_hessvec_pairs(scores, labels, starts, weight, d):
-    """Generalized Hessian of squared_hinge_pairs times d: Σ_active 2 c_q (e_i − e_j)(d_i − d_j)."""
+def squared_hinge_hessvec_pairs(scores, labels, starts, weight, d, doc_weight=None):
+    """Generalized Hessian of squared_hinge_pairs times d: Σ_active 2 c_q v_i (e_i − e_j)(d_i − d_j)."""
     d = np.asarray(d, dtype=np.float64)
+    v = np.ones(len(d)) if doc_weight is None else np.asarray(doc_weight, dtype=np.float64)
     out = np.zeros(len(d))
     for q in range(len(starts) - 1):
         i, j = _active_pairs(scores, labels, starts[q], starts[q + 1])
-        diff = 2.0 * weight[q] * (d[i] - d[j])
+        diff = 2.0 * weight[q] * v[i] * (d[i] - d[j])
         np.add.at(out, i, diff)
         np.add.at(out, j, -diff)
     return out
+
+
+def hinge_pairs(scores, labels, starts, weight, doc_weight=None):
+    """(L, a subgradient) with L = Σ_q c_q Σ_{active (i, j)} v_i (1 − s_i + s_j), pairs enumerated."""
+    scores = np.asarray(scores, dtype=np.float64)
+    v = np.ones(len(scores)) if doc_weight is None else np.asarray(doc_weight, dtype=np.float64)
+    grad = np.zeros(len(scores))
+    loss = 0.0
+    for q in range(len(starts) - 1):
+        i, j = _active_pairs(scores, labels, starts[q], starts[q + 1])
+        c = weight[q] * v[i]
+        loss += np.sum(c * (1.0 - scores[i] + scores[j]))
+        np.add.at(grad, i, -c)
+        np.add.at(grad, j, c)
+    return float(loss), grad
 
 
 def prsvm_objective_pairs(X, y, starts, weight, w):

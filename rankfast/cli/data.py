@@ -31,10 +31,11 @@ def no_documents_error(path: str) -> InputError:
 
 
 def load_dataset(path: str, verbosity: int, program: str, svmlight_verbosity: int = 0,
-                 group_path: Any = None, n_jobs: int | None = None, dtype: str = "float64") -> Any:
+                 group_path: Any = None, n_jobs: int | None = None, dtype: str = "float64",
+                 costs: bool = False) -> Any:
     from ..io.svmlight import load_svmlight
     dataset = load_svmlight(path, progress=ReadProgress(program, path, verbosity), n_jobs=n_jobs,
-                            dtype=dtype)
+                            dtype=dtype, costs=costs)
     if dataset.n_documents == 0:
         raise no_documents_error(path)
     progress(svmlight_read_documents(dataset.n_documents), svmlight_verbosity, end="")

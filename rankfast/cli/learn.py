@@ -8,7 +8,14 @@ from .. import __version__
 from ..errors import InputError, UsageError
 from ..io.files import atomic_output, check_output
 from .data import load_dataset, local_workers, refuse_pattern
-from .options import GROUP_HELP, LEARN_OPTIONS, cluster_requested, in_flags, parse_args
+from .options import (
+    GROUP_HELP,
+    LEARN_OPTIONS,
+    LEARN_SWITCHES,
+    cluster_requested,
+    in_flags,
+    parse_args,
+)
 from .output import ClusterRun, hold_threads, print_note, progress, run
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -114,6 +121,16 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
                         the training file (the same within a query) or
                         per query (LightGBM's .weight); 2 counts a query
                         twice (in the fits and folds of a -c list too)
+         --clicks    -> learn from clicks, svm_proprank's training file: a
+                        line's cost: is its click's weight (inverse
+                        propensity); each pair weighs its preferred
+                        document's cost; -c is svm_proprank's (the loss
+                        times C / queries times the cost). Without
+                        --clicks cost: is read and ignored, as svm_rank
+                        does. -a svmrank --clicks is svm_proprank_learn
+         --clip float
+                     -> with --clicks: a floor on the propensity in (0, 1]:
+                        no click weighs more than 1/float
          --plot FILE.png|FILE.svg
                      -> draw the CV curve, rankrls's regularisation path or
                         greedy's selection (needs matplotlib: rankfast[plot])
@@ -140,7 +157,7 @@ def learn_main(argv: Any = None) -> int:
 
 
 def _learn(argv):
-    options, given, positional = parse_args(argv, LEARN_OPTIONS, {}, 2, "rank_learn")
+    options, given, positional = parse_args(argv, LEARN_OPTIONS, LEARN_SWITCHES, 2, "rank_learn")
     hold_threads(options.get("n_jobs"))               # before numpy is imported, if it is not
     from .learners import fitted_notes, make_learner, model_notes
     if not positional:
@@ -162,17 +179,23 @@ def _learn(argv):
         if options.get("normalize", "none") != "none":
             raise UsageError("--normalize is not available with --scheduler/--workers; "
                              "normalise the files first")
-        for flag, name in (("--valid", "valid"), ("--weights", "weights")):
+        for flag, name in (("--valid", "valid"), ("--weights", "weights"), ("--clicks", "clicks")):
             if name in options:
                 raise UsageError(f"{flag} is not available with --scheduler or --workers")
         return _learn_distributed(learner, train_path, model_path, options, given)
     refuse_pattern(train_path)
+    if "clip" in options and "clicks" not in options:
+        raise UsageError("--clip is a floor on the clicks' propensities: give --clicks too")
+    if "clicks" in options and "weights" in options:
+        raise UsageError("give --clicks (each click weighs its cost:) or --weights (per-query "
+                         "weights), not both")
 
     progress("Reading training examples...", verbosity, end="")
     # Feature values as svm_rank holds them (floats): the same model inputs, 8 bytes a
     # value, and a value beyond float's range refused at its line.
     dataset = load_dataset(train_path, verbosity, "rank_learn", svmlight_verbosity,
-                    options.get("group"), options.get("n_jobs"), dtype="float32")
+                           options.get("group"), options.get("n_jobs"), dtype="float32",
+                           costs=bool(options.get("clicks")))
     progress("done", verbosity)
     from ..data.queries import count_distinct
     n_queries = count_distinct(dataset.qid)       # the learners group each query's rows
@@ -186,6 +209,8 @@ def _learn(argv):
         learner = _validated_learner(options, given, verbosity, svmlight_verbosity)
     weights = {} if "weights" not in options else {
         "sample_weight": _query_weights(options["weights"], dataset.qid)}
+    if options.get("clicks"):
+        weights = {"sample_weight": _click_weights(learner, dataset, options, verbosity)}
 
     def log(text, level=1):
         progress(in_flags(text), verbosity, level)
@@ -254,6 +279,33 @@ def _saturation_note(dataset, options):
                            options.get("normalize", "none"), dataset.qid)
     if note:
         print_note("rank_learn", note)
+
+
+def _click_weights(learner, dataset, options, verbosity):
+    """--clicks: each document's weight (its cost:), the learner's C made svm_proprank's."""
+    import numpy as np
+
+    from ..clicks.log import click_weights
+    weight, scale = click_weights(dataset, options.get("clip"))
+    _scale_c(learner, scale)
+    if verbosity >= 1:
+        print_note("rank_learn", f"--clicks: {int((~np.isnan(dataset.cost)).sum())} clicks; "
+                                 f"their weights average {scale:.6g} per query, so the "
+                                 f"learner's C is -c times {scale:.6g} (svm_proprank's -c)")
+    return weight
+
+
+def _scale_c(learner, scale):
+    """Multiply the learner's C (one or a list; a kernel learner's base learner's) by scale."""
+    import numpy as np
+    target = learner if hasattr(learner, "C") else getattr(learner, "base_learner", None)
+    if target is None or not hasattr(target, "C"):
+        raise UsageError("--clicks needs a learner with -c")
+    scaled = np.asarray(target.C, dtype=np.float64) * scale
+    if not np.isfinite(scaled).all():
+        raise UsageError(f"-c times the clicks' mean weight ({scale:.3g}) is beyond floating "
+                         f"point: give a smaller -c")
+    target.C = scaled.tolist() if np.ndim(target.C) else float(scaled)
 
 
 def _query_weights(path, qid):

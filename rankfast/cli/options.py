@@ -142,6 +142,13 @@ def _plot_file(text, flag):
     return text
 
 
+def _propensity_clip(text, flag):
+    value = _number(text, float, flag)
+    if not 0 < value <= 1:
+        raise UsageError(f"{flag} is a floor on the propensity, in (0, 1] (got {text})")
+    return value
+
+
 LEARN_OPTIONS = {
     "-c": ("C", _c_list), "-e": ("epsilon", _positive_float), "-l": ("loss", _choice((1, 2))),
     "-p": ("slack_norm", _choice((1, 2))), "-o": ("rescaling", _choice((1, 2))),
@@ -168,7 +175,11 @@ LEARN_OPTIONS = {
     "--group": ("group", any_text),
     "--scheduler": ("scheduler", any_text), "--workers": ("workers", _at_least(1)),
     "--normalize": ("normalize", one_of_words("none", "query", "zscore", "log")),
+    "--clip": ("clip", _propensity_clip),
 }
+
+
+LEARN_SWITCHES = {"--clicks": "clicks"}
 
 
 CLASSIFY_OPTIONS = {

@@ -108,17 +108,19 @@ class Rows:
     """Arrays for ``rows`` documents and ``entries`` features (array.array, reused).
 
     With ``comments``, also each line's comment span (``comment_start``,
-    ``comment_end``: byte offsets, -1 where a line has none).  Not initialised
+    ``comment_end``: byte offsets, -1 where a line has none); with ``costs``,
+    each line's ``cost:`` value (``cost``, NaN where a line has none).  Not initialised
     (but indptr[0] = 0): the parser writes every item a block shows.
     ``values`` is their typecode: "d" (float64) or "f" (float32).
     """
 
     ROW_ARRAYS = ("y", "qid", "line", "indptr")      # a document an item (indptr: one more)
     SPAN_ARRAYS = ("comment_start", "comment_end")   # a document an item, with comments
+    COST_ARRAYS = ("cost",)                          # a document an item, with costs
     ENTRY_ARRAYS = ("indices", "values")             # a feature an item
 
     def __init__(self, rows: Matrix, entries: int, comments: bool = False,
-                 values: str = "d") -> None:
+                 values: str = "d", costs: bool = False) -> None:
         empty = _svmlight.empty_array
         self.y, self.qid, self.line = empty("d", rows), empty("q", rows), empty("q", rows)
         self.indptr = empty("q", rows + 1)
@@ -127,6 +129,7 @@ class Rows:
         spans = (empty("q", rows), empty("q", rows)) if comments else (None, None)
         self.comment_start: Any = spans[0]
         self.comment_end: Any = spans[1]
+        self.cost: Any = empty("d", rows) if costs else None       # NaN: no cost: on the line
 
     def block(self, n: int, nnz: Any) -> Any:
         """The first n documents (nnz entries) as a RowBlock of views."""

@@ -278,7 +278,7 @@ _TYPECODES = {"f8": "d", "f4": "f"}     # numpy's -> array.array's
 
 
 class _Arrays:
-    """Targets, qids, lines, CSR arrays (and comment spans) of the documents parsed so far.
+    """Targets, qids, lines, CSR arrays (and comment spans, costs) of the documents parsed so far.
 
     Room for ``rows`` documents and ``entries`` features at first, in
     array.array buffers, not initialised (malloc'd memory).  Before a block is
@@ -295,14 +295,15 @@ class _Arrays:
     cannot grow.
     """
 
-    def __init__(self, rows, entries, comments, dtype=np.float64):
+    def __init__(self, rows, entries, comments, dtype=np.float64, costs=False):
         self.rows = self.nnz = 0
         self.parsed_bytes = 0      # of the blocks parse() has read
         self.width = 0             # the highest feature index parsed (1-based; 0: none)
         self.comments = [] if comments else None
-        self._row_names = Rows.ROW_ARRAYS + (Rows.SPAN_ARRAYS if comments else ())
+        self._row_names = (Rows.ROW_ARRAYS + (Rows.SPAN_ARRAYS if comments else ())
+                           + (Rows.COST_ARRAYS if costs else ()))
         self._entry_names = Rows.ENTRY_ARRAYS
-        buffers = Rows(rows, entries, comments, _TYPECODES[np.dtype(dtype).str[1:]])
+        buffers = Rows(rows, entries, comments, _TYPECODES[np.dtype(dtype).str[1:]], costs)
         self._buffers = {name: getattr(buffers, name) for name in self._row_names + self._entry_names}
 
     @property
@@ -323,6 +324,10 @@ class _Arrays:
         for buffer, length in self._lengths(rows, entries):
             if len(buffer) < length:
                 _svmlight.resize_array(buffer, length)
+
+    def has(self, name):
+        """Whether buffer ``name`` is kept (comment spans and costs are asked for)."""
+        return name in self._buffers
 
     def array(self, name):
         """The numpy array over buffer ``name`` (y, qid, line, indptr, indices, values)."""
@@ -354,6 +359,7 @@ class _Arrays:
         buffers = self._buffers
         spans = ((buffers["comment_start"], buffers["comment_end"]) if self.comments is not None
                  else (None, None))
+        costs = buffers.get("cost")
         if self.parsed_bytes:      # as many documents and features a byte as so far, and 5% more
             share = 1.05 * len(block) / self.parsed_bytes
             self.populate(self.rows, self.nnz, int(share * self.rows), int(share * self.nnz))
@@ -361,7 +367,8 @@ class _Arrays:
         while True:
             rows, entries, error, error_line, start, end, consumed, width = _svmlight.parse_into(
                 block, self.rows, self.nnz, buffers["y"], buffers["qid"], buffers["line"],
-                buffers["indptr"], buffers["indices"], buffers["values"], *spans, line_offset + 1)
+                buffers["indptr"], buffers["indices"], buffers["values"], *spans, line_offset + 1,
+                costs=costs)
             if error and error != ERR_FULL:
                 raise InputError(path, line_offset + error_line + 1, reason(error, block[start:end]))
             if self.comments is not None:

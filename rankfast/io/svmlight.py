@@ -64,6 +64,9 @@ class Dataset:
         Text after '#' of each line ('' where none), if requested.
     path : str
         Where the documents came from.
+    cost : ndarray of float64, shape (n_documents,), or None
+        Each line's ``cost:`` value (NaN where a line has none), if requested:
+        svm_proprank's propensity weight of a click (rankfast.clicks).
     """
 
     features: CSR
@@ -72,6 +75,7 @@ class Dataset:
     line: np.ndarray
     comments: list | None = None
     path: str = ""
+    cost: np.ndarray | None = None
 
     def __post_init__(self):
         if not isinstance(self.features, CSR):
@@ -122,12 +126,13 @@ class Dataset:
         rows = np.asarray(rows)
         return Dataset(self.features[rows], self.y[rows], self.qid[rows], self.line[rows],
                        None if self.comments is None else [self.comments[i] for i in rows],
-                       self.path)
+                       self.path, None if self.cost is None else self.cost[rows])
 
 
 def load_svmlight(path: str, comments: bool = False, n_features: int | None = None,
                   chunk_bytes: Any = CHUNK_BYTES, progress: Any = None,
-                  n_jobs: int | None = None, dtype: Any = np.float64) -> Dataset:
+                  n_jobs: int | None = None, dtype: Any = np.float64,
+                  costs: bool = False) -> Dataset:
     """Read an SVMlight / svm_rank file.
 
     Parameters
@@ -137,6 +142,10 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
         decompressed transparently.  A UTF-8 byte order mark is skipped.
     comments : bool
         Also return the text after '#' of every document line.
+    costs : bool
+        Also return every line's ``cost:`` (``Dataset.cost``; svm_rank reads and
+        ignores it, svm_proprank weighs a click by it).  With comments or costs
+        one thread parses.
     n_features : int, optional
         Make X at least this wide (columns beyond the file's highest index).
     chunk_bytes : int
@@ -202,17 +211,17 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
         block_bytes = max(chunk_bytes // n_threads, min(MIN_BLOCK_BYTES, chunk_bytes), 1)
         if size is not None:
             n_threads = max(1, min(n_threads, size // (MIN_BLOCKS_PER_THREAD * block_bytes)))
-        if n_threads > 1 and not comments:
+        if n_threads > 1 and not comments and not costs:
             arrays = _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress)
         else:
             arrays = _read_in_one_thread(stream, path, size, comments, chunk_bytes, dtype,
-                                         progress)
+                                         progress, costs)
     return _dataset(arrays, path, n_features)
 
 
-def _read_in_one_thread(stream, path, size, comments, chunk_bytes, dtype, progress):
+def _read_in_one_thread(stream, path, size, comments, chunk_bytes, dtype, progress, costs=False):
     """The rest of the stream (size bytes; None: unknown) parsed by this thread: filled _Arrays."""
-    arrays = _Arrays(0, 0, comments, dtype)
+    arrays = _Arrays(0, 0, comments, dtype, costs)
     buffer = _svmlight.empty_bytearray(chunk_bytes if size is None else min(chunk_bytes, size + 1))
     with contextlib.closing(_blocks(stream, path, buffer, progress=progress)) as blocks:
         line_offset = read = 0
@@ -236,7 +245,9 @@ def _dataset(arrays, path, n_features):
         indptr = indptr.astype(np.int32)
     else:
         indices = indices.astype(np.int64)
-    return Dataset(CSR(values, indices, indptr, (rows, width)), y, qid, line, arrays.comments, path)
+    cost = arrays.array("cost") if arrays.has("cost") else None
+    return Dataset(CSR(values, indices, indptr, (rows, width)), y, qid, line, arrays.comments, path,
+                   cost)
 
 
 def dump_svmlight(dataset_or_X: Any, y: Vector = None, qid: Vector = None,

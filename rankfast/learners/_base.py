@@ -28,8 +28,8 @@ from ..data.validation import (
     TrainingData,
     check_features,
     check_labels,
+    pair_weights,
     query_ids,
-    query_sample_weights,
     scored_queries,
     warn_without_pairs,
     weighted,
@@ -281,15 +281,20 @@ def fit_doc(summary: str, sample_weight: str) -> str:
 QUERY_WEIGHTS = """Query weights: one per row, the same within a query, or one per
             query in order of first appearance; a weight of 2 counts the
             query twice (rankfast.data.validation.query_sample_weights); with a
-            list of C, the cross-validation weighs its fits and scores alike."""
+            list of C, the cross-validation weighs its fits and scores alike.
+            Learners that weigh documents (prsvm, svmrank) also take per-row
+            weights that differ within a query: a row's weight weighs the
+            pairs it is preferred in, as a click's inverse propensity does
+            (rankfast.data.validation.pair_weights; rankfast.clicks)."""
 
 
 class Problem(NamedTuple):
     """The training data as a linear learner's solver sees it: queries contiguous, grouped once.
 
     ``X, y, starts, used`` as TrainingData.grouped returns them (``used``: the
-    columns kept, 0-based), ``weight`` the per-query sample weights (or None)
-    and ``n_threads`` the threads the solver may use.
+    columns kept, 0-based), ``weight`` the per-query sample weights (or None),
+    ``n_threads`` the threads the solver may use and ``doc_weight`` the weight of
+    each grouped row as the preferred document of a pair (pair_weights; None: 1).
     """
 
     X: Any
@@ -298,10 +303,12 @@ class Problem(NamedTuple):
     used: np.ndarray
     weight: np.ndarray | None
     n_threads: int
+    doc_weight: np.ndarray | None = None
 
     def query_weights(self, C: float, loss: int) -> np.ndarray:
         """c_q of each query: C / Q or C / (Q |P_q|) (query_weights), times its sample weight."""
-        return weighted(query_weights(self.y, self.starts, C, loss), self.weight)
+        return weighted(query_weights(self.y, self.starts, C, loss, doc_weight=self.doc_weight),
+                        self.weight)
 
 
 class LinearRanker(Ranker):
@@ -315,6 +322,7 @@ class LinearRanker(Ranker):
     """
 
     normalize = "none"
+    document_weights = False  # whether sample_weight may differ within a query (pair_weights)
     C: Any                    # set by each learner's constructor: one C or a list
     loss: int
 
@@ -351,10 +359,11 @@ class LinearRanker(Ranker):
         grid = c_grid(self.C)
         features, normalizer = self._normalize_fit(data.X, data.qid)
         data = data.with_features(features)
-        problem = self._problem(data, query_sample_weights(sample_weight, data.queries))
+        problem = self._problem(data, self._pair_weights(sample_weight, data))
         self.C_, self.cv_result_ = self.C, None
         if grid is not None:
-            self._select_c(data, problem, grid, log)
+            self._select_c(data, problem, grid, log,
+                           problem.weight if problem.doc_weight is None else sample_weight)
         w, result = self._solve(problem, self.C_, log=log)
         if result is not None:
             self.result_ = result
@@ -375,19 +384,36 @@ class LinearRanker(Ranker):
         check_loss(self.loss)
         c_grid(self.C)
 
-    def _select_c(self, data: TrainingData, problem: Problem, grid: list[float], log: Log) -> None:
+    def _select_c(self, data: TrainingData, problem: Problem, grid: list[float], log: Log,
+                  sample_weight: Vector = None) -> None:
         """C_, cv_result_ and cv_table_ for a list of C: cross-validation on ``data``
-        (rankfast.model_selection.select_c; the folds of ``cv``)."""
+        (rankfast.model_selection.select_c; the folds of ``cv``), with ``sample_weight``."""
         from ..model_selection import select_c
-        result = select_c(self, data, None, None, grid, log, sample_weight=problem.weight)
+        result = select_c(self, data, None, None, grid, log, sample_weight=sample_weight)
         self.cv_result_, self.cv_table_ = result, result.rows()
         self.C_ = result.chosen_params["C"]
 
-    def _problem(self, data: TrainingData, weight: Any) -> Problem:
-        """The grouped data and the threads the solver may use (``n_jobs``)."""
+    def _pair_weights(self, sample_weight: Vector, data: TrainingData) -> Any:
+        """sample_weight as PairWeights (ValueError): weights on documents only for a learner
+        that takes them (``document_weights``)."""
+        weights = pair_weights(sample_weight, data.queries, data.y)
+        if weights.document is not None and not self.document_weights:
+            raise ValueError(
+                f"sample_weight must be the same for every row of a query for "
+                f"{getattr(self, 'name', type(self).__name__)}: "
+                "weights are per query (a weight of 2 counts the query twice), as XGBRanker's "
+                "ranking weights; weights on the preferred documents of a query (clicks) are "
+                "for prsvm and svmrank")
+        return weights
+
+    def _problem(self, data: TrainingData, weights: Any) -> Problem:
+        """The grouped data, its PairWeights and the threads the solver may use (``n_jobs``)."""
         X, y, starts, used = data.grouped()
-        return Problem(X, y, starts, used, weight, resolve_n_jobs(getattr(self, "n_jobs", 1),
-                                                                  stored_entries(X)))
+        doc_weight, perm = weights.document, data.queries.permutation
+        if doc_weight is not None and perm is not None:
+            doc_weight = doc_weight[perm]
+        return Problem(X, y, starts, used, weights.query,
+                       resolve_n_jobs(getattr(self, "n_jobs", 1), stored_entries(X)), doc_weight)
 
     def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
         """(w over problem.used's columns, the solver's result or None) for one C, from w0
@@ -496,7 +522,7 @@ class PathRanker(LinearRanker):
         """fit_path on a TrainingData checked already, taken as it is (cross-validation's folds)."""
         from ..model_selection import fitted_linear
         self._record_input(data)                        # n_features_in_ of the copies
-        problem = self._problem(data, query_sample_weights(sample_weight, data.queries))
+        problem = self._problem(data, self._pair_weights(sample_weight, data))
         for C, w in zip(Cs, self._path(problem, Cs)):
             yield fitted_linear(self, C, problem.used,
                                 without_query_constant(w, problem.X, problem.starts))

@@ -89,18 +89,37 @@ def without_query_constant(w: Vector, X: Matrix, starts: Vector) -> np.ndarray:
     return np.where(varies, w, 0.0)
 
 
-def query_weights(y: Vector, starts: Vector, C: Any, loss: Any, n_queries: int | None = None) -> Any:
+def query_weights(y: Vector, starts: Vector, C: Any, loss: Any, n_queries: int | None = None,
+                  doc_weight: Vector = None) -> Any:
     """c_q: C / Q (loss 1) or C / (Q · pairs of q) (loss 2).
 
     Q counts every query of ``starts``, or is ``n_queries`` (the queries of
-    every shard, when these are one shard's; rankfast.dask).
+    every shard, when these are one shard's; rankfast.dask).  With
+    ``doc_weight`` (a weight on each pair's preferred document), loss 2
+    averages each query's pairs by their weights: pairs of q is Σ v_i.
     """
     if len(starts) == 1:
         return np.zeros(0)
     weight = np.full(len(starts) - 1, C / (len(starts) - 1 if n_queries is None else n_queries))
     if loss == 2:
-        weight /= np.maximum(pair_counts(y, starts), 1)
+        pairs = pair_counts(y, starts) if doc_weight is None else \
+            weighted_pair_counts(y, starts, doc_weight)
+        weight /= np.where(pairs > 0, pairs, 1)
     return weight
+
+
+def weighted_pair_counts(y: Vector, starts: Vector, doc_weight: Vector) -> np.ndarray:
+    """Σ over each query's pairs (i, j), y_i > y_j, of doc_weight[i] (O(n log n))."""
+    sizes = np.diff(starts)
+    query = np.repeat(np.arange(len(sizes)), sizes)
+    order = np.lexsort((y, query))
+    ys, qs = np.asarray(y)[order], query[order]
+    new_run = np.ones(len(ys), dtype=bool)
+    new_run[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
+    run_start = np.flatnonzero(new_run)
+    first_of_run = run_start[np.cumsum(new_run) - 1]         # each row's run's first position
+    lower = first_of_run - np.asarray(starts)[qs]             # rows of its query below its label
+    return np.bincount(qs, weights=lower * np.asarray(doc_weight)[order], minlength=len(sizes))
 
 
 def pair_counts(y: Vector, starts: Vector) -> Any:
@@ -216,6 +235,17 @@ class DataMatrix:
             _products.csr_matvec(XT.data, XT.indices, XT.indptr, u, out, self.n_threads, mode,
                                  lanes=True)
         return out
+
+
+def pair_weight_bound(query_weight: Any, starts: Vector, doc_weight: Vector = None) -> Any:
+    """c_q times the largest document weight of q (c_q without doc_weight): no pair of q weighs
+    more, so the all-pairs diagonal and XᵀLX built on it bound the weighted ones."""
+    if doc_weight is None:
+        return query_weight
+    sizes = np.diff(starts)
+    largest = np.zeros(len(sizes))
+    np.maximum.at(largest, np.repeat(np.arange(len(sizes)), sizes), doc_weight)
+    return query_weight * largest
 
 
 def pair_square_sums(products: Any, starts: Vector, rank: Vector, query_weight: Any) -> np.ndarray:

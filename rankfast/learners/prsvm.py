@@ -33,6 +33,7 @@ from ._linear import (
     DataMatrix,
     linear_model,
     pair_square_sums,
+    pair_weight_bound,
 )
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -54,7 +55,7 @@ class SquaredHingeObjective:
     curvature_floor = 1.0
 
     def __init__(self, X: Matrix, y: Vector, starts: Vector, query_weight: Any, n_threads: int = 1,
-                 preconditioner: str = "auto") -> None:
+                 preconditioner: str = "auto", doc_weight: Vector = None) -> None:
         self.X = DataMatrix(X, n_threads)               # sparse X stays sparse: no dense copy
         self.n_threads = self.X.n_threads
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
@@ -63,8 +64,11 @@ class SquaredHingeObjective:
         self.rank = rank.ravel().astype(np.int64)
         self.n_levels = len(levels)
         self.weight = np.ascontiguousarray(query_weight, dtype=np.float64)
-        self.pair_diagonal = 2.0 * pair_square_sums(self.X, self.starts, self.rank, self.weight)
-        self.preconditioner = PairPreconditioner(self.X.X, self.starts, self.rank, self.weight,
+        self.doc_weight = None if doc_weight is None else \
+            np.ascontiguousarray(doc_weight, dtype=np.float64)
+        bound = pair_weight_bound(self.weight, self.starts, self.doc_weight)
+        self.pair_diagonal = 2.0 * pair_square_sums(self.X, self.starts, self.rank, bound)
+        self.preconditioner = PairPreconditioner(self.X.X, self.starts, self.rank, bound,
                                                  2.0, 1.0 + self.pair_diagonal, preconditioner)
         self._scores: Any = None  # s = Xw at the last value_grad: fixes the Hessian
         self._order: Any = None
@@ -76,7 +80,8 @@ class SquaredHingeObjective:
         _prsvm.sort_within_queries(scores, self.starts, order, self.chunks, self.n_threads)
         grad_s = np.empty_like(scores)
         loss = _prsvm.squared_hinge(scores, self.rank, self.starts, order, self.weight,
-                                    self.n_levels, grad_s, self.chunks, self.n_threads)
+                                    self.n_levels, grad_s, self.chunks, self.n_threads,
+                                    doc_weight=self.doc_weight)
         return loss, grad_s, order
 
     def loss(self, scores: Vector) -> Any:
@@ -105,7 +110,7 @@ class SquaredHingeObjective:
         out = np.empty_like(d)
         _prsvm.squared_hinge_hessvec(self._scores, self.rank, self.starts, self._order,
                                      self.weight, self.n_levels, d, out, self.chunks,
-                                     self.n_threads)
+                                     self.n_threads, doc_weight=self.doc_weight)
         return v + self.X.rmatvec(out)
 
     def line(self, w: Vector, d: Vector) -> Any:
@@ -185,6 +190,7 @@ class RankSVM(PathRanker):
 
     name = "prsvm"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
+    document_weights = True        # sample_weight may weigh documents (clicks)
 
     def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 100000,
                  n_jobs: int | None = None, cv: Any = None, cv_metric: str = "ndcg@10",
@@ -199,7 +205,8 @@ class RankSVM(PathRanker):
     def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
         """Truncated Newton on the squared hinge (rankfast.optimize.newton.minimize) from w0."""
         objective = SquaredHingeObjective(problem.X, problem.y, problem.starts,
-                                          problem.query_weights(C, self.loss), problem.n_threads)
+                                          problem.query_weights(C, self.loss), problem.n_threads,
+                                          doc_weight=problem.doc_weight)
         w0 = np.zeros(problem.X.shape[1]) if w0 is None else w0
         result = minimize(objective, w0, tol=self.tol, max_iter=self.max_iter, log=log)
         if log is not None:

@@ -196,9 +196,11 @@ class RankRLS(PathRanker):
         A, nonzero = gram(Xh, problem.n_threads)
         return Xh, yh, A, np.flatnonzero(nonzero)
 
-    def _select_c(self, data: TrainingData, problem: Problem, grid: list[float], log: Log) -> None:
+    def _select_c(self, data: TrainingData, problem: Problem, grid: list[float], log: Log,
+                  sample_weight: Vector = None) -> None:
         """Every C of the list from one eigendecomposition (weights_by_C_), C_ by exact
-        leave-query-out or by the folds of ``cv`` (_fit_grid)."""
+        leave-query-out or by the folds of ``cv`` (_fit_grid), weighted by problem.weight
+        (per query: RankRLS takes no weights on documents)."""
         n, d = problem.X.shape
         Q = len(problem.starts) - 1
         _check_regularisation(Q, grid)

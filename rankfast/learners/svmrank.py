@@ -81,7 +81,14 @@ from ..optimize.ocas import CuttingPlaneResult, ocas
 from ..optimize.precondition import PairPreconditioner
 from ..optimize.smoothing import smoothing_path
 from ._base import LinearRanker, Problem
-from ._linear import DataMatrix, c_grid, check_loss, linear_model, pair_square_sums
+from ._linear import (
+    DataMatrix,
+    c_grid,
+    check_loss,
+    linear_model,
+    pair_square_sums,
+    pair_weight_bound,
+)
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -97,10 +104,11 @@ class HingeLoss:
     through rankfast._kernels._prsvm.squared_hinge, which has the same signature).
     ``n_threads`` threads share the queries, in chunks fixed by the data, so
     the value and the subgradient are the same bits for any number of them.
+    ``doc_weight`` weighs each pair by its preferred document (None: 1).
     """
 
     def __init__(self, y: Vector, starts: Vector, query_weight: Any, power: int = 1,
-                 n_threads: int = 1) -> None:
+                 n_threads: int = 1, doc_weight: Vector = None) -> None:
         self.kernel = _hinge.hinge if power == 1 else _prsvm.squared_hinge
         levels, rank = np.unique(y, return_inverse=True)
         self.rank = rank.ravel().astype(np.int64)
@@ -109,6 +117,9 @@ class HingeLoss:
         self.weight = np.ascontiguousarray(query_weight, dtype=np.float64)
         self.n_threads = n_threads
         self.chunks = query_chunks(self.starts)     # fixed by the data: same bits for any n_threads
+        self.doc_weight = None if doc_weight is None else \
+            np.ascontiguousarray(doc_weight, dtype=np.float64)
+        self.bound_weight = pair_weight_bound(self.weight, self.starts, self.doc_weight)
 
     def __call__(self, scores: Vector) -> Any:
         """(L, ∂L/∂s) at scores (float64, one per document, queries contiguous)."""
@@ -117,7 +128,8 @@ class HingeLoss:
         _prsvm.sort_within_queries(scores, self.starts, order, self.chunks, self.n_threads)
         grad = np.empty_like(scores)
         value = self.kernel(scores, self.rank, self.starts, order, self.weight,
-                             self.n_levels, grad, self.chunks, self.n_threads)
+                             self.n_levels, grad, self.chunks, self.n_threads,
+                             doc_weight=self.doc_weight)
         return value, grad
 
 
@@ -155,7 +167,7 @@ class HuberObjective:
         grad = np.empty_like(scores)
         value = _prsvm.squared_hinge(scores, self.loss.rank, self.loss.starts, order,
                                      self.loss.weight, self.loss.n_levels, grad, self.loss.chunks,
-                                     self.loss.n_threads)
+                                     self.loss.n_threads, doc_weight=self.loss.doc_weight)
         return value, grad
 
     def _centred(self, scores):
@@ -197,7 +209,8 @@ class HuberObjective:
         for scores, out in levels:
             _prsvm.squared_hinge_hessvec(scores, self.loss.rank, self.loss.starts, self._order,
                                          self.loss.weight, self.loss.n_levels, u, out,
-                                         self.loss.chunks, self.loss.n_threads)
+                                         self.loss.chunks, self.loss.n_threads,
+                                         doc_weight=self.loss.doc_weight)
         return v + self.X.rmatvec((outer - inner) / (2.0 * self.delta))
 
     def precondition(self, r: Any) -> Any:
@@ -304,6 +317,7 @@ class RankSVML1(LinearRanker):
 
     name = "svmrank"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
+    document_weights = True        # sample_weight may weigh documents: svm_proprank's objective
 
     def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 100000,
                  n_jobs: int | None = None, normalize: str = "none", solver: str = "auto") -> None:
@@ -327,7 +341,7 @@ class RankSVML1(LinearRanker):
     def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
         """OCAS, going on by smoothed Newton if it stalls (``solver``), to svm_rank's -e bound."""
         loss = HingeLoss(problem.y, problem.starts, problem.query_weights(C, self.loss),
-                         n_threads=problem.n_threads)
+                         n_threads=problem.n_threads, doc_weight=problem.doc_weight)
         products = DataMatrix(problem.X, problem.n_threads)
         target = svm_rank_target(C, self.tol, self.loss)
         result = None
@@ -338,9 +352,10 @@ class RankSVML1(LinearRanker):
                 log(f"OCAS stalled after {result.iterations} iterations (gap "
                     f"{result.gap:.4g}); going on by smoothed Newton", 1)
         if result is None or result.message == "stalled":
-            diagonal = 1.0 + 2.0 * pair_square_sums(products, loss.starts, loss.rank, loss.weight)
-            preconditioner = PairPreconditioner(products.X, loss.starts, loss.rank, loss.weight,
-                                                2.0, diagonal)
+            diagonal = 1.0 + 2.0 * pair_square_sums(products, loss.starts, loss.rank,
+                                                    loss.bound_weight)
+            preconditioner = PairPreconditioner(products.X, loss.starts, loss.rank,
+                                                loss.bound_weight, 2.0, diagonal)
             before = result
             result = smoothing_path(
                 lambda delta: HuberObjective(products, loss, delta, preconditioner),

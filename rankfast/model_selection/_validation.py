@@ -13,8 +13,8 @@ from ..data.queries import query_index
 from ..data.sparse import issparse
 from ..data.validation import (
     TrainingData,
+    pair_weights,
     predicted,
-    query_sample_weights,
     row_weights,
 )
 from ..errors import UsageError
@@ -281,7 +281,10 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
         Called after every fold and row, with elapsed time and ETA.
     sample_weight : array-like, optional
         Query weights, per row (the same within a query) or per query
-        (rankfast.learners._base.query_sample_weights).  Each fold's model is fitted
+        (rankfast.data.validation.query_sample_weights), or per row weights
+        that differ within a query for a learner that weighs documents
+        (pair_weights: clicks; a held-out query then counts its mean weight
+        over its preferred documents).  Each fold's model is fitted
         with its training rows' weights (``sample_weight=``: the learner
         normalises them over its training queries, as on a file of those
         queries), and each fold's value is the mean over its held-out queries
@@ -302,7 +305,10 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
     if data is not None:
         X, y, qid = data.X, data.y, data.qid
     y, qid = np.asarray(y, dtype=np.float64), np.asarray(qid)
-    weight = row_weights(query_sample_weights(sample_weight, qid), qid)
+    weights = pair_weights(sample_weight, qid, y)
+    weight = row_weights(weights.query, qid)          # each held-out query's weight
+    fit_weight = weight if weights.document is None else \
+        row_weights(weights.query, qid) * weights.document    # and its documents' (clicks)
     rows = grid_rows(grid)
     c_name = [name for name in rows[0] if parameter_path(name)[-1] == "C"]
     if not c_name:
@@ -329,7 +335,7 @@ def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
             X_train, X_test = data.subset(train), data.subset(test)
         held_out = None if weight is None else weight[test]
         for i, fitted in _fitted_rows(estimator, rows, c_name, X_train, y[train], qid[train],
-                                      None if weight is None else weight[train]):
+                                      None if fit_weight is None else fit_weight[train]):
             scores = np.asarray(predicted(fitted, X_test, qid[test]), dtype=np.float64).ravel()
             values[i, f] = [column.evaluate(scores, y[test], qid[test], max_grade=top,
                                             weight=held_out)

@@ -1,0 +1,138 @@
+"""rank_learn --clicks, svm_proprank_learn and rank_simulate_clicks: svm_proprank's files,
+weights at their usual meaning, bad click logs refused at their line with no model written."""
+
+import os
+
+import numpy as np
+import pytest
+from data_makers import letor_like_queries as letor_like
+
+from rankfast import RankSVM, RankSVML1, dump_svmlight, load_svmlight, read_model
+from rankfast.cli.clicks import simulate_main
+from rankfast.cli.learn import learn_main
+
+
+def click_file(tmp_path, n_queries=30, seed=0):
+    """A small svm_proprank training file: per query one click (target 1, cost:) among
+    unclicked documents (target 0, no cost)."""
+    rng = np.random.default_rng(seed)
+    lines, X, y, qid, weight = [], [], [], [], []
+    for q in range(1, n_queries + 1):
+        size = int(rng.integers(3, 9))
+        clicked = int(rng.integers(0, size))
+        for i in range(size):
+            x = rng.normal(size=4)
+            cost = float(1 + rng.integers(0, 8)) if i == clicked else None
+            feats = " ".join(f"{j + 1}:{v!r}" for j, v in enumerate(x.tolist()))
+            lines.append(f"{int(i == clicked)} qid:{q}" + (f" cost:{cost!r}" if cost else "")
+                         + f" {feats}\n")
+            X.append(x)
+            y.append(float(i == clicked))
+            qid.append(q)
+            weight.append(cost or 1.0)
+    path = tmp_path / "clicks.dat"
+    path.write_text("".join(lines))
+    return path, np.array(X), np.array(y), np.array(qid), np.array(weight)
+
+
+@pytest.mark.parametrize("algo, learner", [("svmrank", RankSVML1), ("prsvm", RankSVM)])
+def test_clicks_train_svm_proprank_objective(tmp_path, algo, learner):
+    path, X, y, qid, weight = click_file(tmp_path)
+    model = tmp_path / "model"
+    assert learn_main(["-a", algo, "--clicks", "-c", "3", "-v", "0", str(path), str(model)]) == 0
+    # svm_proprank: the loss of each query times C / queries times its click's cost; the
+    # learners normalise weights to mean 1, so that is C times the mean cost
+    clicks = weight[y == 1]
+    expected = learner(C=3.0 * clicks.mean()).fit(X, y, qid, sample_weight=weight)
+    np.testing.assert_allclose(read_model(str(model)).weights, expected.weights_, rtol=1e-5,
+                               atol=1e-7)       # float32 features and 8 digits in the file
+
+
+def test_without_clicks_cost_is_read_and_ignored_as_svm_rank_does(tmp_path):
+    path, X, y, qid, _ = click_file(tmp_path)
+    plain = tmp_path / "plain.dat"
+    dump_svmlight(X, y, qid, str(plain))
+    one, two = tmp_path / "m1", tmp_path / "m2"
+    assert learn_main(["-c", "1", "-v", "0", str(path), str(one)]) == 0
+    assert learn_main(["-c", "1", "-v", "0", str(plain), str(two)]) == 0
+    assert one.read_text() == two.read_text().replace(str(plain), str(path))
+
+
+def test_svm_proprank_learn_is_rank_learn_on_clicks_with_svm_rank_objective(tmp_path,
+                                                                            monkeypatch):
+    from rankfast.cli import clicks
+    path, *_ = click_file(tmp_path)
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    assert learn_main(["-a", "svmrank", "--clicks", "-c", "2", "-v", "0", str(path),
+                       str(ours)]) == 0
+    monkeypatch.setattr("sys.argv", ["svm_proprank_learn", "-c", "2", "-v", "0", str(path),
+                                     str(theirs)])
+    with pytest.raises(SystemExit) as end:
+        clicks.proprank_learn_command()
+    assert end.value.code == 0 and ours.read_text() == theirs.read_text()
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("1 qid:2 cost:0 1:1\n", "cost:0: a click's cost is its weight"),
+    ("1 qid:2 cost:-3 1:1\n", "cost:-3: a click's cost is its weight"),
+    ("1 cost:2 1:1\n", "a click on no query"),
+    ("1 qid:3 cost:2 1:1\n", "a click with nothing to prefer it over"),
+    ("1 qid:2 cost:nan 1:1\n", "cost must be a finite number"),
+])
+def test_bad_clicks_exit_1_naming_file_and_line_and_write_nothing(tmp_path, capsys, line, reason):
+    path = tmp_path / "clicks.dat"
+    path.write_text("1 qid:1 cost:2 1:1\n0 qid:1 1:0\n" + line + "0 qid:2 1:0.5\n")
+    model = tmp_path / "model"
+    assert learn_main(["--clicks", str(path), str(model)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"rank_learn: {path}:3: ") and reason in err and "Traceback" not in err
+    assert not model.exists() and os.listdir(tmp_path) == ["clicks.dat"]
+
+
+def test_a_file_without_costs_is_not_a_click_log(tmp_path, capsys):
+    path = tmp_path / "plain.dat"
+    path.write_text("1 qid:1 1:1\n0 qid:1 1:0\n")
+    assert learn_main(["--clicks", str(path), str(tmp_path / "m")]) == 1
+    assert "no line has a cost:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--clip", "0.1"], "give --clicks too"),
+    (["--clicks", "--clip", "0"], "--clip is a floor on the propensity"),
+    (["--clicks", "--clip", "2"], "--clip is a floor on the propensity"),
+    (["--clicks", "--weights", "w.txt"], "not both"),
+])
+def test_click_flags_are_checked(tmp_path, capsys, argv, message):
+    path, *_ = click_file(tmp_path)
+    assert learn_main(argv + [str(path), str(tmp_path / "m")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_clip_bounds_each_click_weight(tmp_path):
+    path, X, y, qid, weight = click_file(tmp_path)
+    model = tmp_path / "model"
+    assert learn_main(["--clicks", "--clip", "0.25", "-c", "1", "-v", "0", str(path),
+                       str(model)]) == 0
+    clipped = np.minimum(weight, 4.0)
+    expected = RankSVM(C=clipped[y == 1].mean()).fit(X, y, qid, sample_weight=clipped)
+    np.testing.assert_allclose(read_model(str(model)).weights, expected.weights_, rtol=1e-5,
+                               atol=1e-7)       # float32 features and 8 digits in the file
+
+
+def test_rank_simulate_clicks_writes_a_reproducible_click_log(tmp_path, capsys):
+    X, y, qid = letor_like(n_queries=40, seed=1)
+    data, logging = tmp_path / "train.dat", tmp_path / "logging.model"
+    dump_svmlight(X, y, qid, str(data))
+    assert learn_main(["-c", "1", "-v", "0", str(data), str(logging)]) == 0
+    one, two = tmp_path / "c1.dat", tmp_path / "c2.dat"
+    for out in (one, two):
+        assert simulate_main(["-n", "2000", "--seed", "3", "-v", "0", str(data), str(logging),
+                              str(out)]) == 0
+    assert one.read_bytes() == two.read_bytes()
+    log = load_svmlight(str(one), costs=True)
+    assert set(np.unique(log.y)) == {0.0, 1.0} and (log.cost[log.y == 1] > 0).all()
+    model = tmp_path / "from_clicks"
+    assert learn_main(["--clicks", "-v", "0", str(one), str(model)]) == 0
+    assert simulate_main(["-n", "-1", str(data), str(logging), str(tmp_path / "c3")]) == 2
+    assert simulate_main(["--eps-minus", "2", str(data), str(logging), str(tmp_path / "c3")]) == 2
+    assert not (tmp_path / "c3").exists()
