@@ -55,10 +55,11 @@ LEARNERS = {"svmrank": RankSVML1, "prsvm": RankSVM}
 
 
 def splits(args):
-    """(name, train, vali, test, relevant_at): MQ2008's folds, the MSLR sample."""
+    """(name, train, vali, test, relevant_at, normalize): MQ2008's folds (LETOR's
+    QueryLevelNorm already), the MSLR sample (raw features: normalised per query)."""
     for k in args.folds:
         train, vali, test = mq2008.fold(k)
-        yield f"MQ2008 fold {k}", train, vali, test, 1.0
+        yield f"MQ2008 fold {k}", train, vali, test, 1.0, "none"
     if args.mslr:
         folder = ROOT.parent / "shared" / "data" / "mslr_web_fold1_5k"
         train = rankfast.load_svmlight(str(folder / "train.5k.txt.gz"), n_features=136)
@@ -67,36 +68,36 @@ def splits(args):
         ids = np.unique(train.qid)
         held = np.isin(train.qid, ids[(3 * len(ids)) // 4:])
         yield ("MSLR sample", train.subset(np.flatnonzero(~held)),
-               train.subset(np.flatnonzero(held)), test, 2.0)
+               train.subset(np.flatnonzero(held)), test, 2.0, "query")
 
 
-def logging_ranker(train, seed):
+def logging_ranker(train, seed, normalize):
     """RankSVM (C = 1) on 1% of the training queries (at least one), drawn with seed."""
     ids = np.unique(train.qid)
     few = np.random.default_rng(seed).choice(ids, max(1, len(ids) // 100), replace=False)
     rows = np.flatnonzero(np.isin(train.qid, few))
-    return RankSVM(C=1.0).fit(train.X[rows], train.y[rows], train.qid[rows])
+    return RankSVM(C=1.0, normalize=normalize).fit(train.X[rows], train.y[rows], train.qid[rows])
 
 
 def test_figures(model, test, relevant_at):
-    scores = model.predict(test.X)
+    scores = model.predict(test.X, test.qid)
     return (metrics.ndcg(scores, test.y, test.qid, k=10),
             relevant_rank_metrics(scores, test.y, test.qid, relevant_at).average_rank,
             scores)
 
 
-def full_information(learner, train, vali, grid):
+def full_information(learner, train, vali, grid, normalize):
     """The learner on the labels, C by validation NDCG@10."""
     best = None
     for C in grid:
-        model = learner(C=C).fit(train.X, train.y, train.qid)
-        value = metrics.ndcg(model.predict(vali.X), vali.y, vali.qid, k=10)
+        model = learner(C=C, normalize=normalize).fit(train.X, train.y, train.qid)
+        value = metrics.ndcg(model.predict(vali.X, vali.qid), vali.y, vali.qid, k=10)
         if best is None or value > best[0]:
             best = (value, model)
     return best[1]
 
 
-def click_learner(learner, train, vali, train_log, vali_log, eta, grid, fit_seconds):
+def click_learner(learner, train, vali, train_log, vali_log, eta, grid, fit_seconds, normalize):
     """The learner on the clicks weighted with propensities of eta (0: naive), C by the
     validation clicks' inverse-propensity estimate of the average rank of relevant results."""
     X, y, qid, w = click_training_data(train.X, train.qid, train_log, eta=eta)
@@ -104,9 +105,9 @@ def click_learner(learner, train, vali, train_log, vali_log, eta, grid, fit_seco
     best = None
     for C in grid:
         start = time.process_time()
-        model = learner(C=C).fit(X, y, qid, sample_weight=w)
+        model = learner(C=C, normalize=normalize).fit(X, y, qid, sample_weight=w)
         fit_seconds.append(time.process_time() - start)
-        estimate = counterfactual_metrics(model.predict(VX), vy, vq, vw).average_rank
+        estimate = counterfactual_metrics(model.predict(VX, vq), vy, vq, vw).average_rank
         if best is None or estimate < best[0]:
             best = (estimate, model)
     return best[1]
@@ -116,12 +117,13 @@ def experiment(args):
     learner = LEARNERS[args.learner]
     rows = {}
     fit_seconds = []
-    for seed, (name, train, vali, test, relevant_at) in enumerate(splits(args), start=1):
-        logging = logging_ranker(train, seed)
-        full = full_information(learner, train, vali, args.c_grid)
+    for seed, (name, train, vali, test, relevant_at, normalize) in enumerate(splits(args), 1):
+        logging = logging_ranker(train, seed, normalize)
+        full = full_information(learner, train, vali, args.c_grid, normalize)
         base = test_figures(logging, test, relevant_at)
         best = test_figures(full, test, relevant_at)
-        train_scores, vali_scores = logging.predict(train.X), logging.predict(vali.X)
+        train_scores = logging.predict(train.X, train.qid)
+        vali_scores = logging.predict(vali.X, vali.qid)
         share = len(np.unique(vali.qid)) / len(np.unique(train.qid))
         print(f"{name}: {len(np.unique(train.qid))} training queries, logging ranker on "
               f"{max(1, len(np.unique(train.qid)) // 100)}: test NDCG@10 {base[0]:.4f}, "
@@ -136,7 +138,7 @@ def experiment(args):
                 continue
             for eta, kind in ((1.0, "propensity"), (0.0, "naive")):
                 model = click_learner(learner, train, vali, log, vlog, eta, args.c_grid,
-                                      fit_seconds)
+                                      fit_seconds, normalize)
                 ndcg, rank, _ = test_figures(model, test, relevant_at)
                 rows.setdefault((name, n), {})[kind] = (ndcg, rank, log.n_clicks)
             rows[(name, n)]["logging"] = base[:2]
@@ -201,9 +203,9 @@ def timing(args, table_sessions):
     """rank_learn -a svmrank --clicks against svm_rank_learn on the largest MQ2008 click file."""
     programs = anchors.svm_rank(args)
     train, _, _ = mq2008.fold(1)
-    logging = logging_ranker(train, 1)
+    logging = logging_ranker(train, 1, "none")
     n = max(table_sessions)
-    log = simulate_clicks(logging.predict(train.X), train.y, train.qid, n, eta=1.0,
+    log = simulate_clicks(logging.predict(train.X, train.qid), train.y, train.qid, n, eta=1.0,
                           eps_minus=0.1, seed=1)
     WORK.mkdir(parents=True, exist_ok=True)
     path = WORK / "clicks.dat"
@@ -243,17 +245,19 @@ def main():
     parser.add_argument("--timing-c", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-timing", dest="timing", action="store_false")
+    parser.add_argument("--timing-only", action="store_true", help="skip the curves")
     anchors.add_arguments(parser)
     args = parser.parse_args()
-    rows, fit_seconds = experiment(args)
-    table = summary(rows, args.sessions)
-    print_table(table, args.learner)
-    print(f"\n{len(fit_seconds)} fits on clicks: median {np.median(fit_seconds):.3f} s cpu, "
-          f"largest {max(fit_seconds):.3f} s")
-    if args.plot:
-        plot(table, args.plot, args.learner)
-        print(f"wrote {args.plot}")
-    if args.timing:
+    if not args.timing_only:
+        rows, fit_seconds = experiment(args)
+        table = summary(rows, args.sessions)
+        print_table(table, args.learner)
+        print(f"\n{len(fit_seconds)} fits on clicks: median {np.median(fit_seconds):.3f} s cpu, "
+              f"largest {max(fit_seconds):.3f} s")
+        if args.plot:
+            plot(table, args.plot, args.learner)
+            print(f"wrote {args.plot}")
+    if args.timing or args.timing_only:
         timing(args, args.sessions)
 
 

@@ -540,8 +540,7 @@ def other_level_sums(const double[::1] z, const int64_t[::1] starts,
     n_threads.
     """
     cdef Py_ssize_t nq = starts.shape[0] - 1, n = z.shape[0]
-    cdef Py_ssize_t n_groups = group_starts.shape[0] - 1
-    cdef Py_ssize_t qi, b, g, k, lo, hi, n_chunks
+    cdef Py_ssize_t k, lo, hi, n_chunks
     cdef Series s
     if nq <= 0 or n == 0:
         return
@@ -551,15 +550,8 @@ def other_level_sums(const double[::1] z, const int64_t[::1] starts,
         s = make_series(w, h, coef, L, gap, 0)
     else:                                             # unused by the direct sums
         s.w, s.h, s.p, s.L, s.gap, s.dense_limit, s.coef = 1.0, 1.0, 0, 0, 0.0, 0, NULL
-    cdef int64_t[::1] qgroup = np.empty(nq + 1, dtype=np.int64)
+    cdef int64_t[::1] qgroup = first_groups(starts, group_starts)
     cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
-    g = 0
-    for qi in range(nq):                              # first level group of each query
-        qgroup[qi] = g
-        b = starts[qi + 1]
-        while g < n_groups and group_starts[g] < b:
-            g += 1
-    qgroup[nq] = g
     lo = 0
     while lo < n_chunks:
         hi = min(lo + BATCH, n_chunks)
@@ -568,6 +560,126 @@ def other_level_sums(const double[::1] z, const int64_t[::1] starts,
                 status[k] = other_level_chunk(&z[0], &starts[0], &group_order[0],
                                               &group_starts[0], &qgroup[0], &level[0], fast, s,
                                               chunks[k], chunks[k + 1], &out[0])
+        PyErr_CheckSignals()
+        lo = hi
+    check_chunks(status)
+
+
+cdef int64_t[::1] first_groups(const int64_t[::1] starts, const int64_t[::1] group_starts):
+    """The first level group of each query (and the number of groups, appended)."""
+    cdef Py_ssize_t nq = starts.shape[0] - 1, n_groups = group_starts.shape[0] - 1
+    cdef Py_ssize_t qi, b, g = 0
+    cdef int64_t[::1] qgroup = np.empty(nq + 1, dtype=np.int64)
+    for qi in range(nq):
+        qgroup[qi] = g
+        b = starts[qi + 1]
+        while g < n_groups and group_starts[g] < b:
+            g += 1
+    qgroup[nq] = g
+    return qgroup
+
+
+cdef int split_level_chunk(const double* z, const double* v, const int64_t* group_order,
+                           const int64_t* group_starts, const int64_t* qgroup, bint fast,
+                           Series s, Py_ssize_t q0, Py_ssize_t q1, double* lower,
+                           double* higher) noexcept nogil:
+    """split_level_sums over queries q0 .. q1 - 1; -1 when out of memory."""
+    cdef Py_ssize_t qi, g, ga, gend, j, a, b, ns, nt, longest = 1
+    cdef double* zs
+    cdef double* ws
+    cdef double* zt
+    cdef double* ot
+    cdef int status = 0
+    for qi in range(q0, q1):
+        longest = max(longest, group_starts[qgroup[qi + 1]] - group_starts[qgroup[qi]])
+    zs = <double*> malloc(longest * sizeof(double))
+    ws = <double*> malloc(longest * sizeof(double))
+    zt = <double*> malloc(longest * sizeof(double))
+    ot = <double*> malloc(longest * sizeof(double))
+    if zs == NULL or ws == NULL or zt == NULL or ot == NULL:
+        status = -1
+    else:
+        for qi in range(q0, q1):
+            ga, gend = qgroup[qi], qgroup[qi + 1]
+            for g in range(ga, gend):               # the query's levels, lowest first
+                a, b = group_starts[g], group_starts[g + 1]
+                nt = b - a
+                for j in range(a, b):
+                    zt[j - a] = z[group_order[j]]
+                # below: the levels under g, unit weights
+                ns = a - group_starts[ga]
+                for j in range(group_starts[ga], a):
+                    zs[j - group_starts[ga]] = z[group_order[j]]
+                if sum_into(zs, NULL, ns, zt, nt, fast, &s, ot) != 0:
+                    status = -1
+                    break
+                for j in range(a, b):
+                    lower[group_order[j]] = ot[j - a]
+                # above: the levels over g, each document weighing v
+                ns = group_starts[gend] - b
+                for j in range(b, group_starts[gend]):
+                    zs[j - b] = z[group_order[j]]
+                    ws[j - b] = v[group_order[j]]
+                if sum_into(zs, ws, ns, zt, nt, fast, &s, ot) != 0:
+                    status = -1
+                    break
+                for j in range(a, b):
+                    higher[group_order[j]] = ot[j - a]
+            if status != 0:
+                break
+    free(zs)
+    free(ws)
+    free(zt)
+    free(ot)
+    return status
+
+
+cdef inline int sum_into(const double* z, const double* q, Py_ssize_t N, const double* y,
+                         Py_ssize_t M, bint fast, Series* s, double* out) noexcept nogil:
+    """out[j] = sum_i q_i erfc(y_j - z_i), fast or direct; -1 when out of memory."""
+    if not fast:
+        direct_sum_core(z, q, N, y, M, out)
+        return 0
+    s.dense_limit = 2 * (N + M) + 4096
+    return fast_sum_core(z, q, N, y, M, s, out)
+
+
+def split_level_sums(const double[::1] z, const double[::1] v, const int64_t[::1] starts,
+                     const int64_t[::1] group_order, const int64_t[::1] group_starts,
+                     bint fast, double w, double h, const double[::1] coef, Py_ssize_t L,
+                     double gap, double[::1] lower, double[::1] higher,
+                     const int64_t[::1] chunks=None, int n_threads=1):
+    """lower[i] = sum over documents k of i's query at a lower level of erfc(z_i - z_k);
+    higher[i] = the same over higher levels, each term times v[k].
+
+    RankNCG's gradient with a weight on each pair's preferred document (learning
+    from clicks) needs the two sides apart.  Queries, group_order and
+    group_starts as for other_level_sums (levels ascending within a query).
+    Fast: one transform per level and side, O(p m S) per query of m documents
+    and S levels (error <= eps (m_lower + sum of v above)); direct: O(m^2).
+    The results do not depend on n_threads.
+    """
+    cdef Py_ssize_t nq = starts.shape[0] - 1, n = z.shape[0]
+    cdef Py_ssize_t k, lo, hi, n_chunks
+    cdef Series s
+    if nq <= 0 or n == 0:
+        return
+    chunks = chunk_list(chunks, nq)
+    n_chunks = chunks.shape[0] - 1
+    if fast:
+        s = make_series(w, h, coef, L, gap, 0)
+    else:
+        s.w, s.h, s.p, s.L, s.gap, s.dense_limit, s.coef = 1.0, 1.0, 0, 0, 0.0, 0, NULL
+    cdef int64_t[::1] qgroup = first_groups(starts, group_starts)
+    cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
+    lo = 0
+    while lo < n_chunks:
+        hi = min(lo + BATCH, n_chunks)
+        with nogil:
+            for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
+                status[k] = split_level_chunk(&z[0], &v[0], &group_order[0], &group_starts[0],
+                                              &qgroup[0], fast, s, chunks[k], chunks[k + 1],
+                                              &lower[0], &higher[0])
         PyErr_CheckSignals()
         lo = hi
     check_chunks(status)

@@ -302,12 +302,15 @@ def pairs(labels, starts):
     return np.concatenate(ls), np.concatenate(ks), np.concatenate(qs)
 
 
-def erfc_rank_objective_pairs(X, labels, starts, weight, w):
-    """RankNCG's objective ½‖w‖² + Σ_q c_q Σ_pairs ψ(s_l − s_k), pairs enumerated."""
+def erfc_rank_objective_pairs(X, labels, starts, weight, w, doc_weight=None):
+    """RankNCG's objective ½‖w‖² + Σ_q c_q Σ_pairs v_l ψ(s_l − s_k), pairs enumerated
+    (v: doc_weight, all 1 when None)."""
     w = np.asarray(w, dtype=np.float64)
     s = np.asarray(X @ w, dtype=np.float64).ravel()
     l, k, q = pairs(labels, starts)
-    return 0.5 * float(w @ w) + float(np.sum(np.asarray(weight)[q] * erfc_pair_loss(s[l] - s[k])))
+    v = np.ones(len(s)) if doc_weight is None else np.asarray(doc_weight, dtype=np.float64)
+    return 0.5 * float(w @ w) + float(np.sum(np.asarray(weight)[q] * v[l]
+                                             * erfc_pair_loss(s[l] - s[k])))
 
 
 def erfc_rank_gradient_pairs(X, labels, starts, weight, w):

@@ -136,3 +136,18 @@ def test_rank_simulate_clicks_writes_a_reproducible_click_log(tmp_path, capsys):
     assert simulate_main(["-n", "-1", str(data), str(logging), str(tmp_path / "c3")]) == 2
     assert simulate_main(["--eps-minus", "2", str(data), str(logging), str(tmp_path / "c3")]) == 2
     assert not (tmp_path / "c3").exists()
+
+
+def test_valid_clicks_choose_c_by_the_inverse_propensity_estimate(tmp_path, capsys):
+    path, *_ = click_file(tmp_path, n_queries=40, seed=1)
+    valid, X, y, qid, weight = click_file(tmp_path / "v" if (tmp_path / "v").mkdir() is None
+                                          else tmp_path, n_queries=20, seed=2)
+    model = tmp_path / "model"
+    assert learn_main(["--clicks", "-c", "0.1,10", "--valid", str(valid), "-v", "1",
+                       str(path), str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "20 queries" in out and model.exists()
+    from rankfast.model_selection import ValidationSet
+    weighted = ValidationSet(X, y, qid, sample_weight=weight)
+    np.testing.assert_allclose(weighted.query_weights * weight[y == 1].mean(), weight[y == 1])
+

@@ -390,3 +390,26 @@ def test_dump_svmlight_refuses_query_ids_it_cannot_write(qid, message):
     from rankfast import dump_svmlight
     with pytest.raises(ValueError, match=message):
         dump_svmlight(np.eye(2), [1, 0], qid, stream=io.StringIO())
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3])
+def test_costs_are_read_on_request_in_one_thread_or_several(tmp_path, n_jobs, every_block_counts,
+                                                            started_threads):
+    """cost: per line (NaN without one), the same in blocks on any number of threads, with
+    blank and comment lines between them (rows placed down); without costs=True, None."""
+    rng = np.random.default_rng(n_jobs)
+    lines, costs = [], []
+    for i in range(3000):
+        if i % 97 == 0:
+            lines.append("# a comment line\n\n")
+        cost = float(rng.uniform(0.1, 9.0)) if rng.random() < 0.3 else None
+        costs.append(np.nan if cost is None else cost)
+        lines.append(f"{i % 3} qid:{i // 7 + 1}" + (f" cost:{cost!r}" if cost else "")
+                     + f" 1:{float(rng.random())!r}\n")
+    path = tmp_path / "clicks.dat"
+    path.write_text("".join(lines))
+    data = load_svmlight(str(path), costs=True, n_jobs=n_jobs, chunk_bytes=4096)
+    np.testing.assert_array_equal(data.cost, costs)
+    assert (len(started_threads) > 0) == (n_jobs > 1)
+    assert load_svmlight(str(path), n_jobs=n_jobs, chunk_bytes=4096).cost is None
+    assert np.array_equal(data.subset([2, 0]).cost, np.array(costs)[[2, 0]], equal_nan=True)

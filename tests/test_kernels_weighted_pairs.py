@@ -89,3 +89,29 @@ def test_weighted_kernels_give_the_same_bits_on_any_number_of_threads():
     for other in results[1:]:
         assert other[0] == results[0][0] and other[2] == results[0][2]
         assert np.array_equal(other[1], results[0][1]) and np.array_equal(other[3], results[0][3])
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("n_levels", [1, 2, 6])
+def test_split_level_sums_match_the_double_sums(fast, n_levels):
+    from scipy.special import erfc
+
+    from rankfast._kernels import _erfc
+    from rankfast.learners.erfc import erfc_parameters
+    scores, labels, starts, _, v = weighted_queries(n_levels, n_levels, max_size=60)
+    query = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    rank = np.unique(labels, return_inverse=True)[1].ravel().astype(np.int64)
+    group_order = np.lexsort((rank, query)).astype(np.int64)
+    kq, kr = query[group_order], rank[group_order]
+    change = np.flatnonzero((np.diff(kq) != 0) | (np.diff(kr) != 0)) + 1
+    group_starts = np.r_[0, change, len(scores)].astype(np.int64)
+    lower, higher = np.full(len(scores), np.nan), np.full(len(scores), np.nan)
+    _erfc.split_level_sums(scores, v, starts, group_order, group_starts, fast,
+                           *erfc_parameters(1e-10).kernel_args(), lower, higher)
+    for q in range(len(starts) - 1):
+        a, b = starts[q], starts[q + 1]
+        below = labels[a:b][None, :] < labels[a:b][:, None]
+        terms = erfc(scores[a:b][:, None] - scores[a:b][None, :])
+        np.testing.assert_allclose(lower[a:b], (terms * below).sum(axis=1), rtol=0, atol=1e-8)
+        np.testing.assert_allclose(higher[a:b], (terms * below.T) @ v[a:b], rtol=0,
+                                   atol=1e-8 * max(1.0, v[a:b].sum()))

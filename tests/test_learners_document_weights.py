@@ -6,7 +6,7 @@ import pytest
 from reference_impl import hinge_pairs, squared_hinge_pairs
 from scipy.optimize import minimize
 
-from rankfast import RankNCG, RankRLS, RankSVM, RankSVML1
+from rankfast import GreedyRankRLS, RankNCG, RankRLS, RankSVM, RankSVML1
 from rankfast.data.validation import pair_weights
 
 
@@ -86,7 +86,7 @@ def test_a_click_weighted_two_is_that_click_twice(learner):
     np.testing.assert_allclose(one.weights_, two.weights_, rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("learner", [RankSVM, RankSVML1])
+@pytest.mark.parametrize("learner", [RankSVM, RankSVML1, RankNCG])
 @pytest.mark.parametrize("size", [1.0, 3.0, 1e-300, 1e308])
 def test_equal_weights_of_any_size_give_the_unweighted_model(learner, size):
     X, y, qid, _ = click_log(5, clicks=2)
@@ -95,7 +95,7 @@ def test_equal_weights_of_any_size_give_the_unweighted_model(learner, size):
     assert np.array_equal(plain.weights_, weighted.weights_)
 
 
-@pytest.mark.parametrize("learner", [RankSVM, RankSVML1])
+@pytest.mark.parametrize("learner", [RankSVM, RankSVML1, RankNCG])
 def test_huge_and_tiny_weights_train_the_scaled_model(learner):
     X, y, qid, weight = click_log(6, clicks=2)
     reference = learner(C=1.0, tol=1e-9).fit(X, y, qid, sample_weight=weight)
@@ -118,7 +118,7 @@ def test_query_weights_of_1e308_are_not_a_zero_model():
     assert np.abs(model.weights_).max() > 0
 
 
-@pytest.mark.parametrize("learner", [RankNCG, RankRLS])
+@pytest.mark.parametrize("learner", [RankRLS, GreedyRankRLS])
 def test_learners_without_document_weights_refuse_them_by_name(learner):
     X, y, qid, weight = click_log(8, clicks=2)
     with pytest.raises(ValueError, match=f"{learner.name}.*prsvm and svmrank"):
@@ -131,3 +131,42 @@ def test_cross_validation_on_clicks_weighs_fits_and_scores():
     assert model.C_ in (0.1, 1.0, 10.0) and len(model.cv_table_) == 3
     again = RankSVM(C=model.C_).fit(X, y, qid, sample_weight=weight)
     assert np.array_equal(model.weights_, again.weights_)
+
+
+@pytest.mark.parametrize("erfc", ["fast", "direct"])
+@pytest.mark.parametrize("n_levels", [2, 4])
+def test_rankncg_weighted_gradient_is_the_weighted_objective_gradient(erfc, n_levels):
+    from reference_impl import erfc_rank_objective_pairs
+
+    from rankfast.learners.rankncg import ErfcPairObjective
+
+    def approx_fprime(w, f, h):               # central differences: error O(h²)
+        return np.array([(f(w + h * e) - f(w - h * e)) / (2 * h) for e in np.eye(len(w))])
+    rng = np.random.default_rng(n_levels)
+    sizes = np.r_[1, rng.integers(2, 30, size=12)]
+    starts = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    X = rng.normal(size=(starts[-1], 4))
+    y = rng.integers(0, n_levels, size=starts[-1]).astype(float)
+    c = rng.uniform(0.5, 2.0, size=len(sizes))
+    v = np.exp(rng.normal(size=starts[-1]))
+    objective = ErfcPairObjective(X, y, starts, c, 1e-10, erfc == "fast", doc_weight=v)
+    w = rng.normal(size=4)
+    numeric = approx_fprime(w, lambda u: erfc_rank_objective_pairs(X, y, starts, c, u, v), 1e-5)
+    np.testing.assert_allclose(objective.point(w).g, numeric, rtol=1e-6, atol=1e-6)
+    zero = objective.gradient_at_zero()
+    np.testing.assert_allclose(zero, approx_fprime(np.zeros(4), lambda u: erfc_rank_objective_pairs(
+        X, y, starts, c, u, v), 1e-5), rtol=1e-6, atol=1e-6)
+
+
+def test_rankncg_reaches_the_optimum_of_the_weighted_objective():
+    from reference_impl import erfc_rank_objective_pairs
+    X, y, qid, weight = click_log(3, clicks=2)
+    y[::5] = 2.0
+    weight = weight * np.exp(np.random.default_rng(3).normal(size=len(y)))
+    starts = np.r_[0, np.flatnonzero(np.diff(qid)) + 1, len(qid)]
+    pw = pair_weights(weight, qid, y)
+    c = np.full(len(starts) - 1, 3.0 / (len(starts) - 1)) * pw.query
+    reference = minimize(lambda u: erfc_rank_objective_pairs(X, y, starts, c, u, pw.document),
+                         np.zeros(X.shape[1]), method="BFGS", options={"gtol": 1e-10}).x
+    model = RankNCG(C=3.0, tol=1e-8, erfc="direct").fit(X, y, qid, sample_weight=weight)
+    np.testing.assert_allclose(model.weights_, reference, rtol=1e-4, atol=1e-6)

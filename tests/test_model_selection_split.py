@@ -135,3 +135,21 @@ def test_a_validation_set_is_checked_and_shared_not_copied():
         ValidationSet(X, y[:-1], qid)
     valid = ValidationSet(X, y, qid)
     assert copy.deepcopy(RankSVM(cv=valid)).cv is valid
+
+
+def test_a_weighted_validation_set_weighs_each_query_in_the_table():
+    from data_makers import letor_like_queries
+
+    from rankfast import RankSVM
+    from rankfast.model_selection import ValidationSet, cross_validate
+    X, y, qid = letor_like_queries(n_queries=30, seed=2)
+    weight = np.repeat(np.arange(1.0, 31.0), np.unique(qid, return_counts=True)[1])
+    plain = ValidationSet(X[qid > 15], y[qid > 15], qid[qid > 15])
+    weighted = ValidationSet(X[qid > 15], y[qid > 15], qid[qid > 15],
+                             sample_weight=weight[qid > 15])
+    fits = [cross_validate(RankSVM(), X[qid <= 15], y[qid <= 15], qid[qid <= 15],
+                           {"C": [0.1, 1.0]}, cv=cv) for cv in (plain, weighted)]
+    per_query = fits[0].values[:, :, 0]
+    w = weight[qid > 15][np.r_[0, np.flatnonzero(np.diff(qid[qid > 15])) + 1]]
+    np.testing.assert_allclose(fits[1].mean[:, 0], per_query @ w / w.sum())
+    np.testing.assert_allclose(fits[0].mean[:, 0], per_query.mean(axis=1))

@@ -131,6 +131,8 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
          --clip float
                      -> with --clicks: a floor on the propensity in (0, 1]:
                         no click weighs more than 1/float
+                        (with --clicks, a --valid FILE is a click log too:
+                        its NDCG is the inverse-propensity estimate of DCG)
          --plot FILE.png|FILE.svg
                      -> draw the CV curve, rankrls's regularisation path or
                         greedy's selection (needs matplotlib: rankfast[plot])
@@ -325,11 +327,17 @@ def _validated_learner(options, given, verbosity, svmlight_verbosity):
     path = options["valid"]
     refuse_pattern(path)
     progress("Reading validation examples...", verbosity, end="")
+    clicks = bool(options.get("clicks"))
     valid = load_dataset(path, verbosity, "rank_learn", svmlight_verbosity, None,
-                  options.get("n_jobs"), dtype="float32")
+                         options.get("n_jobs"), dtype="float32", costs=clicks)
     progress("done", verbosity)
+    weight = None
+    if clicks:                 # a click log: each query counts its click's inverse propensity
+        from ..clicks.log import click_weights
+        weight = click_weights(valid, options.get("clip"))[0]
     try:
-        validation = ValidationSet(valid.features, valid.y, valid.qid, name=path)
+        validation = ValidationSet(valid.features, valid.y, valid.qid, name=path,
+                                   sample_weight=weight)
     except ValueError as exc:
         raise InputError(path, None, str(exc)) from None
     return make_learner({**options, "validation": validation}, given)[0]

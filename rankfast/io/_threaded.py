@@ -25,7 +25,7 @@ MIN_BLOCK_BYTES = 2 << 20      # a thread's block: larger than the cost of handi
 MIN_BLOCKS_PER_THREAD = 4
 
 
-def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress):
+def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress, costs=False):
     """The rest of the stream (size bytes; None: unknown) parsed on n_threads threads: filled _Arrays.
 
     The stream is read in blocks of whole lines (block_bytes each), one
@@ -50,7 +50,7 @@ def _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress
     writer stays where an interrupt reaches it, and the decompressor keeps
     its core.
     """
-    arrays = _Arrays(0, 0, False, dtype)
+    arrays = _Arrays(0, 0, False, dtype, costs)
     spare = []
     blocks = _blocks(stream, path, _svmlight.empty_bytearray(block_bytes), progress=progress,
                      spare=spare)
@@ -267,11 +267,13 @@ def _parse_at(arrays, block, row, nnz, rows, entries, first_line):
     the arrays grow)."""
     rows_of, entries_of = slice(row, row + rows), slice(nnz, nnz + entries)
     arrays.populate(row, nnz, rows, entries)
+    costs = arrays.array("cost")[rows_of] if arrays.has("cost") else None
     return _svmlight.parse_into(block, 0, 0, arrays.array("y")[rows_of], arrays.array("qid")[rows_of],
                                 arrays.array("line")[rows_of],
                                 arrays.array("indptr")[row:row + rows + 1],
                                 arrays.array("indices")[entries_of],
-                                arrays.array("values")[entries_of], None, None, first_line, nnz)
+                                arrays.array("values")[entries_of], None, None, first_line, nnz,
+                                costs=costs)
 
 
 _TYPECODES = {"f8": "d", "f4": "f"}     # numpy's -> array.array's
@@ -424,7 +426,7 @@ class _Arrays:
         row, nnz = parsed.row, parsed.nnz
         r, z = self.rows, self.nnz
         if r != row:
-            for name in ("y", "qid", "line"):
+            for name in ("y", "qid", "line") + (("cost",) if self.has("cost") else ()):
                 array = self.array(name)
                 array[r:r + rows] = array[row:row + rows]
         if z != nnz:

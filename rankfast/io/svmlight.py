@@ -144,8 +144,7 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
         Also return the text after '#' of every document line.
     costs : bool
         Also return every line's ``cost:`` (``Dataset.cost``; svm_rank reads and
-        ignores it, svm_proprank weighs a click by it).  With comments or costs
-        one thread parses.
+        ignores it, svm_proprank weighs a click by it).
     n_features : int, optional
         Make X at least this wide (columns beyond the file's highest index).
     chunk_bytes : int
@@ -211,8 +210,9 @@ def load_svmlight(path: str, comments: bool = False, n_features: int | None = No
         block_bytes = max(chunk_bytes // n_threads, min(MIN_BLOCK_BYTES, chunk_bytes), 1)
         if size is not None:
             n_threads = max(1, min(n_threads, size // (MIN_BLOCKS_PER_THREAD * block_bytes)))
-        if n_threads > 1 and not comments and not costs:
-            arrays = _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress)
+        if n_threads > 1 and not comments:
+            arrays = _read_in_threads(stream, path, size, n_threads, block_bytes, dtype, progress,
+                                      costs)
         else:
             arrays = _read_in_one_thread(stream, path, size, comments, chunk_bytes, dtype,
                                          progress, costs)

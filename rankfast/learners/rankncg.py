@@ -80,7 +80,7 @@ from ..errors import UsageError
 from ..optimize.ncg import nonlinear_cg
 from ..optimize.precondition import PairPreconditioner
 from ._base import PathRanker, Problem
-from ._linear import DataMatrix, c_grid, linear_model, pair_square_sums
+from ._linear import DataMatrix, c_grid, linear_model, pair_square_sums, pair_weight_bound
 from .erfc import erfc_parameters
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -102,7 +102,8 @@ class ErfcPairObjective:
     """
 
     def __init__(self, X: Matrix, y: Vector, starts: Vector, query_weight: Any, eps: float,
-                 fast: Any, n_threads: int = 1, preconditioner: str = "auto") -> None:
+                 fast: Any, n_threads: int = 1, preconditioner: str = "auto",
+                 doc_weight: Vector = None) -> None:
         self.products = DataMatrix(X, n_threads)        # sparse X stays sparse: no dense copy
         self.n_threads = self.products.n_threads
         self.fast = bool(fast)
@@ -130,12 +131,38 @@ class ErfcPairObjective:
         self.twice_higher = 2.0 * n_higher
         self.sources = m_query + m_level          # the two transforms' sources per document
         self.rounding = ROUNDING * m_query * (m_query + 1.0)
+        self.doc_weight = None
+        bound = query_weight
+        if doc_weight is not None:
+            self._weigh_documents(np.ascontiguousarray(doc_weight, dtype=np.float64), group_of,
+                                  m_query, m_level, n_higher)
+            bound = pair_weight_bound(query_weight, self.starts, self.doc_weight)
+        self.c_bound = np.asarray(bound, dtype=np.float64)[self.qidx]   # ≥ every pair's weight
         self._set_accuracy(eps)
-        diagonal = 1.0 + PSI2_MAX * pair_square_sums(self.products, self.starts, self.rank,
-                                                     query_weight)
+        diagonal = 1.0 + PSI2_MAX * pair_square_sums(self.products, self.starts, self.rank, bound)
         self.inverse_diagonal = 1.0 / diagonal
         self.preconditioner = PairPreconditioner(self.products.X, self.starts, self.rank,
-                                                 query_weight, PSI2_MAX, diagonal, preconditioner)
+                                                 bound, PSI2_MAX, diagonal, preconditioner)
+
+    def _weigh_documents(self, v, group_of, m_query, m_level, n_higher):
+        """A weight v_l on each pair (l, k)'s preferred document:
+        γ_i = (c_q/2) (2 V_i^> − v_i Σ_{k lower} erfc(z_i − z_k) − Σ_{l higher} v_l erfc(z_i − z_l)),
+        V_i^> the weight of the documents above i; the sums from split_level_sums."""
+        self.doc_weight = v
+        group_weight = np.bincount(group_of, weights=v, minlength=len(self.group_starts) - 1)
+        query_of_group = self.qidx[self.group_order[self.group_starts[:-1]]]
+        for_query = np.bincount(query_of_group, weights=group_weight)
+        through = np.cumsum(group_weight)            # groups are by query, then level
+        first_of_query = np.r_[0, np.cumsum(np.bincount(query_of_group))[:-1]]
+        before = np.r_[0.0, through][first_of_query][query_of_group]
+        above = for_query[query_of_group] - (through - before)
+        self.v_higher = above[group_of]
+        m_lower = m_query - m_level - n_higher
+        self.m_lower = m_lower
+        self.twice_higher = 2.0 * self.v_higher
+        self.sources = v * m_lower + self.v_higher   # each side's sources, by their weights
+        largest = pair_weight_bound(np.ones(len(self.starts) - 1), self.starts, v)[self.qidx]
+        self.rounding = self.rounding * np.maximum(largest, 1.0)
 
     def _set_accuracy(self, eps):
         self.eps = eps
@@ -153,8 +180,14 @@ class ErfcPairObjective:
 
     def score_gradient(self, scores: Vector) -> Any:
         """γ = ∂F/∂s at scores s (the loss part of the gradient in score space)."""
-        other = np.empty(len(scores))
         w, h, coef, L, gap = self.kernel_args
+        if self.doc_weight is not None:
+            lower, higher = np.empty(len(scores)), np.empty(len(scores))
+            _erfc.split_level_sums(KAPPA * scores, self.doc_weight, self.starts, self.group_order,
+                                   self.group_starts, self.fast, w, h, coef, L, gap, lower,
+                                   higher, self.chunks, self.n_threads)
+            return self.half_c * (self.twice_higher - self.doc_weight * lower - higher)
+        other = np.empty(len(scores))
         _erfc.other_level_sums(KAPPA * scores, self.starts, self.group_order, self.group_starts,
                                self.rank, self.fast, w, h, coef, L, gap, other, self.chunks,
                                self.n_threads)
@@ -175,7 +208,11 @@ class ErfcPairObjective:
         return self.preconditioner.strengthen()
 
     def gradient_at_zero(self) -> Any:
-        """∇F(0): at w = 0 every erfc is erfc(0) = 1, so γ = (c_q / 2)(2 n_i^> − n_i^≠)."""
+        """∇F(0): at w = 0 every erfc is erfc(0) = 1, so γ = (c_q / 2)(2 n_i^> − n_i^≠)
+        (weighted: (c_q / 2)(V_i^> − v_i n_i^<))."""
+        if self.doc_weight is not None:
+            return self.products.rmatvec(self.half_c * (self.v_higher
+                                                        - self.doc_weight * self.m_lower))
         return self.products.rmatvec(self.half_c * (self.twice_higher - self.n_other))
 
     def gradient_error(self) -> Any:
@@ -210,7 +247,7 @@ class _Line:
         sizes = np.maximum(np.diff(ob.starts), 1)
         mean = np.bincount(ob.qidx, weights=self.sd, minlength=len(sizes)) / sizes
         centred = self.sd - mean[ob.qidx]
-        loss = 2.0 * PSI2_MAX * float(ob.c * ob.n_other @ (centred * centred))
+        loss = 2.0 * PSI2_MAX * float(ob.c_bound * ob.n_other @ (centred * centred))
         return self.dd, (self.dd + loss) * (1.0 + 1e-12)
 
     def slope(self, t):
@@ -294,6 +331,7 @@ class RankNCG(PathRanker):
 
     name = "rankncg"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
+    document_weights = True        # sample_weight may weigh documents (clicks)
 
     def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 1000,
                  erfc_eps: float = 1e-6, erfc: str = "fast", n_jobs: int | None = None,
@@ -321,7 +359,8 @@ class RankNCG(PathRanker):
         """Nonlinear CG (rankfast.optimize.ncg) on the erfc pair objective from w0."""
         objective = ErfcPairObjective(problem.X, problem.y, problem.starts,
                                       problem.query_weights(C, self.loss), self.erfc_eps,
-                                      self.erfc == "fast", problem.n_threads)
+                                      self.erfc == "fast", problem.n_threads,
+                                      doc_weight=problem.doc_weight)
         w0 = np.zeros(problem.X.shape[1]) if w0 is None else w0
         result = nonlinear_cg(objective, w0, tol=self.tol, max_iter=self.max_iter, log=log)
         if log is not None:

@@ -11,6 +11,7 @@ from ..data.validation import (
     check_features,
     check_labels,
     outside_stacklevel,
+    pair_weights,
     query_ids,
 )
 from ..errors import UsageError
@@ -38,6 +39,12 @@ class ValidationSet:
         Relevance labels and query ids of the validation documents.
     name : str
         What the table's header calls it (rank_learn: the file name).
+    sample_weight : array-like, optional
+        Weights of the validation queries, as a learner's ``sample_weight``
+        (rankfast.data.validation.pair_weights: per row or per query; on clicks,
+        each click's inverse propensity): each query's value counts its weight,
+        so on a click log the table's NDCG is the inverse-propensity estimate
+        of the rankers' DCG on the clicks (rankfast.clicks).
 
     Examples
     --------
@@ -55,6 +62,7 @@ class ValidationSet:
     y: np.ndarray
     qid: np.ndarray
     name: str = "validation set"
+    sample_weight: object = None
 
     def __post_init__(self):
         X, _ = check_features(self.X, "the validation X")
@@ -62,6 +70,14 @@ class ValidationSet:
         object.__setattr__(self, "X", X)
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "qid", query_ids(X.shape[0], self.qid))
+        if self.sample_weight is not None:
+            object.__setattr__(self, "sample_weight",
+                               pair_weights(self.sample_weight, self.qid, y).query)
+
+    @property
+    def query_weights(self) -> np.ndarray | None:
+        """Each query's weight in the table's means (queries in order of first appearance)."""
+        return self.sample_weight  # type: ignore[return-value]
 
     def __deepcopy__(self, memo):
         return self                 # data, not state: estimators copied per row share it
@@ -71,7 +87,8 @@ class ValidationSet:
         """A ValidationSet of X, y and qid as rankfast.data.validation's checks return them,
         not checked again."""
         valid = object.__new__(cls)
-        for field, value in (("X", X), ("y", y), ("qid", qid), ("name", name)):
+        for field, value in (("X", X), ("y", y), ("qid", qid), ("name", name),
+                             ("sample_weight", None)):
             object.__setattr__(valid, field, value)
         return valid
 

@@ -370,7 +370,8 @@ def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress,
             progress(Progress(done, len(rows), None, 1, _short(rows[i]), columns[0].label,
                               float(np.nanmean(values[i, :, 0])), time.perf_counter() - start))
     return CVResult([_short(row) for row in rows], columns, values,
-                    f"{valid.name}, {n_queries} queries", rule, validation=True)
+                    f"{valid.name}, {n_queries} queries", rule, validation=True,
+                    weights=valid.query_weights)
 
 
 def _short(row):
