@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from ._typing import Matrix, Vector
+    from ._typing import MatrixLike, VectorLike
 
 
 def _installed(name):
@@ -247,7 +247,7 @@ class _Requests(dict):
 class TransformerMixin:
     """``fit_transform`` from ``fit`` and ``transform``, and the transformer tags."""
 
-    def fit_transform(self, X: Matrix, y: Vector = None) -> np.ndarray:
+    def fit_transform(self, X: MatrixLike, y: VectorLike | None = None) -> np.ndarray:
         """``fit(X, y)`` then ``transform(X)``.
 
         Parameters

@@ -42,9 +42,12 @@ from .data.validation import check_labels, query_ids, scored_queries
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from typing import Any
 
-    from ._typing import Matrix, Vector
+    from numpy.typing import ArrayLike
+
+    from ._typing import MatrixLike, VectorLike
 
 
 def _sorted_by_score(scores, group, n_groups):
@@ -74,7 +77,8 @@ class Ranking(NamedTuple):
                            minlength=self.n_queries) > 0
 
 
-def ranking(scores: Vector, labels: Vector, qid: Vector, index: Any = None) -> Ranking:
+def ranking(scores: Any, labels: VectorLike, qid: VectorLike,
+            index: tuple[np.ndarray, int] | None = None) -> Ranking:
     """The Ranking of scores; ``index``: ``query_index(qid)`` when already known.
 
     ValueError for inputs no metric can be taken of: lengths that differ, a label
@@ -97,7 +101,7 @@ def ranking(scores: Vector, labels: Vector, qid: Vector, index: Any = None) -> R
                    n_groups)
 
 
-def alike_in_every_order(per_query: Any, labels: Vector) -> np.ndarray:
+def alike_in_every_order(per_query: Callable[[np.ndarray], ArrayLike], labels: VectorLike) -> np.ndarray:
     """Per query: whether a metric scores every order of its documents alike.
 
     ``per_query(scores)``: the metric's value of each query (of ``labels``'
@@ -136,7 +140,8 @@ class QueryFacts(NamedTuple):
     one_label: np.ndarray
 
 
-def query_facts(labels: Vector, qid: Vector, index: Any = None) -> QueryFacts:
+def query_facts(labels: VectorLike, qid: VectorLike,
+                index: tuple[np.ndarray, int] | None = None) -> QueryFacts:
     """The QueryFacts of labels and their queries (order of first appearance; ``index``:
     ``query_index(qid)`` when already known)."""
     labels = np.asarray(labels, dtype=np.float64)
@@ -149,7 +154,7 @@ def query_facts(labels: Vector, qid: Vector, index: Any = None) -> QueryFacts:
     return QueryFacts(sizes, relevant.astype(np.int64), low == high)
 
 
-def joined_facts(parts: Any) -> QueryFacts:
+def joined_facts(parts: Iterable[QueryFacts]) -> QueryFacts:
     """The QueryFacts of several sets of queries, one after another."""
     parts = list(parts)
     return QueryFacts(*(np.concatenate([part[i] for part in parts]) if parts else np.zeros(0)
@@ -201,7 +206,7 @@ def queries_phrase(n_queries: int) -> str:
     return "this query" if n_queries == 1 else f"these {n_queries} queries"
 
 
-def swapped_pairs(scores: Vector, labels: Vector, qid: Vector) -> tuple[np.ndarray, np.ndarray]:
+def swapped_pairs(scores: VectorLike, labels: VectorLike, qid: VectorLike) -> tuple[np.ndarray, np.ndarray]:
     """Per-query counts of swapped pairs and of all pairs, in O(n log n).
 
     Parameters
@@ -226,7 +231,7 @@ def swapped_pairs(scores: Vector, labels: Vector, qid: Vector) -> tuple[np.ndarr
     return swapped_pairs_of(ranking(scores, labels, qid), scores, labels)
 
 
-def swapped_pairs_of(r: Ranking, scores: Vector, labels: Vector) -> tuple[np.ndarray, np.ndarray]:
+def swapped_pairs_of(r: Ranking, scores: VectorLike, labels: VectorLike) -> tuple[np.ndarray, np.ndarray]:
     """swapped_pairs of a Ranking of these scores (float64) and labels."""
     levels, rank = np.unique(np.asarray(labels, dtype=np.float64), return_inverse=True)
     tree = np.zeros(len(levels) + 1, dtype=np.int64)
@@ -238,7 +243,7 @@ def swapped_pairs_of(r: Ranking, scores: Vector, labels: Vector) -> tuple[np.nda
     return swapped, pairs
 
 
-def swapped_fraction(scores: Vector, labels: Vector, qid: Vector) -> np.ndarray:
+def swapped_fraction(scores: VectorLike, labels: VectorLike, qid: VectorLike) -> np.ndarray:
     """svm_rank_classify's per-query loss: swapped pairs / pairs (0 for a query without pairs).
 
     Parameters
@@ -262,7 +267,7 @@ def swapped_fraction(scores: Vector, labels: Vector, qid: Vector) -> np.ndarray:
     return np.divide(swapped, pairs, out=np.zeros(len(pairs)), where=pairs > 0)
 
 
-def pairwise_accuracy(scores: Vector, labels: Vector, qid: Vector) -> float:
+def pairwise_accuracy(scores: VectorLike, labels: VectorLike, qid: VectorLike) -> float:
     """Fraction of all pairs (pooled over queries) ranked strictly right; nan without pairs.
 
     Parameters
@@ -287,7 +292,8 @@ def pairwise_accuracy(scores: Vector, labels: Vector, qid: Vector) -> float:
     return float(1.0 - swapped.sum() / total) if total else float("nan")
 
 
-def ndcg(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, per_query: bool = False,
+def ndcg(scores: VectorLike, labels: VectorLike, qid: VectorLike, k: int | None = 10,
+         per_query: bool = False,
          skip_no_relevant: bool = False, convention: str = "letor") -> float | np.ndarray:
     """NDCG@k (see the module docstring for the conventions).
 
@@ -364,7 +370,7 @@ def _dcg(sorted_labels, sorted_group, starts, n_groups, k, convention):
     return np.bincount(sorted_group, weights=gain, minlength=n_groups)
 
 
-def mean_average_precision(scores: Vector, labels: Vector, qid: Vector, per_query: bool = False,
+def mean_average_precision(scores: VectorLike, labels: VectorLike, qid: VectorLike, per_query: bool = False,
                            skip_no_relevant: bool = False) -> float | np.ndarray:
     """MAP with label > 0 relevant (LETOR 4.0 convention; see the module docstring).
 
@@ -413,7 +419,8 @@ def _reduce(values, has_relevant, per_query, skip_no_relevant):
     return float(values.mean()) if len(values) else float("nan")
 
 
-def err(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, max_grade: Any = None,
+def err(scores: VectorLike, labels: VectorLike, qid: VectorLike, k: int | None = 10,
+        max_grade: float | None = None,
         per_query: bool = False, skip_no_relevant: bool = False) -> float | np.ndarray:
     """Expected reciprocal rank at k (Chapelle, Metzler, Zhang & Grinspan 2009, graded).
 
@@ -440,12 +447,12 @@ def err(scores: Vector, labels: Vector, qid: Vector, k: int | None = 10, max_gra
     return _reduce(values, r.has_relevant(), per_query, skip_no_relevant)
 
 
-def highest_grade(labels: Vector) -> float:
+def highest_grade(labels: VectorLike) -> float:
     """ERR's default g_max: the highest label, 0 when none is positive."""
     return max(float(np.max(labels, initial=0.0)), 0.0)
 
 
-def top_labels(scores: Vector, labels: Vector, qid: Vector,
+def top_labels(scores: VectorLike, labels: VectorLike, qid: VectorLike,
                k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each query's labels by decreasing score (ties in file order), its first k only.
 
@@ -468,7 +475,7 @@ def top_of(r: Ranking, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     return r.labels[r.position <= k], np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
 
-def err_of_ranked(ranked: Any, starts: Vector, max_grade: Any) -> Any:
+def err_of_ranked(ranked: ArrayLike, starts: np.ndarray, max_grade: float) -> np.ndarray:
     """Per-query ERR of labels in ranked order (top_labels' form), g_max = max_grade.
 
     ERR = Σ_r (1/r) R_r Π_{i<r} (1 − R_i), R = (2^g − 1) / 2^g_max (see err).
@@ -488,8 +495,8 @@ def err_of_ranked(ranked: Any, starts: Vector, max_grade: Any) -> Any:
     return np.bincount(g, weights=R * stop / position, minlength=n_groups)
 
 
-def reciprocal_rank(scores: Vector, labels: Vector, qid: Vector, per_query: bool = False,
-                    skip_no_relevant: bool = False) -> Any:
+def reciprocal_rank(scores: VectorLike, labels: VectorLike, qid: VectorLike, per_query: bool = False,
+                    skip_no_relevant: bool = False) -> float | np.ndarray:
     """MRR: the mean over queries of 1 / (rank of the first document with label > 0).
 
     Ranks by decreasing score, ties in file order; a query without relevant
@@ -507,8 +514,8 @@ def reciprocal_rank_of(r: Ranking) -> np.ndarray:
     return 1.0 / first                                     # 1/inf = 0: no relevant document
 
 
-def precision_at(scores: Vector, labels: Vector, qid: Vector, k: int = 10,
-                 per_query: bool = False, skip_no_relevant: bool = False) -> Any:
+def precision_at(scores: VectorLike, labels: VectorLike, qid: VectorLike, k: int = 10,
+                 per_query: bool = False, skip_no_relevant: bool = False) -> float | np.ndarray:
     """P@k: relevant documents (label > 0) among the top k, divided by k.
 
     Ranks by decreasing score, ties in file order; a query shorter than k
@@ -528,7 +535,8 @@ def precision_of(r: Ranking, k: int = 10) -> np.ndarray:
 
 # ------------------------------------------------------ scorers for scikit-learn's searches
 
-def scored_with_check(per_query: Any, scores: Vector, labels: Vector, qid: Vector, kind: str,
+def scored_with_check(per_query: Callable[[np.ndarray], ArrayLike], scores: np.ndarray,
+                      labels: VectorLike, qid: VectorLike, kind: str,
                       k: int | None = None, convention: str = "letor") -> float:
     """The mean of ``per_query(scores)``, with a ConstantMetricWarning if no ranking could change it.
 
@@ -631,8 +639,8 @@ class RankingScorer:
             raise ValueError(f"unknown ranking metric {metric!r} (ndcg or map)")
         self.metric, self.k = metric, k
 
-    def __call__(self, estimator: Any, X: Matrix, y: Vector, qid: Vector = None,
-                 group: Vector = None) -> Any:
+    def __call__(self, estimator: Any, X: MatrixLike, y: VectorLike, qid: VectorLike | None = None,
+                 group: VectorLike | None = None) -> float:
         """The metric of estimator.predict(X) for labels y and the queries (one ranking without).
 
         A model that normalises each query's rows (``normalize="query"``) is

@@ -22,7 +22,9 @@ from .data.validation import query_ids
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._typing import Matrix, Vector
+    from numpy.typing import ArrayLike
+
+    from ._typing import DenseMatrix, MatrixLike, ScipyMatrix, Vector, VectorLike
 
 if TYPE_CHECKING:                # scipy is imported only where a kernel model needs it
     import scipy.sparse
@@ -43,7 +45,7 @@ class KernelParams:
     coef_const: float = 1.0
     custom: str = "empty"
 
-    def __call__(self, A: Matrix, B: Matrix) -> Any:
+    def __call__(self, A: ScipyMatrix, B: ScipyMatrix) -> np.ndarray:
         """Kernel matrix between the rows of A and B (dense arrays or CSR matrices).
 
         B holds the few rows (landmarks, support vectors).  When both are
@@ -55,7 +57,7 @@ class KernelParams:
             dot = _sparse_dot(A, B)
         else:
             dot = A @ B.T
-            dot = dot.toarray() if sp.issparse(dot) else np.asarray(dot)
+            dot = dot.toarray() if sp.issparse(dot) else np.asarray(dot)  # type: ignore[union-attr]
         if self.kernel == 0:
             return dot
         if self.kernel == 2:                 # exp(-g (|a|² - 2 a·b + |b|²)), in place
@@ -162,7 +164,7 @@ class LinearModel(Exportable):
         self.weights = weights[keep]
 
     @classmethod
-    def from_dense(cls, w: Vector, bias: float = 0.0, n_features: int | None = None,
+    def from_dense(cls, w: VectorLike, bias: float = 0.0, n_features: int | None = None,
                    n_documents: int = 0, metadata: dict[str, Any] | None = None) -> LinearModel:
         """Model from a dense weight vector (w[j] weighs feature j + 1).
 
@@ -201,7 +203,7 @@ class LinearModel(Exportable):
         w[self.feature_ids[keep] - 1] = self.weights[keep]
         return w
 
-    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+    def predict(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
         """Scores of the rows of X, computed as svm_rank_classify does.
 
         A model trained with ``--normalize query`` or ``log`` (``normalize`` in
@@ -226,7 +228,7 @@ class LinearModel(Exportable):
                                           self.weights, self.bias, kind)
         return out
 
-    def predict_rows(self, indptr: Vector, indices: Vector, values: Vector) -> np.ndarray:
+    def predict_rows(self, indptr: np.ndarray, indices: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Scores of documents given as CSR arrays (e.g. a reader.RowBlock's), as predict.
 
         Needs no scipy: this is how rank_classify scores a file as it streams.
@@ -264,7 +266,8 @@ class KernelModel(Exportable):
     n_documents: int = 0
     metadata: dict = dataclasses.field(default_factory=dict)
 
-    def predict(self, X: Matrix, qid: Vector = None, *, n_jobs: int | None = 1) -> np.ndarray:
+    def predict(self, X: MatrixLike, qid: VectorLike | None = None, *,
+                n_jobs: int | None = 1) -> np.ndarray:
         """Scores of the rows of X, Σ_i α_i k(x, s_i) − b.
 
         Values are rounded to float32 as SVM-light stores them; test features
@@ -381,7 +384,8 @@ class RFFModel(Exportable):
             raise ValueError(f"omega has {self.omega.shape[1]} columns; the highest feature "
                              f"index {self.highest_feature_index} needs one fewer")
 
-    def predict(self, X: Matrix, qid: Vector = None, *, block_rows: int = 4096) -> np.ndarray:
+    def predict(self, X: MatrixLike, qid: VectorLike | None = None, *,
+                block_rows: int = 4096) -> np.ndarray:
         """Scores of the rows of X (float64), block_rows documents at a time.
 
         Normalised first as the model's metadata says (see KernelModel.predict).
@@ -400,7 +404,7 @@ class RFFModel(Exportable):
         return out
 
 
-def normalized_input(kind: str, X: Matrix, qid: Vector, width: int) -> Any:
+def normalized_input(kind: str, X: MatrixLike, qid: VectorLike | None, width: int) -> MatrixLike:
     """X as a kernel or random Fourier model scores it: normalised when ``kind`` (its
     metadata's ``normalize``) is ``query`` or ``log`` (X itself otherwise).
 
@@ -424,7 +428,7 @@ def normalized_input(kind: str, X: Matrix, qid: Vector, width: int) -> Any:
     return Normalizer(kind).transform(X, qid)
 
 
-def _normalized_query_ids(n: int, qid: Vector) -> np.ndarray:
+def _normalized_query_ids(n: int, qid: VectorLike | None) -> np.ndarray:
     """The query id of each of n rows scored by a model that normalises each query's rows.
 
     ValueError when qid is None or does not hold one id per row (query_ids).
@@ -434,7 +438,7 @@ def _normalized_query_ids(n: int, qid: Vector) -> np.ndarray:
     return query_ids(n, qid)
 
 
-def fourier_features(X: Matrix, omega: Vector, offset: Vector, out: Any) -> Any:
+def fourier_features(X: ScipyMatrix, omega: DenseMatrix, offset: Vector, out: DenseMatrix) -> DenseMatrix:
     """out = √(2/m) cos(X Ωᵀ + b) for one block of rows, in place."""
     if issparse(X):
         out[...] = X @ omega.T
@@ -446,7 +450,7 @@ def fourier_features(X: Matrix, omega: Vector, offset: Vector, out: Any) -> Any:
     return out
 
 
-def file_weights(w: Vector) -> np.ndarray:
+def file_weights(w: ArrayLike) -> np.ndarray:
     """Weights as a model file carries them: SVM-light reads each as a float (float32).
 
     A learner's model holds these, so it predicts exactly as its written file

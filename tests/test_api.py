@@ -352,7 +352,7 @@ def test_a_query_weight_of_two_is_the_query_twice(name):
 
 
 @pytest.mark.parametrize("weight, message", [
-    (np.arange(32.0), "the same for every row of a query for rankncg"),
+    (np.arange(32.0), "the same for every row of a query for rankrls"),
     (np.ones(5), "one weight per row \\(32\\) or per query \\(4\\)"),
     (np.ones((32, 2)), "one weight per row"),
     (-np.ones(32), "non-negative"),
@@ -360,10 +360,10 @@ def test_a_query_weight_of_two_is_the_query_twice(name):
     (["a"] * 32, "numbers"),
 ])
 def test_bad_sample_weights_are_refused(weight, message):
-    """RankNCG takes per-query weights (prsvm and svmrank also take them on documents)."""
+    """RankRLS takes per-query weights (prsvm, svmrank and rankncg also take them on documents)."""
     X, y, qid = data()
     with pytest.raises(ValueError, match=message):
-        RankNCG().fit(X, y, qid, sample_weight=weight)
+        RankRLS().fit(X, y, qid, sample_weight=weight)
 
 
 def test_submodules_are_reachable_from_the_package():

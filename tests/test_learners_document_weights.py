@@ -121,7 +121,7 @@ def test_query_weights_of_1e308_are_not_a_zero_model():
 @pytest.mark.parametrize("learner", [RankRLS, GreedyRankRLS])
 def test_learners_without_document_weights_refuse_them_by_name(learner):
     X, y, qid, weight = click_log(8, clicks=2)
-    with pytest.raises(ValueError, match=f"{learner.name}.*prsvm and svmrank"):
+    with pytest.raises(ValueError, match=f"{learner.name}.*prsvm, svmrank and rankncg"):
         learner(C=1.0).fit(X, y, qid, sample_weight=weight)
 
 

@@ -33,8 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     import numpy as np
-
-    from .._typing import Matrix, Vector
+    from numpy.typing import ArrayLike
 
 CHUNK_DOCUMENTS = 4096      # documents per chunk of queries (a whole query is never split)
 MIN_ENTRIES_PER_THREAD = 1 << 15   # stored entries a thread must get to pay for waking it
@@ -81,13 +80,13 @@ def resolve_n_jobs(n_jobs: int | None, entries: int | None = None) -> int:
     return threads
 
 
-def stored_entries(X: Matrix) -> int:
+def stored_entries(X: Any) -> int:
     """The entries kernels read of X: X.nnz for a sparse matrix, X.size for an array."""
     nnz = getattr(X, "nnz", None)
     return X.size if nnz is None else nnz
 
 
-def query_chunks(starts: Vector, documents: Any = CHUNK_DOCUMENTS) -> np.ndarray:
+def query_chunks(starts: ArrayLike, documents: int = CHUNK_DOCUMENTS) -> np.ndarray:
     """Indices into ``starts`` delimiting chunks of whole queries of about ``documents`` rows.
 
     Chunk c covers queries chunks[c]:chunks[c+1] (rows starts[chunks[c]]:starts[chunks[c+1]]).

@@ -35,6 +35,8 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
+    import numpy as np
+
     from .._typing import Vector
 
 CLASSIFY_HELP = f"""rank_classify {__version__}: a drop-in for svm_rank_classify
@@ -595,7 +597,7 @@ def _float32(value):
     return array.array("f", [value])[0]
 
 
-def classify_summary(scores: Vector, labels: Vector, qid: Vector, verbosity: int = 2) -> str:
+def classify_summary(scores: Vector, labels: Vector, qid: np.ndarray, verbosity: int = 2) -> str:
     """svm_rank_classify's summary lines for these scores."""
     swapped, pairs = _figures(scores, labels, qid, None)
     return _summary_lines(swapped, pairs, verbosity)
@@ -623,7 +625,7 @@ def _summary_lines(swapped, pairs, verbosity=2):
     return "".join(lines)
 
 
-def metrics_report(scores: Vector, labels: Vector, qid: Vector, cutoffs: Any = (10,),
+def metrics_report(scores: Vector, labels: Vector, qid: np.ndarray, cutoffs: Any = (10,),
                    convention: str = "letor") -> str:
     """rankfast's extra evaluation lines (--metrics); NDCG labelled with its convention."""
     settings = _MetricSettings(list(cutoffs), convention)

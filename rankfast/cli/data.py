@@ -16,10 +16,8 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Vector
 
-
-def split_query_note(program: str, path: str, qid: Vector) -> None:
+def split_query_note(program: str, path: str, qid: int) -> None:
     print_note(program, f"{path}: the lines of qid {qid} are not contiguous; grouping each "
                    f"query's lines (svm_rank would stop here)")
 

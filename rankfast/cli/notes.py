@@ -10,7 +10,7 @@ from ..models import KernelParams
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from .._typing import Matrix, Vector
+    from .._typing import Matrix, VectorLike
 
 # A kernel saturated between most pairs of documents tells them apart no better than a
 # constant (raw features do that to svm_rank's default -g 1 and -s 1): past these,
@@ -22,7 +22,7 @@ SATURATION_QUERY_ROWS = 1 << 16   # at most this many rows give their queries' m
 
 
 def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: str = "none",
-                    qid: Vector = None) -> str | None:
+                    qid: VectorLike | None = None) -> str | None:
     """Why ``kernel`` cannot tell most of X's documents apart, or None when it can.
 
     Looks at the pairs of up to SATURATION_SAMPLE documents drawn (seeded)

@@ -20,7 +20,7 @@ from ..data.validation import check_labels, query_ids
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from .._typing import Vector
+    from .._typing import VectorLike
 
 
 class RankMetrics(collections.namedtuple("RankMetrics", "average_rank dcg")):
@@ -49,7 +49,8 @@ def _ranks(scores, qid):
     return ranks
 
 
-def counterfactual_metrics(scores: Vector, clicked: Vector, qid: Vector, cost: Vector) -> RankMetrics:
+def counterfactual_metrics(scores: VectorLike, clicked: VectorLike, qid: VectorLike,
+                           cost: VectorLike) -> RankMetrics:
     """The inverse-propensity estimates of a ranker's RankMetrics from a click log.
 
     Parameters
@@ -76,7 +77,7 @@ def counterfactual_metrics(scores: Vector, clicked: Vector, qid: Vector, cost: V
                                                          / total))
 
 
-def relevant_rank_metrics(scores: Vector, y: Vector, qid: Vector,
+def relevant_rank_metrics(scores: VectorLike, y: VectorLike, qid: VectorLike,
                           relevant_at: float = 1.0) -> RankMetrics:
     """The true RankMetrics of a ranker on labelled data: over its relevant documents
     (label ≥ ``relevant_at``), pooled over queries."""

@@ -5,10 +5,10 @@ import numpy as np
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from .._typing import Vector
+    from .._typing import VectorLike
 
 
-def position_propensity(rank: Vector, eta: float = 1.0) -> np.ndarray:
+def position_propensity(rank: VectorLike, eta: float = 1.0) -> np.ndarray:
     """p(rank) = (1/rank)^eta: the probability that a result at ``rank`` (1-based) is examined.
 
     Computed as exp(−eta log rank), so a tiny propensity (rank 10⁶, eta 60)
@@ -22,7 +22,7 @@ def position_propensity(rank: Vector, eta: float = 1.0) -> np.ndarray:
     return np.exp(-eta * np.log(rank))
 
 
-def clipped_weights(propensity: Vector, clip: float | None = None) -> np.ndarray:
+def clipped_weights(propensity: VectorLike, clip: float | None = None) -> np.ndarray:
     """Inverse-propensity weights 1 / max(p, clip): the clip bounds every weight by 1/clip.
 
     Clipping trades a little bias for much less variance (the usual control
@@ -42,7 +42,8 @@ def clipped_weights(propensity: Vector, clip: float | None = None) -> np.ndarray
     return np.minimum(weight, np.finfo(np.float64).max)
 
 
-def estimate_eta(clicks_moved: Vector, clicks_at_top: Vector, rank: Vector) -> tuple[float, np.ndarray]:
+def estimate_eta(clicks_moved: VectorLike, clicks_at_top: VectorLike,
+                 rank: VectorLike) -> tuple[float, np.ndarray]:
     """eta of p(rank) = (1/rank)^eta from randomised swap interventions (Joachims et al. 2017, §5).
 
     In a swap-(1, k) intervention the result the ranker put first is shown at

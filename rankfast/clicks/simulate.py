@@ -24,7 +24,7 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Vector
+    from .._typing import VectorLike
 
 
 class ClickLog(collections.namedtuple("ClickLog", "row rank count n_sessions eta")):
@@ -43,7 +43,7 @@ class ClickLog(collections.namedtuple("ClickLog", "row rank count n_sessions eta
         return int(self.count.sum())
 
 
-def simulate_clicks(scores: Vector, y: Vector, qid: Vector, n_sessions: int, eta: float = 1.0,
+def simulate_clicks(scores: VectorLike, y: VectorLike, qid: VectorLike, n_sessions: int, eta: float = 1.0,
                     eps_plus: float = 1.0, eps_minus: float = 0.1, top_k: int | None = None,
                     relevant_at: float = 1.0, seed: int = 0) -> ClickLog:
     """Sessions of a logging ranker (its ``scores``) on labelled queries, and their clicks.
@@ -103,8 +103,8 @@ def simulate_clicks(scores: Vector, y: Vector, qid: Vector, n_sessions: int, eta
     return ClickLog(joined(rows), joined(ranks), joined(counts), int(n_sessions), float(eta))
 
 
-def swap_intervention_clicks(scores: Vector, y: Vector, qid: Vector, n_sessions: int,
-                             ranks: Vector, eta: float = 1.0, eps_plus: float = 1.0,
+def swap_intervention_clicks(scores: VectorLike, y: VectorLike, qid: VectorLike, n_sessions: int,
+                             ranks: VectorLike, eta: float = 1.0, eps_plus: float = 1.0,
                              eps_minus: float = 0.1, relevant_at: float = 1.0,
                              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Clicks on the logging ranker's top result, moved to rank k or left at rank 1.
@@ -156,7 +156,7 @@ def click_instances(log: ClickLog, eta: float | None = None, clip: float | None 
     return rows, total
 
 
-def click_training_data(X: Any, qid: Vector, log: ClickLog, eta: float | None = None,
+def click_training_data(X: Any, qid: VectorLike, log: ClickLog, eta: float | None = None,
                         clip: float | None = None, aggregate: bool = True) -> tuple[Any, ...]:
     """(X, y, qid, sample_weight) of the click instances, as write_click_file's file holds them.
 
@@ -181,7 +181,7 @@ def click_training_data(X: Any, qid: Vector, log: ClickLog, eta: float | None = 
     return X[docs], clicked.astype(np.float64), instance, weight
 
 
-def write_click_file(path: str, X: Any, qid: Vector, log: ClickLog, eta: float | None = None,
+def write_click_file(path: str, X: Any, qid: VectorLike, log: ClickLog, eta: float | None = None,
                      clip: float | None = None, aggregate: bool = True) -> int:
     """Write a click log as svm_proprank's training file; returns the instances written.
 

@@ -62,15 +62,18 @@ from ._shards import ShardedData, _read_part, expand_sources, gather, query_mult
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-    from .._typing import Log, Vector
+    import pandas as pd
+
+    from .._typing import Log
 
 
 # ----------------------------------------------------------------- driver
 
 def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "label",
-        qid: Vector = "qid", sample_weight: Vector = None) -> Any:
+        qid: str = "qid", sample_weight: Mapping[int, float] | pd.Series | None = None) -> Any:
     """Train a linear learner on a Dask cluster: the same model as ``learner.fit`` on all the data.
 
     Parameters

@@ -29,7 +29,7 @@ from ._shards import (
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
     from .._typing import Vector
 
@@ -148,32 +148,33 @@ class NewtonObjective(_Stepper):
     """
 
     curvature_floor = 1.0          # ½‖w‖² plus a convex loss: rankfast.optimize.newton certifies with it
+    w: np.ndarray | None           # the point of the last value_grad
 
     def __init__(self, shards: Any) -> None:
         super().__init__(shards)
         self.tag, self.w = 0, None
-        self.direction: Any = None
+        self.direction: tuple[np.ndarray, np.ndarray] | None = None
         # as SquaredHingeObjective's: the shards' parts of the pair diagonal, then of I + 2XᵀLX
         self.preconditioner = _Strengthened(
             shards, 1.0 + _ordered_sum(shards.map(_hinge_diagonal)), 2.0)
 
-    def precondition(self, r: Any) -> Any:
+    def precondition(self, r: Vector) -> np.ndarray:
         return self.preconditioner(r)
 
-    def strengthen(self) -> Any:
+    def strengthen(self) -> bool:
         return self.preconditioner.strengthen()
 
-    def value_grad(self, w: Vector) -> Any:
+    def value_grad(self, w: Vector) -> tuple[float, np.ndarray]:
         self.tag += 1
         self.w, self.direction = w.copy(), None
         parts = self.shards.map(_hinge_value_grad, self.tag, w)
         return (0.5 * (w @ w) + _ordered_sum(p[0] for p in parts),
                 w + _ordered_sum(p[1] for p in parts))
 
-    def hessvec(self, v: Vector) -> Any:
+    def hessvec(self, v: Vector) -> np.ndarray:
         return v + _ordered_sum(self.call(_hinge_hessvec, self.tag, v))
 
-    def line(self, w: Vector, d: Vector) -> Any:
+    def line(self, w: Vector, d: Vector) -> Callable[[float], float]:
         self.direction = (w.copy(), d.copy())
         self.call(_hinge_line, self.tag, w, d)
         ww, wd, dd = w @ w, w @ d, d @ d
@@ -324,24 +325,24 @@ class ErfcObjective(_Stepper):
         self.refined = 0                # refinements of the shards' fast sums (refine)
         self.tag = 0
         self.current: Any = None
-        self.direction: Any = None
+        self.direction: np.ndarray | None = None
 
     def _new_tag(self):
         self.tag += 1
         return self.tag
 
-    def point(self, w: Vector) -> Any:
+    def point(self, w: Vector) -> _Point:
         tag = self._new_tag()
         self.current, self.direction = (tag, w.copy()), None
         return _Point(w, w + _ordered_sum(self.shards.map(_erfc_point, tag, w)), tag)
 
-    def precondition(self, g: Any) -> Any:
+    def precondition(self, g: Vector) -> np.ndarray:
         return self.preconditioner(g)
 
-    def strengthen(self) -> Any:
+    def strengthen(self) -> bool:
         return self.preconditioner.strengthen()
 
-    def refine(self) -> Any:
+    def refine(self) -> bool:
         """The shards' fast sums 1e4 times more accurate, as ErfcPairObjective.refine."""
         self.refined += 1
         parts = list(self.shards.map(_erfc_refine, self.refined))
@@ -349,10 +350,10 @@ class ErfcObjective(_Stepper):
         self.eps = parts[0][1]
         return all(p[0] for p in parts)
 
-    def gradient_error(self) -> Any:
+    def gradient_error(self) -> np.ndarray:
         return self.error_vector
 
-    def line(self, point: Any, d: Vector) -> Any:
+    def line(self, point: _Point, d: Vector) -> _ErfcLine:
         return _ErfcLine(self, point, d)
 
     def restore(self) -> None:

@@ -21,9 +21,10 @@ from ..io.svmlight import load_svmlight
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-    from .._typing import Vector
+    import pandas as pd
 
 HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)       # Fibonacci hashing of qids to shards
 MAX_RETRIES = 5
@@ -245,7 +246,8 @@ def _query_multipliers(part, table):
     return values[np.searchsorted(ids, qid[starts[:-1]])]
 
 
-def query_multipliers(client: Any, data: Any, sample_weight: Vector) -> Any:
+def query_multipliers(client: Any, data: Any, sample_weight: Mapping[int, float] | pd.Series | None
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
     """(ids, w_q Q / Σ_r w_r) over the data's queries: the table the shards read, or None.
 
     Raises

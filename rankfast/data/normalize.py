@@ -41,7 +41,9 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Matrix, Vector
+    from numpy.typing import ArrayLike
+
+    from .._typing import Int64Vector, Matrix, MatrixLike, Vector, VectorLike
 
 KINDS = ("none", "query", "zscore", "log")
 APPLIED = ("query", "log")          # what a model file records and rank_classify applies
@@ -54,7 +56,7 @@ def check_kind(kind: str) -> Any:
     return kind
 
 
-def log_transform(values: Vector) -> Any:
+def log_transform(values: ArrayLike) -> np.ndarray:
     """sign(x) · log(1 + |x|), elementwise (a new float64 array, and no other of that size)."""
     values = np.asarray(values)
     out = np.abs(values, dtype=np.float64)
@@ -62,7 +64,7 @@ def log_transform(values: Vector) -> Any:
     return np.copysign(out, values, out=out)
 
 
-def query_min_max(X: Matrix, qid: Vector) -> Any:
+def query_min_max(X: MatrixLike, qid: VectorLike) -> Matrix:
     """X with each feature mapped to (x − min) / (max − min) within each query (0 where max = min).
 
     Parameters
@@ -100,7 +102,7 @@ def query_min_max(X: Matrix, qid: Vector) -> Any:
     return out
 
 
-def canonical_csr(X: Any) -> Any:
+def canonical_csr(X: CSR) -> CSR:
     """X with its entries from data[0] on, contiguous, float32 or float64 (views where they are).
 
     A CSR may start at indptr[0] > 0 (rows taken from a larger one) and hold strided
@@ -166,12 +168,12 @@ class Normalizer:
         self.kind = check_kind(kind)
         self.scale: Any = None
 
-    def fit(self, X: Matrix, qid: Vector = None) -> Normalizer:
+    def fit(self, X: Matrix, qid: VectorLike | None = None) -> Normalizer:
         if self.kind == "zscore":
             self.scale = _standard_deviations(X)
         return self
 
-    def transform(self, X: Matrix, qid: Vector = None) -> Matrix:
+    def transform(self, X: Matrix, qid: VectorLike | None = None) -> Matrix:
         """X normalised (X itself for ``none``); ``query`` needs each row's qid."""
         if self.kind == "none":
             return X
@@ -193,7 +195,7 @@ class Normalizer:
             return CSR(data, X.indices, X.indptr, X.shape)
         return np.multiply(X, inverse, dtype=np.float64)
 
-    def original_weights(self, w: Vector, columns: Vector) -> Any:
+    def original_weights(self, w: Vector, columns: Int64Vector) -> np.ndarray:
         """Weights on the raw features that score as w does on the normalised ones (``zscore``).
 
         ``columns``: the 0-based feature of each weight.  Only ``zscore`` folds;
@@ -218,7 +220,7 @@ def _standard_deviations(X):
     return np.asarray(X, dtype=np.float64).std(axis=0)
 
 
-def scale_spread(X: Matrix) -> Any:
+def scale_spread(X: Matrix) -> float:
     """max / min over the columns of each column's largest |value| (non-zero columns), or 1.
 
     One pass over the stored values, no copy of them (rank_learn asks at -v 1, the
@@ -242,8 +244,8 @@ def scale_spread(X: Matrix) -> Any:
     return float(largest.max() / largest.min()) if len(largest) else 1.0
 
 
-def normalized_scores(indptr: Vector, indices: Vector, values: Vector, feature_ids: Vector,
-                      weights: Vector, bias: float, kind: str) -> Any:
+def normalized_scores(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray,
+                      feature_ids: Int64Vector, weights: Vector, bias: float, kind: str) -> np.ndarray:
     """Scores of rows (CSR: 0-based columns) under a linear model trained with ``kind``.
 
     ``query``: the rows must be one query; each weighted feature is min-max

@@ -14,10 +14,10 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Vector
+    from .._typing import VectorLike
 
 
-def query_starts(qid: Vector) -> np.ndarray:
+def query_starts(qid: VectorLike) -> np.ndarray:
     """Offsets where a new run of equal qid starts, with len(qid) appended."""
     qid = np.asarray(qid)
     if len(qid) == 0:
@@ -26,7 +26,7 @@ def query_starts(qid: Vector) -> np.ndarray:
     return np.concatenate(([0], change, [len(qid)])).astype(np.int64)
 
 
-def count_distinct(values: Vector) -> int:
+def count_distinct(values: VectorLike) -> int:
     """How many distinct values ``values`` holds (np.unique's count, without its import of numpy.ma).
 
     Only the first value of each run of equal ones is sorted: a file's qids come in
@@ -39,7 +39,7 @@ def count_distinct(values: Vector) -> int:
     return int(np.count_nonzero(firsts[1:] != firsts[:-1])) + 1
 
 
-def noncontiguous_qid(qid: Vector) -> Any:
+def noncontiguous_qid(qid: VectorLike) -> Any:
     """The first qid (in row order) whose rows are split in several runs, or None."""
     qid = np.asarray(qid)
     run_qids = qid[query_starts(qid)[:-1]]
@@ -47,7 +47,7 @@ def noncontiguous_qid(qid: Vector) -> Any:
     return None if run is None else int(run_qids[run])
 
 
-def group_rows(qid: Vector) -> tuple[np.ndarray | None, np.ndarray]:
+def group_rows(qid: VectorLike) -> tuple[np.ndarray | None, np.ndarray]:
     """Make each query's rows contiguous.
 
     Returns ``(permutation, starts)``: rows ``permutation`` (None if the rows
@@ -63,7 +63,7 @@ def group_rows(qid: Vector) -> tuple[np.ndarray | None, np.ndarray]:
     return perm, query_starts(qid[perm])
 
 
-def query_index(qid: Vector) -> tuple[np.ndarray, int]:
+def query_index(qid: VectorLike) -> tuple[np.ndarray, int]:
     """(query number of each row, number of queries), queries numbered by first appearance."""
     qid = np.asarray(qid)
     if len(qid) == 0:
@@ -86,7 +86,7 @@ def _repeated_run(run_qids):
 
 # ------------------------------------------------- query group sizes (LightGBM / XGBoost)
 
-def group_to_qid(sizes: Any, n_documents: int) -> np.ndarray:
+def group_to_qid(sizes: VectorLike, n_documents: int) -> np.ndarray:
     """Query number of each row from the sizes of consecutive groups of rows.
 
     Parameters
@@ -146,7 +146,7 @@ class Queries:
     (array([0, 0, 1, 0]), 2)
     """
 
-    def __init__(self, qid: Vector) -> None:
+    def __init__(self, qid: VectorLike) -> None:
         self.qid = np.asarray(qid)
 
     @cached_property

@@ -20,9 +20,14 @@ from .._kernels.threads import resolve_n_jobs
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Union
 
-    from .._typing import Matrix, Vector
+    import scipy.sparse as sp
+    from numpy.typing import ArrayLike, DTypeLike
+    from typing_extensions import TypeIs
+
+    # rankfast._typing's MatrixLike; spelled out here, as that module imports CSR from this one
+    MatrixLike = Union[ArrayLike, sp.spmatrix, sp.sparray, "CSR"]
 
 
 class CSR:
@@ -59,7 +64,8 @@ class CSR:
     format = "csr"
     ndim = 2
 
-    def __init__(self, data: Any, indices: Vector, indptr: Vector, shape: Any) -> None:
+    def __init__(self, data: ArrayLike, indices: ArrayLike, indptr: ArrayLike,
+                 shape: tuple[int, int]) -> None:
         indptr = np.asarray(indptr)
         if indptr.dtype not in (np.int32, np.int64):
             indptr = indptr.astype(np.int64)
@@ -73,7 +79,7 @@ class CSR:
         return int(self.indptr[-1]) if len(self.indptr) else 0
 
     @property
-    def dtype(self) -> Any:
+    def dtype(self) -> np.dtype:
         return self.data.dtype
 
     def __repr__(self):
@@ -117,7 +123,7 @@ class CSR:
                              np.ascontiguousarray(v, dtype=np.float64), out)
         return out
 
-    def group_square_sums(self, order: Vector, starts: Vector, weights: Vector) -> np.ndarray:
+    def group_square_sums(self, order: ArrayLike, starts: ArrayLike, weights: ArrayLike) -> np.ndarray:
         """Σ_g weights_g (Σ_{i in g} x_ij)² for every column j, group g the rows
         order[starts[g]:starts[g + 1]].
 
@@ -135,8 +141,8 @@ class CSR:
                                np.ascontiguousarray(weights, dtype=np.float64), out)
         return out
 
-    def nested_square_sums(self, order: Vector, starts: Vector, outer: Vector,
-                           weights: Vector, outer_weights: Vector) -> tuple[np.ndarray, np.ndarray]:
+    def nested_square_sums(self, order: ArrayLike, starts: ArrayLike, outer: ArrayLike,
+                           weights: ArrayLike, outer_weights: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(group_square_sums of the groups, of the outer groups they make up), one pass.
 
         Group g is the rows order[starts[g]:starts[g + 1]] and lies in outer group
@@ -160,7 +166,7 @@ class CSR:
                                 out, outer_out)
         return out, outer_out
 
-    def astype(self, dtype: Any, copy: bool = True) -> CSR:
+    def astype(self, dtype: DTypeLike, copy: bool = True) -> CSR:
         data = self.data.astype(dtype, copy=copy)
         return self if data is self.data else CSR(data, self.indices, self.indptr, self.shape)
 
@@ -170,7 +176,7 @@ class CSR:
         np.add.at(out, (rows, self.indices[:self.nnz]), self.data[:self.nnz])
         return out
 
-    def to_scipy(self) -> Any:
+    def to_scipy(self) -> sp.csr_matrix:
         """scipy.sparse.csr_matrix sharing these arrays."""
         import scipy.sparse as sp
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape, copy=False)
@@ -180,7 +186,7 @@ class CSR:
         return self.data if self.data.dtype == np.float32 else self.data.astype(np.float64, copy=False)
 
 
-def all_finite(values: Vector, n_threads: int | None = 1) -> bool:
+def all_finite(values: ArrayLike, n_threads: int | None = 1) -> bool:
     """Whether an array holds no NaN or ±inf (float32 and float64 in one pass, without a copy).
 
     ``n_threads``: threads (None or 0: every core this process may use).
@@ -191,7 +197,7 @@ def all_finite(values: Vector, n_threads: int | None = 1) -> bool:
     return _csr.all_finite(values, resolve_n_jobs(n_threads, values.size))
 
 
-def issparse(X: Matrix) -> bool:
+def issparse(X: object) -> TypeIs[CSR | sp.spmatrix | sp.sparray]:
     """Whether X is a CSR or any scipy sparse matrix (without importing scipy).
 
     A scipy matrix cannot exist unless scipy.sparse has been imported, so
@@ -203,15 +209,15 @@ def issparse(X: Matrix) -> bool:
     return sparse is not None and sparse.issparse(X)
 
 
-def as_csr(X: Matrix) -> CSR:
+def as_csr(X: MatrixLike) -> CSR:
     """X (CSR, scipy sparse, or dense through scipy) as CSR, sharing a scipy CSR matrix's arrays."""
     if isinstance(X, CSR):
         return X
-    X = X.tocsr() if issparse(X) else scipy_csr(X)
+    X = X.tocsr() if issparse(X) else scipy_csr(X)  # type: ignore[union-attr]  # scipy's types are Any
     return CSR(X.data, X.indices, X.indptr, X.shape)
 
 
-def scipy_csr(X: Matrix, dtype: Any = None) -> Any:
+def scipy_csr(X: MatrixLike, dtype: DTypeLike | None = None) -> sp.csr_matrix:
     """X (CSR, scipy sparse or dense) as a scipy.sparse.csr_matrix, of ``dtype`` if given."""
     import scipy.sparse as sp
     if isinstance(X, CSR):
@@ -220,12 +226,12 @@ def scipy_csr(X: Matrix, dtype: Any = None) -> Any:
 
 
 
-def mostly_dense(X: Matrix) -> bool:
+def mostly_dense(X: CSR | sp.csr_matrix) -> bool:
     """Whether X has non-zeros in half of its entries or more (then BLAS beats sparse products)."""
     return X.nnz >= 0.5 * X.shape[0] * X.shape[1]
 
 
-def with_width(X: Matrix, width: Any) -> Any:
+def with_width(X: MatrixLike, width: int) -> sp.csr_matrix:
     """X as float64 CSR with exactly ``width`` columns (features above it dropped)."""
     import scipy.sparse as sp
     X = scipy_csr(X, dtype=np.float64)
@@ -236,7 +242,7 @@ def with_width(X: Matrix, width: Any) -> Any:
     return X
 
 
-def compact_columns(X: Matrix) -> tuple[CSR, np.ndarray]:
+def compact_columns(X: MatrixLike) -> tuple[CSR, np.ndarray]:
     """X without its all-empty columns, and the original index of each kept column.
 
     Lets learners work in the space of features that occur, so a huge

@@ -24,10 +24,10 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Matrix, Vector
+    from .._typing import Matrix, MatrixLike, Vector, VectorLike
 
 
-def check_features(X: Matrix, what: str = "X", sparse_float32: bool = False,
+def check_features(X: MatrixLike, what: str = "X", sparse_float32: bool = False,
                    n_threads: int | None = 1,
                    known_finite: bool = False) -> tuple[Matrix, np.ndarray | None]:
     """X as float64 CSR arrays (sparse input) or a 2-D float64 ndarray, checked.
@@ -128,7 +128,7 @@ def _feature_names(X):
     return names if len(names) and all(isinstance(c, str) for c in names) else None
 
 
-def check_labels(y: Vector, n: int, name: str = "the estimator") -> np.ndarray:
+def check_labels(y: VectorLike, n: int, name: str = "the estimator") -> np.ndarray:
     """y as a 1-D float64 array of n finite numbers (a column vector is flattened)."""
     if y is None:
         raise ValueError(f"{name} requires y to be passed, but the target y is None")
@@ -147,7 +147,7 @@ def check_labels(y: Vector, n: int, name: str = "the estimator") -> np.ndarray:
     return y
 
 
-def query_ids(n: int, qid: Vector = None, group: Vector = None) -> np.ndarray:
+def query_ids(n: int, qid: VectorLike | None = None, group: VectorLike | None = None) -> np.ndarray:
     """Per-row query ids from ``qid``, LightGBM-style ``group`` sizes, or neither.
 
     Parameters
@@ -197,7 +197,7 @@ def query_ids(n: int, qid: Vector = None, group: Vector = None) -> np.ndarray:
     return from_group
 
 
-def query_sample_weights(sample_weight: Vector, qid: Vector | Queries) -> np.ndarray | None:
+def query_sample_weights(sample_weight: VectorLike | None, qid: VectorLike | Queries) -> np.ndarray | None:
     """Each query's multiplier of its loss term from ``sample_weight`` (None: no weights).
 
     Weights are per query, as XGBRanker's ranking weights: query q's term of
@@ -292,7 +292,7 @@ def _mean_one(weight):
     return weight * (len(weight) / total)
 
 
-def preferred_documents(y: Vector, queries: Queries) -> np.ndarray:
+def preferred_documents(y: VectorLike, queries: Queries) -> np.ndarray:
     """Whether each row has a lower label in its query (it is the preferred side of a pair)."""
     y = np.asarray(y, dtype=np.float64)
     lowest = np.full(queries.n_queries, np.inf)
@@ -324,7 +324,8 @@ class PairWeights(collections.namedtuple("PairWeights", "query document")):
     __slots__ = ()
 
 
-def pair_weights(sample_weight: Vector, qid: Vector | Queries, y: Vector) -> PairWeights:
+def pair_weights(sample_weight: VectorLike | None, qid: VectorLike | Queries,
+                 y: VectorLike) -> PairWeights:
     """Query and document weights from per-row ``sample_weight`` that may differ within a query.
 
     A row's weight weighs the pairs in which it is the preferred document (the
@@ -366,12 +367,12 @@ def pair_weights(sample_weight: Vector, qid: Vector | Queries, y: Vector) -> Pai
     return PairWeights(np.ones(n_queries) if multipliers is None else multipliers, document)
 
 
-def row_weights(per_query: np.ndarray | None, qid: Vector) -> np.ndarray | None:
+def row_weights(per_query: np.ndarray | None, qid: VectorLike) -> np.ndarray | None:
     """Per-query weights (query_sample_weights' order) as one weight per row of qid (None: None)."""
     return None if per_query is None else per_query[query_index(qid)[0]]
 
 
-def weighted(per_query: Vector, weight: Vector) -> np.ndarray:
+def weighted(per_query: Vector, weight: Vector | None) -> np.ndarray:
     """per_query times query_sample_weights' multipliers (as is without weights)."""
     return per_query if weight is None else per_query * weight
 
@@ -384,7 +385,7 @@ class NoPairsWarning(UserWarning):
     """No query of the training data has two documents with different labels: nothing to learn."""
 
 
-def warn_without_pairs(y: Vector, qid: Vector | Queries, who: str) -> None:
+def warn_without_pairs(y: Vector, qid: VectorLike | Queries, who: str) -> None:
     """NoPairsWarning, naming the cause, when no query holds two different labels.
 
     Every pairwise learner then trains an all-zero model (each document scores
@@ -423,7 +424,8 @@ def outside_stacklevel() -> int:
     return level
 
 
-def scoring_queries(estimator: Any, n: int, qid: Vector, group: Vector, who: str) -> np.ndarray:
+def scoring_queries(estimator: Any, n: int, qid: VectorLike | None, group: VectorLike | None,
+                    who: str) -> np.ndarray:
     """Query ids for scoring n rows of ``estimator``'s predictions (``who`` names the scorer).
 
     With neither ``qid`` nor ``group`` the rows are one ranking, as svm_rank
@@ -446,14 +448,14 @@ def scoring_queries(estimator: Any, n: int, qid: Vector, group: Vector, who: str
     return query_ids(n, qid, group)
 
 
-def scored_queries(estimator: Any, X: Matrix, qid: Vector, group: Vector,
+def scored_queries(estimator: Any, X: MatrixLike, qid: VectorLike | None, group: VectorLike | None,
                    who: str) -> tuple[np.ndarray, np.ndarray]:
     """(estimator's scores of X, the query ids they are scored by) for a scorer (``who``).
 
     The queries as scoring_queries gives them, and the scores as predicted
     gives them (a model that normalises each query's rows gets the queries).
     """
-    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    n = X.shape[0] if hasattr(X, "shape") else len(X)  # type: ignore[arg-type]  # a number has none
     queries = scoring_queries(estimator, n, qid, group, who)
     return predicted(estimator, X, queries), queries
 
@@ -468,7 +470,7 @@ def _trained_on_several_queries(estimator):
     return False
 
 
-def predicted(estimator: Any, X: Matrix, qid: Vector) -> np.ndarray:
+def predicted(estimator: Any, X: MatrixLike | TrainingData, qid: VectorLike | None) -> np.ndarray:
     """estimator's scores of X; a model that normalises per query (normalize="query") gets qid.
 
     X may be a TrainingData (cross-validation's held-out rows, checked already): the
@@ -531,7 +533,7 @@ class TrainingData:
             replaced.__dict__["queries"] = self.queries
         return replaced
 
-    def subset(self, rows: Vector) -> TrainingData:
+    def subset(self, rows: VectorLike) -> TrainingData:
         """The documents ``rows`` (an index array), in that order, taken as they are: no check.
 
         What cross-validation trains and scores its folds on.
@@ -552,7 +554,7 @@ class TrainingData:
         if self.sparse:
             X, used = compact_columns(X)
         else:
-            used = np.flatnonzero(np.count_nonzero(X, axis=0))
+            used = np.flatnonzero(np.count_nonzero(X, axis=0))  # type: ignore[arg-type]  # dense here
             if len(used) < X.shape[1]:
                 X = X[:, used]
         if perm is not None:

@@ -19,7 +19,7 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Vector
+    import numpy as np
 
 VERSION_LINE = "SVM-light Version V6.20"
 RFF_VERSION_LINE = "rankfast RFF model V1"
@@ -123,7 +123,8 @@ def read_model_file(path: str) -> Any:
     return file
 
 
-def single_vector_weights(alpha: Vector, indices: Vector, values: Vector) -> Any:
+def single_vector_weights(alpha: float, indices: array.array | np.ndarray,
+                          values: array.array | np.ndarray) -> tuple[array.array, array.array]:
     """(feature ids, weights) of a linear model with one support vector: α·float32(v)
     for each entry (SVM-light stores floats), zero weights left out; array.arrays."""
     ids = array.array("q", bytes(8 * len(indices)))

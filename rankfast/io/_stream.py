@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-    from .._typing import Matrix
-
 BOM = b"\xef\xbb\xbf"
 SHOWN_CHARS = 60            # how much of a bad token an error message quotes
 
@@ -119,7 +117,7 @@ class Rows:
     COST_ARRAYS = ("cost",)                          # a document an item, with costs
     ENTRY_ARRAYS = ("indices", "values")             # a feature an item
 
-    def __init__(self, rows: Matrix, entries: int, comments: bool = False,
+    def __init__(self, rows: int, entries: int, comments: bool = False,
                  values: str = "d", costs: bool = False) -> None:
         empty = _svmlight.empty_array
         self.y, self.qid, self.line = empty("d", rows), empty("q", rows), empty("q", rows)
@@ -131,7 +129,7 @@ class Rows:
         self.comment_end: Any = spans[1]
         self.cost: Any = empty("d", rows) if costs else None       # NaN: no cost: on the line
 
-    def block(self, n: int, nnz: Any) -> Any:
+    def block(self, n: int, nnz: int) -> RowBlock:
         """The first n documents (nnz entries) as a RowBlock of views."""
         return RowBlock(memoryview(self.y)[:n], memoryview(self.qid)[:n],
                         memoryview(self.line)[:n], memoryview(self.indptr)[:n + 1],
@@ -156,7 +154,7 @@ class RowBlock(collections.namedtuple("RowBlock", "y qid line indptr indices val
 
 
 def iter_svmlight(path: str, rows: int = 2048, entries: int = 1 << 16,
-                  chunk_bytes: int = 1 << 18, progress: Any = None) -> Iterator[Any]:
+                  chunk_bytes: int = 1 << 18, progress: Any = None) -> Iterator[RowBlock]:
     """The documents of an SVMlight file as a stream of RowBlocks of at most ``rows`` documents.
 
     The same parser, grammar and errors as load_svmlight, in one pass over

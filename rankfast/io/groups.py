@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from .._typing import Vector
-
 GROUP_SIDECARS = (".query", ".group")
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")   # train.gz's sizes may be in train.query
 _WORD = 8                                   # bytes of an int64 qid
@@ -66,7 +64,7 @@ def group_sidecar(path: str) -> str | None:
                  if os.path.isfile(candidate)), None)
 
 
-def read_group_file(path: str) -> Any:
+def read_group_file(path: str) -> array.array[int]:
     """Group sizes from a LightGBM / XGBoost ``.query`` / ``.group`` file, one size a line.
 
     Blank lines and a UTF-8 byte order mark are skipped; lines may end in CRLF.
@@ -173,7 +171,7 @@ class QueryGroups:
         self.mismatch = False               # runs of equal qid differ from the sizes
         self.last = None                    # bytes of the previous row's qid
 
-    def qid(self, qid: Vector) -> Any:
+    def qid(self, qid: Any) -> Any:
         """The qids to group the next rows by.
 
         Parameters

@@ -35,7 +35,10 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Matrix, Vector
+    import scipy.sparse as sp
+    from numpy.typing import DTypeLike
+
+    from .._typing import MatrixLike, VectorLike
 
 # Read at a time by one thread: small enough to stay in the caches between the read and
 # the parse (benchmarks/README.md, "Block sizes").
@@ -82,7 +85,7 @@ class Dataset:
             self.features = as_csr(self.features)
 
     @property
-    def X(self) -> Any:
+    def X(self) -> sp.csr_matrix:
         return self.features.to_scipy()
 
     @property
@@ -121,7 +124,7 @@ class Dataset:
         X, _ = check_features(self.features, sparse_float32=sparse_float32, known_finite=True)
         return TrainingData(X, self.y, self.qid)
 
-    def subset(self, rows: Matrix) -> Dataset:
+    def subset(self, rows: VectorLike) -> Dataset:
         """The documents at ``rows`` (an index array), in that order."""
         rows = np.asarray(rows)
         return Dataset(self.features[rows], self.y[rows], self.qid[rows], self.line[rows],
@@ -130,8 +133,8 @@ class Dataset:
 
 
 def load_svmlight(path: str, comments: bool = False, n_features: int | None = None,
-                  chunk_bytes: Any = CHUNK_BYTES, progress: Any = None,
-                  n_jobs: int | None = None, dtype: Any = np.float64,
+                  chunk_bytes: int = CHUNK_BYTES, progress: Any = None,
+                  n_jobs: int | None = None, dtype: DTypeLike = np.float64,
                   costs: bool = False) -> Dataset:
     """Read an SVMlight / svm_rank file.
 
@@ -250,8 +253,9 @@ def _dataset(arrays, path, n_features):
                    cost)
 
 
-def dump_svmlight(dataset_or_X: Any, y: Vector = None, qid: Vector = None,
-                  path: str | None = None, comments: Any = None, stream: Any = None) -> None:
+def dump_svmlight(dataset_or_X: Dataset | MatrixLike, y: VectorLike | None = None,
+                  qid: VectorLike | None = None, path: str | None = None, comments: Any = None,
+                  stream: Any = None) -> None:
     """Write documents in SVMlight format so that reading them back is exact.
 
     Every number is written in its shortest round-tripping form; explicit
@@ -284,6 +288,7 @@ def dump_svmlight(dataset_or_X: Any, y: Vector = None, qid: Vector = None,
     0 qid:3 2:2
     """
     from .files import atomic_output
+    X: MatrixLike
     if isinstance(dataset_or_X, Dataset):
         ds = dataset_or_X
         X, y, qid = ds.features, ds.y, ds.qid

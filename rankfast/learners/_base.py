@@ -47,10 +47,13 @@ from ._linear import (
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
-    from .._typing import Log, Matrix, Vector
+    from .._typing import Log, Matrix, MatrixLike, Vector, VectorLike
+    from ..data.normalize import Normalizer
+    from ..data.validation import PairWeights
+    from ..model_selection._validation import CVResult
 
 
 def in_scikit_learn_search() -> bool:
@@ -80,7 +83,7 @@ class Ranker(BaseEstimator):
     """
 
     if TYPE_CHECKING:
-        def predict(self, X: Matrix) -> np.ndarray: ...    # each estimator's own
+        def predict(self, X: MatrixLike) -> np.ndarray: ...    # each estimator's own
 
     #: Whether sparse float32 input is used as is (no float64 copy): learners whose
     #: numerics only multiply by X through rankfast.learners._linear.DataMatrix.
@@ -196,7 +199,8 @@ class Ranker(BaseEstimator):
                              f"expecting {self.n_features_in_} features as input")
         return X
 
-    def score(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None) -> float:
+    def score(self, X: MatrixLike, y: VectorLike, qid: VectorLike | None = None,
+              group: VectorLike | None = None) -> float:
         """Mean NDCG@10 of the predictions, as ``rank_classify --metrics`` reports it.
 
         Parameters
@@ -297,7 +301,7 @@ class Problem(NamedTuple):
     each grouped row as the preferred document of a pair (pair_weights; None: 1).
     """
 
-    X: Any
+    X: Matrix
     y: np.ndarray
     starts: np.ndarray
     used: np.ndarray
@@ -325,6 +329,7 @@ class LinearRanker(Ranker):
     document_weights = False  # whether sample_weight may differ within a query (pair_weights)
     C: Any                    # set by each learner's constructor: one C or a list
     loss: int
+    cv_result_: CVResult | None
 
     def _normalize_fit(self, X, qid):
         """(X normalised as ``normalize`` says, its Normalizer); normalizer_ is None meanwhile.
@@ -339,9 +344,11 @@ class LinearRanker(Ranker):
 
     # ---- the one fit: a learner supplies _solve (and, when it has one, _check_parameters)
 
-    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
-            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
-            eval_group: Vector = None, log: Log = None) -> LinearRanker:
+    def fit(self, X: MatrixLike, y: VectorLike, qid: VectorLike | None = None,
+            group: VectorLike | None = None, sample_weight: VectorLike | None = None,
+            eval_set: Sequence[tuple[MatrixLike, VectorLike]] | None = None,
+            eval_qid: Sequence[VectorLike] | None = None,
+            eval_group: Sequence[VectorLike] | None = None, log: Log = None) -> LinearRanker:
         self.check_parameters()
         check_settings(self)
         data = self._training_data(X, y, qid, group)
@@ -349,7 +356,7 @@ class LinearRanker(Ranker):
         return self._fit_checked(data, sample_weight, evals, log)
 
     @blas_single_thread
-    def _fit_checked(self, data: TrainingData, sample_weight: Vector = None, evals: Any = (),
+    def _fit_checked(self, data: TrainingData, sample_weight: VectorLike | None = None, evals: Any = (),
                      log: Log = None) -> LinearRanker:
         """fit on a TrainingData checked already, taken as it is (the private entry of
         cross-validation's folds and of rank_learn): ``evals`` are checked ValidationSets."""
@@ -385,7 +392,7 @@ class LinearRanker(Ranker):
         c_grid(self.C)
 
     def _select_c(self, data: TrainingData, problem: Problem, grid: list[float], log: Log,
-                  sample_weight: Vector = None) -> None:
+                  sample_weight: VectorLike | None = None) -> None:
         """C_, cv_result_ and cv_table_ for a list of C: cross-validation on ``data``
         (rankfast.model_selection.select_c; the folds of ``cv``), with ``sample_weight``."""
         from ..model_selection import select_c
@@ -393,7 +400,8 @@ class LinearRanker(Ranker):
         self.cv_result_, self.cv_table_ = result, result.rows()
         self.C_ = result.chosen_params["C"]
 
-    def _pair_weights(self, sample_weight: Vector, data: TrainingData) -> Any:
+    def _pair_weights(self, sample_weight: VectorLike | None,
+                      data: TrainingData) -> PairWeights:
         """sample_weight as PairWeights (ValueError): weights on documents only for a learner
         that takes them (``document_weights``)."""
         weights = pair_weights(sample_weight, data.queries, data.y)
@@ -403,10 +411,10 @@ class LinearRanker(Ranker):
                 f"{getattr(self, 'name', type(self).__name__)}: "
                 "weights are per query (a weight of 2 counts the query twice), as XGBRanker's "
                 "ranking weights; weights on the preferred documents of a query (clicks) are "
-                "for prsvm and svmrank")
+                "for prsvm, svmrank and rankncg")
         return weights
 
-    def _problem(self, data: TrainingData, weights: Any) -> Problem:
+    def _problem(self, data: TrainingData, weights: PairWeights) -> Problem:
         """The grouped data, its PairWeights and the threads the solver may use (``n_jobs``)."""
         X, y, starts, used = data.grouped()
         doc_weight, perm = weights.document, data.queries.permutation
@@ -415,12 +423,13 @@ class LinearRanker(Ranker):
         return Problem(X, y, starts, used, weights.query,
                        resolve_n_jobs(getattr(self, "n_jobs", 1), stored_entries(X)), doc_weight)
 
-    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+    def _solve(self, problem: Problem, C: float, w0: Vector | None = None,
+               log: Log = None) -> tuple[Vector, Any]:
         """(w over problem.used's columns, the solver's result or None) for one C, from w0
         (None: zero).  Each learner's own."""
         raise NotImplementedError
 
-    def _keep_solution(self, normalizer: Any, problem: Problem, w: Any) -> None:
+    def _keep_solution(self, normalizer: Normalizer, problem: Problem, w: Vector) -> None:
         """Record w as the model: zero on query-constant columns (without_query_constant)."""
         self._keep_weights(normalizer, problem.used,
                            without_query_constant(w, problem.X, problem.starts))
@@ -458,7 +467,7 @@ class LinearRanker(Ranker):
         total = w.sum()
         return w / total if total > 0 else w
 
-    def decision_function(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+    def decision_function(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
         """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not).
 
         Parameters
@@ -476,14 +485,14 @@ class LinearRanker(Ranker):
         """
         return self._score_checked(self._predict_input(X), qid)
 
-    def _score_checked(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+    def _score_checked(self, X: Matrix, qid: VectorLike | None = None) -> np.ndarray:
         """decision_function of X checked already (check_features' form), taken as it is."""
         normalizer = self._applied_normalizer()
         if normalizer is not None:
             X = normalizer.transform(X, qid)
         return linear_scores(X, self.feature_ids_, self.weights_)
 
-    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+    def predict(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
         """The documents' scores (higher ranks first): the same as decision_function.
 
         The model file stores the weights as float32, so ``to_model().predict``
@@ -507,8 +516,8 @@ class PathRanker(LinearRanker):
     """A linear learner with a C path (cross-validation's): ``fit_path`` gives a fitted copy for
     each C of a list from one pass, ``_path``; by default each solve starts from the last optimum."""
 
-    def fit_path(self, X: Matrix, y: Vector, qid: Vector, Cs: Any,
-                 sample_weight: Vector = None) -> Iterator[Any]:
+    def fit_path(self, X: MatrixLike, y: VectorLike, qid: VectorLike | None, Cs: Sequence[float],
+                 sample_weight: VectorLike | None = None) -> Iterator[Any]:
         """Fitted copies for each C of Cs (ascending), each run started at the previous optimum.
 
         The C path of cross-validation (rankfast.model_selection): X, y and qid
@@ -517,8 +526,8 @@ class PathRanker(LinearRanker):
         self.check_parameters()
         return self._fit_path_checked(self._training_data(X, y, qid, None), Cs, sample_weight)
 
-    def _fit_path_checked(self, data: TrainingData, Cs: Any,
-                          sample_weight: Vector = None) -> Iterator[Any]:
+    def _fit_path_checked(self, data: TrainingData, Cs: Sequence[float],
+                          sample_weight: VectorLike | None = None) -> Iterator[Any]:
         """fit_path on a TrainingData checked already, taken as it is (cross-validation's folds)."""
         from ..model_selection import fitted_linear
         self._record_input(data)                        # n_features_in_ of the copies
@@ -527,7 +536,7 @@ class PathRanker(LinearRanker):
             yield fitted_linear(self, C, problem.used,
                                 without_query_constant(w, problem.X, problem.starts))
 
-    def _path(self, problem: Problem, Cs: Any) -> Iterator[Any]:
+    def _path(self, problem: Problem, Cs: Sequence[float]) -> Iterator[Vector]:
         """The weights for each C of Cs, each solve started at the previous optimum."""
         w = None
         for C in Cs:

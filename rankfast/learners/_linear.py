@@ -14,10 +14,10 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Matrix, Vector
+    from .._typing import Int64Vector, Matrix, MatrixLike, Vector
 
 
-def check_training_input(X: Matrix, y: Vector, qid: Vector) -> None:
+def check_training_input(X: Matrix, y: np.ndarray, qid: np.ndarray) -> None:
     """ValueError unless X, y and qid describe the same documents with finite numbers.
 
     For input that has not been through Ranker._fit_input (e.g. dask's blocks).
@@ -33,7 +33,7 @@ def check_training_input(X: Matrix, y: Vector, qid: Vector) -> None:
         raise ValueError("query ids must be finite")
 
 
-def check_lengths(X: Matrix, y: Vector, qid: Vector) -> None:
+def check_lengths(X: Matrix, y: np.ndarray, qid: np.ndarray) -> None:
     """ValueError unless X, y and qid have one entry per document.
 
     The compiled kernels trust these lengths; unchecked, a short y or qid
@@ -44,7 +44,8 @@ def check_lengths(X: Matrix, y: Vector, qid: Vector) -> None:
         raise ValueError(f"X has {n} rows but y has {len(y)} and qid {len(qid)} entries")
 
 
-def training_arrays(X: Matrix, y: Vector, qid: Vector) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
+def training_arrays(X: Matrix, y: Vector,
+                    qid: np.ndarray) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
     """(X, y, starts, used) as rankfast.data.validation.TrainingData.grouped returns them.
 
     For learners that take X, y and qid as Ranker._fit_input returns them
@@ -56,7 +57,7 @@ def training_arrays(X: Matrix, y: Vector, qid: Vector) -> tuple[Matrix, np.ndarr
     return TrainingData(X, np.asarray(y, dtype=np.float64), np.asarray(qid)).grouped()
 
 
-def varying_columns(X: Matrix, starts: Vector, order: Vector = None) -> np.ndarray:
+def varying_columns(X: Matrix, starts: Int64Vector, order: Int64Vector | None = None) -> np.ndarray:
     """Whether each column of X has values that differ within some query (bool, one per column).
 
     X and starts as TrainingData.grouped returns them, or a CSR X whose query q is
@@ -69,11 +70,11 @@ def varying_columns(X: Matrix, starts: Vector, order: Vector = None) -> np.ndarr
         _products.mark_varying_columns_dense(X, starts, varies)
     else:                                   # a rankfast.data.sparse.CSR, as TrainingData holds X
         rows = np.arange(X.shape[0]) if order is None else np.asarray(order, dtype=np.int64)
-        _products.mark_varying_columns(X.data, X.indices, X.indptr, rows, starts, varies)
+        _products.mark_varying_columns(X.data, X.indices, X.indptr, rows, starts, varies)  # type: ignore[union-attr]
     return varies.astype(bool)
 
 
-def without_query_constant(w: Vector, X: Matrix, starts: Vector) -> np.ndarray:
+def without_query_constant(w: Vector, X: Matrix, starts: Int64Vector) -> np.ndarray:
     """w with exact zeros on the columns of X that are constant within every query.
 
     Such a column adds the same to every score of a query, so no pair's difference
@@ -89,8 +90,8 @@ def without_query_constant(w: Vector, X: Matrix, starts: Vector) -> np.ndarray:
     return np.where(varies, w, 0.0)
 
 
-def query_weights(y: Vector, starts: Vector, C: Any, loss: Any, n_queries: int | None = None,
-                  doc_weight: Vector = None) -> Any:
+def query_weights(y: Vector, starts: Int64Vector, C: float, loss: int,
+                  n_queries: int | None = None, doc_weight: Vector | None = None) -> Vector:
     """c_q: C / Q (loss 1) or C / (Q · pairs of q) (loss 2).
 
     Q counts every query of ``starts``, or is ``n_queries`` (the queries of
@@ -108,7 +109,7 @@ def query_weights(y: Vector, starts: Vector, C: Any, loss: Any, n_queries: int |
     return weight
 
 
-def weighted_pair_counts(y: Vector, starts: Vector, doc_weight: Vector) -> np.ndarray:
+def weighted_pair_counts(y: Vector, starts: Int64Vector, doc_weight: Vector) -> np.ndarray:
     """Σ over each query's pairs (i, j), y_i > y_j, of doc_weight[i] (O(n log n))."""
     sizes = np.diff(starts)
     query = np.repeat(np.arange(len(sizes)), sizes)
@@ -122,7 +123,7 @@ def weighted_pair_counts(y: Vector, starts: Vector, doc_weight: Vector) -> np.nd
     return np.bincount(qs, weights=lower * np.asarray(doc_weight)[order], minlength=len(sizes))
 
 
-def pair_counts(y: Vector, starts: Vector) -> Any:
+def pair_counts(y: Vector, starts: Int64Vector) -> np.ndarray:
     """Number of pairs with different labels in each query (O(n log n))."""
     sizes = np.diff(starts)
     query = np.repeat(np.arange(len(sizes)), sizes)
@@ -155,7 +156,7 @@ def warn_if_stopped_early(estimator: Any, result: Any) -> None:
                   NotConvergedWarning, stacklevel=outside_stacklevel())
 
 
-def kernel_form(X: Matrix) -> Matrix:
+def kernel_form(X: MatrixLike) -> Matrix:
     """X as the compiled kernels take it: a rankfast.data.sparse.CSR or a C-contiguous float64 ndarray.
 
     X in one of these forms (a TrainingData's: every estimator's fit) is
@@ -192,12 +193,12 @@ class DataMatrix:
         n_blocks = max(-(-n // BLOCK_ROWS), 1)
         X = kernel_form(X)
         self.dense = not isinstance(X, CSR)
-        self.rows: Any = None     # a CSR matrix with every entry stored, seen as n × d (no copy)
+        self.rows: np.ndarray | None = None  # a CSR matrix with every entry stored, seen as n × d (no copy)
         if self.dense:
             self.X: Any = X
         else:                             # float32 values stay float32 (the kernels widen them)
-            self.X = CSR(X.kernel_data(), X.indices, X.indptr, X.shape)
-            if n and d and self.X.nnz == n * d and _products.full_rows(X.indices, X.indptr, d):
+            self.X = CSR(X.kernel_data(), X.indices, X.indptr, X.shape)  # type: ignore[union-attr]
+            if n and d and self.X.nnz == n * d and _products.full_rows(X.indices, X.indptr, d):  # type: ignore[union-attr]
                 self.rows = self.X.data[:n * d].reshape(n, d)
         self.XT = None
         partial_size = n_blocks * d         # per-block sums cost this much per Xᵀu besides nnz
@@ -237,7 +238,8 @@ class DataMatrix:
         return out
 
 
-def pair_weight_bound(query_weight: Any, starts: Vector, doc_weight: Vector = None) -> Any:
+def pair_weight_bound(query_weight: Vector, starts: Int64Vector,
+                      doc_weight: Vector | None = None) -> Vector:
     """c_q times the largest document weight of q (c_q without doc_weight): no pair of q weighs
     more, so the all-pairs diagonal and XᵀLX built on it bound the weighted ones."""
     if doc_weight is None:
@@ -248,7 +250,8 @@ def pair_weight_bound(query_weight: Any, starts: Vector, doc_weight: Vector = No
     return query_weight * largest
 
 
-def pair_square_sums(products: Any, starts: Vector, rank: Vector, query_weight: Any) -> np.ndarray:
+def pair_square_sums(products: DataMatrix, starts: Int64Vector, rank: Int64Vector,
+                     query_weight: Vector) -> np.ndarray:
     """Σ_q c_q Σ_{pairs of q with different labels} (x_lj − x_kj)² for every column j.
 
     The diagonal of Σ_q c_q Σ_pairs (x_l − x_k)(x_l − x_k)ᵀ: what every pairwise
@@ -312,7 +315,7 @@ def _weighted_column_squares(A, weights):
     return (A * A).T @ weights
 
 
-def linear_scores(X: Matrix, feature_ids: Vector, weights: Vector) -> np.ndarray:
+def linear_scores(X: Matrix, feature_ids: Int64Vector, weights: Vector) -> np.ndarray:
     """X w in float64, w given sparsely by 1-based feature ids (ids beyond X's width weigh nothing)."""
     keep = feature_ids <= X.shape[1]
     w = np.zeros(X.shape[1])

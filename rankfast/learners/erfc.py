@@ -37,9 +37,7 @@ from .._kernels import _erfc
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
-
-    from .._typing import Vector
+    from .._typing import VectorLike
 
 #: Cells taken by the series on either side of a target's cell: L · 2 r_x = erfcinv(ε).
 CELLS_EACH_SIDE = 5
@@ -73,16 +71,16 @@ class ErfcParameters:
     coef: np.ndarray
 
     @property
-    def gap(self) -> Any:
+    def gap(self) -> float:
         """Sources further apart than this are put on separate grids (> 2 erfcinv(ε))."""
         return 4.0 * self.r
 
-    def kernel_args(self) -> Any:
+    def kernel_args(self) -> tuple[float, float, np.ndarray, int, float]:
         """(w, h, coef, L, gap) as the kernels of rankfast._kernels._erfc take them."""
         return 2.0 * self.r_x, self.h, self.coef, self.L, self.gap
 
 
-def erfcinv(y: Vector) -> float:
+def erfcinv(y: float) -> float:
     """x ≥ 0 with erfc(x) = y, for y in (0, 1], by bisection on math.erfc to the last bit.
 
     scipy.special has it too, but importing scipy costs more than a small
@@ -108,7 +106,7 @@ def erfcinv(y: Vector) -> float:
             hi = mid
 
 
-def erfc_parameters(eps: float) -> Any:
+def erfc_parameters(eps: float) -> ErfcParameters:
     """The fast transform's parameters for accuracy eps in (0, 1) (paper, Sect. 5.8)."""
     eps = _check_eps(eps)
     a = erfcinv(eps)
@@ -121,8 +119,8 @@ def erfc_parameters(eps: float) -> Any:
     return ErfcParameters(eps, r_x, r, h, p, CELLS_EACH_SIDE, coef)
 
 
-def erfc_sum(sources: Any, weights: Vector, targets: Any, eps: float = 1e-6, method: str =
-             "fast") -> np.ndarray:
+def erfc_sum(sources: VectorLike, weights: VectorLike, targets: VectorLike, eps: float = 1e-6,
+             method: str = "fast") -> np.ndarray:
     """Weighted sum of erfc functions at many points: E(y_j) = Σ_i q_i erfc(y_j − z_i).
 
     Parameters

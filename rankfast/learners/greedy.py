@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .._typing import Log, Vector
+    from ..data.normalize import Normalizer
 
 
 class GreedyRankRLS(LinearRanker):
@@ -132,7 +133,8 @@ class GreedyRankRLS(LinearRanker):
         if not (self.k == "auto" or (isinstance(self.k, (int, np.integer)) and self.k >= 1)):
             raise UsageError(f"k must be a positive integer or 'auto' (got {self.k!r})")
 
-    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+    def _solve(self, problem: Problem, C: float, w0: Vector | None = None,
+               log: Log = None) -> tuple[Vector, Any]:
         """Algorithm 1: features added one at a time by least LQO error; the weights of the
         selected features (``selected_``, in the order chosen) at the last step."""
         X, y, starts, used, weight, n_threads, _ = problem
@@ -204,7 +206,7 @@ class GreedyRankRLS(LinearRanker):
         self.weights_path_ = path
         return (path[-1] if path else np.zeros(0)), None
 
-    def _keep_solution(self, normalizer: Any, problem: Problem, w: Any) -> None:
+    def _keep_solution(self, normalizer: Normalizer, problem: Problem, w: Vector) -> None:
         """The selected features' weights, in the order of their indices."""
         sort = np.argsort(self.selected_, kind="stable")
         self._keep_weights(normalizer, self.selected_[sort] - 1, w[sort])
@@ -219,12 +221,12 @@ class GreedyRankRLS(LinearRanker):
 
 # ---------------------------------------------------------------- the pieces
 
-def greedy_memory_bytes(n: int, d: Vector) -> Any:
+def greedy_memory_bytes(n: int, d: int) -> int:
     """Bytes greedy RankRLS allocates for n documents and d features (see check_greedy_memory)."""
     return 8 * (2 * n * d + 2 * d * d + 16 * (n + d))
 
 
-def check_greedy_memory(n: int, d: Vector) -> None:
+def check_greedy_memory(n: int, d: int) -> None:
     """Raise ValueError when greedy RankRLS's caches would not fit in available_memory().
 
     The caches C and U are two dense n × d float64 arrays (both are read and
@@ -242,7 +244,7 @@ def check_greedy_memory(n: int, d: Vector) -> None:
                          f"is available: use a linear learner (prsvm, rankrls) or fewer features")
 
 
-def available_memory(meminfo: str = "/proc/meminfo", status: str = "/proc/self/status") -> Any:
+def available_memory(meminfo: str = "/proc/meminfo", status: str = "/proc/self/status") -> int | None:
     """Bytes this process can still allocate, or None when that cannot be read.
 
     MemAvailable from ``meminfo`` (Linux), lowered to what the address-space

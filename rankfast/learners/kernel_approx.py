@@ -66,9 +66,10 @@ from ._linear import fit_documents
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any, Callable
 
-    from .._typing import Log, Matrix, Vector
+    from .._typing import Log, Matrix, MatrixLike, VectorLike
 
 
 # Ω is dense, one value per random feature and feature index, held in memory and
@@ -82,7 +83,7 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
 
     _transform_checked: Callable[[Matrix], np.ndarray]     # each map's own, on checked X
 
-    def transform(self, X: Matrix) -> np.ndarray:
+    def transform(self, X: MatrixLike) -> np.ndarray:
         """φ of the rows of X, shape (n, rank_), computed block_rows rows at a time.
 
         Parameters
@@ -149,7 +150,7 @@ class NystroemMap(_FeatureMap):
         self.kernel, self.landmarks, self.seed = kernel, landmarks, seed
         self.rtol, self.block_rows = rtol, block_rows
 
-    def fit(self, X: Matrix, y: Vector = None) -> NystroemMap:
+    def fit(self, X: MatrixLike, y: VectorLike | None = None) -> NystroemMap:
         """Sample the landmarks among the rows of X and factor their kernel matrix.
 
         Parameters
@@ -168,7 +169,7 @@ class NystroemMap(_FeatureMap):
         """
         return self._fit_checked(check_features(X)[0])
 
-    def _fit_checked(self, X: Matrix) -> NystroemMap:
+    def _fit_checked(self, X: Matrix | sp.csr_matrix) -> NystroemMap:
         """fit on X as rankfast.data.validation.check_features returns it (no check again)."""
         self.kernel_ = self.check_parameters()
         X = scipy_csr(X)
@@ -198,7 +199,7 @@ class NystroemMap(_FeatureMap):
     def __sklearn_tags__(self):
         return sparse_input_tags(super().__sklearn_tags__())
 
-    def check_parameters(self) -> Any:
+    def check_parameters(self) -> KernelParams:
         """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
         kernel = _kernel_or_default(self.kernel)
         if kernel.kernel not in (1, 2, 3):
@@ -213,7 +214,7 @@ class NystroemMap(_FeatureMap):
         """k, the dimension of φ."""
         return self.projection_.shape[1]
 
-    def _transform_checked(self, X: Matrix) -> np.ndarray:
+    def _transform_checked(self, X: Matrix | sp.csr_matrix) -> np.ndarray:
         """transform of X as rankfast.data.validation.check_features returns it (no check again)."""
         X = with_width(_map_input(self, X), self.n_features_)
         out = np.empty((X.shape[0], self.rank_))
@@ -244,7 +245,7 @@ class NystroemMap(_FeatureMap):
                              f"choose smaller kernel parameters")
         return K
 
-    def coefficients(self, w: Vector) -> np.ndarray:
+    def coefficients(self, w: VectorLike) -> np.ndarray:
         """β with Σ_j β_j k(x, z_j) = wᵀφ(x): β = U_k Λ_k^{-1/2} w."""
         return self.projection_ @ np.asarray(w, dtype=np.float64)
 
@@ -303,7 +304,7 @@ class RandomFourierMap(_FeatureMap):
         self.kernel, self.components, self.seed = kernel, components, seed
         self.block_rows = block_rows
 
-    def fit(self, X: Matrix, y: Vector = None) -> RandomFourierMap:
+    def fit(self, X: MatrixLike, y: VectorLike | None = None) -> RandomFourierMap:
         """Draw Ω and b for the width of X (the only thing the map takes from the data).
 
         Parameters
@@ -322,7 +323,7 @@ class RandomFourierMap(_FeatureMap):
         """
         return self._fit_checked(check_features(X)[0])
 
-    def _fit_checked(self, X: Matrix) -> RandomFourierMap:
+    def _fit_checked(self, X: Matrix | sp.csr_matrix) -> RandomFourierMap:
         """fit on X as rankfast.data.validation.check_features returns it (no check again)."""
         self.kernel_ = self.check_parameters()
         self.n_features_ = X.shape[1]
@@ -337,7 +338,7 @@ class RandomFourierMap(_FeatureMap):
     def __sklearn_tags__(self):
         return sparse_input_tags(super().__sklearn_tags__())
 
-    def check_parameters(self) -> Any:
+    def check_parameters(self) -> KernelParams:
         """The kernel to use, or a ValueError for parameters no data can make work (fit calls it)."""
         kernel = _kernel_or_default(self.kernel)
         if kernel.kernel != 2:
@@ -355,7 +356,7 @@ class RandomFourierMap(_FeatureMap):
         """m, the dimension of φ."""
         return len(self.offset_)
 
-    def _transform_checked(self, X: Matrix) -> np.ndarray:
+    def _transform_checked(self, X: Matrix | sp.csr_matrix) -> np.ndarray:
         """transform of X as rankfast.data.validation.check_features returns it (no check again)."""
         X = with_width(_map_input(self, X), self.n_features_)
         dense = mostly_dense(X)
@@ -487,9 +488,11 @@ class KernelApproxLearner(Ranker):
     def name(self) -> str:
         return (self.base_learner or self._base()).name
 
-    def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
-            sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
-            eval_group: Vector = None, log: Log = None) -> KernelApproxLearner:
+    def fit(self, X: MatrixLike, y: VectorLike, qid: VectorLike | None = None,
+            group: VectorLike | None = None, sample_weight: VectorLike | None = None,
+            eval_set: Sequence[tuple[MatrixLike, VectorLike]] | None = None,
+            eval_qid: Sequence[VectorLike] | None = None,
+            eval_group: Sequence[VectorLike] | None = None, log: Log = None) -> KernelApproxLearner:
         self.check_parameters()
         data = self._training_data(X, y, qid, group)        # checked: finite, aligned
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
@@ -500,7 +503,7 @@ class KernelApproxLearner(Ranker):
                           "Query weights, passed to the base learner's fit (the map does not "
                           "use them).")
 
-    def _fit_checked(self, data: TrainingData, sample_weight: Vector = None, evals: Any = (),
+    def _fit_checked(self, data: TrainingData, sample_weight: VectorLike | None = None, evals: Any = (),
                      log: Log = None) -> KernelApproxLearner:
         """fit on a TrainingData checked already, taken as it is (the private entry of
         cross-validation's folds and of rank_learn): ``evals`` are checked ValidationSets."""
@@ -538,7 +541,7 @@ class KernelApproxLearner(Ranker):
         """The Normalizer predict applies (query, log), or None (rankfast.data.validation.predicted)."""
         return getattr(self, "normalizer_", None)
 
-    def decision_function(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+    def decision_function(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
         """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does).
 
         Parameters
@@ -554,14 +557,14 @@ class KernelApproxLearner(Ranker):
         """
         return self._score_checked(self._predict_input(X), qid)
 
-    def _score_checked(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+    def _score_checked(self, X: Matrix, qid: VectorLike | None = None) -> np.ndarray:
         """decision_function of X checked already (check_features' form), taken as it is."""
         normalizer = self._applied_normalizer()
         if normalizer is not None:                # as the model (file) scores: the same function
             X = check_features(normalized_input(normalizer.kind, X, qid, self.map_.n_features_))[0]
         return self.map_._transform_checked(X) @ self.weights_
 
-    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+    def predict(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
         """The documents' scores (higher ranks first): the same as decision_function.
 
         Parameters

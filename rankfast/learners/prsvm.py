@@ -38,9 +38,9 @@ from ._linear import (
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
-    from .._typing import Log, Matrix, Vector
+    from .._typing import Int64Vector, Log, Matrix, Vector
 
 
 class SquaredHingeObjective:
@@ -54,8 +54,9 @@ class SquaredHingeObjective:
 
     curvature_floor = 1.0
 
-    def __init__(self, X: Matrix, y: Vector, starts: Vector, query_weight: Any, n_threads: int = 1,
-                 preconditioner: str = "auto", doc_weight: Vector = None) -> None:
+    def __init__(self, X: Matrix, y: Vector, starts: Int64Vector, query_weight: Vector,
+                 n_threads: int = 1, preconditioner: str = "auto",
+                 doc_weight: Vector | None = None) -> None:
         self.X = DataMatrix(X, n_threads)               # sparse X stays sparse: no dense copy
         self.n_threads = self.X.n_threads
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
@@ -70,8 +71,8 @@ class SquaredHingeObjective:
         self.pair_diagonal = 2.0 * pair_square_sums(self.X, self.starts, self.rank, bound)
         self.preconditioner = PairPreconditioner(self.X.X, self.starts, self.rank, bound,
                                                  2.0, 1.0 + self.pair_diagonal, preconditioner)
-        self._scores: Any = None  # s = Xw at the last value_grad: fixes the Hessian
-        self._order: Any = None
+        self._scores: np.ndarray | None = None  # s = Xw at the last value_grad: fixes the Hessian
+        self._order: np.ndarray | None = None
         self._step = None         # (w, s, loss, ∂loss/∂s, order) of the line search's last trial
 
     def _score_space(self, scores):
@@ -84,11 +85,11 @@ class SquaredHingeObjective:
                                     doc_weight=self.doc_weight)
         return loss, grad_s, order
 
-    def loss(self, scores: Vector) -> Any:
+    def loss(self, scores: Vector) -> float:
         """Σ_q c_q Σ_active (1 − s_i + s_j)² at scores."""
         return self._score_space(scores)[0]
 
-    def value_grad(self, w: Vector) -> Any:
+    def value_grad(self, w: Vector) -> tuple[float, np.ndarray]:
         if self._step is not None and np.array_equal(w, self._step[0]):
             _, scores, loss, grad_s, order = self._step     # the line search's accepted trial
         else:
@@ -98,14 +99,14 @@ class SquaredHingeObjective:
         self._scores, self._order = scores, order
         return 0.5 * (w @ w) + loss, w + self.X.rmatvec(grad_s)
 
-    def precondition(self, r: Any) -> Any:
+    def precondition(self, r: Vector) -> np.ndarray:
         return self.preconditioner(r)
 
-    def strengthen(self) -> Any:
+    def strengthen(self) -> bool:
         """Precondition with I + 2 XᵀLX itself from now on, if cheap (rankfast.optimize.precondition)."""
         return self.preconditioner.strengthen()
 
-    def hessvec(self, v: Vector) -> Any:
+    def hessvec(self, v: Vector) -> np.ndarray:
         d = self.X.matvec(v)
         out = np.empty_like(d)
         _prsvm.squared_hinge_hessvec(self._scores, self.rank, self.starts, self._order,
@@ -113,7 +114,7 @@ class SquaredHingeObjective:
                                      self.n_threads, doc_weight=self.doc_weight)
         return v + self.X.rmatvec(out)
 
-    def line(self, w: Vector, d: Vector) -> Any:
+    def line(self, w: Vector, d: Vector) -> Callable[[float], float]:
         s0 = self._scores if self._scores is not None else self.X.matvec(w)
         sd = self.X.matvec(d)
         ww, wd, dd = w @ w, w @ d, d @ d
@@ -202,7 +203,8 @@ class RankSVM(PathRanker):
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
-    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+    def _solve(self, problem: Problem, C: float, w0: Vector | None = None,
+               log: Log = None) -> tuple[Vector, Any]:
         """Truncated Newton on the squared hinge (rankfast.optimize.newton.minimize) from w0."""
         objective = SquaredHingeObjective(problem.X, problem.y, problem.starts,
                                           problem.query_weights(C, self.loss), problem.n_threads,

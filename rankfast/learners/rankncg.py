@@ -87,7 +87,7 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Log, Matrix, Vector
+    from .._typing import Int64Vector, Log, Matrix, Vector
 
 KAPPA = math.sqrt(3.0) / (math.pi * math.sqrt(2.0))
 PSI2_MAX = KAPPA / math.sqrt(math.pi)       # ψ''(0) = max_t ψ''(t)
@@ -101,9 +101,9 @@ class ErfcPairObjective:
     Protocol of :func:`nonlinear_cg`: ``point(w)``, ``precondition(g)``, ``line(point, d)``.
     """
 
-    def __init__(self, X: Matrix, y: Vector, starts: Vector, query_weight: Any, eps: float,
-                 fast: Any, n_threads: int = 1, preconditioner: str = "auto",
-                 doc_weight: Vector = None) -> None:
+    def __init__(self, X: Matrix, y: Vector, starts: Int64Vector, query_weight: Vector, eps: float,
+                 fast: bool, n_threads: int = 1, preconditioner: str = "auto",
+                 doc_weight: Vector | None = None) -> None:
         self.products = DataMatrix(X, n_threads)        # sparse X stays sparse: no dense copy
         self.n_threads = self.products.n_threads
         self.fast = bool(fast)
@@ -178,7 +178,7 @@ class ErfcPairObjective:
         self._set_accuracy(max(self.eps * 1e-4, FINEST_EPS))
         return True
 
-    def score_gradient(self, scores: Vector) -> Any:
+    def score_gradient(self, scores: Vector) -> np.ndarray:
         """γ = ∂F/∂s at scores s (the loss part of the gradient in score space)."""
         w, h, coef, L, gap = self.kernel_args
         if self.doc_weight is not None:
@@ -193,21 +193,21 @@ class ErfcPairObjective:
                                self.n_threads)
         return self.half_c * (self.twice_higher - other)
 
-    def point(self, w: Vector) -> Any:
+    def point(self, w: Vector) -> _Point:
         """The iterate w with its scores, score-space and full gradients."""
         scores = self.products.matvec(w)
         gamma = self.score_gradient(scores)
         return _Point(w, scores, gamma, w + self.products.rmatvec(gamma))
 
-    def precondition(self, g: Any) -> Any:
+    def precondition(self, g: Vector) -> np.ndarray:
         """diag(∇²F(0))⁻¹ g, or ∇²F(0)⁻¹ g once strengthened (rankfast.optimize.precondition)."""
         return self.preconditioner(g)
 
-    def strengthen(self) -> Any:
+    def strengthen(self) -> bool:
         """Precondition with ∇²F(0) itself from now on, if cheap; whether anything changed."""
         return self.preconditioner.strengthen()
 
-    def gradient_at_zero(self) -> Any:
+    def gradient_at_zero(self) -> np.ndarray:
         """∇F(0): at w = 0 every erfc is erfc(0) = 1, so γ = (c_q / 2)(2 n_i^> − n_i^≠)
         (weighted: (c_q / 2)(V_i^> − v_i n_i^<))."""
         if self.doc_weight is not None:
@@ -215,11 +215,11 @@ class ErfcPairObjective:
                                                         - self.doc_weight * self.m_lower))
         return self.products.rmatvec(self.half_c * (self.twice_higher - self.n_other))
 
-    def gradient_error(self) -> Any:
+    def gradient_error(self) -> np.ndarray:
         """|X|ᵀδ: bounds |∇F computed − ∇F| entry by entry (the erfc sums' and rounding errors)."""
         return self.products.rmatvec(self.delta, entries="abs")
 
-    def line(self, point: Any, d: Vector) -> Any:
+    def line(self, point: _Point, d: Vector) -> _Line:
         return _Line(self, point, d)
 
 
@@ -355,7 +355,8 @@ class RankNCG(PathRanker):
             raise UsageError(f"'loss' must be 1 or 2, not {self.loss!r}")
         c_grid(self.C)                               # a positive number or a list of them
 
-    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+    def _solve(self, problem: Problem, C: float, w0: Vector | None = None,
+               log: Log = None) -> tuple[Vector, Any]:
         """Nonlinear CG (rankfast.optimize.ncg) on the erfc pair objective from w0."""
         objective = ErfcPairObjective(problem.X, problem.y, problem.starts,
                                       problem.query_weights(C, self.loss), self.erfc_eps,

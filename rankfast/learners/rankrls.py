@@ -84,10 +84,11 @@ from ._linear import (
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
-    from .._typing import Log, Matrix, Vector
+    from .._typing import DenseMatrix, Int64Vector, Log, Matrix, Vector, VectorLike
+    from ..data.normalize import Normalizer
 
 DENSE_MAX_FEATURES = 2048
 DENSE_MAX_ENTRIES = 1 << 28
@@ -181,14 +182,14 @@ class RankRLS(PathRanker):
             return self.solver
         return "dense" if d <= DENSE_MAX_FEATURES and n * d <= DENSE_MAX_ENTRIES else "cg"
 
-    def _announce(self, problem: Problem, solver: str, grid: Any, log: Log) -> None:
+    def _announce(self, problem: Problem, solver: str, grid: list[float] | None, log: Log) -> None:
         if log is not None:
             (n, d), Q = problem.X.shape, len(problem.starts) - 1
             log(f"RankRLS: {d} features, {n} documents, {Q} queries, {solver} solver, "
                 + (f"λ = Q/(2C) = {Q / (2.0 * float(self.C)):.6g}" if grid is None else
                    f"{len(grid)} values of C"), 1)
 
-    def _centred(self, problem: Problem) -> tuple[Any, Any, Any, Any]:
+    def _centred(self, problem: Problem) -> tuple[DenseMatrix, Vector, DenseMatrix, np.ndarray]:
         """(X̂, ŷ, X̂ᵀX̂, the columns of X̂ that are not all zero) for the dense solver."""
         alpha = weighted(query_scale(problem.starts, self.loss), problem.weight)
         Xh = centred(problem.X, problem.starts, alpha, n_threads=problem.n_threads)
@@ -197,7 +198,7 @@ class RankRLS(PathRanker):
         return Xh, yh, A, np.flatnonzero(nonzero)
 
     def _select_c(self, data: TrainingData, problem: Problem, grid: list[float], log: Log,
-                  sample_weight: Vector = None) -> None:
+                  sample_weight: VectorLike | None = None) -> None:
         """Every C of the list from one eigendecomposition (weights_by_C_), C_ by exact
         leave-query-out or by the folds of ``cv`` (_fit_grid), weighted by problem.weight
         (per query: RankRLS takes no weights on documents)."""
@@ -218,7 +219,8 @@ class RankRLS(PathRanker):
                        problem.weight)
         self.weights_by_C_ = _scatter(self.weights_by_C_, varies, d)
 
-    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+    def _solve(self, problem: Problem, C: float, w0: Vector | None = None,
+               log: Log = None) -> tuple[Vector, Any]:
         """The closed form for one C (dense Cholesky, or CG), or C_'s row of weights_by_C_."""
         grid = c_grid(self.C)
         if grid is not None:                      # solved with the whole list by _select_c
@@ -240,7 +242,7 @@ class RankRLS(PathRanker):
         return _scatter(_ridge(A[np.ix_(varies, varies)], b[varies], lam), varies,
                         problem.X.shape[1]), None
 
-    def _keep_solution(self, normalizer: Any, problem: Problem, w: Any) -> None:
+    def _keep_solution(self, normalizer: Normalizer, problem: Problem, w: Vector) -> None:
         super()._keep_solution(normalizer, problem, w)
         if self.weights_by_C_ is not None:
             self.weights_by_C_ = normalizer.original_weights(self.weights_by_C_, problem.used)
@@ -311,7 +313,7 @@ class RankRLS(PathRanker):
             rows, held_out, y, qid, metric, settings["rule"], f"exact leave-query-out, {Q} queries",
             (model_selection.Column("loss", "LQO pair loss"), losses), log, weight)
 
-    def _path(self, problem: Problem, Cs: Any) -> Iterator[Any]:
+    def _path(self, problem: Problem, Cs: Sequence[float]) -> Iterator[Vector]:
         """The weights for each C of Cs from one eigendecomposition (the dense solver)."""
         d, Q = problem.X.shape[1], len(problem.starts) - 1
         Xh, yh, A, varies = self._centred(problem)
@@ -330,7 +332,7 @@ class RankRLS(PathRanker):
         return linear_model(self, n_features, n_documents, options)
 
 
-def query_scale(starts: Vector, loss: Any) -> Any:
+def query_scale(starts: Int64Vector, loss: int) -> Vector:
     """α_q of L_q = α_q (I − 11ᵀ/m_q): m_q (loss 1), 2/(m_q − 1) (loss 2; 0 when m_q = 1)."""
     m = np.diff(starts).astype(np.float64)
     if loss == 1:
@@ -338,7 +340,7 @@ def query_scale(starts: Vector, loss: Any) -> Any:
     return np.divide(2.0, m - 1.0, out=np.zeros_like(m), where=m > 1)
 
 
-def centred(X: Matrix, starts: Vector, alpha: Vector, n_threads: int = 1) -> Any:
+def centred(X: Matrix, starts: Int64Vector, alpha: Vector, n_threads: int = 1) -> DenseMatrix:
     """X̂ = blockdiag(√α_q (I − 11ᵀ/m_q)) X as a new dense C-contiguous n × d array.
 
     X, with contiguous queries, is taken as rankfast.learners._linear.kernel_form
@@ -364,7 +366,7 @@ GRAM_PANEL = 256                # columns per panel of its tiles
 GRAM_PARTIAL_MAX = 1 << 23      # doubles of partial sums (64 MB): fewer, longer blocks beyond
 
 
-def gram(Xh: Matrix, n_threads: int = 1) -> Any:
+def gram(Xh: DenseMatrix, n_threads: int = 1) -> tuple[DenseMatrix, np.ndarray]:
     """(X̂ᵀX̂, mask of the columns of X̂ that are not all zero), the same bits on any threads.
 
     rankfast._kernels._rankrls.gram: blocks of rows × tiles of the d × d result, each
@@ -411,8 +413,8 @@ class EigenPath:
     ``n_threads`` threads, with the same bits for any number.
     """
 
-    def __init__(self, Xh: Matrix, yh: Any, starts: Vector, gram_matrix: Any = None,
-                 n_threads: int = 1) -> None:
+    def __init__(self, Xh: DenseMatrix, yh: Vector, starts: Int64Vector,
+                 gram_matrix: DenseMatrix | None = None, n_threads: int = 1) -> None:
         n, d = Xh.shape
         if gram_matrix is None:
             gram_matrix = gram(Xh, n_threads)[0]
@@ -432,11 +434,11 @@ class EigenPath:
         self.work = np.empty(n_threads * largest * (d + largest))  # a share per thread
         self.gram: dict = {}                          # Z_qᵀZ_q and Z_qᵀŷ_q of queries solved by d × d
 
-    def weights(self, lam: Any) -> Any:
+    def weights(self, lam: float) -> np.ndarray:
         """(X̂ᵀX̂ + λI)⁻¹ X̂ᵀŷ."""
         return self.V @ (self.c / (self.lam + lam))
 
-    def lqo_residuals(self, lam: Any) -> Any:
+    def lqo_residuals(self, lam: float) -> np.ndarray:
         """p with p_q = ŷ_q − X̂_q w_{−q}: residuals of the models trained without each query."""
         s = 1.0 / (self.lam + lam)
         e = self.yh - self.products.matvec(s * self.c)             # ŷ − X̂w

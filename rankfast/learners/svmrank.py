@@ -92,9 +92,10 @@ from ._linear import (
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
-    from .._typing import Log, Vector
+    from .._typing import Int64Vector, Log, Vector
+    from ..optimize.smoothing import SmoothingResult
 
 
 class HingeLoss:
@@ -107,8 +108,8 @@ class HingeLoss:
     ``doc_weight`` weighs each pair by its preferred document (None: 1).
     """
 
-    def __init__(self, y: Vector, starts: Vector, query_weight: Any, power: int = 1,
-                 n_threads: int = 1, doc_weight: Vector = None) -> None:
+    def __init__(self, y: Vector, starts: Int64Vector, query_weight: Vector, power: int = 1,
+                 n_threads: int = 1, doc_weight: Vector | None = None) -> None:
         self.kernel = _hinge.hinge if power == 1 else _prsvm.squared_hinge
         levels, rank = np.unique(y, return_inverse=True)
         self.rank = rank.ravel().astype(np.int64)
@@ -121,7 +122,7 @@ class HingeLoss:
             np.ascontiguousarray(doc_weight, dtype=np.float64)
         self.bound_weight = pair_weight_bound(self.weight, self.starts, self.doc_weight)
 
-    def __call__(self, scores: Vector) -> Any:
+    def __call__(self, scores: Vector) -> tuple[float, np.ndarray]:
         """(L, ∂L/∂s) at scores (float64, one per document, queries contiguous)."""
         scores = np.ascontiguousarray(scores, dtype=np.float64)
         order = np.empty(len(scores), dtype=np.int64)
@@ -147,8 +148,11 @@ class HuberObjective:
     """
 
     curvature_floor = 1.0
+    _scores: np.ndarray | None         # at the last value_grad: fixes the Hessian
+    _order: np.ndarray | None
 
-    def __init__(self, products: Any, loss: Any, delta: Any, preconditioner: Any) -> None:
+    def __init__(self, products: DataMatrix, loss: HingeLoss, delta: float,
+                 preconditioner: PairPreconditioner) -> None:
         self.X, self.loss, self.delta = products, loss, float(delta)
         self.theta = 1.0 - self.delta
         self.preconditioner = preconditioner
@@ -177,7 +181,7 @@ class HuberObjective:
         mean = np.bincount(self._query, weights=scores, minlength=len(self._sizes)) / self._sizes
         return scores - mean[self._query]
 
-    def score_space(self, scores: Vector, order: Vector) -> Any:
+    def score_space(self, scores: Vector, order: Int64Vector) -> tuple[float, np.ndarray]:
         """(L_δ, ∂L_δ/∂s) at scores (δ = 1: the squared hinge (1 − m)₊² / 2 alone)."""
         theta, delta = self.theta, self.delta
         scores = self._centred(scores)
@@ -192,14 +196,14 @@ class HuberObjective:
             value = np.inf
         return value, (g_outer - theta * g_inner) / (2.0 * delta)
 
-    def value_grad(self, w: Vector) -> Any:
+    def value_grad(self, w: Vector) -> tuple[float, np.ndarray]:
         scores = self.X.matvec(w)
         order = self._order_of(scores)
         value, gamma = self.score_space(scores, order)
         self._scores, self._order, self._gamma = scores, order, gamma
         return 0.5 * (w @ w) + value, w + self.X.rmatvec(gamma)
 
-    def hessvec(self, v: Vector) -> Any:
+    def hessvec(self, v: Vector) -> np.ndarray:
         u = self.X.matvec(v)
         outer, inner = np.empty_like(u), np.zeros_like(u)
         scores = self._centred(self._scores)
@@ -213,13 +217,13 @@ class HuberObjective:
                                          doc_weight=self.loss.doc_weight)
         return v + self.X.rmatvec((outer - inner) / (2.0 * self.delta))
 
-    def precondition(self, r: Any) -> Any:
+    def precondition(self, r: Vector) -> np.ndarray:
         return self.preconditioner(r)
 
-    def strengthen(self) -> Any:
+    def strengthen(self) -> bool:
         return self.preconditioner.strengthen()
 
-    def line(self, w: Vector, d: Vector) -> Any:
+    def line(self, w: Vector, d: Vector) -> Callable[[float], float]:
         s0, sd = self._scores, self.X.matvec(d)
         ww, wd, dd = w @ w, w @ d, d @ d
 
@@ -256,7 +260,7 @@ class HuberObjective:
         return w, f, lower
 
 
-def svm_rank_target(C: Any, tol: float, loss: Any) -> Any:
+def svm_rank_target(C: float, tol: float, loss: int) -> Callable[[float], float]:
     """C ε' for svm_rank's ``-e tol``, as a function of F(0) = L(0) (see the module docstring).
 
     ε' = tol · (pairs / queries) with -l 1, so C ε' = tol · L(0); ε' = tol with -l 2.
@@ -338,13 +342,14 @@ class RankSVML1(LinearRanker):
             raise UsageError(f"solver must be 'auto', 'smoothing' or 'ocas' "
                              f"(got {self.solver!r})")
 
-    def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
+    def _solve(self, problem: Problem, C: float, w0: Vector | None = None,
+               log: Log = None) -> tuple[Vector, Any]:
         """OCAS, going on by smoothed Newton if it stalls (``solver``), to svm_rank's -e bound."""
         loss = HingeLoss(problem.y, problem.starts, problem.query_weights(C, self.loss),
                          n_threads=problem.n_threads, doc_weight=problem.doc_weight)
         products = DataMatrix(problem.X, problem.n_threads)
         target = svm_rank_target(C, self.tol, self.loss)
-        result = None
+        result: CuttingPlaneResult | SmoothingResult | None = None
         if self.solver in ("auto", "ocas"):
             result = ocas(products, loss, target, self.max_iter, log=log,
                           stall=self.solver == "auto", relative=self.tol)

@@ -16,9 +16,10 @@ from ..errors import UsageError
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
-    from .._typing import Vector
+    from .._typing import VectorLike
 DEFAULT_METRIC = "ndcg@10"
 CONVENTIONS = ("letor", "standard")
 
@@ -65,8 +66,9 @@ class Metric:
         at = "" if self.k is None else f"@{self.k}"
         return {"map": "MAP", "err": f"ERR{at}", "pairs": "pair accuracy"}[self.kind]
 
-    def evaluate(self, scores: Vector, labels: Vector, qid: Vector, per_query: Vector = False,
-                 max_grade: Any = None, weight: Vector = None) -> Any:
+    def evaluate(self, scores: VectorLike, labels: VectorLike, qid: VectorLike, per_query: bool = False,
+                 max_grade: float | None = None,
+                 weight: VectorLike | None = None) -> float | np.ndarray:
         """The metric of scores (mean over queries, pairs pooled), or per query (nan: no pair).
 
         ``max_grade``: ERR's g_max (rankfast.metrics.err); cross-validation
@@ -131,7 +133,8 @@ def table_metrics(metric: Metric, chooser: Metric | None = None) -> Any:
     return columns
 
 
-def selecting_metric(metric: Metric, scored: Any, max_grade: Any = None) -> Metric:
+def selecting_metric(metric: Metric, scored: Sequence[tuple[VectorLike, VectorLike, VectorLike | None]],
+                     max_grade: float | None = None) -> Metric:
     """The metric that chooses among models, from the sets of rows that score them.
 
     ``scored``: (y, qid, weight) of each set as a fold scores it (its
@@ -162,7 +165,8 @@ def selecting_metric(metric: Metric, scored: Any, max_grade: Any = None) -> Metr
     return Metric("pairs", None, metric.convention)
 
 
-def table_columns(metric: Metric, scored: Any, max_grade: Any = None) -> Any:
+def table_columns(metric: Metric, scored: Sequence[tuple[VectorLike, VectorLike, VectorLike | None]],
+                  max_grade: float | None = None) -> Any:
     """table_metrics with the metric that selecting_metric chooses by; and a
     ConstantMetricWarning for each other column that no ranking of the scored sets could
     change (MAP when every label is above 0: 1 in every row of the table)."""

@@ -14,7 +14,7 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Log, Matrix, Vector
+    from .._typing import Log, MatrixLike, VectorLike
 
 
 # ------------------------------------------------------- a grid over any learner
@@ -53,8 +53,8 @@ class GridSearch:
     def name(self) -> Any:
         return self.estimator.name
 
-    def fit(self, X: Matrix, y: Vector, qid: Vector, log: Log = None, sample_weight: Vector =
-            None) -> GridSearch:
+    def fit(self, X: MatrixLike, y: VectorLike, qid: VectorLike | None, log: Log = None,
+            sample_weight: VectorLike | None = None) -> GridSearch:
         """Cross-validate every row, then fit the chosen one on all documents.
 
         ``sample_weight``: query weights, as cross_validate's (and the refit's).
@@ -69,7 +69,7 @@ class GridSearch:
                                                                        **weights)
         return self
 
-    def predict(self, X: Matrix, qid: Vector = None) -> np.ndarray:
+    def predict(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
         """The chosen model's scores (``qid``: for a model that normalises each query's rows)."""
         return predicted(self.best_estimator_, X, qid)
 
@@ -84,12 +84,12 @@ class GridSearch:
         return self.cv_result_.chosen_params["C"]
 
     @property
-    def feature_ids_(self) -> Any:
+    def feature_ids_(self) -> np.ndarray:
         """The chosen linear model's feature ids (a kernel learner's base learner reads them)."""
         return self.best_estimator_.feature_ids_
 
     @property
-    def weights_(self) -> Any:
+    def weights_(self) -> np.ndarray:
         return self.best_estimator_.weights_
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:

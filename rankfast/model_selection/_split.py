@@ -20,7 +20,7 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Matrix, Vector
+    from .._typing import Matrix, VectorLike
 
 DEFAULT_FOLDS = 5
 
@@ -101,8 +101,8 @@ class Folds:
     description: str
 
 
-def make_folds(qid: Vector, cv: Any = DEFAULT_FOLDS, random_state: int = 0, X: Matrix = None,
-               y: Vector = None) -> Any:
+def make_folds(qid: VectorLike, cv: Any = DEFAULT_FOLDS, random_state: int = 0, X: object = None,
+               y: VectorLike | None = None) -> Folds:
     """The folds ``cv`` asks for over documents with query ids qid (see the module docstring).
 
     Raises

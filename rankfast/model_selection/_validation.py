@@ -23,9 +23,13 @@ from ._split import DEFAULT_FOLDS, ValidationSet, _given_splits, make_folds
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
-    from .._typing import Log, Matrix, Vector
+    from numpy.typing import ArrayLike
+
+    from .._typing import Log, MatrixLike, Vector, VectorLike
+    from ._scoring import Column
 RULES = ("best", "1se")
 
 
@@ -110,21 +114,21 @@ class CVResult:
         return np.where(defined, np.asarray(self.weights, dtype=np.float64)[None, :, None], 0.0)
 
     @property
-    def count(self) -> Any:
+    def count(self) -> np.ndarray:
         """Folds on which each row's column is defined ((Σw)²/Σw² of them when weighted)."""
         w = self._fold_weights()
         total, squares = w.sum(axis=1), (w * w).sum(axis=1)
         return np.divide(total * total, squares, out=np.zeros(total.shape), where=squares > 0)
 
     @property
-    def mean(self) -> Any:
+    def mean(self) -> np.ndarray:
         """Mean over folds (weighted by ``weights``), shape (rows, columns)."""
         w = self._fold_weights()
         total, weight = np.sum(w * np.nan_to_num(self.values), axis=1), w.sum(axis=1)
         return np.divide(total, weight, out=np.full(total.shape, np.nan), where=weight > 0)
 
     @property
-    def sd(self) -> Any:
+    def sd(self) -> np.ndarray:
         """Standard deviation over folds (ddof 1; weighted: Σw(v − mean)² / (Σw − Σw²/Σw)).
 
         nan with fewer than 2 (effective) folds.
@@ -139,7 +143,7 @@ class CVResult:
                          where=self.count > 1) ** 0.5
 
     @property
-    def se(self) -> Any:
+    def se(self) -> np.ndarray:
         """Standard error of the mean: sd / √(folds) (effective folds when weighted)."""
         return self.sd / np.sqrt(np.maximum(self.count, 1))
 
@@ -204,7 +208,7 @@ def _param_text(value):
     return f"{value:g}" if isinstance(value, (float, int, np.floating, np.integer)) else str(value)
 
 
-def choose(mean: Any, se: Any, C: Any, rule: str = "best") -> Any:
+def choose(mean: ArrayLike, se: ArrayLike, C: ArrayLike, rule: str = "best") -> int:
     """Index of the row a rule picks from means and standard errors of a higher-is-better metric.
 
     "best": highest mean, ties to the smaller C.  "1se": the smallest C whose
@@ -249,10 +253,11 @@ def grid_rows(grid: Any) -> Any:
     return [{"C": float(C)} for C in sorted(set(float(C) for C in grid))]
 
 
-def cross_validate(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any,
+def cross_validate(estimator: Any, X: MatrixLike | TrainingData, y: VectorLike | None,
+                   qid: VectorLike | None, grid: Any,
                    cv: Any = DEFAULT_FOLDS, metric: Any = DEFAULT_METRIC, rule: str = "best",
                    random_state: int = 0, convention: str = "letor", progress: Any = None,
-                   sample_weight: Vector = None) -> Any:
+                   sample_weight: VectorLike | None = None) -> CVResult:
     """Score every row of a grid on the same folds; the chosen row by the rule.
 
     Parameters
@@ -383,7 +388,8 @@ def _rows(X, index):
     return X[index] if issparse(X) else np.asarray(X)[index]
 
 
-def training_data(estimator: Any, X: Matrix, y: Vector, qid: Vector) -> TrainingData | None:
+def training_data(estimator: Any, X: MatrixLike | TrainingData, y: VectorLike | None,
+                  qid: VectorLike | None) -> TrainingData | None:
     """cross_validate's input, checked once, for an estimator that takes a TrainingData in fit.
 
     A TrainingData is taken as it is (each fold's fit gets its rows'
@@ -443,7 +449,7 @@ def with_params(estimator: Any, params: dict[str, Any]) -> Any:
     return copied
 
 
-def fitted_linear(estimator: Any, C: Any, used: Vector, w: Vector) -> Any:
+def fitted_linear(estimator: Any, C: float, used: np.ndarray, w: Vector) -> Any:
     """A shallow copy of a linear ranker fitted at C: weights w on 0-based columns ``used``."""
     fitted = copy.copy(estimator)
     fitted.C = fitted.C_ = C
@@ -452,8 +458,9 @@ def fitted_linear(estimator: Any, C: Any, used: Vector, w: Vector) -> Any:
     return fitted
 
 
-def select_c(estimator: Any, X: Matrix, y: Vector, qid: Vector, grid: Any, log: Log = None,
-             cv: Any = None, sample_weight: Vector = None) -> Any:
+def select_c(estimator: Any, X: MatrixLike | TrainingData, y: VectorLike | None,
+             qid: VectorLike | None, grid: Any, log: Log = None, cv: Any = None,
+             sample_weight: VectorLike | None = None) -> CVResult:
     """cross_validate over a C list with the estimator's own settings, progress sent to log.
 
     The settings are the estimator's ``cv`` (None: DEFAULT_FOLDS, or the
@@ -522,9 +529,10 @@ def _log_progress(log, interval=PROGRESS_INTERVAL):
     return send
 
 
-def held_out_result(rows: Matrix, scores_by_row: Any, y: Vector, qid: Vector, metric: Metric,
-                    rule: Any, folds: Any, extra: Any = None, log: Log = None,
-                    weights: Vector = None) -> Any:
+def held_out_result(rows: list[dict[str, Any]], scores_by_row: Sequence[Vector], y: Vector,
+                    qid: np.ndarray, metric: Metric, rule: str, folds: str,
+                    extra: tuple[Column, Sequence[np.ndarray]] | None = None,
+                    log: Log = None, weights: Vector | None = None) -> CVResult:
     """CVResult where every query is a fold, from each row's held-out scores of every document.
 
     ``extra`` (optional): (Column, per-row per-query values) appended as a

@@ -25,6 +25,8 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
+    from numpy.typing import ArrayLike
+
     from .._typing import Log, Vector
 
 
@@ -54,8 +56,8 @@ class NCGResult:
                 f"{self.grad_norm:.6g}), certified objective decrease {self.decrease:.8g}")
 
 
-def certified_step(line: Any, slope0: Any, error0: Any, t_guess: Any, sigma: float = 0.1,
-                   max_trials: int = 10) -> Any:
+def certified_step(line: Any, slope0: float, error0: float, t_guess: float, sigma: float = 0.1,
+                   max_trials: int = 10) -> tuple[float, float, int]:
     """Step length along a descent direction of a convex φ known through φ' ± error.
 
     Parameters
@@ -114,7 +116,8 @@ def certified_step(line: Any, slope0: Any, error0: Any, t_guess: Any, sigma: flo
     return best_t, best_bound, trials
 
 
-def nonlinear_cg(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 1000, log: Log = None) -> Any:
+def nonlinear_cg(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int = 1000,
+                 log: Log = None) -> NCGResult:
     """Minimise a smooth strongly convex objective by preconditioned Polak–Ribière+ CG.
 
     Parameters

@@ -46,9 +46,11 @@ import numpy as np
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
-    from .._typing import Log
+    from numpy.typing import ArrayLike
+
+    from .._typing import Log, Vector
 
 STRENGTHEN_CG = 20      # CG products in one Newton step beyond which a stronger preconditioner is asked
 
@@ -66,8 +68,9 @@ class NewtonResult:
     message: str
 
 
-def conjugate_gradient(hessvec: Any, b: Any, rtol: float, max_iter: int, precondition: Any = None,
-                       settle: Any = None, delay: int = 25) -> Any:
+def conjugate_gradient(hessvec: Callable[[Vector], np.ndarray], b: Vector, rtol: float, max_iter: int,
+                       precondition: Callable[[Vector], np.ndarray] | None = None,
+                       settle: float | None = None, delay: int = 25) -> tuple[np.ndarray, int, float]:
     """Approximately solve H x = b (H symmetric positive definite) by preconditioned CG.
 
     Stops when ‖b − H x‖ ≤ rtol ‖b‖, or after max_iter products, or (with
@@ -111,8 +114,8 @@ def conjugate_gradient(hessvec: Any, b: Any, rtol: float, max_iter: int, precond
     return x, max_iter, float(np.linalg.norm(r))
 
 
-def minimize(objective: Any, w0: Any, tol: float = 1e-3, max_iter: int = 100, max_cg: int = 250,
-             log: Log = None, certify: bool = False) -> Any:
+def minimize(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int = 100, max_cg: int = 250,
+             log: Log = None, certify: bool = False) -> NewtonResult:
     """Minimise a convex, twice differentiable (piecewise) objective by truncated Newton.
 
     Parameters

@@ -21,9 +21,9 @@ from .._kernels import _hinge
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Callable
 
-    from .._typing import Log, Matrix
+    from .._typing import Log, MatrixProducts, Vector
 
 MU = 0.1            # OCAS: where between w_b and w_c the next cutting plane is taken
 IDLE_ROUNDS = 50    # a cutting plane with zero weight for this many rounds is dropped
@@ -83,8 +83,9 @@ class _Planes:
         return w, self.b @ self.alpha - 0.5 * (w @ w)
 
 
-def ocas(X: Matrix, loss: Any, target: Any, max_iter: int, log: Log = None, stall: bool = False,
-         relative: float = 0.0) -> Any:
+def ocas(X: MatrixProducts, loss: Callable[[Vector], tuple[float, np.ndarray]],
+         target: float | Callable[[float], float], max_iter: int, log: Log = None, stall: bool = False,
+         relative: float = 0.0) -> CuttingPlaneResult:
     """Minimise ½‖w‖² + loss(Xw) by OCAS until the certified gap is ≤ target.
 
     ``X`` is a rankfast.learners._linear.DataMatrix (its matvec and rmatvec are X w and Xᵀ u).

@@ -36,13 +36,15 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Matrix, Vector
+    from numpy.typing import ArrayLike
+
+    from .._typing import Int64Vector, Matrix, Vector
 
 FULL_MAX = 2048                 # largest d whose d × d matrix is formed
 BLOCK_VALUES = 1 << 22          # values of X densified at a time (32 MB)
 
 
-def pair_gram(X: Matrix, starts: Vector, rank: Vector, query_weight: Any) -> np.ndarray:
+def pair_gram(X: Matrix, starts: Int64Vector, rank: Int64Vector, query_weight: Vector) -> np.ndarray:
     """XᵀLX = Σ_q c_q Σ_{pairs of q with different labels} (x_l − x_k)(x_l − x_k)ᵀ.
 
     Rows are densified BLOCK_VALUES at a time: whole queries together, a query larger
@@ -140,7 +142,7 @@ class FullPreconditioner:
 
     kind = "full"
 
-    def __init__(self, gram: Any, scale: Any) -> None:
+    def __init__(self, gram: np.ndarray, scale: float) -> None:
         matrix = scale * gram
         matrix[np.diag_indices_from(matrix)] += 1.0
         self.unit = 1.0 / np.sqrt(np.diag(matrix))
@@ -156,7 +158,7 @@ class FullPreconditioner:
         self.shift = shift
         self.inverse_factor = np.linalg.solve(factor, identity)      # L⁻¹
 
-    def __call__(self, v: Vector) -> Any:
+    def __call__(self, v: Vector) -> np.ndarray:
         z = self.inverse_factor @ (self.unit * v)
         return self.unit * (self.inverse_factor.T @ z)
 
@@ -166,11 +168,11 @@ class DiagonalPreconditioner:
 
     kind = "diagonal"
 
-    def __init__(self, diagonal: Any) -> None:
+    def __init__(self, diagonal: ArrayLike) -> None:
         self.diagonal = np.asarray(diagonal, dtype=np.float64)
         self.inverse = 1.0 / self.diagonal
 
-    def __call__(self, v: Vector) -> Any:
+    def __call__(self, v: Vector) -> np.ndarray:
         return self.inverse * v
 
 
@@ -198,7 +200,7 @@ class StrengtheningPreconditioner:
     kind : {"auto", "full", "diagonal"}
     """
 
-    def __init__(self, diagonal: Any, scale: Any, kind: str = "auto") -> None:
+    def __init__(self, diagonal: ArrayLike, scale: float, kind: str = "auto") -> None:
         if kind not in ("auto", "full", "diagonal"):
             raise ValueError(f"preconditioner kind must be 'auto', 'full' or 'diagonal', "
                              f"not {kind!r}")
@@ -212,14 +214,14 @@ class StrengtheningPreconditioner:
         """"diagonal" or "full": what is applied now."""
         return self._apply.kind
 
-    def __call__(self, v: Vector) -> Any:
+    def __call__(self, v: Vector) -> np.ndarray:
         return self._apply(v)
 
-    def gram(self) -> Any:
+    def gram(self) -> np.ndarray:
         """XᵀLX (:func:`pair_gram`)."""
         raise NotImplementedError
 
-    def stored_entries(self) -> Any:
+    def stored_entries(self) -> int:
         """nnz(X) (every entry for dense X): what one X v costs."""
         raise NotImplementedError
 
@@ -251,17 +253,17 @@ class PairPreconditioner(StrengtheningPreconditioner):
         As for :class:`StrengtheningPreconditioner`.
     """
 
-    def __init__(self, X: Matrix, starts: Vector, rank: Vector, query_weight: Any, scale: Any,
-                 diagonal: Any, kind: str = "auto") -> None:
+    def __init__(self, X: Matrix, starts: Int64Vector, rank: Int64Vector, query_weight: Vector,
+                 scale: float, diagonal: ArrayLike, kind: str = "auto") -> None:
         super().__init__(diagonal, scale, kind)
         self._rows = (X, starts, rank, query_weight)
         if kind == "full":
             self._form_full()
 
-    def stored_entries(self) -> Any:
+    def stored_entries(self) -> int:
         X = self._rows[0]
         return X.nnz if issparse(X) else X.shape[0] * X.shape[1]
 
-    def gram(self) -> Any:
+    def gram(self) -> np.ndarray:
         """XᵀLX of these rows (also a Dask shard's part of the sum)."""
         return pair_gram(*self._rows)

@@ -18,7 +18,7 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._typing import Log
+    from .._typing import Log, Vector
 
 
 @dataclasses.dataclass
@@ -37,9 +37,10 @@ class SmoothingResult:
     message: str
 
 
-def smoothing_path(smoothed: Callable[[float], Any], dim: int, f0: float, target: Any,
+def smoothing_path(smoothed: Callable[[float], Any], dim: int, f0: float,
+                   target: float | Callable[[float], float],
                    max_iter: int, log: Log = None, delta: float = 0.5, max_stages: int = 20,
-                   w0: Any = None, lower: float = 0.0, relative: float = 0.0) -> SmoothingResult:
+                   w0: Vector | None = None, lower: float = 0.0, relative: float = 0.0) -> SmoothingResult:
     """Minimise a nonsmooth F by Newton on smoothings F_δ of shrinking width δ.
 
     ``smoothed(δ)`` is F_δ, an objective of rankfast.optimize.newton.minimize's
