@@ -289,7 +289,9 @@ class Problem(NamedTuple):
 
     ``X, y, starts, used`` as TrainingData.grouped returns them (``used``: the
     columns kept, 0-based), ``weight`` the per-query sample weights (or None)
-    and ``n_threads`` the threads the solver may use.
+    and ``n_threads`` the threads the solver may use.  ``n_queries`` is Q, the
+    number of queries of the whole training set, when these rows are only some
+    of its queries (one Dask shard's: rankfast.dask); None: the queries of ``starts``.
     """
 
     X: Any
@@ -298,10 +300,11 @@ class Problem(NamedTuple):
     used: np.ndarray
     weight: np.ndarray | None
     n_threads: int
+    n_queries: int | None = None
 
     def query_weights(self, C: float, loss: int) -> np.ndarray:
         """c_q of each query: C / Q or C / (Q |P_q|) (query_weights), times its sample weight."""
-        return weighted(query_weights(self.y, self.starts, C, loss), self.weight)
+        return weighted(query_weights(self.y, self.starts, C, loss, self.n_queries), self.weight)
 
 
 class LinearRanker(Ranker):
@@ -318,6 +321,11 @@ class LinearRanker(Ranker):
     C: Any                    # set by each learner's constructor: one C or a list
     loss: int
 
+    #: The class of the objective ``_objective`` builds, for a learner that is an objective
+    #: and a solver (``_objective``, ``_minimize``): its ``protocol`` says which of
+    #: rankfast.dask's drivers sums it over a cluster's shards.  None: no distributed fit.
+    objective_type: Any = None
+
     def _normalize_fit(self, X, qid):
         """(X normalised as ``normalize`` says, its Normalizer); normalizer_ is None meanwhile.
 
@@ -329,7 +337,7 @@ class LinearRanker(Ranker):
         normalizer = Normalizer(self.normalize).fit(X, qid)
         return normalizer.transform(X, qid), normalizer
 
-    # ---- the one fit: a learner supplies _solve (and, when it has one, _check_parameters)
+    # ---- the one fit: a learner supplies _objective and _minimize, or its own _solve
 
     def fit(self, X: Matrix, y: Vector, qid: Vector = None, group: Vector = None,
             sample_weight: Vector = None, eval_set: Vector = None, eval_qid: Vector = None,
@@ -391,7 +399,19 @@ class LinearRanker(Ranker):
 
     def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
         """(w over problem.used's columns, the solver's result or None) for one C, from w0
-        (None: zero).  Each learner's own."""
+        (None: zero): the learner's solver (``_minimize``) on its objective (``_objective``).
+        A learner that trains otherwise (a closed form, greedy selection) has its own."""
+        w0 = np.zeros(problem.X.shape[1]) if w0 is None else w0
+        return self._minimize(self._objective(problem, C), w0, log)
+
+    def _objective(self, problem: Problem, C: float) -> Any:
+        """The learner's objective of one C on grouped rows: all the training data, or one
+        Dask shard's queries (``problem.n_queries`` then counts every shard's)."""
+        raise NotImplementedError
+
+    def _minimize(self, objective: Any, w0: Any, log: Log = None) -> tuple[Any, Any]:
+        """(w, the solver's result or None): the learner's solver run from w0 on ``objective``,
+        the one ``_objective`` built or rankfast.dask's sum of the shards' (same protocol)."""
         raise NotImplementedError
 
     def _keep_solution(self, normalizer: Any, problem: Problem, w: Any) -> None:

@@ -135,7 +135,8 @@ class GreedyRankRLS(LinearRanker):
     def _solve(self, problem: Problem, C: float, w0: Any = None, log: Log = None) -> tuple[Any, Any]:
         """Algorithm 1: features added one at a time by least LQO error; the weights of the
         selected features (``selected_``, in the order chosen) at the last step."""
-        X, y, starts, used, weight, n_threads = problem
+        X, y, starts, used = problem.X, problem.y, problem.starts, problem.used
+        weight, n_threads = problem.weight, problem.n_threads
         n, d = X.shape
         check_greedy_memory(n, d)
         Q = len(starts) - 1
