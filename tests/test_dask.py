@@ -211,10 +211,42 @@ def test_unreadable_file_is_input_error_with_line(client, shards, tmp_path):
 
 def test_learners_without_a_distributed_fit_are_refused():
     from rankfast import GreedyRankRLS
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="offers prsvm, rankncg and rankrls .linear., not greedy"):
         rdask.check_learner(GreedyRankRLS(C=1.0))
     with pytest.raises(UsageError):
         rdask.check_learner(RankSVM(C=[0.1, 1.0]))
+
+
+def test_a_learner_written_elsewhere_trains_on_the_cluster_by_its_hooks(client, shards):
+    """Distributed training asks a learner only for its hooks: a learner defined here (its
+    objective the squared hinge at half of C) trains on the cluster as in one process."""
+    from rankfast.learners._base import PathRanker
+    from rankfast.learners.prsvm import SquaredHingeObjective
+    from rankfast.optimize.newton import minimize
+
+    class HalfCHinge(PathRanker):
+        name = "half-c hinge"
+        objective_type = SquaredHingeObjective
+
+        def __init__(self, C=1.0, loss=1, tol=1e-9):
+            self.C, self.loss, self.tol = C, loss, tol
+
+        def _objective(self, problem, C):
+            return SquaredHingeObjective(problem.X, problem.y, problem.starts,
+                                         problem.query_weights(C / 2, self.loss), problem.n_threads)
+
+        def _minimize(self, objective, w0, log=None):
+            result = minimize(objective, w0, tol=self.tol, log=log)
+            return result.w, result
+
+    directory, data = shards
+    assert rdask.trains_on_shards(HalfCHinge())
+    spread = rdask.fit(HalfCHinge(C=3.0), str(directory / "train-*.dat"), client)
+    single = HalfCHinge(C=3.0).fit(data.X, data.y, data.qid)
+    halved = RankSVM(C=1.5, tol=1e-9).fit(data.X, data.y, data.qid)
+    for other in (single, halved):
+        np.testing.assert_allclose(spread.weights_, other.weights_, rtol=1e-7,
+                                   atol=1e-9 * np.abs(other.weights_).max())
 
 
 def test_cli_learn_and_classify_on_the_cluster(cluster, shards, tmp_path, capsys):
@@ -267,8 +299,8 @@ def test_cli_workers_starts_a_local_cluster(shards, tmp_path):
 
 
 @pytest.mark.parametrize("make, shard_class", [
-    (lambda: RankSVM(C=3.0, tol=1e-9), "_SquaredHingePart"),
-    (lambda: RankNCG(C=3.0, tol=1e-8, erfc="direct"), "_ErfcPart"),
+    (lambda: RankSVM(C=3.0, tol=1e-9), "_ShardObjective"),
+    (lambda: RankNCG(C=3.0, tol=1e-8, erfc="direct"), "_ShardObjective"),
 ])
 def test_killing_a_worker_mid_fit_gives_the_same_model(cluster, shards, make, shard_class):
     """A worker process is killed after the first iteration: its shards are re-read elsewhere

@@ -1,15 +1,15 @@
 """Distributed training on a Dask cluster: the one-process objective, summed over workers.
 
-Every linear learner here minimises ½‖w‖² plus a sum over queries, so its value,
-gradient, Hessian-vector products (PRSVM, RankNCG) and normal equations (RankRLS)
-are sums of per-query parts.  Each worker holds whole queries (a *shard*) and the
-estimator's own objective class over them (rankfast.learners.prsvm.SquaredHingeObjective,
-rankfast.learners.rankncg.ErfcPairObjective, RankRLS's centring and normal-equation
-operator); the driver runs the same optimiser as one process (rankfast.optimize.newton.
-minimize, rankfast.optimize.ncg.nonlinear_cg, a Cholesky solve or
-rankfast.optimize.newton.conjugate_gradient) and asks the shards for their parts.  Only
-d-vectors cross the network per step (RankRLS's dense solver: one d × d matrix per
-shard, once); the documents never pass through the driver.
+A learner trains here when it is an objective and a solver (rankfast.learners._base.
+LinearRanker): ½‖w‖² plus a sum over queries, so its value, gradient, Hessian-vector
+products, line searches or normal equations are sums of per-query parts.  Each worker
+holds whole queries (a *shard*) and the learner's own objective over them, built by
+the hook one process builds it with (``_objective``); the driver runs the learner's
+solver (``_minimize``) on the sum of the shards' objectives, one driver per solver
+protocol (rankfast.dask._objectives: Newton, nonlinear CG, normal equations), which the
+objective's class names.  Only d-vectors cross the network per step (a closed form's
+dense solve: one d × d matrix per shard, once); the documents never pass through the
+driver.  A new learner trains on a cluster by offering these hooks in its own module.
 
 Exactly the one-process objective: c_q = C / Q and λ = Q / (2C) use the global
 number of queries Q, every shard works in the global space of the features that
@@ -21,8 +21,8 @@ one-process objective up to rounding (tests check 1e-9 relative).
 Query weights.  ``fit(..., sample_weight={qid: weight})`` weighs each query's
 term as the learners' ``sample_weight`` does (rankfast.learners._base.query_sample_weights):
 the driver sums the weights of the data's queries shard by shard (each query is
-whole on one shard) and every shard multiplies its queries' c_q (α_q for RankRLS)
-by w_q Q / Σ_r w_r, the one-process multipliers.  A mapping, not an array of
+whole on one shard) and every shard's objective multiplies its queries' terms by
+w_q Q / Σ_r w_r, the one-process multipliers (Problem.weight).  A mapping, not an array of
 rows: it names queries, whichever file or chunk holds their rows.
 
 Data.  ``fit(learner, source, client)`` takes a list or glob of SVMlight files
@@ -57,7 +57,7 @@ import time
 import numpy as np
 
 from ..errors import InputError, MissingDependencyError, RankfastError, UsageError
-from ._objectives import _fit_prsvm, _fit_rankncg, _fit_rankrls
+from ._objectives import PROTOCOLS, train
 from ._shards import ShardedData, _read_part, expand_sources, gather, query_multipliers
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -78,8 +78,10 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
 
     Parameters
     ----------
-    learner : rankfast.RankSVM, rankfast.RankRLS or rankfast.RankNCG
-        Its parameters (one C) say what to train; it is fitted in place.
+    learner : linear learner
+        One that is an objective and a solver (``objective_type``; see
+        rankfast.learners._base.LinearRanker).  Its parameters (one C) say what to
+        train; it is fitted in place.
     source : str, list of str, tuple of dask arrays (X, y, qid), or dask DataFrame
         SVMlight files (glob patterns allowed; one shard per file, in sorted
         order), each read by a worker; dask arrays chunked along rows (one
@@ -115,9 +117,8 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
         sample_weight without a weight for some query, negative, not finite
         or all zero.
     """
-    run = check_learner(learner)
-    if hasattr(learner, "check_parameters"):          # RankNCG checks its options in fit
-        learner.check_parameters()
+    check_learner(learner)
+    learner.check_parameters()                          # as its fit checks them first
     started = time.perf_counter()
     data = ShardedData(client, source, label, qid)
     assembled = time.perf_counter()
@@ -128,7 +129,7 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
         log(f"Shards: {s.n_shards} inputs, {len(data.parts)} non-empty shards, "
             f"{data.n_straddling} queries re-assembled across shards", 1)
     table = query_multipliers(client, data, sample_weight)
-    w, learner.traffic_ = run(learner, data, client, log, table)
+    w, learner.traffic_ = train(learner, data, client, log, table)
     from ..learners._linear import warn_if_stopped_early
     warn_if_stopped_early(learner, getattr(learner, "result_", None))
     learner.feature_ids_ = data.used + 1
@@ -141,20 +142,29 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
     return learner
 
 
-def check_learner(learner: Any) -> Any:
-    """The distributed fit of this learner; UsageError for one that has none (greedy, kernels)."""
+def check_learner(learner: Any) -> None:
+    """UsageError for a learner without an objective per shard (greedy, kernels) or a list of C."""
     from ..learners._linear import c_grid
-    from ..learners.prsvm import RankSVM
-    from ..learners.rankncg import RankNCG
-    from ..learners.rankrls import RankRLS
-    for kind, run in ((RankSVM, _fit_prsvm), (RankNCG, _fit_rankncg), (RankRLS, _fit_rankrls)):
-        if type(learner) is kind:
-            if c_grid(learner.C) is not None:
-                raise UsageError("a list of C values (cross-validation) is not available for "
-                                 "distributed training; give one C")
-            return run
-    raise UsageError(f"distributed training offers prsvm, rankncg and rankrls (linear), "
-                     f"not {getattr(learner, 'name', type(learner).__name__)}")
+    if not trains_on_shards(learner):
+        raise UsageError(f"distributed training offers {_learners_on_shards()} (linear), "
+                         f"not {getattr(learner, 'name', type(learner).__name__)}")
+    if c_grid(learner.C) is not None:
+        raise UsageError("a list of C values (cross-validation) is not available for "
+                         "distributed training; give one C")
+
+
+def trains_on_shards(learner: Any) -> bool:
+    """Whether a learner (or learner class) is an objective and a solver whose objective
+    class speaks a protocol these drivers sum (rankfast.learners._base.LinearRanker)."""
+    return getattr(getattr(learner, "objective_type", None), "protocol", None) in PROTOCOLS
+
+
+def _learners_on_shards():
+    """The names of rankfast's learners that train on shards: "a, b and c"."""
+    import rankfast
+    names = sorted(value.name for value in (getattr(rankfast, name) for name in rankfast.__all__)
+                   if isinstance(value, type) and trains_on_shards(value))
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def _describe_source(source):

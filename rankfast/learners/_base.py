@@ -299,6 +299,9 @@ class Problem(NamedTuple):
     columns kept, 0-based), ``weight`` the per-query sample weights (or None),
     ``n_threads`` the threads the solver may use and ``doc_weight`` the weight of
     each grouped row as the preferred document of a pair (pair_weights; None: 1).
+    ``n_queries`` is Q, the number of queries of the whole training set, when these
+    rows are only some of its queries (one Dask shard's: rankfast.dask); None: the
+    queries of ``starts``.
     """
 
     X: Matrix
@@ -308,11 +311,12 @@ class Problem(NamedTuple):
     weight: np.ndarray | None
     n_threads: int
     doc_weight: np.ndarray | None = None
+    n_queries: int | None = None
 
     def query_weights(self, C: float, loss: int) -> np.ndarray:
         """c_q of each query: C / Q or C / (Q |P_q|) (query_weights), times its sample weight."""
-        return weighted(query_weights(self.y, self.starts, C, loss, doc_weight=self.doc_weight),
-                        self.weight)
+        return weighted(query_weights(self.y, self.starts, C, loss, self.n_queries,
+                                      doc_weight=self.doc_weight), self.weight)
 
 
 class LinearRanker(Ranker):
@@ -331,6 +335,11 @@ class LinearRanker(Ranker):
     loss: int
     cv_result_: CVResult | None
 
+    #: The class of the objective ``_objective`` builds, for a learner that is an objective
+    #: and a solver (``_objective``, ``_minimize``): its ``protocol`` says which of
+    #: rankfast.dask's drivers sums it over a cluster's shards.  None: no distributed fit.
+    objective_type: Any = None
+
     def _normalize_fit(self, X, qid):
         """(X normalised as ``normalize`` says, its Normalizer); normalizer_ is None meanwhile.
 
@@ -342,7 +351,7 @@ class LinearRanker(Ranker):
         normalizer = Normalizer(self.normalize).fit(X, qid)
         return normalizer.transform(X, qid), normalizer
 
-    # ---- the one fit: a learner supplies _solve (and, when it has one, _check_parameters)
+    # ---- the one fit: a learner supplies _objective and _minimize, or its own _solve
 
     def fit(self, X: MatrixLike, y: VectorLike, qid: VectorLike | None = None,
             group: VectorLike | None = None, sample_weight: VectorLike | None = None,
@@ -426,7 +435,19 @@ class LinearRanker(Ranker):
     def _solve(self, problem: Problem, C: float, w0: Vector | None = None,
                log: Log = None) -> tuple[Vector, Any]:
         """(w over problem.used's columns, the solver's result or None) for one C, from w0
-        (None: zero).  Each learner's own."""
+        (None: zero): the learner's solver (``_minimize``) on its objective (``_objective``).
+        A learner that trains otherwise (a closed form, greedy selection) has its own."""
+        w0 = np.zeros(problem.X.shape[1]) if w0 is None else w0
+        return self._minimize(self._objective(problem, C), w0, log)
+
+    def _objective(self, problem: Problem, C: float) -> Any:
+        """The learner's objective of one C on grouped rows: all the training data, or one
+        Dask shard's queries (``problem.n_queries`` then counts every shard's)."""
+        raise NotImplementedError
+
+    def _minimize(self, objective: Any, w0: Any, log: Log = None) -> tuple[Any, Any]:
+        """(w, the solver's result or None): the learner's solver run from w0 on ``objective``,
+        the one ``_objective`` built or rankfast.dask's sum of the shards' (same protocol)."""
         raise NotImplementedError
 
     def _keep_solution(self, normalizer: Normalizer, problem: Problem, w: Vector) -> None:

@@ -137,7 +137,8 @@ class GreedyRankRLS(LinearRanker):
                log: Log = None) -> tuple[Vector, Any]:
         """Algorithm 1: features added one at a time by least LQO error; the weights of the
         selected features (``selected_``, in the order chosen) at the last step."""
-        X, y, starts, used, weight, n_threads, _ = problem
+        X, y, starts, used = problem.X, problem.y, problem.starts, problem.used
+        weight, n_threads = problem.weight, problem.n_threads
         n, d = X.shape
         check_greedy_memory(n, d)
         Q = len(starts) - 1

@@ -50,9 +50,15 @@ class SquaredHingeObjective:
     1 + 2 Σ_q c_q Σ_pairs (x_ij − x_kj)² (one pass over X; an upper bound of the
     diagonal at any w, exact at w = 0), so CG's work does not depend on the
     features' scales.  ``curvature_floor``: the Hessian's eigenvalues are ≥ 1.
+
+    On a Dask cluster each shard holds one over its queries (rankfast.dask's driver of
+    rankfast.optimize.newton's ``protocol``), and the driver adds their value_grad,
+    hessvec and line, each less ½‖w‖²'s term, and their ``pair_squares``.
     """
 
     curvature_floor = 1.0
+    protocol = "newton"
+    pair_curvature = 2.0           # the squared hinge's second derivative: M = I + 2 XᵀLX
 
     def __init__(self, X: Matrix, y: Vector, starts: Int64Vector, query_weight: Vector,
                  n_threads: int = 1, preconditioner: str = "auto",
@@ -105,6 +111,11 @@ class SquaredHingeObjective:
     def strengthen(self) -> bool:
         """Precondition with I + 2 XᵀLX itself from now on, if cheap (rankfast.optimize.precondition)."""
         return self.preconditioner.strengthen()
+
+    def pair_squares(self) -> np.ndarray:
+        """Σ_q c_q Σ_pairs (x_lj − x_kj)² for every column j: diag(M) = 1 + pair_curvature times
+        the sum of the shards' (pair_diagonal divided back, exactly: by a power of two)."""
+        return self.pair_diagonal / self.pair_curvature
 
     def hessvec(self, v: Vector) -> np.ndarray:
         d = self.X.matvec(v)
@@ -192,6 +203,7 @@ class RankSVM(PathRanker):
     name = "prsvm"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
     document_weights = True        # sample_weight may weigh documents (clicks)
+    objective_type = SquaredHingeObjective
 
     def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 100000,
                  n_jobs: int | None = None, cv: Any = None, cv_metric: str = "ndcg@10",
@@ -203,13 +215,14 @@ class RankSVM(PathRanker):
         self.cv, self.cv_metric, self.cv_rule = cv, cv_metric, cv_rule
         self.cv_convention, self.random_state = cv_convention, random_state
 
-    def _solve(self, problem: Problem, C: float, w0: Vector | None = None,
-               log: Log = None) -> tuple[Vector, Any]:
-        """Truncated Newton on the squared hinge (rankfast.optimize.newton.minimize) from w0."""
-        objective = SquaredHingeObjective(problem.X, problem.y, problem.starts,
-                                          problem.query_weights(C, self.loss), problem.n_threads,
-                                          doc_weight=problem.doc_weight)
-        w0 = np.zeros(problem.X.shape[1]) if w0 is None else w0
+    def _objective(self, problem: Problem, C: float) -> SquaredHingeObjective:
+        """The squared hinge of one C on grouped rows (all of them, or a Dask shard's)."""
+        return SquaredHingeObjective(problem.X, problem.y, problem.starts,
+                                     problem.query_weights(C, self.loss), problem.n_threads,
+                                     doc_weight=problem.doc_weight)
+
+    def _minimize(self, objective: Any, w0: Any, log: Log = None) -> tuple[Any, Any]:
+        """Truncated Newton (rankfast.optimize.newton.minimize) on objective from w0."""
         result = minimize(objective, w0, tol=self.tol, max_iter=self.max_iter, log=log)
         if log is not None:
             log(f"Newton: {result.message} after {result.iterations} iterations "

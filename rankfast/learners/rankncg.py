@@ -99,7 +99,16 @@ class ErfcPairObjective:
     """F(w) = ½‖w‖² + Σ_q c_q Σ_pairs ψ(s_l − s_k), s = Xw, over contiguous queries.
 
     Protocol of :func:`nonlinear_cg`: ``point(w)``, ``precondition(g)``, ``line(point, d)``.
+
+    On a Dask cluster each shard holds one over its queries (rankfast.dask's driver of
+    the ``protocol``): the driver adds the shards' ``loss_point`` gradients, their lines'
+    ``error``, ``pair_spread`` and ``slope_terms``, their ``pair_squares`` and
+    ``gradient_error``, and combines the sums as one process does (``line_bounds``,
+    ``slope_bound``).
     """
+
+    protocol = "ncg"
+    pair_curvature = PSI2_MAX      # ψ''(0): ∇²F(0) = I + ψ''(0) XᵀLX
 
     def __init__(self, X: Matrix, y: Vector, starts: Int64Vector, query_weight: Vector, eps: float,
                  fast: bool, n_threads: int = 1, preconditioner: str = "auto",
@@ -195,9 +204,19 @@ class ErfcPairObjective:
 
     def point(self, w: Vector) -> _Point:
         """The iterate w with its scores, score-space and full gradients."""
+        point = self.loss_point(w)
+        return _Point(w, point.scores, point.gamma, w + point.g)
+
+    def loss_point(self, w: Vector) -> Any:
+        """point(w) with the loss's gradient Xᵀγ as g (½‖w‖²'s w left out: a Dask shard's part)."""
         scores = self.products.matvec(w)
         gamma = self.score_gradient(scores)
-        return _Point(w, scores, gamma, w + self.products.rmatvec(gamma))
+        return _Point(w, scores, gamma, self.products.rmatvec(gamma))
+
+    def pair_squares(self) -> Any:
+        """Σ_q c_q Σ_pairs (x_lj − x_kj)² for every column j, as the preconditioner's diagonal
+        1 + ψ''(0) · pair_squares holds it (a Dask shard's part: the driver adds them)."""
+        return (1.0 / self.inverse_diagonal - 1.0) / PSI2_MAX
 
     def precondition(self, g: Vector) -> np.ndarray:
         """diag(∇²F(0))⁻¹ g, or ∇²F(0)⁻¹ g once strengthened (rankfast.optimize.precondition)."""
@@ -222,6 +241,21 @@ class ErfcPairObjective:
     def line(self, point: _Point, d: Vector) -> _Line:
         return _Line(self, point, d)
 
+    @staticmethod
+    def line_bounds(dd: float, pair_spread: float) -> tuple[float, float]:
+        """(μ, Λ) with μ ≤ φ''(t) ≤ Λ along d, from ‖d‖² and the loss's ``pair_spread`` (summed)."""
+        return dd, (dd + 2.0 * PSI2_MAX * pair_spread) * (1.0 + 1e-12)
+
+    @staticmethod
+    def slope_bound(wd: float, dd: float, t: float, error: float, terms: Any,
+                    n_features: int) -> tuple[float, float]:
+        """(φ'(t) as computed, bound on its error) from wᵀd, ‖d‖², the erfc sums' ``error`` and
+        the loss's ``slope_terms`` (summed); n_features: the length of d."""
+        products, absolute, documents = terms
+        value = wd + t * dd + products
+        rounding = ROUNDING * (documents + n_features) * (abs(wd) + t * dd + absolute)
+        return value, error + rounding
+
 
 @dataclasses.dataclass
 class _Point:
@@ -243,33 +277,44 @@ class _Line:
 
     def curvature_bounds(self):
         """(μ, Λ): μ ≤ φ''(t) ≤ Λ for every t."""
+        return self.objective.line_bounds(self.dd, self.pair_spread())
+
+    def pair_spread(self):
+        """Σ_i c_q n_i^≠ (u_i − ū_q)², u = X d: φ'' ≤ ‖d‖² + 2ψ''(0) times this (a shard's part)."""
         ob = self.objective
         sizes = np.maximum(np.diff(ob.starts), 1)
         mean = np.bincount(ob.qidx, weights=self.sd, minlength=len(sizes)) / sizes
         centred = self.sd - mean[ob.qidx]
-        loss = 2.0 * PSI2_MAX * float(ob.c_bound * ob.n_other @ (centred * centred))
-        return self.dd, (self.dd + loss) * (1.0 + 1e-12)
+        return float(ob.c_bound * ob.n_other @ (centred * centred))
 
     def slope(self, t):
         """(φ'(t) as computed, bound on its error)."""
+        return self.objective.slope_bound(self.wd, self.dd, t, self.error, self.slope_terms(t),
+                                          len(self.d))
+
+    def slope_terms(self, t):
+        """(Σ u_i γ_i(t), Σ |u_i γ_i(t)|, documents), u = X d: the loss's part of φ'(t) (a
+        shard's part), γ(t) kept for point(t)."""
         gamma = self.gammas.get(t)
         if gamma is None:
             gamma = self.objective.score_gradient(self.start.scores + t * self.sd)
             self.gammas[t] = gamma
         products = self.sd * gamma
-        value = self.wd + t * self.dd + float(products.sum())
-        size = len(products) + len(self.d)
-        rounding = ROUNDING * size * (abs(self.wd) + t * self.dd + float(np.abs(products).sum()))
-        return value, self.error + rounding
+        return float(products.sum()), float(np.abs(products).sum()), len(products)
 
     def point(self, t):
         """The point w + t d, reusing the score-space gradient of a trial at t."""
+        point = self.loss_point(t)
+        return _Point(point.w, point.scores, point.gamma, point.w + point.g)
+
+    def loss_point(self, t):
+        """point(t) with the loss's gradient Xᵀγ as g (½‖w‖²'s w left out: a shard's part)."""
         w = self.start.w + t * self.d
         scores = self.start.scores + t * self.sd
         gamma = self.gammas.get(t)
         if gamma is None:
             gamma = self.objective.score_gradient(scores)
-        return _Point(w, scores, gamma, w + self.objective.products.rmatvec(gamma))
+        return _Point(w, scores, gamma, self.objective.products.rmatvec(gamma))
 
 
 class RankNCG(PathRanker):
@@ -332,6 +377,7 @@ class RankNCG(PathRanker):
     name = "rankncg"
     sparse_float32 = True          # X enters the numerics only through DataMatrix
     document_weights = True        # sample_weight may weigh documents (clicks)
+    objective_type = ErfcPairObjective
 
     def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 1000,
                  erfc_eps: float = 1e-6, erfc: str = "fast", n_jobs: int | None = None,
@@ -355,14 +401,15 @@ class RankNCG(PathRanker):
             raise UsageError(f"'loss' must be 1 or 2, not {self.loss!r}")
         c_grid(self.C)                               # a positive number or a list of them
 
-    def _solve(self, problem: Problem, C: float, w0: Vector | None = None,
-               log: Log = None) -> tuple[Vector, Any]:
-        """Nonlinear CG (rankfast.optimize.ncg) on the erfc pair objective from w0."""
-        objective = ErfcPairObjective(problem.X, problem.y, problem.starts,
-                                      problem.query_weights(C, self.loss), self.erfc_eps,
-                                      self.erfc == "fast", problem.n_threads,
-                                      doc_weight=problem.doc_weight)
-        w0 = np.zeros(problem.X.shape[1]) if w0 is None else w0
+    def _objective(self, problem: Problem, C: float) -> ErfcPairObjective:
+        """The erfc pair objective of one C on grouped rows (all of them, or a Dask shard's)."""
+        return ErfcPairObjective(problem.X, problem.y, problem.starts,
+                                 problem.query_weights(C, self.loss), self.erfc_eps,
+                                 self.erfc == "fast", problem.n_threads,
+                                 doc_weight=problem.doc_weight)
+
+    def _minimize(self, objective: Any, w0: Any, log: Log = None) -> tuple[Any, Any]:
+        """Nonlinear CG (rankfast.optimize.ncg) on objective from w0."""
         result = nonlinear_cg(objective, w0, tol=self.tol, max_iter=self.max_iter, log=log)
         if log is not None:
             log(result.summary(), 1)

@@ -94,6 +94,45 @@ DENSE_MAX_FEATURES = 2048
 DENSE_MAX_ENTRIES = 1 << 28
 
 
+class PairNormalEquations:
+    """XᵀLX w = XᵀLy of some rows, λ left out: RankRLS's part of one Dask shard.
+
+    rankfast.dask (its ``protocol``) adds the shards' ``matrix_and_rhs`` (the dense
+    solver: X̂ᵀX̂ and X̂ᵀŷ of the centred rows, one d × d matrix per shard, once) or
+    their ``rhs_and_diagonal`` and ``product`` (CG: one d-vector per shard a step), and
+    RankRLS._minimize adds λ once and solves.  The CG operator is built on first use.
+    """
+
+    protocol = "normal_equations"
+
+    def __init__(self, X: Matrix, y: Vector, starts: Vector, alpha: Vector) -> None:
+        self.X, self.y, self.starts, self.alpha = X, y, starts, alpha
+        self._operator: Any = None
+
+    def matrix_and_rhs(self) -> tuple[Any, Any]:
+        """(X̂ᵀX̂, X̂ᵀŷ), X̂ = blockdiag(√α_q P_q) X (centred): XᵀLX and XᵀLy as dense arrays."""
+        Xh = centred(self.X, self.starts, self.alpha)
+        yh = centred(self.y[:, None], self.starts, self.alpha).ravel()
+        return Xh.T @ Xh, Xh.T @ yh
+
+    def rhs_and_diagonal(self) -> tuple[Any, Any]:
+        """(XᵀLy, diag(XᵀLX)), the diagonal as the operator's inverse holds it (1/inf = 0)."""
+        operator = self.operator()
+        with np.errstate(divide="ignore"):
+            diagonal = 1.0 / operator.inverse_diag          # 1 / (diag + 0)
+        return operator.rhs(self.y), diagonal
+
+    def product(self, v: Vector) -> Any:
+        """XᵀLXv."""
+        return self.operator().hessvec(v)
+
+    def operator(self) -> Any:
+        """v ↦ XᵀLXv (_NormalEquations with λ = 0), built once."""
+        if self._operator is None:
+            self._operator = _NormalEquations(self.X, self.starts, self.alpha, 0.0)
+        return self._operator
+
+
 class RankRLS(PathRanker):
     """Linear RankRLS, solved in primal form without forming pairs.
 
@@ -154,6 +193,7 @@ class RankRLS(PathRanker):
 
     name = "rankrls"
     sparse_float32 = True          # X is centred (in float64) or multiplied by DataMatrix
+    objective_type = PairNormalEquations
 
     def __init__(self, C: Any = 0.01, loss: int = 1, solver: str = "auto", tol: float = 1e-6,
                  max_iter: int = 1000, n_jobs: int | None = None, cv: Any = None,
@@ -241,6 +281,49 @@ class RankRLS(PathRanker):
         b = DataMatrix(Xh, problem.n_threads).rmatvec(yh)
         return _scatter(_ridge(A[np.ix_(varies, varies)], b[varies], lam), varies,
                         problem.X.shape[1]), None
+
+    def _objective(self, problem: Problem, C: float) -> PairNormalEquations:
+        """The normal equations of grouped rows without λ (a Dask shard's: rankfast.dask adds
+        them over the shards, and _minimize solves the sum); C enters only through λ."""
+        return PairNormalEquations(problem.X, problem.y, problem.starts,
+                                   weighted(query_scale(problem.starts, self.loss), problem.weight))
+
+    def _minimize(self, objective: Any, w0: Any, log: Log = None) -> tuple[Any, Any]:
+        """(XᵀLX + λI)⁻¹ XᵀLy for the shards' summed normal equations (rankfast.dask), λ = Q/(2C):
+        by Cholesky of the summed X̂ᵀX̂ ("dense"), or by CG on the summed products ("cg";
+        "auto": dense when the largest shard fits as a dense array, DENSE_MAX_*).  The closed
+        form starts nowhere: w0 is not used.  One process solves in _solve instead."""
+        d, Q = objective.n_features, objective.n_queries
+        self.C_ = float(self.C)
+        _check_regularisation(Q, [self.C_])
+        lam = Q / (2.0 * self.C_)
+        solver = self.solver
+        if solver == "auto":
+            solver = ("dense" if d <= DENSE_MAX_FEATURES
+                      and objective.largest_part * d <= DENSE_MAX_ENTRIES else "cg")
+        self.solver_, self.cv_table_, self.weights_by_C_ = solver, None, None
+        self.cg_iterations_, self.residual_ = 0, 0.0
+        if log is not None:
+            log(f"RankRLS: {d} features, {objective.n_documents} documents, {Q} queries on "
+                f"{objective.n_parts} shards, {solver} solver, λ = Q/(2C) = {lam:.6g}", 1)
+        if solver == "dense":
+            A, b = objective.matrix_and_rhs()
+            A[np.diag_indices_from(A)] += lam
+            return scipy.linalg.solve(A, b, assume_a="pos"), None
+        b, diagonal = objective.rhs_and_diagonal()
+        inverse_diagonal = 1.0 / (np.maximum(diagonal, 0.0) + lam)
+
+        def hessvec(v):
+            return objective.product(v) + lam * v
+
+        w, iterations, _ = conjugate_gradient(hessvec, b, self.tol, self.max_iter,
+                                              lambda r: inverse_diagonal * r)
+        norm_b = np.linalg.norm(b)
+        self.cg_iterations_ = iterations
+        self.residual_ = float(np.linalg.norm(b - hessvec(w)) / norm_b) if norm_b > 0 else 0.0
+        if log is not None:
+            log(f"CG: {iterations} iterations, relative residual {self.residual_:.3g}", 1)
+        return w, None
 
     def _keep_solution(self, normalizer: Normalizer, problem: Problem, w: Vector) -> None:
         super()._keep_solution(normalizer, problem, w)
