@@ -414,3 +414,67 @@ def test_workers_train_rankrls_and_rankncg_from_one_file(tmp_path, algorithm):
                        str(tmp_path / "local")]) == 0
     cluster, local = read_model(str(tmp_path / "cluster")), read_model(str(tmp_path / "local"))
     np.testing.assert_allclose(cluster.weights, local.weights, rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("make", [lambda: RankSVM(C=2.0, tol=1e-9),
+                                  lambda: RankNCG(C=2.0, tol=1e-7)])
+def test_clicks_train_the_one_process_click_model(client, tmp_path, make):
+    """A click log in files (queries split across files, two clicks of different weights in
+    some queries, costs near 1e300): the model of fit with the costs as sample_weight."""
+    rng = np.random.default_rng(7)
+    lines = []
+    for q in range(1, 41):
+        size = int(rng.integers(3, 9))
+        clicked = set(rng.choice(size, 1 + (q % 3 == 0), replace=False).tolist())
+        for i in range(size):
+            cost = f" cost:{float(rng.uniform(1, 9)) * 1e300!r}" if i in clicked else ""
+            features = " ".join(f"{j + 1}:{rng.normal():.6g}" for j in range(6))
+            lines.append(f"{int(i in clicked)} qid:{q}{cost} {features}\n")
+    cut = [len(lines) // 3 + 1, 2 * len(lines) // 3 + 1]
+    paths = []
+    for k, part in enumerate((lines[:cut[0]], lines[cut[0]:cut[1]], lines[cut[1]:])):
+        path = tmp_path / f"clicks{k}.dat"
+        path.write_text("".join(part))
+        paths.append(str(path))
+    whole = tmp_path / "all.dat"
+    whole.write_text("".join(lines))
+    data = rankfast.load_svmlight(str(whole), costs=True)
+    weight = np.where(np.isnan(data.cost), 1.0, data.cost)
+    expected = make().fit(data.X, data.y, data.qid, sample_weight=weight)
+    distributed = rdask.fit(make(), paths, client, clicks=True)
+    np.testing.assert_allclose(distributed.weights_, expected.weights_, rtol=1e-6, atol=1e-9)
+    # svm_proprank's C: the loss times C / queries times each cost, i.e. C times the mean
+    # click weight (rank_learn --clicks' -c); C / that mean gives the model above again
+    scale = distributed.click_scale_
+    assert scale == pytest.approx(np.mean([weight[(data.qid == q) & (data.y == 1)].mean()
+                                           for q in np.unique(data.qid)]), rel=1e-12)
+    proprank = make().set_params(C=2.0 / scale)
+    rdask.fit(proprank, paths, client, clicks=True, proprank_c=True)
+    assert proprank.C == pytest.approx(2.0)
+    np.testing.assert_allclose(proprank.weights_, expected.weights_, rtol=1e-5, atol=1e-8)
+    with pytest.raises(UsageError, match="not both"):
+        rdask.fit(make(), paths, client, clicks=True, sample_weight={1: 1.0})
+
+
+def test_rank_learn_clicks_on_the_cluster_writes_the_one_process_model(cluster, tmp_path):
+    """rank_learn --clicks --workers: svm_proprank's -c and the click log read by the workers;
+    the same model file (weights to svm_rank's 8 digits) as one process."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for q in range(1, 31):
+        size = int(rng.integers(3, 8))
+        clicked = int(rng.integers(0, size))
+        for i in range(size):
+            cost = f" cost:{float(rng.integers(1, 9))!r}" if i == clicked else ""
+            features = " ".join(f"{j + 1}:{rng.normal():.6g}" for j in range(4))
+            lines.append(f"{int(i == clicked)} qid:{q}{cost} {features}\n")
+    path = tmp_path / "clicks.dat"
+    path.write_text("".join(lines))
+    one, two = tmp_path / "one.model", tmp_path / "two.model"
+    assert learn_main(["--clicks", "--clip", "0.2", "-c", "3", "-e", "1e-9", "-v", "0", str(path),
+                       str(one)]) == 0
+    local, _ = cluster
+    assert learn_main(["--clicks", "--clip", "0.2", "-c", "3", "-e", "1e-9", "--scheduler",
+                       local.scheduler_address, "-v", "0", str(path), str(two)]) == 0
+    w1, w2 = rankfast.read_model(str(one)).weights, rankfast.read_model(str(two)).weights
+    np.testing.assert_allclose(w2, w1, rtol=1e-6, atol=1e-8)

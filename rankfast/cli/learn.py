@@ -142,7 +142,8 @@ Distributed training (prsvm, rankncg, rankrls; needs rankfast[dask]):
          --scheduler ADDRESS -> train on the Dask cluster at ADDRESS
          --workers N -> train on a new local cluster of N worker processes
                         With either, example_file may be a quoted glob
-                        ('train-*.dat'): each worker reads its own files.
+                        ('train-*.dat'): each worker reads its own files
+                        (click logs too, with --clicks and --clip).
 """
 
 
@@ -181,7 +182,7 @@ def _learn(argv):
         if options.get("normalize", "none") != "none":
             raise UsageError("--normalize is not available with --scheduler/--workers; "
                              "normalise the files first")
-        for flag, name in (("--valid", "valid"), ("--weights", "weights"), ("--clicks", "clicks")):
+        for flag, name in (("--valid", "valid"), ("--weights", "weights")):
             if name in options:
                 raise UsageError(f"{flag} is not available with --scheduler or --workers")
         return _learn_distributed(learner, train_path, model_path, options, given)
@@ -380,8 +381,10 @@ def _learn_distributed(learner, train_path, model_path, options, given):
                      local_workers(options, "rank_learn", verbosity)) as client:
         progress(f"Training on a Dask cluster ({len(client.scheduler_info()['workers'])} workers)",
                   verbosity)
+        clicks = bool(options.get("clicks"))
         try:
-            cluster.fit(learner, train_path, client, log=log)
+            cluster.fit(learner, train_path, client, log=log, clicks=clicks, proprank_c=clicks,
+                        clip=options.get("clip"))
             summary = learner.summary_
             model = learner.to_model(n_features=summary.n_features, n_documents=summary.n_documents)
             text = format_model(model)
@@ -392,6 +395,10 @@ def _learn_distributed(learner, train_path, model_path, options, given):
     progress(f"Training set properties: {summary.n_features} features, {summary.n_queries} "
               f"rankings, {summary.n_documents} examples", verbosity, level=0)
     progress(f"Runtime in seconds (wall clock, cluster): {learner.fit_seconds_:.2f}", verbosity)
+    if clicks and verbosity >= 1:
+        scale = learner.click_scale_
+        print_note("rank_learn", f"--clicks: the clicks' weights average {scale:.6g} per query, "
+                                 f"so the learner's C is -c times {scale:.6g} (svm_proprank's -c)")
     for note in fitted_notes(learner, options, given):
         if verbosity >= 1:
             print_note("rank_learn", note)

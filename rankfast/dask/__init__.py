@@ -58,7 +58,14 @@ import numpy as np
 
 from ..errors import InputError, MissingDependencyError, RankfastError, UsageError
 from ._objectives import PROTOCOLS, train
-from ._shards import ShardedData, _read_part, expand_sources, gather, query_multipliers
+from ._shards import (
+    ShardedData,
+    _read_part,
+    click_scale,
+    expand_sources,
+    gather,
+    query_multipliers,
+)
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -73,7 +80,8 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------- driver
 
 def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "label",
-        qid: str = "qid", sample_weight: Mapping[int, float] | pd.Series | None = None) -> Any:
+        qid: str = "qid", sample_weight: Mapping[int, float] | pd.Series | None = None,
+        clicks: bool = False, proprank_c: bool = False, clip: float | None = None) -> Any:
     """Train a linear learner on a Dask cluster: the same model as ``learner.fit`` on all the data.
 
     Parameters
@@ -97,6 +105,17 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
         every query of the data needs one, others are ignored): the model of
         ``learner.fit(..., sample_weight=...)`` on all the data, a weight of
         2 being the query twice.
+    clicks : bool
+        The files are click logs in svm_proprank's format: each click weighs its
+        ``cost:`` on the pairs it is preferred in, the model of ``learner.fit``
+        with those weights as ``sample_weight`` (rankfast.clicks; files only,
+        not with sample_weight).
+    proprank_c : bool
+        With clicks: the learner's C is svm_proprank's (the loss times C / queries
+        times each click's cost), i.e. C times the clicks' mean weight
+        (``click_scale_``), as ``rank_learn --clicks`` means ``-c``.
+    clip : float, optional
+        With clicks: a floor on the propensities (no click weighs more than 1/clip).
 
     Returns
     -------
@@ -120,7 +139,9 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
     check_learner(learner)
     learner.check_parameters()                          # as its fit checks them first
     started = time.perf_counter()
-    data = ShardedData(client, source, label, qid)
+    if clicks and sample_weight is not None:
+        raise UsageError("give clicks (each click weighs its cost:) or sample_weight, not both")
+    data = ShardedData(client, source, label, qid, clicks, clip)
     assembled = time.perf_counter()
     if data.summary.n_documents == 0:
         raise InputError(_describe_source(source), None, "no documents to train on")
@@ -128,7 +149,14 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
         s = data.summary
         log(f"Shards: {s.n_shards} inputs, {len(data.parts)} non-empty shards, "
             f"{data.n_straddling} queries re-assembled across shards", 1)
-    table = query_multipliers(client, data, sample_weight)
+    table: Any
+    if clicks:
+        table = click_scale(client, data)
+        learner.click_scale_ = table.mean
+        if proprank_c:
+            learner.C = float(learner.C) * table.mean
+    else:
+        table = query_multipliers(client, data, sample_weight)
     w, learner.traffic_ = train(learner, data, client, log, table)
     from ..learners._linear import warn_if_stopped_early
     warn_if_stopped_early(learner, getattr(learner, "result_", None))

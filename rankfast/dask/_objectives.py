@@ -33,6 +33,7 @@ from ._shards import (
     _grouped,
     _ordered_sum,
     _query_multipliers,
+    document_weights,
 )
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -82,7 +83,7 @@ class _ShardObjective:
         X, y, starts = _grouped(part, used)
         self.objective = learner._objective(
             Problem(X, y, starts, used, _query_multipliers(part, table), 1,
-                    n_queries=n_queries), C)
+                    doc_weight=document_weights(part, table), n_queries=n_queries), C)
         self.refined = 0                # the driver's refine() calls this objective has had
         self.tag = None                 # the driver's step that point and line belong to
         self.point = self.line = None

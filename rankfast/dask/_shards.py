@@ -92,23 +92,30 @@ def _data_bytes(obj, depth=0):
 
 @dataclasses.dataclass
 class _Part:
-    """Documents of a shard: X (CSR, width = its highest feature index), y, qid."""
+    """Documents of a shard: X (CSR, width = its highest feature index), y, qid, and on a
+    click log each document's weight (its cost:, 1 without one; else None)."""
 
     X: sp.csr_matrix
     y: np.ndarray
     qid: np.ndarray
+    weight: np.ndarray | None = None
 
     def __sizeof__(self):
         return _data_bytes(self)
 
 
-def _read_part(path):
-    """Task: one SVMlight file as a _Part (InputError → ShardReadError, which pickles)."""
+def _read_part(path, clicks=False, clip=None):
+    """Task: one SVMlight file as a _Part (InputError → ShardReadError, which pickles); with
+    ``clicks``, a click log whose clicks weigh their cost: (rankfast.clicks.log)."""
     try:
-        ds = load_svmlight(path)
+        ds = load_svmlight(path, costs=clicks)
+        weight = None
+        if clicks:
+            from ..clicks.log import click_weights
+            weight = click_weights(ds, clip)[0]
     except InputError as exc:
         raise ShardReadError(exc.path, exc.line, exc.reason) from None
-    return _Part(ds.X, ds.y, ds.qid)
+    return _Part(ds.X, ds.y, ds.qid, weight)
 
 
 def _array_part(X, y, qid):
@@ -127,9 +134,12 @@ def _frame_part(frame, label, qid):
                        frame[qid].to_numpy())
 
 
-def _parts(client, source, label, qid_column):
+def _parts(client, source, label, qid_column, clicks=False, clip=None):
     """Futures of the shards' _Parts: files read on the workers, or dask array / DataFrame chunks."""
     import dask
+    if clicks and not isinstance(source, (str, list)):
+        raise UsageError("clicks are read from svm_proprank's files (each click's cost:): "
+                         "give the files")
     if hasattr(source, "to_delayed") and hasattr(source, "columns"):       # dask DataFrame
         for column in (label, qid_column):
             if column not in source.columns:
@@ -145,7 +155,7 @@ def _parts(client, source, label, qid_column):
         return client.compute([dask.delayed(_array_part)(b, yb, qb)
                                for b, yb, qb in zip(blocks, ys, qs)])
     files = expand_sources(source)
-    return [client.submit(_read_part, path, pure=False) for path in files]
+    return [client.submit(_read_part, path, clicks, clip, pure=False) for path in files]
 
 
 def _owner(qid, n_shards):
@@ -182,7 +192,8 @@ def _route(part, shared, n_shards):
 
 
 def _subset(part, rows):
-    return _Part(part.X[rows], part.y[rows], part.qid[rows])
+    return _Part(part.X[rows], part.y[rows], part.qid[rows],
+                 None if part.weight is None else part.weight[rows])
 
 
 def _assemble(*pieces):
@@ -191,8 +202,11 @@ def _assemble(*pieces):
     width = max((p.X.shape[1] for p in pieces), default=0)
     X = sp.vstack([sp.csr_matrix((p.X.data, p.X.indices, p.X.indptr), shape=(p.X.shape[0], width))
                    for p in pieces], format="csr") if pieces else sp.csr_matrix((0, 0))
+    weighted = any(p.weight is not None for p in pieces)
+    weight = np.concatenate([np.ones(len(p.y)) if p.weight is None else p.weight
+                             for p in pieces]) if weighted else None
     return _Part(X, np.concatenate([p.y for p in pieces]),
-                 np.concatenate([p.qid for p in pieces]).astype(np.int64))
+                 np.concatenate([p.qid for p in pieces]).astype(np.int64), weight)
 
 
 def _describe(part):
@@ -240,10 +254,72 @@ def _query_multipliers(part, table):
     """The multiplier of each query of the shard, in _grouped's order (None without weights)."""
     if table is None:
         return None
+    if isinstance(table, ClickScale):
+        return _click_weights(part, table)[0]
     ids, values = table
     perm, starts = group_rows(part.qid)
     qid = part.qid if perm is None else part.qid[perm]
     return values[np.searchsorted(ids, qid[starts[:-1]])]
+
+
+def document_weights(part: Any, table: Any) -> np.ndarray | None:
+    """Each document's weight as the preferred side of a pair, in _grouped's order (None: 1)."""
+    return _click_weights(part, table)[1] if isinstance(table, ClickScale) else None
+
+
+@dataclasses.dataclass(frozen=True)
+class ClickScale:
+    """How the shards weigh a click log's queries (rankfast.data.validation.pair_weights, over
+    every shard): weights scaled by 2**-exponent, each query's mean weight over its preferred
+    documents times ``factor`` = Q / their sum; ``mean`` is that sum over Q, unscaled."""
+
+    exponent: int
+    factor: float
+    mean: float
+
+
+def _click_weights(part, scale):
+    """(query multipliers, document weights or None), in _grouped's order, of a click shard."""
+    from ..data.queries import Queries
+    from ..data.validation import preferred_documents, preferred_means
+    perm, _ = group_rows(part.qid)
+    weight = np.ldexp(part.weight, -scale.exponent)
+    y, qid = part.y, part.qid
+    if perm is not None:
+        weight, y, qid = weight[perm], y[perm], qid[perm]
+    queries = Queries(qid)
+    preferred = preferred_documents(y, queries)
+    means = preferred_means(weight, queries, preferred)
+    relative = np.divide(weight, means[queries.index], out=np.ones_like(weight),
+                         where=preferred & (means[queries.index] > 0))
+    document = np.where(preferred, relative, 1.0)
+    return means * scale.factor, None if np.all(document == 1.0) else document
+
+
+def _largest_weight(part):
+    return float(part.weight.max()) if part.weight is not None and len(part.weight) else 0.0
+
+
+def _click_sum(part, exponent):
+    """Task: Σ over the shard's queries of their mean preferred weight (scaled by 2**-exponent)."""
+    from ..data.queries import Queries
+    from ..data.validation import preferred_documents, preferred_means
+    queries = Queries(part.qid)
+    weight = np.ldexp(part.weight, -exponent)
+    return float(preferred_means(weight, queries, preferred_documents(part.y, queries)).sum())
+
+
+def click_scale(client: Any, data: Any) -> ClickScale:
+    """The ClickScale of a click log on the cluster: two rounds, one number from each shard."""
+    largest = max(gather(client, [client.submit(_largest_weight, part, **_on(where))
+                                  for part, where in zip(data.parts, data.places)]), default=0.0)
+    exponent = int(np.frexp(largest)[1]) if largest > 0 else 0
+    total = _ordered_sum(gather(client, [client.submit(_click_sum, part, exponent, **_on(where))
+                                         for part, where in zip(data.parts, data.places)]))
+    if not total > 0:
+        raise ValueError("every click weighs zero, nothing to train on")
+    Q = data.summary.n_queries
+    return ClickScale(exponent, Q / total, float(np.ldexp(total / Q, exponent)))
 
 
 def query_multipliers(client: Any, data: Any, sample_weight: Mapping[int, float] | pd.Series | None
@@ -309,9 +385,10 @@ class ShardedData:
         (the others get weight 0, as in one-process training).
     """
 
-    def __init__(self, client: Any, source: Any, label: str = "label", qid: str = "qid") -> None:
+    def __init__(self, client: Any, source: Any, label: str = "label", qid: str = "qid",
+                 clicks: bool = False, clip: float | None = None) -> None:
         self.client = client
-        parts = _parts(client, source, label, qid)
+        parts = _parts(client, source, label, qid, clicks, clip)
         S = len(parts)
         places = _holders(client, parts)             # where each file was read: it stays there
         shared, holds = self._straddling(parts, places)
