@@ -170,3 +170,16 @@ def test_rankncg_reaches_the_optimum_of_the_weighted_objective():
                          np.zeros(X.shape[1]), method="BFGS", options={"gtol": 1e-10}).x
     model = RankNCG(C=3.0, tol=1e-8, erfc="direct").fit(X, y, qid, sample_weight=weight)
     np.testing.assert_allclose(model.weights_, reference, rtol=1e-4, atol=1e-6)
+
+
+def test_loss_2_averages_each_query_s_pairs_by_their_weights():
+    from rankfast.learners._linear import pair_counts, weighted_pair_counts
+    rng = np.random.default_rng(11)
+    starts = np.array([0, 1, 5, 12, 12, 20, 31])
+    y = rng.integers(0, 3, size=31).astype(float)
+    v = rng.uniform(0.1, 5.0, size=31)
+    brute = [sum(v[i] for i in range(a, b) for j in range(a, b) if y[i] > y[j])
+             for a, b in zip(starts[:-1], starts[1:])]
+    np.testing.assert_allclose(weighted_pair_counts(y, starts, v), brute, rtol=1e-12)
+    np.testing.assert_array_equal(weighted_pair_counts(y, starts, np.ones(31)),
+                                  pair_counts(y, starts))

@@ -13,7 +13,7 @@ import sys
 from .. import __version__
 from ..errors import InputError, UsageError
 from .data import load_dataset, refuse_pattern
-from .options import _at_least, _between, _number, parse_args
+from .options import _at_least, _between, _number, _propensity_clip, parse_args
 from .output import progress, run
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -86,19 +86,12 @@ def _non_negative(text, flag):
     return value
 
 
-def _clip(text, flag):
-    value = _number(text, float, flag)
-    if not 0 < value <= 1:
-        raise UsageError(f"{flag} is a floor on the propensity, in (0, 1] (got {text})")
-    return value
-
-
 SIMULATE_OPTIONS = {
     "-n": ("sessions", _between(0, 2**62)), "--eta": ("eta", _non_negative),
     "--eps-plus": ("eps_plus", _probability), "--eps-minus": ("eps_minus", _probability),
     "--relevant": ("relevant", lambda t, f: _number(t, float, f)),
     "--top-k": ("top_k", _at_least(1)), "--weights-eta": ("weights_eta", _non_negative),
-    "--clip": ("clip", _clip), "--seed": ("seed", _between(0, 2**32 - 1)),
+    "--clip": ("clip", _propensity_clip), "--seed": ("seed", _between(0, 2**32 - 1)),
     "-v": ("verbosity", _between(0, 1)),
 }
 

@@ -109,30 +109,34 @@ def query_weights(y: Vector, starts: Int64Vector, C: float, loss: int,
     return weight
 
 
-def weighted_pair_counts(y: Vector, starts: Int64Vector, doc_weight: Vector) -> np.ndarray:
-    """Σ over each query's pairs (i, j), y_i > y_j, of doc_weight[i] (O(n log n))."""
+def _label_runs(y: Vector, starts: Int64Vector) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(order, query of each sorted row, start of each run): the rows sorted by query, then
+    label, and where each run of one (query, label) begins in that order."""
     sizes = np.diff(starts)
     query = np.repeat(np.arange(len(sizes)), sizes)
     order = np.lexsort((y, query))
     ys, qs = np.asarray(y)[order], query[order]
     new_run = np.ones(len(ys), dtype=bool)
     new_run[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
-    run_start = np.flatnonzero(new_run)
-    first_of_run = run_start[np.cumsum(new_run) - 1]         # each row's run's first position
+    return order, qs, np.flatnonzero(new_run)
+
+
+def weighted_pair_counts(y: Vector, starts: Int64Vector, doc_weight: Vector) -> np.ndarray:
+    """Σ over each query's pairs (i, j), y_i > y_j, of doc_weight[i] (O(n log n))."""
+    order, qs, run_start = _label_runs(y, starts)
+    run_of = np.zeros(len(order), dtype=np.int64)
+    run_of[run_start[1:]] = 1
+    first_of_run = run_start[np.cumsum(run_of)]               # each row's run's first position
     lower = first_of_run - np.asarray(starts)[qs]             # rows of its query below its label
-    return np.bincount(qs, weights=lower * np.asarray(doc_weight)[order], minlength=len(sizes))
+    return np.bincount(qs, weights=lower * np.asarray(doc_weight)[order],
+                       minlength=len(starts) - 1)
 
 
 def pair_counts(y: Vector, starts: Int64Vector) -> np.ndarray:
     """Number of pairs with different labels in each query (O(n log n))."""
     sizes = np.diff(starts)
-    query = np.repeat(np.arange(len(sizes)), sizes)
-    order = np.lexsort((y, query))
-    ys, qs = np.asarray(y)[order], query[order]
-    new_run = np.ones(len(ys), dtype=bool)
-    new_run[1:] = (ys[1:] != ys[:-1]) | (qs[1:] != qs[:-1])
-    run_start = np.flatnonzero(new_run)
-    run_length = np.diff(np.r_[run_start, len(ys)])
+    _, qs, run_start = _label_runs(y, starts)
+    run_length = np.diff(np.r_[run_start, len(qs)])
     tied = np.zeros(len(sizes), dtype=np.int64)
     np.add.at(tied, qs[run_start], run_length * run_length)
     return (sizes * sizes - tied) // 2
