@@ -121,7 +121,7 @@ cdef enum:
     BATCH = 256         # chunks between two checks for signals
 
 
-cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
+cdef inline void loss_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
                      const int64_t* order, const double* weight, const double* doc_weight,
                      Py_ssize_t n_levels, Py_ssize_t q0, Py_ssize_t q1, Moments* tree,
                      double* grad_out, double* loss_out) noexcept nogil:
@@ -185,7 +185,7 @@ cdef void loss_chunk(const double* scores, const int64_t* rank, const int64_t* s
     loss_out[0] = loss
 
 
-cdef void hessvec_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
+cdef inline void hessvec_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
                         const int64_t* order, const double* weight, const double* doc_weight,
                         Py_ssize_t n_levels, const double* d, Py_ssize_t q0, Py_ssize_t q1,
                         Moments* tree, double* out) noexcept nogil:
@@ -266,9 +266,14 @@ def squared_hinge(const double[::1] scores, const int64_t[::1] rank,
         hi = min(lo + BATCH, n_chunks)
         with nogil:
             for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
-                loss_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], v, n_levels,
-                           chunks[k], chunks[k + 1], &trees[threadid(), 0], &grad_out[0],
-                           &partial[k])
+                if v == NULL:           # a constant NULL: the compiler drops the weights' branches
+                    loss_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], NULL,
+                               n_levels, chunks[k], chunks[k + 1], &trees[threadid(), 0],
+                               &grad_out[0], &partial[k])
+                else:
+                    loss_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], v,
+                               n_levels, chunks[k], chunks[k + 1], &trees[threadid(), 0],
+                               &grad_out[0], &partial[k])
         PyErr_CheckSignals()
         lo = hi
     for k in range(n_chunks):
@@ -294,9 +299,14 @@ def squared_hinge_hessvec(const double[::1] scores, const int64_t[::1] rank,
         hi = min(lo + BATCH, n_chunks)
         with nogil:
             for k in prange(lo, hi, schedule="dynamic", num_threads=n_threads):
-                hessvec_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], v,
-                              n_levels, &d[0], chunks[k], chunks[k + 1], &trees[threadid(), 0],
-                              &out[0])
+                if v == NULL:
+                    hessvec_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], NULL,
+                                  n_levels, &d[0], chunks[k], chunks[k + 1],
+                                  &trees[threadid(), 0], &out[0])
+                else:
+                    hessvec_chunk(&scores[0], &rank[0], &starts[0], &order[0], &weight[0], v,
+                                  n_levels, &d[0], chunks[k], chunks[k + 1],
+                                  &trees[threadid(), 0], &out[0])
         PyErr_CheckSignals()
         lo = hi
 
