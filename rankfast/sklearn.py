@@ -29,18 +29,18 @@ several queries (rankfast.learners._base.scoring_queries).  Rows given without q
 group are one ranking, as svm_rank reads a file without qids; inside a
 scikit-learn search such a fit emits rankfast.learners._base.OneRankingWarning.
 
-``sample_weight`` is per query (rankfast.learners._base.query_sample_weights): a weight
-of 2 is the query twice, with one C or a list of C.  ``check_estimator``
-passes every estimator but for three checks declared expected failures of the
-learners, which contradict per-query weights: its sample-weight equivalence
-checks (dense and sparse) require integer weights on the rows of one ranking
-(they pass no qid) to equal repeated documents, and
-check_sample_weights_not_overwritten passes weights that differ within that
-ranking.  A query weight of 2 divides C by one more query and doubles that
-query's loss, where repeating each of its documents makes four copies of each
-pair; weights that differ within a query have no per-query meaning, so fit
-refuses them (ValueError) instead of giving them one.  fit never writes into
-the weights it is given (tests/test_weighted_selection.py, read-only arrays).
+``sample_weight`` is per query (rankfast.data.validation.query_sample_weights): a weight
+of 2 is the query twice, with one C or a list of C; for prsvm, svmrank and rankncg
+weights that differ within a query weigh the pairs each document is preferred in, as
+a click's inverse propensity does (rankfast.data.validation.pair_weights,
+rankfast.clicks); the other learners refuse them (ValueError).  ``check_estimator``
+passes every estimator but for two checks declared expected failures: its
+sample-weight equivalence checks (dense and sparse) require integer weights on the
+rows of one ranking (they pass no qid) to equal repeated documents.  A query weight of
+2 divides C by one more query and doubles that query's loss, and a document weight of 2
+doubles the pairs it is preferred in, where repeating a document also repeats the pairs
+it is the lower side of.  fit never writes into the weights it is given
+(check_sample_weights_not_overwritten passes; read-only arrays are tested).
 
 Examples
 --------

@@ -151,3 +151,21 @@ def test_valid_clicks_choose_c_by_the_inverse_propensity_estimate(tmp_path, caps
     weighted = ValidationSet(X, y, qid, sample_weight=weight)
     np.testing.assert_allclose(weighted.query_weights * weight[y == 1].mean(), weight[y == 1])
 
+
+
+def test_classify_clicks_prints_the_counterfactual_estimates(tmp_path, capsys):
+    from rankfast.cli.classify import classify_main
+    from rankfast.clicks import counterfactual_metrics
+    path, X, y, qid, weight = click_file(tmp_path)
+    model = tmp_path / "model"
+    assert learn_main(["--clicks", "-c", "1", "-v", "0", str(path), str(model)]) == 0
+    capsys.readouterr()
+    assert classify_main(["--clicks", "-v", "0", str(path), str(model),
+                          str(tmp_path / "pred")]) == 0
+    out = capsys.readouterr().out
+    scores = read_model(str(model)).predict(X)
+    expected = counterfactual_metrics(scores, y, qid, weight)
+    assert f"over {int((y == 1).sum())} clicks" in out
+    assert f"relevant results {expected.average_rank:.4f}" in out
+    assert f"DCG per relevant result {expected.dcg:.4f}" in out
+    assert classify_main(["--clicks", "-", str(model), str(tmp_path / "p2")]) == 2

@@ -59,6 +59,8 @@ Options:
                         than k documents scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
          --ndcg letor|standard -> NDCG convention of --metrics (default letor)
+         --clicks    -> a click log (svm_proprank's): also print the counterfactual
+                        estimates of the average rank of relevant results and DCG
          -j, --threads int -> threads (default 0: every core this process may
                         use; never more) reading and scoring (same predictions)
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
@@ -112,6 +114,8 @@ def _classify(argv):
         from ..io.model_files import model_of
         return _classify_distributed(model_of(file), test_path, output_path, options)
     refuse_pattern(test_path)
+    if options.get("clicks") and test_path == "-":
+        raise UsageError("--clicks reads the click log twice: give a file, not standard input")
     progress("Reading test examples...", verbosity, end="")
     linear = file.kernel == 0 and file.rff is None
     if normalize in ("query", "log") and linear:
@@ -142,6 +146,9 @@ def _classify(argv):
     write(_summary_lines(queries.swapped, queries.pairs, verbosity))
     if cutoffs is not None:
         _write_metrics(queries.swapped, queries.pairs, queries.figures, cutoffs)
+    if options.get("clicks"):
+        from .clicks import click_estimates
+        write(click_estimates(test_path, model_path))
     return 0
 
 

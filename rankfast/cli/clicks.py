@@ -66,6 +66,24 @@ def simulate_command() -> None:
     end_process(simulate_main())
 
 
+def click_estimates(test_path: str, model_path: str) -> str:
+    """rank_classify --clicks: the model's counterfactual figures on the click log at test_path."""
+    import numpy as np
+
+    from ..clicks.evaluate import counterfactual_metrics
+    from ..clicks.log import click_weights
+    from ..io.model_files import read_model
+    from ..io.svmlight import load_svmlight
+    data = load_svmlight(test_path, costs=True)
+    weight, _ = click_weights(data)
+    scores = read_model(model_path).predict(data.features, data.qid)
+    figures = counterfactual_metrics(scores, data.y, data.qid, weight)
+    clicks = int(np.count_nonzero(~np.isnan(data.cost)))
+    return (f"Counterfactual estimates over {clicks} clicks (each weighing its cost:): average "
+            f"rank of the relevant results {figures.average_rank:.4f}, DCG per relevant result "
+            f"{figures.dcg:.4f}\n")
+
+
 def simulate_main(argv: Any = None) -> int:
     """``rank_simulate_clicks`` on argv (default sys.argv[1:]); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv

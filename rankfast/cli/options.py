@@ -192,7 +192,7 @@ CLASSIFY_OPTIONS = {
 }
 
 
-CLASSIFY_SWITCHES = {"--metrics": "metrics"}
+CLASSIFY_SWITCHES = {"--metrics": "metrics", "--clicks": "clicks"}
 
 
 def parse_args(argv: list[str], table: dict[str, Any], switches: dict[str, str], max_positional: int,
