@@ -154,3 +154,19 @@ def test_click_training_data_is_the_click_file_in_memory(tmp_path):
     assert len(yc) == len(data.y) and yc.sum() == data.y.sum()
     np.testing.assert_allclose(RankSVM(C=1.0, tol=1e-9).fit(Xc, yc, qc, sample_weight=wc).weights_,
                                from_file, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("eta", [0.5, 1.0, 2.0])
+def test_eta_is_recovered_from_the_logs_of_two_rankers(eta):
+    """Intervention harvesting: no swap, two rankers' logs of the same queries."""
+    from rankfast.clicks import estimate_eta_from_rankers
+    X, y, qid = letor_like(n_queries=200, seed=3)
+    rng = np.random.default_rng(1)
+    a, b = X @ rng.normal(size=X.shape[1]), X @ rng.normal(size=X.shape[1])
+    log_a = simulate_clicks(a, y, qid, 200000, eta=eta, eps_minus=0.1, seed=1)
+    log_b = simulate_clicks(b, y, qid, 200000, eta=eta, eps_minus=0.1, seed=2)
+    estimate, table = estimate_eta_from_rankers(a, b, qid, log_a, log_b)
+    assert estimate == pytest.approx(eta, abs=0.05)
+    assert (table[:, 0] != table[:, 1]).all() and len(table) > 20
+    with pytest.raises(ValueError, match="both rankers"):
+        estimate_eta_from_rankers(a, a, qid, log_a, log_b)

@@ -11,7 +11,7 @@ Learning-to-Rank with Biased Feedback", WSDM 2017).  Propensity SVM-rank
 weighs documents (``RankSVM``, ``RankSVML1``) with ``sample_weight``:
 
 * ``propensity``: the position-based model p(rank) = (1/rank)^eta, clipping,
-  and eta estimated from swap interventions;
+  and eta estimated from swap interventions or from the logs of two rankers;
 * ``simulate``: a seeded click simulator (position-based examination, noise
   epsilon+ / epsilon- on binarised relevance) writing svm_proprank's files;
 * ``evaluate``: the inverse-propensity estimates of a ranker's average rank
@@ -20,7 +20,12 @@ weighs documents (``RankSVM``, ``RankSVML1``) with ``sample_weight``:
 from __future__ import annotations
 
 from .evaluate import counterfactual_metrics, relevant_rank_metrics
-from .propensity import clipped_weights, estimate_eta, position_propensity
+from .propensity import (
+    clipped_weights,
+    estimate_eta,
+    estimate_eta_from_rankers,
+    position_propensity,
+)
 from .simulate import (
     ClickLog,
     click_training_data,
@@ -29,6 +34,7 @@ from .simulate import (
     write_click_file,
 )
 
-__all__ = ["ClickLog", "click_training_data", "clipped_weights", "counterfactual_metrics", "estimate_eta",
+__all__ = ["ClickLog", "click_training_data", "clipped_weights", "counterfactual_metrics",
+           "estimate_eta", "estimate_eta_from_rankers",
            "position_propensity", "relevant_rank_metrics", "simulate_clicks",
            "swap_intervention_clicks", "write_click_file"]

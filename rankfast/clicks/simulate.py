@@ -27,12 +27,15 @@ if TYPE_CHECKING:
     from .._typing import VectorLike
 
 
-class ClickLog(collections.namedtuple("ClickLog", "row rank count n_sessions eta")):
+class ClickLog(collections.namedtuple("ClickLog",
+                                       "row rank count n_sessions eta query_sessions")):
     """Clicks of simulated sessions, one entry per (document, rank) clicked at least once.
 
     ``row``: the clicked document (a row of the labelled data); ``rank``: where
     it was shown (1-based); ``count``: in how many sessions it was clicked there;
-    ``n_sessions``: sessions simulated; ``eta``: the examination model's.
+    ``n_sessions``: sessions simulated; ``eta``: the examination model's;
+    ``query_sessions``: the sessions of each query (queries in order of first
+    appearance).
     (collections.namedtuple: typing costs milliseconds to import.)
     """
 
@@ -88,8 +91,7 @@ def simulate_clicks(scores: VectorLike, y: VectorLike, qid: VectorLike, n_sessio
     starts = queries.starts
     rows, ranks, counts = [], [], []
     for q in np.flatnonzero(per_query):
-        docs = order[starts[q]:starts[q + 1]]
-        shown = docs[np.argsort(-scores[docs], kind="stable")][:top_k]
+        shown = shown_results(scores, order[starts[q]:starts[q + 1]], top_k)
         rank = np.arange(1, len(shown) + 1)
         p_click = position_propensity(rank, eta) * np.where(y[shown] >= relevant_at,
                                                             eps_plus, eps_minus)
@@ -100,7 +102,13 @@ def simulate_clicks(scores: VectorLike, y: VectorLike, qid: VectorLike, n_sessio
         counts.append(count[clicked])
     def joined(parts):
         return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
-    return ClickLog(joined(rows), joined(ranks), joined(counts), int(n_sessions), float(eta))
+    return ClickLog(joined(rows), joined(ranks), joined(counts), int(n_sessions), float(eta),
+                    per_query)
+
+
+def shown_results(scores: np.ndarray, docs: np.ndarray, top_k: int | None) -> np.ndarray:
+    """The documents a session of the ranker shows, best first (ties: the rows' order)."""
+    return docs[np.argsort(-scores[docs], kind="stable")][:top_k]
 
 
 def swap_intervention_clicks(scores: VectorLike, y: VectorLike, qid: VectorLike, n_sessions: int,
