@@ -169,3 +169,88 @@ def test_classify_clicks_prints_the_counterfactual_estimates(tmp_path, capsys):
     assert f"relevant results {expected.average_rank:.4f}" in out
     assert f"DCG per relevant result {expected.dcg:.4f}" in out
     assert classify_main(["--clicks", "-", str(model), str(tmp_path / "p2")]) == 2
+
+
+def multi_click_file(tmp_path, n_queries=30, seed=5):
+    """Queries with two clicks of different costs (weights that differ among preferred
+    documents): what only the learners of document weights take."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for q in range(1, n_queries + 1):
+        size = int(rng.integers(4, 9))
+        clicked = set(rng.choice(size, 2, replace=False).tolist())
+        for i in range(size):
+            cost = f" cost:{float(rng.integers(1, 9))!r}" if i in clicked else ""
+            feats = " ".join(f"{j + 1}:{rng.normal():.6g}" for j in range(4))
+            lines.append(f"{int(i in clicked)} qid:{q}{cost} {feats}\n")
+    path = tmp_path / "multi.dat"
+    path.write_text("".join(lines))
+    return path
+
+
+def test_a_validation_file_scores_the_document_weighted_fits(tmp_path):
+    """--valid: each C of the grid is fitted with the document weights, as the final fit."""
+    from rankfast.model_selection import ValidationSet, cross_validate
+    train = load_svmlight(str(multi_click_file(tmp_path)), costs=True)
+    valid_path = tmp_path / "v"
+    valid_path.mkdir()
+    valid = load_svmlight(str(multi_click_file(valid_path, seed=6)), costs=True)
+    weight = np.where(np.isnan(train.cost), 1.0, train.cost)
+    vset = ValidationSet(valid.X, valid.y, valid.qid)
+    table = cross_validate(RankSVM(), train.X, train.y, train.qid, {"C": [0.1, 10.0]}, cv=vset,
+                           metric="ndcg", convention="standard", sample_weight=weight)
+    from rankfast import metrics
+    for i, C in enumerate((0.1, 10.0)):
+        scores = RankSVM(C=C).fit(train.X, train.y, train.qid, sample_weight=weight).predict(
+            valid.X)
+        assert table.mean[i, 0] == pytest.approx(metrics.ndcg(scores, valid.y, valid.qid, k=None,
+                                                              convention="standard"))
+
+
+def test_grids_take_svm_proprank_s_c_too(tmp_path, capsys):
+    path, X, y, qid, weight = click_file(tmp_path, n_queries=60)
+    model = tmp_path / "model"
+    from rankfast.cli.clicks import proprank_learn_command  # noqa: F401 (the entry point)
+    assert learn_main(["-a", "svmrank", "--clicks", "-c", "0.1,1", "-v", "1", str(path),
+                       str(model)]) == 0
+    assert "the learner's C is -c times" in capsys.readouterr().err
+    assert learn_main(["--clicks", "-t", "2", "-g", "0.1,1", "--landmarks", "20", "-c", "1",
+                       "-v", "0", str(path), str(tmp_path / "rbf")]) == 0
+
+
+def test_clicks_cross_validate_each_click_by_its_dcg_by_default(tmp_path, capsys):
+    """A click instance often has fewer than 10 documents: LETOR's NDCG@10 would score it 0."""
+    path, *_ = click_file(tmp_path, n_queries=60)
+    assert learn_main(["--clicks", "-c", "0.1,1", "-v", "1", str(path),
+                       str(tmp_path / "m")]) == 0
+    header = [line for line in capsys.readouterr().out.splitlines() if "pair accuracy" in line]
+    assert header and header[0].split()[1:3] == ["NDCG", "(standard)"]
+
+
+def test_clicks_in_a_file_whose_queries_come_from_a_group_file(tmp_path):
+    lines = ["1 cost:2 1:1 2:0\n", "0 1:0 2:1\n", "0 1:0.5 2:0.5\n",
+             "0 1:0 2:0\n", "1 cost:3 1:1 2:1\n"]
+    path = tmp_path / "g.dat"
+    path.write_text("".join(lines))
+    (tmp_path / "g.dat.query").write_text("3\n2\n")
+    assert learn_main(["--clicks", "-c", "1", "-v", "0", str(path), str(tmp_path / "m")]) == 0
+
+
+def test_click_mistakes_on_the_command_line_are_usage_errors(tmp_path, capsys):
+    from rankfast.cli.classify import classify_main
+    path, *_ = click_file(tmp_path)
+    model = tmp_path / "model"
+    assert learn_main(["--clip", "0.1", "--workers", "2", str(path), str(model)]) == 2
+    assert learn_main(["-c", "1", "-v", "0", str(path), str(model)]) == 0
+    assert classify_main(["--clicks", "--workers", "2", str(path), str(model)]) == 2
+    no_clicks = tmp_path / "none.dat"
+    no_clicks.write_text("0 qid:1 cost:2 1:1\n0 qid:1 1:2\n")
+    assert classify_main(["--clicks", str(no_clicks), str(model), str(tmp_path / "p")]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+    labelled = tmp_path / "train.dat"
+    X, y, qid = letor_like(n_queries=20, seed=1)
+    dump_svmlight(X, y, qid, str(labelled))
+    assert simulate_main(["--weights-eta", "400", "-n", "2000", str(labelled), str(model),
+                          str(tmp_path / "c.dat")]) == 2
+    assert simulate_main(["--weights-eta", "400", "--clip", "0.01", "-n", "2000", "-v", "0",
+                          str(labelled), str(model), str(tmp_path / "c.dat")]) == 0

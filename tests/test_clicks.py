@@ -170,3 +170,18 @@ def test_eta_is_recovered_from_the_logs_of_two_rankers(eta):
     assert (table[:, 0] != table[:, 1]).all() and len(table) > 20
     with pytest.raises(ValueError, match="both rankers"):
         estimate_eta_from_rankers(a, a, qid, log_a, log_b)
+
+
+def test_clicks_in_a_query_of_one_document_are_left_out_of_the_click_file(tmp_path):
+    """Such a click has no pair: the file would be refused by rank_learn --clicks."""
+    X, y, qid = letor_like(n_queries=20, seed=10)
+    X, y, qid = np.vstack([X, X[:1]]), np.r_[y, 2.0], np.r_[qid, 999]     # a lone relevant doc
+    log = simulate_clicks(X @ np.ones(X.shape[1]), y, qid, 5000, seed=2)
+    assert (qid[log.row] == 999).any()
+    path = tmp_path / "clicks.dat"
+    written = write_click_file(str(path), X, qid, log)
+    data = load_svmlight(str(path), costs=True)
+    assert written == len(np.unique(data.qid))
+    assert all((data.qid == q).sum() > 1 for q in np.unique(data.qid))
+    Xc, yc, qc, wc = click_training_data(X, qid, log)
+    assert len(yc) == len(data.y)

@@ -450,7 +450,7 @@ def test_clicks_train_the_one_process_click_model(client, tmp_path, make):
                                            for q in np.unique(data.qid)]), rel=1e-12)
     proprank = make().set_params(C=2.0 / scale)
     rdask.fit(proprank, paths, client, clicks=True, proprank_c=True)
-    assert proprank.C == pytest.approx(2.0)
+    assert proprank.C_ == pytest.approx(2.0)
     np.testing.assert_allclose(proprank.weights_, expected.weights_, rtol=1e-5, atol=1e-8)
     with pytest.raises(UsageError, match="not both"):
         rdask.fit(make(), paths, client, clicks=True, sample_weight={1: 1.0})
@@ -478,3 +478,30 @@ def test_rank_learn_clicks_on_the_cluster_writes_the_one_process_model(cluster, 
                        local.scheduler_address, "-v", "0", str(path), str(two)]) == 0
     w1, w2 = rankfast.read_model(str(one)).weights, rankfast.read_model(str(two)).weights
     np.testing.assert_allclose(w2, w1, rtol=1e-6, atol=1e-8)
+
+
+def test_clicks_on_the_cluster_refuse_what_one_process_refuses_and_no_more(client, tmp_path):
+    """Document weights (two clicks of different costs in a query) are refused by rankrls, as
+    in one process; a query whose click ends one file and whose other documents start the
+    next is whole once the shards are assembled; proprank_c leaves the parameter C as given."""
+    rng = np.random.default_rng(9)
+    lines = []
+    for q in range(1, 21):
+        size = int(rng.integers(4, 8))
+        clicked = {0, 1}
+        for i in range(size):
+            cost = f" cost:{float(rng.integers(1, 9))!r}" if i in clicked else ""
+            features = " ".join(f"{j + 1}:{rng.normal():.6g}" for j in range(4))
+            lines.append(f"{int(i in clicked)} qid:{q}{cost} {features}\n")
+    cut = next(i for i, line in enumerate(lines) if line.startswith("1 qid:10 "))
+    paths = []
+    for k, part in enumerate((lines[:cut + 2], lines[cut + 2:])):     # qid 10's clicks end file 0
+        path = tmp_path / f"c{k}.dat"
+        path.write_text("".join(part))
+        paths.append(str(path))
+    with pytest.raises(ValueError, match="rankrls"):
+        rdask.fit(rankfast.RankRLS(C=1.0), paths, client, clicks=True)
+    learner = RankSVM(C=0.5)
+    rdask.fit(learner, paths, client, clicks=True, proprank_c=True)
+    rdask.fit(learner, paths, client, clicks=True, proprank_c=True)
+    assert learner.C == 0.5 and learner.C_ == pytest.approx(0.5 * learner.click_scale_)

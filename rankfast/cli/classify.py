@@ -17,6 +17,7 @@ from .._kernels.threads import resolve_n_jobs
 from ..errors import InputError, UsageError
 from ..io._model_text import read_model_file, single_vector_weights
 from ..io.files import atomic_output, check_output
+from .clicks import check_click_source, click_estimates
 from .data import group_note, local_workers, no_documents_error, refuse_pattern, split_query_note, with_groups
 from .options import CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, GROUP_HELP, cluster_requested, parse_args
 from .output import (
@@ -107,6 +108,8 @@ def _classify(argv):
     if normalize not in ("none", "zscore", "query", "log"):
         raise InputError(model_path, None, f"the model asks for normalize={normalize}, which "
                                            f"this rank_classify cannot apply (a newer rankfast?)")
+    if options.get("clicks"):
+        check_click_source(test_path, distributed)
     if distributed:
         if normalize in ("query", "log"):
             raise UsageError(f"a model trained with --normalize {normalize} is not available "
@@ -114,8 +117,6 @@ def _classify(argv):
         from ..io.model_files import model_of
         return _classify_distributed(model_of(file), test_path, output_path, options)
     refuse_pattern(test_path)
-    if options.get("clicks") and test_path == "-":
-        raise UsageError("--clicks reads the click log twice: give a file, not standard input")
     progress("Reading test examples...", verbosity, end="")
     linear = file.kernel == 0 and file.rff is None
     if normalize in ("query", "log") and linear:
@@ -147,7 +148,6 @@ def _classify(argv):
     if cutoffs is not None:
         _write_metrics(queries.swapped, queries.pairs, queries.figures, cutoffs)
     if options.get("clicks"):
-        from .clicks import click_estimates
         write(click_estimates(test_path, model_path))
     return 0
 

@@ -66,6 +66,14 @@ def simulate_command() -> None:
     end_process(simulate_main())
 
 
+def check_click_source(test_path: str, distributed: bool) -> None:
+    """rank_classify --clicks reads its file a second time, in one process (UsageError)."""
+    if distributed:
+        raise UsageError("--clicks is not available with --scheduler or --workers")
+    if test_path == "-":
+        raise UsageError("--clicks reads the click log twice: give a file, not standard input")
+
+
 def click_estimates(test_path: str, model_path: str) -> str:
     """rank_classify --clicks: the model's counterfactual figures on the click log at test_path."""
     import numpy as np
@@ -77,7 +85,10 @@ def click_estimates(test_path: str, model_path: str) -> str:
     data = load_svmlight(test_path, costs=True)
     weight, _ = click_weights(data)
     scores = read_model(model_path).predict(data.features, data.qid)
-    figures = counterfactual_metrics(scores, data.y, data.qid, weight)
+    try:
+        figures = counterfactual_metrics(scores, data.y, data.qid, weight)
+    except ValueError as exc:
+        raise InputError(test_path, None, str(exc)) from None
     clicks = int(np.count_nonzero(data.y > 0))           # click_weights: each has its cost:
     return (f"Counterfactual estimates over {clicks} clicks (each weighing its cost:): average "
             f"rank of the relevant results {figures.average_rank:.4f}, DCG per relevant result "
@@ -137,9 +148,12 @@ def _simulate(argv):
     if log.n_clicks == 0:
         raise InputError(data_path, None, f"{log.n_sessions} sessions gave no click: simulate "
                                           f"more sessions (-n) or check --relevant")
-    written = write_click_file(out_path, dataset.features, dataset.qid, log,
-                               options.get("weights_eta"), options.get("clip"),
-                               aggregate=not options.get("raw", False))
+    try:
+        written = write_click_file(out_path, dataset.features, dataset.qid, log,
+                                   options.get("weights_eta"), options.get("clip"),
+                                   aggregate=not options.get("raw", False))
+    except ValueError as exc:         # propensities that underflow to 0 without --clip
+        raise UsageError(f"--weights-eta {options.get('weights_eta')}: {exc}") from None
     progress(f"{log.n_sessions} sessions, {log.n_clicks} clicks on {len(set(log.row.tolist()))} "
              f"documents: {written} click queries written to {out_path}", verbosity)
     return 0

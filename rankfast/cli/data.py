@@ -40,6 +40,9 @@ def load_dataset(path: str, verbosity: int, program: str, svmlight_verbosity: in
     qid = dataset.noncontiguous_qid()
     if qid is not None:
         split_query_note(program, path, qid)
+    if costs:                            # before a group file numbers the queries from 0
+        from ..clicks.log import check_click_queries
+        check_click_queries(dataset)
     dataset, note = with_groups(dataset, path, group_path)
     group_note(note, verbosity, program)
     return dataset

@@ -130,7 +130,8 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
                         does. -a svmrank --clicks is svm_proprank_learn
          --clip float
                      -> with --clicks: a floor on the propensity in (0, 1]:
-                        no click weighs more than 1/float
+                        no line's cost: counts more than 1/float (clip a
+                        file of summed clicks when simulating it)
                         (with --clicks, a --valid FILE is a click log too:
                         its NDCG is the inverse-propensity estimate of DCG)
          --plot FILE.png|FILE.svg
@@ -178,6 +179,8 @@ def _learn(argv):
         from .. import plot
         plot.require_matplotlib()
         check_output(options["plot"], (train_path, model_path))
+    if "clip" in options and "clicks" not in options:
+        raise UsageError("--clip is a floor on the clicks' propensities: give --clicks too")
     if cluster_requested(options):
         if options.get("normalize", "none") != "none":
             raise UsageError("--normalize is not available with --scheduler/--workers; "
@@ -187,8 +190,6 @@ def _learn(argv):
                 raise UsageError(f"{flag} is not available with --scheduler or --workers")
         return _learn_distributed(learner, train_path, model_path, options, given)
     refuse_pattern(train_path)
-    if "clip" in options and "clicks" not in options:
-        raise UsageError("--clip is a floor on the clicks' propensities: give --clicks too")
     if "clicks" in options and "weights" in options:
         raise UsageError("give --clicks (each click weighs its cost:) or --weights (per-query "
                          "weights), not both")
@@ -289,26 +290,37 @@ def _click_weights(learner, dataset, options, verbosity):
     import numpy as np
 
     from ..clicks.log import click_weights
-    weight, scale = click_weights(dataset, options.get("clip"))
+    weight, scale = click_weights(dataset, options.get("clip"), check_queries=False)
     _scale_c(learner, scale)
     if verbosity >= 1:
-        print_note("rank_learn", f"--clicks: {int((~np.isnan(dataset.cost)).sum())} clicks; "
-                                 f"their weights average {scale:.6g} per query, so the "
-                                 f"learner's C is -c times {scale:.6g} (svm_proprank's -c)")
+        print_note("rank_learn", f"--clicks: {int((~np.isnan(dataset.cost)).sum())} lines with "
+                                 f"cost:; the click weights average {scale:.6g} per query, so "
+                                 f"the learner's C is -c times {scale:.6g} (svm_proprank's -c)")
     return weight
 
 
 def _scale_c(learner, scale):
-    """Multiply the learner's C (one or a list; a kernel learner's base learner's) by scale."""
+    """Multiply every C the learner trains with by scale: its own C (one or a list), a kernel
+    learner's base learner's, and the C's of a grid searched around either (GridSearch)."""
     import numpy as np
-    target = learner if hasattr(learner, "C") else getattr(learner, "base_learner", None)
-    if target is None or not hasattr(target, "C"):
+
+    def scaled(C):
+        values = np.asarray(C, dtype=np.float64) * scale
+        if not np.isfinite(values).all():
+            raise UsageError(f"-c times the clicks' mean weight ({scale:.3g}) is beyond "
+                             f"floating point: give a smaller -c")
+        return values.tolist() if np.ndim(C) else float(values)
+    found = False
+    for part in (learner, getattr(learner, "estimator", None)):
+        grid = getattr(part, "grid", None)
+        if isinstance(grid, dict):
+            for name in [n for n in grid if n in ("C", "base_learner__C")]:
+                grid[name], found = scaled(grid[name]), True
+        for holder in (part, getattr(part, "base_learner", None)):
+            if holder is not None and hasattr(holder, "C"):
+                holder.C, found = scaled(holder.C), True
+    if not found:
         raise UsageError("--clicks needs a learner with -c")
-    scaled = np.asarray(target.C, dtype=np.float64) * scale
-    if not np.isfinite(scaled).all():
-        raise UsageError(f"-c times the clicks' mean weight ({scale:.3g}) is beyond floating "
-                         f"point: give a smaller -c")
-    target.C = scaled.tolist() if np.ndim(target.C) else float(scaled)
 
 
 def _query_weights(path, qid):
@@ -335,7 +347,7 @@ def _validated_learner(options, given, verbosity, svmlight_verbosity):
     weight = None
     if clicks:                 # a click log: each query counts its click's inverse propensity
         from ..clicks.log import click_weights
-        weight = click_weights(valid, options.get("clip"))[0]
+        weight = click_weights(valid, options.get("clip"), check_queries=False)[0]
     try:
         validation = ValidationSet(valid.features, valid.y, valid.qid, name=path,
                                    sample_weight=weight)

@@ -28,9 +28,11 @@ def _c(options):
 def _cv(options):
     """The learners' cross-validation parameters from --folds (or --valid's ValidationSet, as
     "validation"), --cv-metric, --cv-rule, --ndcg, --seed."""
+    clicks = bool(options.get("clicks"))     # a click's instance: its DCG, however few documents
     return {"cv": options.get("validation", options.get("folds")),
-            "cv_metric": options.get("cv_metric", "ndcg@10"),
-            "cv_rule": options.get("cv_rule", "best"), "cv_convention": options.get("ndcg", "letor"),
+            "cv_metric": options.get("cv_metric", "ndcg" if clicks else "ndcg@10"),
+            "cv_rule": options.get("cv_rule", "best"),
+            "cv_convention": options.get("ndcg", "standard" if clicks else "letor"),
             "random_state": options.get("seed", 0)}
 
 

@@ -10,8 +10,8 @@ Learning-to-Rank with Biased Feedback", WSDM 2017).  Propensity SVM-rank
 ``rank_learn --clicks`` (and ``svm_proprank_learn``), or any learner that
 weighs documents (``RankSVM``, ``RankSVML1``) with ``sample_weight``:
 
-* ``propensity``: the position-based model p(rank) = (1/rank)^eta, clipping,
-  and eta estimated from swap interventions or from the logs of two rankers;
+* ``propensity``: the position-based model p(rank) = (1/rank)^eta and clipping;
+* ``bias``: eta estimated from swap interventions or from the logs of two rankers;
 * ``simulate``: a seeded click simulator (position-based examination, noise
   epsilon+ / epsilon- on binarised relevance) writing svm_proprank's files;
 * ``evaluate``: the inverse-propensity estimates of a ranker's average rank
@@ -19,13 +19,9 @@ weighs documents (``RankSVM``, ``RankSVML1``) with ``sample_weight``:
 """
 from __future__ import annotations
 
+from .bias import estimate_eta, estimate_eta_from_rankers
 from .evaluate import counterfactual_metrics, relevant_rank_metrics
-from .propensity import (
-    clipped_weights,
-    estimate_eta,
-    estimate_eta_from_rankers,
-    position_propensity,
-)
+from .propensity import clipped_weights, position_propensity
 from .simulate import (
     ClickLog,
     click_training_data,

@@ -164,6 +164,16 @@ def click_instances(log: ClickLog, eta: float | None = None, clip: float | None 
     return rows, total
 
 
+def _with_partners(log: ClickLog, queries: Any) -> ClickLog:
+    """The log without the clicks in queries of one document: such a click's instance has
+    nothing to be preferred over (it has no pair), and rank_learn --clicks refuses it."""
+    alone = (np.diff(queries.starts) < 2)[queries.index[log.row]]
+    if not alone.any():
+        return log
+    keep = ~alone
+    return log._replace(row=log.row[keep], rank=log.rank[keep], count=log.count[keep])
+
+
 def click_training_data(X: Any, qid: VectorLike, log: ClickLog, eta: float | None = None,
                         clip: float | None = None, aggregate: bool = True) -> tuple[Any, ...]:
     """(X, y, qid, sample_weight) of the click instances, as write_click_file's file holds them.
@@ -178,7 +188,7 @@ def click_training_data(X: Any, qid: VectorLike, log: ClickLog, eta: float | Non
     queries = Queries(qid)
     order = np.arange(len(qid)) if queries.permutation is None else queries.permutation
     starts = queries.starts
-    rows, cost = click_instances(log, eta, clip, aggregate)
+    rows, cost = click_instances(_with_partners(log, queries), eta, clip, aggregate)
     query = queries.index[rows]
     sizes = np.diff(starts)[query]
     first = np.repeat(np.cumsum(sizes) - sizes, sizes)
@@ -196,7 +206,8 @@ def write_click_file(path: str, X: Any, qid: VectorLike, log: ClickLog, eta: flo
     Each instance is a query of its own (qid 1, 2, ... in the order of the
     clicked rows): the clicked document with target 1 and ``cost:`` its
     weight (click_instances), then every other document of its query with
-    target 0.  ``rank_learn --clicks`` or ``svm_proprank_learn`` train on it.
+    target 0.  Clicks in a query of one document are left out: they have no
+    pair.  ``rank_learn --clicks`` or ``svm_proprank_learn`` train on it.
     The file appears whole or not at all (written beside, then renamed).
     """
     from ..data.sparse import as_csr
@@ -207,7 +218,7 @@ def write_click_file(path: str, X: Any, qid: VectorLike, log: ClickLog, eta: flo
     queries = Queries(qid)
     order = np.arange(len(qid)) if queries.permutation is None else queries.permutation
     starts, index = queries.starts, queries.index
-    rows, cost = click_instances(log, eta, clip, aggregate)
+    rows, cost = click_instances(_with_partners(log, queries), eta, clip, aggregate)
     indptr, indices, values = X.indptr, X.indices, X.data
     text: dict = {}
 

@@ -112,8 +112,9 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
         not with sample_weight).
     proprank_c : bool
         With clicks: the learner's C is svm_proprank's (the loss times C / queries
-        times each click's cost), i.e. C times the clicks' mean weight
-        (``click_scale_``), as ``rank_learn --clicks`` means ``-c``.
+        times each click's cost): it trains at C times the clicks' mean weight
+        (``click_scale_``; ``C_`` is that), as ``rank_learn --clicks`` means ``-c``;
+        the parameter C is left as given.
     clip : float, optional
         With clicks: a floor on the propensities (no click weighs more than 1/clip).
 
@@ -150,14 +151,18 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
         log(f"Shards: {s.n_shards} inputs, {len(data.parts)} non-empty shards, "
             f"{data.n_straddling} queries re-assembled across shards", 1)
     table: Any
+    given_C = learner.C
     if clicks:
         table = click_scale(client, data)
         learner.click_scale_ = table.mean
-        if proprank_c:
-            learner.C = float(learner.C) * table.mean
+        if proprank_c:                  # trained at C times the mean; the parameter is left as given
+            learner.C = float(given_C) * table.mean
     else:
         table = query_multipliers(client, data, sample_weight)
-    w, learner.traffic_ = train(learner, data, client, log, table)
+    try:
+        w, learner.traffic_ = train(learner, data, client, log, table)
+    finally:
+        learner.C = given_C
     from ..learners._linear import warn_if_stopped_early
     warn_if_stopped_early(learner, getattr(learner, "result_", None))
     learner.feature_ids_ = data.used + 1

@@ -81,9 +81,12 @@ class _ShardObjective:
     def __init__(self, part, used, learner, n_queries, C, table=None):
         from ..learners._base import Problem
         X, y, starts = _grouped(part, used)
+        doc_weight = document_weights(part, table)
+        if doc_weight is not None:
+            learner._check_document_weights()
         self.objective = learner._objective(
             Problem(X, y, starts, used, _query_multipliers(part, table), 1,
-                    doc_weight=document_weights(part, table), n_queries=n_queries), C)
+                    doc_weight=doc_weight, n_queries=n_queries), C)
         self.refined = 0                # the driver's refine() calls this objective has had
         self.tag = None                 # the driver's step that point and line belong to
         self.point = self.line = None

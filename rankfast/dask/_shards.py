@@ -110,9 +110,9 @@ def _read_part(path, clicks=False, clip=None):
     try:
         ds = load_svmlight(path, costs=clicks)
         weight = None
-        if clicks:
-            from ..clicks.log import click_weights
-            weight = click_weights(ds, clip)[0]
+        if clicks:                  # a query may go on in another file: no click is judged
+            from ..clicks.log import click_weights  # on half of it (check_preferred)
+            weight = click_weights(ds, clip, check_preferred=False)[0]
     except InputError as exc:
         raise ShardReadError(exc.path, exc.line, exc.reason) from None
     return _Part(ds.X, ds.y, ds.qid, weight)

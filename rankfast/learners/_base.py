@@ -414,14 +414,19 @@ class LinearRanker(Ranker):
         """sample_weight as PairWeights (ValueError): weights on documents only for a learner
         that takes them (``document_weights``)."""
         weights = pair_weights(sample_weight, data.queries, data.y)
-        if weights.document is not None and not self.document_weights:
+        if weights.document is not None:
+            self._check_document_weights()
+        return weights
+
+    def _check_document_weights(self) -> None:
+        """ValueError unless this learner weighs documents (``document_weights``)."""
+        if not self.document_weights:
             raise ValueError(
                 f"sample_weight must be the same for every row of a query for "
                 f"{getattr(self, 'name', type(self).__name__)}: "
                 "weights are per query (a weight of 2 counts the query twice), as XGBRanker's "
                 "ranking weights; weights on the preferred documents of a query (clicks) are "
                 "for prsvm, svmrank and rankncg")
-        return weights
 
     def _problem(self, data: TrainingData, weights: PairWeights) -> Problem:
         """The grouped data, its PairWeights and the threads the solver may use (``n_jobs``)."""

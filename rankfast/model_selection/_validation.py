@@ -321,7 +321,7 @@ def cross_validate(estimator: Any, X: MatrixLike | TrainingData, y: VectorLike |
     c_name = c_name[0]
     if isinstance(cv, ValidationSet):
         return _validate(estimator, X if data is None else data, y, qid, rows, c_name, cv, metric,
-                         rule, progress, weight)
+                         rule, progress, fit_weight)
     folds = make_folds(qid, cv, random_state, X, y)
     top = metrics.highest_grade(y)     # ERR's g_max, the same for every fold
     scored_sets = [(y[test], qid[test], None if weight is None else weight[test])
