@@ -165,7 +165,7 @@ def test_classify_clicks_prints_the_counterfactual_estimates(tmp_path, capsys):
     out = capsys.readouterr().out
     scores = read_model(str(model)).predict(X)
     expected = counterfactual_metrics(scores, y, qid, weight)
-    assert f"over {int((y == 1).sum())} clicks" in out
+    assert f"over {int((y == 1).sum())} clicked documents" in out
     assert f"relevant results {expected.average_rank:.4f}" in out
     assert f"DCG per relevant result {expected.dcg:.4f}" in out
     assert classify_main(["--clicks", "-", str(model), str(tmp_path / "p2")]) == 2

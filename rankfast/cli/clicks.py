@@ -90,9 +90,9 @@ def click_estimates(test_path: str, model_path: str) -> str:
     except ValueError as exc:
         raise InputError(test_path, None, str(exc)) from None
     clicks = int(np.count_nonzero(data.y > 0))           # click_weights: each has its cost:
-    return (f"Counterfactual estimates over {clicks} clicks (each weighing its cost:): average "
-            f"rank of the relevant results {figures.average_rank:.4f}, DCG per relevant result "
-            f"{figures.dcg:.4f}\n")
+    return (f"Counterfactual estimates over {clicks} clicked documents (each weighing its "
+            f"cost:): average rank of the relevant results {figures.average_rank:.4f}, DCG per "
+            f"relevant result {figures.dcg:.4f}\n")
 
 
 def simulate_main(argv: Any = None) -> int:
