@@ -82,9 +82,6 @@ class Ranker(BaseEstimator):
     ``set_params`` work); parameters are checked by ``fit``.
     """
 
-    if TYPE_CHECKING:
-        def predict(self, X: MatrixLike) -> np.ndarray: ...    # each estimator's own
-
     #: Whether sparse float32 input is used as is (no float64 copy): learners whose
     #: numerics only multiply by X through rankfast.learners._linear.DataMatrix.
     sparse_float32 = False
@@ -172,6 +169,49 @@ class Ranker(BaseEstimator):
             results[valid.name] = {column.key: [float(column.evaluate(scores, valid.y, valid.qid))]
                                    for column in columns}
         self.evals_result_ = results
+
+    def decision_function(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
+        """The documents' scores in float64: Xw, or wᵀφ(x) with a kernel map (rank_classify
+        rounds the model file's weights as svm_rank does; this does not).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+            Dense input must have the training width; sparse input may be
+            narrower or wider (columns beyond the training width weigh nothing).
+        qid : array-like, shape (n_documents,), optional
+            The rows' queries: needed (only) by a model trained with
+            ``normalize="query"``, which normalises each query's rows.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        return self._score_checked(self._predict_input(X), qid)
+
+    def predict(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
+        """The documents' scores (higher ranks first): the same as decision_function.
+
+        The model file stores the weights as float32, so ``to_model().predict``
+        (rank_classify's scores) can differ from these in the 8th digit.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
+
+        qid : array-like, shape (n_documents,), optional
+            See decision_function (``normalize="query"`` needs it).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_documents,)
+        """
+        return self.decision_function(X, qid)
+
+    def _score_checked(self, X: Matrix, qid: VectorLike | None = None) -> np.ndarray:
+        """decision_function of X checked already (check_features' form), taken as it is:
+        each estimator's own."""
+        raise NotImplementedError
 
     def _predict_input(self, X):
         """X checked against what fit saw: dense input must have n_features_in_ columns.
@@ -493,49 +533,12 @@ class LinearRanker(Ranker):
         total = w.sum()
         return w / total if total > 0 else w
 
-    def decision_function(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
-        """Scores Xw in float64 (rank_classify rounds as svm_rank does; this does not).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
-            Dense input must have the training width; sparse input may be
-            narrower or wider (columns beyond the training width weigh nothing).
-        qid : array-like, shape (n_documents,), optional
-            The rows' queries: needed (only) by a model trained with
-            ``normalize="query"``, which normalises each query's rows.
-
-        Returns
-        -------
-        ndarray of float64, shape (n_documents,)
-        """
-        return self._score_checked(self._predict_input(X), qid)
-
     def _score_checked(self, X: Matrix, qid: VectorLike | None = None) -> np.ndarray:
         """decision_function of X checked already (check_features' form), taken as it is."""
         normalizer = self._applied_normalizer()
         if normalizer is not None:
             X = normalizer.transform(X, qid)
         return linear_scores(X, self.feature_ids_, self.weights_)
-
-    def predict(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
-        """The documents' scores (higher ranks first): the same as decision_function.
-
-        The model file stores the weights as float32, so ``to_model().predict``
-        (rank_classify's scores) can differ from these in the 8th digit.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
-
-        qid : array-like, shape (n_documents,), optional
-            See decision_function (``normalize="query"`` needs it).
-
-        Returns
-        -------
-        ndarray of float64, shape (n_documents,)
-        """
-        return self.decision_function(X, qid)
 
 
 class PathRanker(LinearRanker):

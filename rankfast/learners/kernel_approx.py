@@ -541,43 +541,12 @@ class KernelApproxLearner(Ranker):
         """The Normalizer predict applies (query, log), or None (rankfast.data.validation.predicted)."""
         return getattr(self, "normalizer_", None)
 
-    def decision_function(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
-        """wᵀφ(x) for the rows of X, in float64 (the model's predict rounds as svm_rank does).
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
-        qid : array-like, shape (n_documents,), optional
-            Each row's query: needed with ``normalize="query"``, which
-            normalises each query's rows.
-
-        Returns
-        -------
-        ndarray of float64, shape (n_documents,)
-        """
-        return self._score_checked(self._predict_input(X), qid)
-
     def _score_checked(self, X: Matrix, qid: VectorLike | None = None) -> np.ndarray:
         """decision_function of X checked already (check_features' form), taken as it is."""
         normalizer = self._applied_normalizer()
         if normalizer is not None:                # as the model (file) scores: the same function
             X = check_features(normalized_input(normalizer.kind, X, qid, self.map_.n_features_))[0]
         return self.map_._transform_checked(X) @ self.weights_
-
-    def predict(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
-        """The documents' scores (higher ranks first): the same as decision_function.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix, shape (n_documents, n_features_in_)
-        qid : array-like, shape (n_documents,), optional
-            Needed with ``normalize="query"``.
-
-        Returns
-        -------
-        ndarray of float64, shape (n_documents,)
-        """
-        return self.decision_function(X, qid)
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
         """KernelModel (Nyström: landmarks as SVs, β as alphas) or RFFModel, bias 0.
