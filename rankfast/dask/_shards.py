@@ -281,19 +281,14 @@ class ClickScale:
 def _click_weights(part, scale):
     """(query multipliers, document weights or None), in _grouped's order, of a click shard."""
     from ..data.queries import Queries
-    from ..data.validation import preferred_documents, preferred_means
+    from ..data.validation import preferred_weights
     perm, _ = group_rows(part.qid)
     weight = np.ldexp(part.weight, -scale.exponent)
     y, qid = part.y, part.qid
     if perm is not None:
         weight, y, qid = weight[perm], y[perm], qid[perm]
-    queries = Queries(qid)
-    preferred = preferred_documents(y, queries)
-    means = preferred_means(weight, queries, preferred)
-    relative = np.divide(weight, means[queries.index], out=np.ones_like(weight),
-                         where=preferred & (means[queries.index] > 0))
-    document = np.where(preferred, relative, 1.0)
-    return means * scale.factor, None if np.all(document == 1.0) else document
+    means, document = preferred_weights(weight, Queries(qid), y)
+    return means * scale.factor, document
 
 
 def _largest_weight(part):

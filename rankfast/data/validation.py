@@ -356,15 +356,27 @@ def pair_weights(sample_weight: VectorLike | None, qid: VectorLike | Queries,
         return PairWeights(_mean_one(first), None)
     if weight.max() > 0:
         weight = np.ldexp(weight, -np.frexp(weight.max())[1])  # sums cannot overflow
-    preferred = preferred_documents(y, queries)
-    per_query = preferred_means(weight, queries, preferred)
-    relative = np.divide(weight, per_query[index], out=np.ones_like(weight),
-                         where=preferred & (per_query[index] > 0))
-    document = np.where(preferred, relative, 1.0)
+    per_query, document = preferred_weights(weight, queries, y)
     multipliers = _mean_one(per_query)
-    if np.all(document == 1.0):
+    if document is None:
         return PairWeights(multipliers, None)
     return PairWeights(np.ones(n_queries) if multipliers is None else multipliers, document)
+
+
+def preferred_weights(weight: np.ndarray, queries: Queries,
+                      y: VectorLike) -> tuple[np.ndarray, np.ndarray | None]:
+    """(each query's mean weight over its preferred documents, each row's weight over its
+    query's mean on preferred documents and 1 elsewhere, or None when every one is 1).
+
+    The two parts of pair_weights before the queries' weights are normalised
+    (rankfast.dask normalises them over every shard); ``weight`` scaled already.
+    """
+    preferred = preferred_documents(y, queries)
+    per_query = preferred_means(weight, queries, preferred)
+    mean = per_query[queries.index]
+    relative = np.divide(weight, mean, out=np.ones_like(weight), where=preferred & (mean > 0))
+    document = np.where(preferred, relative, 1.0)
+    return per_query, None if np.all(document == 1.0) else document
 
 
 def row_weights(per_query: np.ndarray | None, qid: VectorLike) -> np.ndarray | None:
