@@ -5,6 +5,7 @@ import pytest
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 REFERENCE = SHARED / "reference" / "svm_rank"
+PROPRANK_REFERENCE = SHARED / "reference" / "svm_proprank"
 DATA = SHARED / "data"
 
 

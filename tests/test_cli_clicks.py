@@ -76,7 +76,7 @@ def test_svm_proprank_learn_is_rank_learn_on_clicks_with_svm_rank_objective(tmp_
     ("1 qid:2 cost:0 1:1\n", "cost:0: a click's cost is its weight"),
     ("1 qid:2 cost:-3 1:1\n", "cost:-3: a click's cost is its weight"),
     ("1 cost:2 1:1\n", "a click on no query"),
-    ("1 qid:3 cost:2 1:1\n", "a click with nothing to prefer it over"),
+    ("0 qid:3 1:1\n", "qid 3 has no click"),
     ("1 qid:2 cost:nan 1:1\n", "cost must be a finite number"),
 ])
 def test_bad_clicks_exit_1_naming_file_and_line_and_write_nothing(tmp_path, capsys, line, reason):
@@ -89,11 +89,43 @@ def test_bad_clicks_exit_1_naming_file_and_line_and_write_nothing(tmp_path, caps
     assert not model.exists() and os.listdir(tmp_path) == ["clicks.dat"]
 
 
-def test_a_file_without_costs_is_not_a_click_log(tmp_path, capsys):
-    path = tmp_path / "plain.dat"
-    path.write_text("1 qid:1 1:1\n0 qid:1 1:0\n")
-    assert learn_main(["--clicks", str(path), str(tmp_path / "m")]) == 1
-    assert "no line has a cost:" in capsys.readouterr().err
+def test_a_file_without_costs_trains_unweighted_as_svm_proprank_does(tmp_path, capsys):
+    """A line without cost: weighs 1 (SVM-light's default): svm_proprank trains such a file
+    as svm_rank would; it was refused here ("not a click log")."""
+    path, X, y, qid, _ = click_file(tmp_path)
+    plain = tmp_path / "plain.dat"
+    dump_svmlight(X, y, qid, str(plain))
+    clicks, unweighted = tmp_path / "clicks.model", tmp_path / "svm_rank.model"
+    assert learn_main(["-a", "svmrank", "--clicks", "-c", "2", str(plain), str(clicks)]) == 0
+    assert "none has a cost:, so each weighs 1" in capsys.readouterr().err
+    assert learn_main(["-a", "svmrank", "-c", "2", "-v", "0", str(plain), str(unweighted)]) == 0
+    np.testing.assert_allclose(read_model(str(clicks)).weights,
+                               read_model(str(unweighted)).weights, rtol=1e-6, atol=1e-8)
+
+
+def test_a_click_log_without_queries_is_refused(tmp_path, capsys):
+    """It was merged into one ranking with a note; svm_proprank cannot read it either."""
+    path = tmp_path / "clicks.dat"
+    path.write_text("1 cost:2 1:1\n0 1:0\n0 1:2\n")
+    model = tmp_path / "m"
+    assert learn_main(["--clicks", str(path), str(model)]) == 1
+    assert f"rank_learn: {path}: no line has a qid" in capsys.readouterr().err
+    assert not model.exists()
+    (tmp_path / "clicks.dat.query").write_text("3\n")      # a group file gives the queries
+    assert learn_main(["--clicks", "-v", "0", str(path), str(model)]) == 0
+
+
+def test_one_document_queries_train_as_in_svm_proprank(tmp_path):
+    """A query of one click and nothing else has no pair: it weighs nothing, and counts among
+    the queries (n in svm_proprank's C/n), as there."""
+    path = tmp_path / "clicks.dat"
+    path.write_text("1 qid:1 cost:0.5 1:1 2:0\n0 qid:1 1:0 2:1\n1 qid:2 cost:5 1:0 2:3\n")
+    model = tmp_path / "m"
+    assert learn_main(["-a", "svmrank", "--clicks", "-c", "1", "-v", "0", str(path),
+                       str(model)]) == 0
+    # min ½‖w‖² + 1/2 · 0.5 · max(0, 1 − (w1 − w2)): w = (0.25, −0.25), inside the margin
+    # (with n = 1, the one query with a pair: (0.5, −0.5))
+    np.testing.assert_allclose(read_model(str(model)).weights, [0.25, -0.25], atol=1e-3)
 
 
 @pytest.mark.parametrize("argv, message", [

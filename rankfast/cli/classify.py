@@ -17,7 +17,7 @@ from .._kernels.threads import resolve_n_jobs
 from ..errors import InputError, UsageError
 from ..io._model_text import read_model_file, single_vector_weights
 from ..io.files import atomic_output, check_output
-from .clicks import check_click_source, click_estimates
+from .clicks import check_click_source, click_estimates, read_click_log
 from .data import group_note, local_workers, no_documents_error, refuse_pattern, split_query_note, with_groups
 from .options import CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, GROUP_HELP, cluster_requested, parse_args
 from .output import (
@@ -60,8 +60,10 @@ Options:
                         than k documents scores 0 at NDCG@k)
          --ndcg-at k[,k...] -> cut-offs for --metrics (default 10)
          --ndcg letor|standard -> NDCG convention of --metrics (default letor)
-         --clicks    -> a click log (svm_proprank's): also print the counterfactual
-                        estimates of the average rank of relevant results and DCG
+         --clicks    -> a click log (svm_proprank's): also print svm_proprank's
+                        SNIPS estimate of the clicks' average rank (0 = top,
+                        ties against the click) and rankfast's counterfactual
+                        estimates of the relevant results' rank (1 = top) and DCG
          -j, --threads int -> threads (default 0: every core this process may
                         use; never more) reading and scoring (same predictions)
          --scheduler ADDRESS, --workers N -> score on a Dask cluster (an
@@ -78,15 +80,39 @@ NOTE_BLOCK = ("NOTE: The loss reported above is the fraction of swapped pairs av
               "      rankings!\n")
 
 
+PROPRANK_HELP = f"""svm_proprank_classify {__version__}: a drop-in for Propensity SVM-rank's
+svm_proprank_classify (Joachims, Swaminathan & Schnabel 2017)
+
+   usage: svm_proprank_classify [options] example_file model_file [output_file]
+
+It is rank_classify --clicks with svm_proprank's output: svm_rank_classify's
+summary, then the SNIPS estimate of the clicked documents' average rank (0 =
+top, ties counted against the click).  example_file is a click log (a query per
+click: target 1 and cost: on the clicked document, a line without cost:
+weighs 1).  rank_classify's options, as follows, all work.
+
+""" + CLASSIFY_HELP
+
+
 def classify_main(argv: Any = None) -> int:
     """``rank_classify``: run it on argv (default sys.argv[1:]); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     return run("rank_classify", _classify, argv, CLASSIFY_HELP)
 
 
-def _classify(argv):
+def proprank_classify_main(argv: Any = None) -> int:
+    """``svm_proprank_classify``: rank_classify --clicks on argv (default sys.argv[1:]) with
+    svm_proprank's stdout (no rankfast line after its own); returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    return run("svm_proprank_classify", lambda args: _classify(args, proprank=True), argv,
+               PROPRANK_HELP)
+
+
+def _classify(argv, proprank=False):
     options, _, positional = parse_args(argv, CLASSIFY_OPTIONS, CLASSIFY_SWITCHES, 3,
                                         "rank_classify")
+    if proprank:
+        options["clicks"] = True
     hold_threads(options.get("n_jobs"))
     if len(positional) < 2:
         raise UsageError("not enough input parameters: "
@@ -108,8 +134,10 @@ def _classify(argv):
     if normalize not in ("none", "zscore", "query", "log"):
         raise InputError(model_path, None, f"the model asks for normalize={normalize}, which "
                                            f"this rank_classify cannot apply (a newer rankfast?)")
-    if options.get("clicks"):
+    click_log = None
+    if options.get("clicks"):                      # read and checked before any output
         check_click_source(test_path, distributed)
+        click_log = read_click_log(test_path, options.get("group"))
     if distributed:
         if normalize in ("query", "log"):
             raise UsageError(f"a model trained with --normalize {normalize} is not available "
@@ -145,10 +173,13 @@ def _classify(argv):
     progress("done", verbosity)
     progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
     write(_summary_lines(queries.swapped, queries.pairs, verbosity))
+    estimates = None if click_log is None else click_estimates(click_log, model_path)
+    if estimates is not None:
+        write(estimates[0])                           # svm_proprank_classify's line
     if cutoffs is not None:
         _write_metrics(queries.swapped, queries.pairs, queries.figures, cutoffs)
-    if options.get("clicks"):
-        write(click_estimates(test_path, model_path))
+    if estimates is not None and not proprank:
+        write(estimates[1])
     return 0
 
 

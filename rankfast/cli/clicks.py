@@ -55,9 +55,17 @@ Options:
 
 def proprank_learn_command() -> None:
     """``svm_proprank_learn`` (console entry point): rank_learn -a svmrank --clicks ARGS."""
-    from .learn import learn_main
+    from .learn import proprank_learn_main
     from .output import end_process
-    end_process(learn_main(["-a", "svmrank", "--clicks"] + sys.argv[1:]))
+    end_process(proprank_learn_main())
+
+
+def proprank_classify_command() -> None:
+    """``svm_proprank_classify`` (console entry point): rank_classify --clicks ARGS, with
+    svm_proprank's output."""
+    from .classify import proprank_classify_main
+    from .output import end_process
+    end_process(proprank_classify_main())
 
 
 def simulate_command() -> None:
@@ -74,25 +82,49 @@ def check_click_source(test_path: str, distributed: bool) -> None:
         raise UsageError("--clicks reads the click log twice: give a file, not standard input")
 
 
-def click_estimates(test_path: str, model_path: str) -> str:
-    """rank_classify --clicks: the model's counterfactual figures on the click log at test_path."""
+def read_click_log(test_path: str, group_path: Any = None) -> Any:
+    """rank_classify --clicks: the click log at test_path, read and checked as rank_learn
+    --clicks checks it (before any output is written)."""
+    from ..clicks.log import click_weights
+    from ..io.svmlight import load_svmlight
+    from .data import check_click_log, no_documents_error, with_groups
+    data = load_svmlight(test_path, costs=True)
+    if data.n_documents == 0:
+        raise no_documents_error(test_path)
+    check_click_log(data, test_path, group_path)
+    data, _ = with_groups(data, test_path, group_path)
+    click_weights(data, check_queries=False)           # InputError at a bad click's line
+    return data
+
+
+# svm_proprank_classify's last line: the SNIPS estimate of the clicked documents' 0-based rank.
+SNIPS_LINE = ("Avg Rank of Positive Examples: {:6.2f} "
+              "(via SNIPS Estimator [Swaminathan & Joachims, 2015d])\n")
+
+
+def click_estimates(log: Any, model_path: str) -> tuple[str, str]:
+    """rank_classify --clicks: (svm_proprank's SNIPS line, rankfast's line) of the model's
+    counterfactual figures on the click log read by read_click_log.
+
+    svm_proprank's figure is the clicks' cost-weighted mean of the number of other documents
+    of their query scored at or above them (ties count against the click), over the sum of
+    the costs; rankfast's average rank is the same plus 1 (1 = top), beside the DCG."""
     import numpy as np
 
     from ..clicks.evaluate import counterfactual_metrics
     from ..clicks.log import click_weights
     from ..io.model_files import read_model
-    from ..io.svmlight import load_svmlight
-    data = load_svmlight(test_path, costs=True)
-    weight, _ = click_weights(data)
-    scores = read_model(model_path).predict(data.features, data.qid)
+    weight, _ = click_weights(log, check_queries=False)
+    scores = read_model(model_path).predict(log.features, log.qid)
     try:
-        figures = counterfactual_metrics(scores, data.y, data.qid, weight)
+        figures = counterfactual_metrics(scores, log.y, log.qid, weight)
     except ValueError as exc:
-        raise InputError(test_path, None, str(exc)) from None
-    clicks = int(np.count_nonzero(data.y > 0))           # click_weights: each has its cost:
-    return (f"Counterfactual estimates over {clicks} clicked documents (each weighing its "
-            f"cost:): average rank of the relevant results {figures.average_rank:.4f}, DCG per "
-            f"relevant result {figures.dcg:.4f}\n")
+        raise InputError(log.path, None, str(exc)) from None
+    clicks = int(np.count_nonzero(log.y > 0))
+    own = (f"Counterfactual estimates over {clicks} clicked documents (each weighing its "
+           f"cost:): average rank of the relevant results {figures.average_rank:.4f}, DCG per "
+           f"relevant result {figures.dcg:.4f}\n")
+    return SNIPS_LINE.format(figures.average_rank - 1.0), own
 
 
 def simulate_main(argv: Any = None) -> int:

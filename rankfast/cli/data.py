@@ -41,11 +41,25 @@ def load_dataset(path: str, verbosity: int, program: str, svmlight_verbosity: in
     if qid is not None:
         split_query_note(program, path, qid)
     if costs:                            # before a group file numbers the queries from 0
-        from ..clicks.log import check_click_queries
-        check_click_queries(dataset)
+        check_click_log(dataset, path, group_path)
     dataset, note = with_groups(dataset, path, group_path)
     group_note(note, verbosity, program)
     return dataset
+
+
+def check_click_log(dataset: Any, path: str, group_path: Any) -> None:
+    """InputError for a click log's queries: a click without a qid in a file with qids
+    (rankfast.clicks.log.check_click_queries); a file without any qid and without a group
+    file is not a click log (a query per click, qid:N: svm_proprank cannot read it either)."""
+    from ..clicks.log import check_click_queries
+    check_click_queries(dataset)
+    if (dataset.qid != 0).any() or group_path is not None:
+        return
+    from ..io.groups import group_sidecar
+    if group_sidecar(path) is None:
+        raise InputError(path, None, "no line has a qid: a click log gives each click's query "
+                                     "as qid:N (svm_proprank's files), or its queries in a "
+                                     "group file (--group)")
 
 
 def with_groups(dataset: Any, path: str, group_path: Any) -> Any:

@@ -160,8 +160,43 @@ def learn_main(argv: Any = None) -> int:
     return run("rank_learn", _learn, argv, _learn_help)
 
 
-def _learn(argv):
+PROPRANK_DEFAULTS = {"algorithm": "svmrank", "clicks": True, "fallback_algorithm": "svmrank"}
+
+PROPRANK_HEADER = """svm_proprank_learn {version}: learning from clicks, a drop-in for Propensity
+SVM-rank's svm_proprank_learn (Joachims, Swaminathan & Schnabel 2017)
+
+   usage: svm_proprank_learn [options] example_file [model_file]
+
+It is rank_learn -a svmrank --clicks: svm_proprank's objective on the clicks of
+its training file (target 1, cost: the click's inverse propensity; a line
+without cost: weighs 1), each click's slack times its cost, -c on svm_proprank's
+scale.  -a FILE (svm_proprank's alpha file) is accepted, not written, and keeps
+svm_rank's objective; -a names another learner as in rank_learn.  rank_learn's
+options, as follows, all work.
+
+"""
+
+
+def proprank_learn_main(argv: Any = None) -> int:
+    """``svm_proprank_learn``: rank_learn -a svmrank --clicks on argv (default sys.argv[1:]),
+    under its own name; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+
+    def help_text():
+        return PROPRANK_HEADER.format(version=__version__) + _learn_help()
+    return run("svm_proprank_learn", lambda args: _learn(args, PROPRANK_DEFAULTS), argv,
+               help_text)
+
+
+def _learn(argv, defaults=None):
     options, given, positional = parse_args(argv, LEARN_OPTIONS, LEARN_SWITCHES, 2, "rank_learn")
+    options = {**(defaults or {}), **options}
+    if defaults is PROPRANK_DEFAULTS and options.get("loss", 1) != 1:
+        # svm_proprank has one loss, its -l 1; any other -l trains the same model there
+        print_note("svm_proprank_learn", f"-l {options['loss']}: svm_proprank has one loss, "
+                                         f"the IPS-weighted rank of the clicks (-l 1), which it "
+                                         f"trains for any -l: so does this")
+        options["loss"] = 1
     hold_threads(options.get("n_jobs"))               # before numpy is imported, if it is not
     from .learners import fitted_notes, make_learner, model_notes
     if not positional:
@@ -213,7 +248,8 @@ def _learn(argv):
         learner = _validated_learner(options, given, verbosity, svmlight_verbosity)
     weights = {} if "weights" not in options else {
         "sample_weight": _query_weights(options["weights"], dataset.qid)}
-    if options.get("clicks"):
+    clicks = bool(options.get("clicks"))
+    if clicks:
         weights = {"sample_weight": _click_weights(learner, dataset, options, verbosity)}
 
     def log(text, level=1):
@@ -241,8 +277,8 @@ def _learn(argv):
         raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
     progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
     _print_cv_table(learner, verbosity)
-    for note in fitted_notes(learner, options, given) + model_notes(model, dataset, options,
-                                                                    learner):
+    for note in fitted_notes(learner, options, given) + model_notes(
+            model, dataset, options, learner, weights.get("sample_weight") if clicks else None):
         if verbosity >= 1:
             print_note("rank_learn", note)
     progress("Writing learned model...", verbosity, end="")
@@ -287,15 +323,16 @@ def _saturation_note(dataset, options):
 
 def _click_weights(learner, dataset, options, verbosity):
     """--clicks: each document's weight (its cost:), the learner's C made svm_proprank's."""
-    import numpy as np
-
-    from ..clicks.log import click_weights
+    from ..clicks.log import click_count, click_weights
     weight, scale = click_weights(dataset, options.get("clip"), check_queries=False)
     _scale_c(learner, scale)
     if verbosity >= 1:
-        print_note("rank_learn", f"--clicks: {int((~np.isnan(dataset.cost)).sum())} lines with "
-                                 f"cost:; the click weights average {scale:.6g} per query, so "
-                                 f"the learner's C is -c times {scale:.6g} (svm_proprank's -c)")
+        clicks, costed = click_count(dataset)
+        costs = ("none has a cost:, so each weighs 1 (svm_proprank's default)" if not costed
+                 else f"{costed} with cost:")
+        print_note("rank_learn", f"--clicks: {clicks} clicks, {costs}; the click weights "
+                                 f"average {scale:.6g} per query, so the learner's C is -c "
+                                 f"times {scale:.6g} (svm_proprank's -c)")
     return weight
 
 

@@ -100,7 +100,8 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     learner's name is a typo, not a file, and is refused (see _learner_name).
     """
     notes: list[str] = []
-    algorithm = _learner_name(options.get("algorithm", "prsvm"), notes)
+    algorithm = _learner_name(options.get("algorithm", "prsvm"), notes,
+                              options.get("fallback_algorithm", "prsvm"))
     if options.get("slack_norm") == 1 and "-a" not in given:
         algorithm = "svmrank"
         notes.append("-p 1: training svm_rank's own objective, the L1 hinge (-a svmrank)")
@@ -185,8 +186,9 @@ def kernel_params(options: dict[str, Any], gamma: float | None = None) -> Any:
                         options.get("coef_lin", 1.0), options.get("coef_const", 1.0))
 
 
-def _learner_name(value, notes):
-    """The learner ``-a value`` names; svm_rank's alpha file (with a note) means prsvm.
+def _learner_name(value, notes, fallback="prsvm"):
+    """The learner ``-a value`` names; svm_rank's alpha file (with a note) means ``fallback``
+    (prsvm; svm_proprank_learn's svmrank).
 
     Names are case-insensitive.  A value that is none of them but close to
     one (``greed``, ``rankrl``) is a mistyped learner: silently training
@@ -203,8 +205,8 @@ def _learner_name(value, notes):
     if close:
         raise UsageError(f"unknown learner {value!r} (did you mean {close[0]}?)")
     notes.append(f"-a {value}: not a learner ({', '.join(LEARNERS)}); taken as "
-                 f"svm_rank's alpha file, which rankfast does not write; using prsvm")
-    return "prsvm"
+                 f"svm_rank's alpha file, which rankfast does not write; using {fallback}")
+    return fallback
 
 
 def _kernel_notes(params):
@@ -247,12 +249,14 @@ def fitted_notes(learner: Any, options: dict[str, Any], given: Any) -> list[str]
     return []
 
 
-def model_notes(model: Any, dataset: Any, options: dict[str, Any], learner: Any = None) -> list[str]:
+def model_notes(model: Any, dataset: Any, options: dict[str, Any], learner: Any = None,
+                sample_weight: Any = None) -> list[str]:
     """Notes on a trained model: an all-zero model although there are pairs to order (C too
-    small); svm_rank's objective of the model as written far above the solver's."""
+    small); svm_rank's objective of the model as written far above the solver's (with
+    ``sample_weight``, --clicks' weights, svm_proprank's: the weighted one at -c)."""
     values = model.alphas if hasattr(model, "alphas") else model.weights
     if np.any(values):
-        return _written_objective_notes(model, dataset, options, learner)
+        return _written_objective_notes(model, dataset, options, learner, sample_weight)
     from ..metrics import swapped_pairs
     _, pairs = swapped_pairs(np.zeros(dataset.n_documents), dataset.y, dataset.qid)
     if not pairs.sum():
@@ -262,13 +266,14 @@ def model_notes(model: Any, dataset: Any, options: dict[str, Any], learner: Any 
             f"these features; use a larger -c"]
 
 
-def _written_objective_notes(model, dataset, options, learner):
+def _written_objective_notes(model, dataset, options, learner, sample_weight=None):
     """svmrank: the model file holds weights to 8 significant digits (svm_rank's format), read
     back as float32; on data with many pairs at the margin that rounding moves pairs across
     it and raises the hinge objective well above the solver's (XGBoost's agaricus as one
     ranking at -c 100: 2.48 against 1.654).  Said when it is over 1e-3 above; only for svm_rank's
-    own objective on the raw features and unweighted queries, where the file's model can be
-    evaluated on the training file as it stands."""
+    own objective on the raw features and unweighted queries (or --clicks' weights, with
+    svm_proprank's objective at the -c given, which equals the solver's at its scaled C), where
+    the file's model can be evaluated on the training file as it stands."""
     result = getattr(learner, "result_", None)
     if (model.metadata.get("algorithm") != "svmrank" or getattr(result, "f", None) is None
             or options.get("normalize", "none") != "none" or "weights" in options
@@ -278,10 +283,17 @@ def _written_objective_notes(model, dataset, options, learner):
     C = getattr(learner, "C_", getattr(learner, "C", None))
     if not isinstance(C, (int, float)):
         return []
-    written = objective(model, dataset, float(C), options.get("loss", 1), p=1)
+    if sample_weight is not None:           # the solver's C is -c times the clicks' scale
+        given = options.get("C", [0.01])
+        if len(given) != 1:
+            return []
+        C = given[0]
+    written = objective(model, dataset, float(C), options.get("loss", 1), p=1,
+                        sample_weight=sample_weight)
     if not written > result.f * (1.0 + 1e-3):
         return []
+    name = "svm_proprank's" if sample_weight is not None else "svm_rank's"
     return [f"the model file holds the weights to 8 significant digits (svm_rank's format), "
-            f"which put pairs that sit at the margin on its other side: svm_rank's objective "
+            f"which put pairs that sit at the margin on its other side: {name} objective "
             f"of the model as written is {written:.8g}, {written / result.f - 1.0:.1%} above "
             f"the solver's {result.f:.8g}"]

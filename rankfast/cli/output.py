@@ -19,6 +19,7 @@ import warnings
 from .. import __version__
 from .._kernels.threads import resolve_n_jobs
 from ..errors import RankfastError, UsageError
+from ..io.files import deferred_outputs
 from .options import HelpRequested, VersionRequested, in_flags
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -43,14 +44,21 @@ def run(program: str, body: Any, argv: Any, help_text: Any) -> int:
     in numpy's RuntimeWarning lines.  Other warnings (scipy's LinAlgWarning)
     become one note each (_warning_note).  SIGTERM ends the run as Ctrl-C
     does (temporary files removed), with exit status 143 instead of 130.
+    The outputs the run finishes are put in place when it ends with status 0
+    (rankfast.io.files.deferred_outputs): a run that fails or is interrupted
+    at any point leaves every output as it was.
     """
     _reserve_standard_streams()
     _stdout_error[0] = None
+    _running[:] = [program]
     with _terminate_as_interrupt(), warnings.catch_warnings():
         warnings.showwarning = _warning_printer(program)
         _warnings_never_raise()
         try:
-            status = body(argv)
+            with deferred_outputs() as outputs:     # in place only once the run has succeeded
+                status = body(argv)
+                if status:
+                    outputs.discard()
         except HelpRequested:
             write(help_text() if callable(help_text) else help_text)
             status = 0
@@ -80,7 +88,11 @@ def run(program: str, body: Any, argv: Any, help_text: Any) -> int:
     _release_threads()
     if _stdout_error[0] is not None:
         _say(f"{program}: standard output: {_stdout_error[0]}; what followed was not printed")
+    _running.clear()
     return status
+
+
+_running: list = []       # the program run() runs: its notes carry its name (svm_proprank_learn)
 
 
 # Thread libraries' environment variables: each is read once, when its library loads.
@@ -228,8 +240,10 @@ def _warning_note(message):
 
 
 def print_note(program: str, text: str) -> None:
+    """``program: note: text`` on stderr; the name is that of the program running, if any (the
+    modules rank_learn shares with svm_proprank_learn name rank_learn)."""
     _end_open_line()
-    _say(f"{program}: note: {text}")
+    _say(f"{_running[0] if _running else program}: note: {text}")
 
 
 _open_line = [False]

@@ -16,10 +16,15 @@ def click_weights(dataset: Any, clip: float | None = None, check_queries: bool =
                   check_preferred: bool = True) -> tuple[np.ndarray, float]:
     """(one weight per document, svm_proprank's scale) of a Dataset read with ``costs=True``.
 
-    A document with ``cost:`` is a click weighing its cost (its inverse
-    propensity, svm_proprank's format; at most 1/``clip`` with a propensity
-    floor); a document without one weighs 1 (it is only ever the lower side
-    of a pair).  The scale is the mean over queries of their clicks' mean
+    svm_proprank's reading: a click is a document with a target above 0 (the
+    relevant document of its query); it weighs its ``cost:``, its inverse
+    propensity (at most 1/``clip`` with a propensity floor), or 1 when its
+    line has none (SVM-light's default: a file without any ``cost:`` trains
+    unweighted).  ``cost:`` on an unclicked document is ignored; an unclicked
+    document weighs 1 (it is only ever the lower side of a pair).  A query
+    of one document has no pair and weighs nothing; a query with two clicks
+    (which svm_proprank refuses) prefers each over the documents with a lower
+    target.  The scale is the mean over queries of their clicks' mean
     weight: svm_proprank multiplies each query's loss by C / queries times its
     cost, where the learners normalise weights to mean 1, so training at
     C × scale gives svm_proprank's objective at C.
@@ -35,42 +40,58 @@ def click_weights(dataset: Any, clip: float | None = None, check_queries: bool =
         Naming the file and line of the first click whose cost is not a
         positive number, that has no query (check_click_queries; skipped with
         ``check_queries=False``, when the caller checked the file before its
-        queries came from a group file), or that has nothing to be preferred
-        over (no document of its query with a lower target); or when no line
-        has a cost.
+        queries came from a group file), or of the first line of a query
+        without a click (svm_proprank's "Missing propensity weight"; skipped
+        with ``check_preferred=False``, for a file that holds part of a query).
     """
     cost = dataset.cost
-    clicks = ~np.isnan(cost)
-    if not clicks.any():
-        raise InputError(dataset.path, None, "no line has a cost: (a click's weight, its "
-                                             "inverse propensity): this is not a click log")
-    _refuse_first(dataset, clicks & ~(cost > 0),
+    clicks = np.asarray(dataset.y) > 0
+    given = ~np.isnan(cost)
+    _refuse_first(dataset, clicks & given & ~(cost > 0),
                   "a click's cost is its weight, the inverse propensity 1/p of its rank "
                   "(p in (0, 1]): it must be greater than zero")
     if check_queries:
         check_click_queries(dataset)
     queries = Queries(dataset.qid)
-    preferred = preferred_documents(dataset.y, queries)
     if check_preferred:            # (off for a file that holds part of a query: rankfast.dask)
-        _refuse_first(dataset, clicks & ~preferred & (dataset.y > 0),
-                      "a click with nothing to prefer it over: no document of its query has a "
-                      "lower target")
-    weight = np.where(clicks, cost, 1.0)
+        check_every_query_clicked(dataset, queries)
+    weight = np.where(clicks & given, cost, 1.0)
     if clip is not None:
         if not 0 < clip <= 1:
             raise ValueError(f"the propensity clip must be in (0, 1] (got {clip!r})")
         weight = np.minimum(weight, 1.0 / clip)
+    preferred = preferred_documents(dataset.y, queries)
     exponent = np.frexp(weight.max())[1]
     means = preferred_means(np.ldexp(weight, -exponent), queries, preferred)
     return weight, float(np.ldexp(means.mean(), exponent))
 
 
+def check_every_query_clicked(dataset: Any, queries: Queries | None = None) -> None:
+    """InputError at the first line of the first query without a click (a document with a
+    target above 0): svm_proprank refuses it too ("Missing propensity weight")."""
+    queries = Queries(dataset.qid) if queries is None else queries
+    clicked = np.zeros(queries.n_queries, dtype=bool)
+    clicked[queries.index[np.asarray(dataset.y) > 0]] = True
+    if clicked.all():
+        return
+    first = int(np.flatnonzero(~clicked[queries.index])[0])
+    raise InputError(dataset.path, int(dataset.line[first]),
+                     f"qid {int(dataset.qid[first])} has no click: every query of a click log "
+                     f"holds a clicked document (target 1, cost: its inverse propensity)")
+
+
+def click_count(dataset: Any) -> tuple[int, int]:
+    """(clicks, clicks whose line has a cost:) of a Dataset read with ``costs=True``."""
+    clicks = np.asarray(dataset.y) > 0
+    return int(clicks.sum()), int((clicks & ~np.isnan(dataset.cost)).sum())
+
+
 def check_click_queries(dataset: Any) -> None:
-    """InputError at the first click (a line with cost:) without a qid in a file whose other
-    lines have qids: a click on an unknown query.  A file without any qid is one ranking,
-    or takes its queries from a group file."""
+    """InputError at the first click (a document with a target above 0) without a qid in a
+    file whose other lines have qids: a click on an unknown query.  (A file without any
+    qid is refused by the programs, unless a group file gives its queries.)"""
     if dataset.cost is not None and (dataset.qid != 0).any():
-        _refuse_first(dataset, ~np.isnan(dataset.cost) & (dataset.qid == 0),
+        _refuse_first(dataset, (np.asarray(dataset.y) > 0) & (dataset.qid == 0),
                       "a click on no query: give its query as qid:N, N ≥ 1")
 
 
@@ -78,4 +99,5 @@ def _refuse_first(dataset, bad, reason):
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         value = dataset.cost[first]
-        raise InputError(dataset.path, int(dataset.line[first]), f"cost:{value:g}: {reason}")
+        given = "" if np.isnan(value) else f"cost:{value:g}: "
+        raise InputError(dataset.path, int(dataset.line[first]), f"{given}{reason}")

@@ -245,7 +245,8 @@ class atomic_output:
         raise failure
 
     def _close(self, keep):
-        """Close the output; if keep, put the temporary file in place, on disk first."""
+        """Close the output; if keep, put the temporary file in place (on disk first), or hand
+        it to the open deferred_outputs, which puts it in place when the run succeeds."""
         try:
             if keep and self._tmp is not None:
                 self._out.flush()
@@ -254,10 +255,52 @@ class atomic_output:
             self._out.close()
         if keep and self._tmp is not None:
             os.chmod(self._tmp, _mode_of(self._target))
-            os.replace(self._tmp, self._target)
+            if _pending:
+                _pending[-1].append((self._tmp, self._target))
+            else:
+                os.replace(self._tmp, self._target)
 
     def _cannot_write(self, exc):
         return InputError(self.path, None, f"cannot write: {exc.strerror or exc}")
+
+
+_pending: list = []          # the open deferred_outputs' finished files: [(temporary, target)]
+
+
+class deferred_outputs:
+    """Within the block, the files atomic_output finishes are put in place only when the
+    block ends without an exception; on any exception (KeyboardInterrupt and SIGTERM
+    included) they are removed and every output keeps its old content.
+
+    The programs run in one: a run that fails after it wrote an output (a click log
+    refused when the predictions are written, Ctrl-C while the summary prints) leaves
+    no output it did not finish, and an existing one untouched.  Outputs written in
+    place (devices, FIFOs) cannot wait.
+    """
+
+    def __enter__(self):
+        _pending.append([])
+        self._discard = False
+        return self
+
+    def discard(self) -> None:
+        """At the end of the block, remove the finished outputs instead (a run that failed)."""
+        self._discard = True
+
+    def __exit__(self, exc_type, exc, tb):
+        finished = _pending.pop()
+        if exc_type is not None or self._discard:
+            for tmp, _ in finished:
+                _remove_quietly(tmp)
+            return False
+        for done, (tmp, target) in enumerate(finished):
+            try:
+                os.replace(tmp, target)
+            except OSError as error:
+                for rest, _ in finished[done:]:
+                    _remove_quietly(rest)
+                raise InputError(target, None, f"cannot write: {error.strerror or error}") from None
+        return False
 
 
 def _remove_quietly(path):

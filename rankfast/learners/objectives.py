@@ -13,13 +13,16 @@ if TYPE_CHECKING:
 
 
 
-def objective(model: Any, data: Any, C: Any, loss: int = 1, p: int = 1) -> float:
-    """½‖w‖² + Σ_q c_q Σ_{(i,j) ∈ P_q} max(0, 1 − wᵀ(x_i − x_j))^p of a linear model.
+def objective(model: Any, data: Any, C: Any, loss: int = 1, p: int = 1,
+              sample_weight: Any = None) -> float:
+    """½‖w‖² + Σ_q c_q Σ_{(i,j) ∈ P_q} v_i max(0, 1 − wᵀ(x_i − x_j))^p of a linear model.
 
     c_q = C / Q (``loss=1``) or C / (Q |P_q|) (``loss=2``), Q the number of
     queries of ``data``: svm_rank's objective with p = 1 (its "pval" for the
-    training set), PRSVM's with p = 2.  Pairs are counted in O(n log n), never
-    formed.
+    training set), PRSVM's with p = 2.  v_i is the preferred document's
+    ``sample_weight`` as given, not normalised (1 without it): with a click
+    log's weights (rankfast.clicks.click_weights) and p = 1, svm_proprank's
+    objective.  Pairs are counted in O(n log n), never formed.
 
     Parameters
     ----------
@@ -34,6 +37,8 @@ def objective(model: Any, data: Any, C: Any, loss: int = 1, p: int = 1) -> float
         svm_rank's -l.
     p : {1, 2}
         1: hinge (svm_rank's objective); 2: squared hinge (PRSVM's).
+    sample_weight : array-like, shape (n_documents,), optional
+        Each document's weight on the pairs where it is the preferred one.
 
     Returns
     -------
@@ -49,7 +54,10 @@ def objective(model: Any, data: Any, C: Any, loss: int = 1, p: int = 1) -> float
                            model.weights)
     y = np.asarray(data.y, dtype=np.float64)
     perm, starts = group_rows(data.qid)
+    weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if perm is not None:
         scores, y = scores[perm], y[perm]
-    value, _ = HingeLoss(y, starts, query_weights(y, starts, C, loss), power=p)(scores)
+        weight = None if weight is None else weight[perm]
+    value, _ = HingeLoss(y, starts, query_weights(y, starts, C, loss), power=p,
+                         doc_weight=weight)(scores)
     return 0.5 * float(model.weights @ model.weights) + value
