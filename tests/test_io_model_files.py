@@ -406,3 +406,104 @@ def test_a_support_vector_line_without_its_hash_is_refused(models, tmp_path):
     with pytest.raises(InputError, match="does not end with '#'") as info:
         read_model(str(path))
     assert info.value.line == 14
+
+
+def _normalising_models(tmp_path):
+    """{kind: path} of models trained with normalize="query", as rankfast writes them."""
+    from rankfast import KernelApproxLearner, KernelParams
+    X, y, qid = ranking_data(queries=8, d=4)
+    paths = {}
+    for kind, learner in (
+            ("linear", RankSVM(C=1.0, normalize="query")),
+            ("nystrom", KernelApproxLearner(RankSVM(C=1.0), KernelParams(2, gamma=2.0),
+                                            landmarks=6, normalize="query")),
+            ("rff", KernelApproxLearner(RankSVM(C=1.0), KernelParams(2, gamma=2.0), "rff",
+                                        landmarks=6, normalize="query"))):
+        paths[kind] = tmp_path / f"{kind}.dat"
+        write_model(learner.fit(X, y, qid).to_model(), str(paths[kind]))
+    return paths
+
+
+# (model, line edited, text there, its replacement, line the error names, what it says)
+CONTRADICTIONS = {
+    "trailer names another": ("linear", 12, "normalize=query", "normalize=log", 12,
+                              "header names normalize=query \\(line 2\\), but the model's "
+                              "metadata says normalize=log"),
+    "header names another": ("linear", 2, "normalize=query:", "normalize=log:", 12,
+                             "header names normalize=log \\(line 2\\), but the model's metadata "
+                             "says normalize=query"),
+    "header names none": ("linear", 2, "; rankfast normalize=query:", ":", 12,
+                          "header names no normalisation \\(line 2\\), but the model's metadata "
+                          "says normalize=query"),
+    "trailer names none": ("nystrom", 12, " normalize=query", "", 12,
+                           "header names normalize=query \\(line 2\\), but the model's metadata "
+                           "says no normalize"),
+    "trailer repeats a key": ("linear", 12, "normalize=query", "normalize=query normalize=log", 12,
+                              "'normalize' is given twice, as normalize=query and normalize=log"),
+    "trailer repeats C": ("nystrom", 12, "C=1", "C=1 C=2", 12, "'C' is given twice"),
+    "header repeats a key": ("linear", 2, "normalize=query:", "normalize=query normalize=log:", 2,
+                             "'normalize' is given twice"),
+    "rff version V1": ("rff", 1, "model V2", "model V1", 8,
+                       "'rankfast RFF model V1', for a model that does not normalise its "
+                       "input, but the model's metadata says normalize=query"),
+    "rff trailer names none": ("rff", 8, " normalize=query", "", 8,
+                               "for a model that normalises its input, but the model's metadata "
+                               "says no normalize"),
+    "rff trailer repeats a key": ("rff", 8, "normalize=query", "normalize=query normalize=log",
+                                  8, "'normalize' is given twice"),
+}
+
+
+def _edited(path, number, old, new, out):
+    """``path``'s text with ``old`` replaced by ``new`` on 1-based line ``number``, written to ``out``."""
+    lines = path.read_text().split("\n")
+    assert old in lines[number - 1], (number, lines[number - 1])
+    lines[number - 1] = lines[number - 1].replace(old, new)
+    out.write_text("\n".join(lines))
+    return out
+
+
+@pytest.mark.parametrize("case", CONTRADICTIONS.values(), ids=CONTRADICTIONS.keys())
+def test_a_model_whose_metadata_contradicts_itself_is_refused_at_its_line(tmp_path, case):
+    """Issue 48 (4): header and trailer naming different normalisations, or a key given twice
+    with different values, were applied silently (the trailer's last value won)."""
+    kind, number, old, new, line, says = case
+    models = _normalising_models(tmp_path)
+    edited = _edited(models[kind], number, old, new, tmp_path / "edited.dat")
+    with pytest.raises(InputError, match=says) as info:
+        read_model(str(edited))
+    assert (info.value.path, info.value.line) == (str(edited), line)
+
+
+@pytest.mark.parametrize("kind, number", [("linear", 12), ("rff", 8)])
+def test_a_metadata_key_repeated_with_the_same_value_is_taken_once(tmp_path, kind, number):
+    models = _normalising_models(tmp_path)
+    edited = _edited(models[kind], number, "normalize=query", "normalize=query normalize=query",
+                     tmp_path / "edited.dat")
+    model, again = read_model(str(models[kind])), read_model(str(edited))
+    assert again.metadata == model.metadata and again.metadata["normalize"] == "query"
+    X, _, qid = ranking_data(queries=3, d=4, seed=2)
+    np.testing.assert_array_equal(again.predict(X, qid), model.predict(X, qid))
+
+
+@pytest.mark.parametrize("case", ["trailer names another", "header names none",
+                                  "trailer repeats a key", "rff version V1"])
+def test_rank_classify_refuses_a_contradicting_model_and_writes_no_prediction(tmp_path, capsys,
+                                                                             case):
+    from rankfast import dump_svmlight
+    from rankfast.cli.classify import classify_main
+    kind, number, old, new, line, says = CONTRADICTIONS[case]
+    models = _normalising_models(tmp_path)
+    edited = _edited(models[kind], number, old, new, tmp_path / "edited.dat")
+    X, y, qid = ranking_data(queries=3, d=4, seed=2)
+    test = tmp_path / "test.dat"
+    dump_svmlight(X, y, qid, str(test))
+    predictions = tmp_path / "predictions"
+    predictions.write_bytes(b"0.5\nkept as it was\n")
+    capsys.readouterr()
+    assert classify_main(["-v", "0", str(test), str(edited), str(predictions)]) == 1
+    captured = capsys.readouterr()
+    assert f"{edited}:{line}: " in captured.err and "Traceback" not in captured.err
+    assert captured.err.count("\n") == 1 and captured.out == ""
+    assert predictions.read_bytes() == b"0.5\nkept as it was\n"
+    assert classify_main(["-v", "0", str(test), str(models[kind]), str(predictions)]) == 0

@@ -369,3 +369,53 @@ def test_eval_set_is_checked():
         RankSVM().fit(X, y, qid, eval_set=[(np.full_like(X, np.nan), y)], eval_qid=[qid])
     with pytest.raises(ValueError, match="which is not given"):
         RankSVM().fit(X, y, qid, eval_qid=[qid])
+
+
+EVAL_SET_LEARNERS = {
+    "prsvm": lambda: RankSVM(C=1.0), "svmrank": lambda: RankSVML1(C=1.0),
+    "rankncg": lambda: RankNCG(C=1.0), "rankrls": lambda: RankRLS(C=1.0),
+    "greedy": lambda: GreedyRankRLS(C=1.0, k=2),
+    "nystrom": lambda: KernelApproxLearner(RankSVM(C=1.0), KernelParams(2, gamma=0.5),
+                                           landmarks=10),
+    "rff": lambda: KernelApproxLearner(RankSVM(C=1.0), KernelParams(2, gamma=0.5),
+                                       approx="rff", landmarks=10)}
+
+
+@pytest.mark.parametrize("make", EVAL_SET_LEARNERS.values(), ids=EVAL_SET_LEARNERS.keys())
+def test_an_eval_set_of_another_width_is_refused_at_fit_as_predict_refuses_it(make):
+    """Issue 48 (4): a narrower or wider dense eval_set X was scored while predict refused it."""
+    X, y, qid = letor_like(6, 15)
+    name = type(make()).__name__
+    fitted = make().fit(X, y, qid)
+    for width in (3, 7):
+        other = np.resize(X, (len(X), width))
+        with pytest.raises(ValueError, match=f"^X has {width} features, but {name} is expecting "
+                                             f"5 features as input$"):
+            fitted.predict(other)
+        with pytest.raises(ValueError, match=f"^eval_set\\[1\\]'s X has {width} features, but "
+                                             f"{name} is expecting 5 features as input$"):
+            make().fit(X, y, qid, eval_set=[(X, y), (other, y)], eval_qid=[qid, qid])
+
+
+@pytest.mark.parametrize("make", EVAL_SET_LEARNERS.values(), ids=EVAL_SET_LEARNERS.keys())
+def test_a_sparse_eval_set_of_another_width_is_scored_as_predict_scores_it(make):
+    """Sparse X may be narrower (absent features are 0, as in svm_rank's files) or wider
+    (features above the training width weigh nothing) at predict, and so in eval_set."""
+    X, y, qid = letor_like(6, 16)
+    plain = make().fit(X, y, qid)
+    for width in (3, 7):
+        other = sp.csr_matrix(np.resize(X, (len(X), width)))
+        ranker = make().fit(X, y, qid, eval_set=[(other, y)], eval_qid=[qid])
+        assert ranker.evals_result_["validation_0"]["ndcg@10"] == [
+            metrics.ndcg(plain.predict(other), y, qid, k=10)]
+
+
+def test_an_eval_set_with_other_feature_names_is_refused_as_predict_refuses_it():
+    pd = pytest.importorskip("pandas")
+    X, y, qid = letor_like(5, 17)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    with pytest.raises(ValueError, match="feature names should match"):
+        RankSVM().fit(frame, y, qid, eval_set=[(frame[frame.columns[::-1]], y)], eval_qid=[qid])
+    with pytest.warns(UserWarning, match="does not have valid feature names") as caught:
+        RankSVM().fit(frame, y, qid, eval_set=[(X, y)], eval_qid=[qid])
+    assert caught[0].filename == __file__                  # named at the caller's line

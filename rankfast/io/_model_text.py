@@ -27,6 +27,8 @@ RFF_VERSION_LINE = "rankfast RFF model V1"
 # metadata): a reader of V1 alone refuses it instead of scoring raw features.
 RFF_NORMALIZED_VERSION_LINE = "rankfast RFF model V2"
 RFF_VERSION_LINES = (RFF_VERSION_LINE, RFF_NORMALIZED_VERSION_LINE)
+# The normalisations a model file names in its header too (line 2; an RFF model's V2).
+NAMED_NORMALIZATIONS = ("query", "log")
 KERNEL_NAMES = {0: "linear", 1: "polynomial", 2: "rbf", 3: "sigmoid", 4: "custom"}
 MAX_HIGHEST = 2**31          # data files' indices go up to 2**31 - 1; the header holds max + 1
 
@@ -55,11 +57,20 @@ class ModelFile:
 def read_model_file(path: str) -> Any:
     """Read a model file's header and support vectors (see ModelFile).
 
+    rankfast's metadata is read from the comment of the first SV line (the
+    trailer, ``#rankfast key=value ...``); a model that normalises its input
+    also names its normalisation in the header, on line 2 (``# kernel type;
+    rankfast normalize=query: ...``), for svm_rank's users.  The two must
+    agree, and a key given twice in either must have one value: a key
+    repeated with the same value is taken once (the file still has one
+    meaning), with another value it is refused.
+
     Raises
     ------
     InputError
-        Not a V6.20 model file, unreadable or corrupt (compressed) data, or a
-        malformed line (file and line named).
+        Not a V6.20 model file, unreadable or corrupt (compressed) data, a
+        malformed line, a metadata key given twice with different values, or
+        a header whose normalisation is not the metadata's (file and line named).
     """
     raw = read_bytes(path)
     first_bytes = raw.split(b"\n", 1)[0].strip()
@@ -115,8 +126,12 @@ def read_model_file(path: str) -> Any:
         raise InputError(path, 12 + lines[row],
                          f"feature {indices[above] + 1} is above the highest "
                          f"feature index {file.highest} (line 8)")
+    metadata_line = 12 + lines[0] if n else 2
     if n and starts[0] >= 0:
-        file.metadata = _parse_metadata(bytes(body[starts[0]:ends[0]]).decode("utf-8", "replace"))
+        file.metadata = _parse_metadata(bytes(body[starts[0]:ends[0]]).decode("utf-8", "replace"),
+                                        path, metadata_line)
+    check_header_normalize(path, _header_normalize(header[1], path), file.metadata,
+                           metadata_line)
     if file.kernel == 4:
         raise InputError(path, 2, "user-defined kernels (kernel type 4) cannot be evaluated")
     file.alphas, file.indptr, file.indices, file.values = alphas, indptr, indices, values
@@ -199,10 +214,60 @@ def _shown(text):
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text)} characters)"
 
 
-def _parse_metadata(comment):
+def _parse_metadata(comment, path, line):
+    """rankfast's key=value words of a comment that starts with 'rankfast' ({} otherwise), the
+    comment's on ``line`` of ``path``: see _notes for a key given twice."""
     words = comment.split()
     if not words or words[0] != "rankfast":
         return {}
-    return dict(word.split("=", 1) for word in words[1:] if "=" in word)
+    return _notes(words[1:], path, line)
+
+
+def _header_normalize(line, path):
+    """The normalisation header line 2 names in its comment (``rankfast normalize=query: ...``,
+    written for a model that normalises its input), or None."""
+    words = line.partition("#")[2].split()
+    if "rankfast" not in words:
+        return None
+    notes = _notes([word.rstrip(":;,") for word in words[words.index("rankfast") + 1:]], path, 2)
+    return notes.get("normalize")
+
+
+def _notes(words, path, line):
+    """{key: value} of the words holding '='; InputError at ``line`` for a key given twice with
+    different values (twice with the same value, it is taken once)."""
+    notes = {}
+    for key, value in (word.split("=", 1) for word in words if "=" in word):
+        if notes.setdefault(key, value) != value:
+            raise InputError(path, line, f"metadata key {key!r} is given twice, as "
+                                         f"{key}={notes[key]} and {key}={value}")
+    return notes
+
+
+def check_header_normalize(path, named, metadata, line):
+    """InputError at ``line`` (the metadata's) unless the header's normalisation is the metadata's.
+
+    ``named``: what the header names (line 2's note of an SVM-light file; for an
+    RFF file True or False, whether its version line is V2), None for nothing.
+    rankfast names query and log in the header (NAMED_NORMALIZATIONS), which
+    svm_rank cannot apply; a header that names one must have it in the
+    metadata, and metadata that asks for one must have a header naming it.
+    """
+    applied = metadata.get("normalize")
+    if isinstance(named, bool):                     # an RFF model's version line
+        if named == (applied in NAMED_NORMALIZATIONS):
+            return
+        header = (f"the version line (line 1) is {RFF_NORMALIZED_VERSION_LINE!r}, for a model "
+                  f"that normalises its input" if named else
+                  f"the version line (line 1) is {RFF_VERSION_LINE!r}, for a model that does not "
+                  f"normalise its input")
+    elif named == applied or (named is None and applied not in NAMED_NORMALIZATIONS):
+        return
+    else:
+        header = ("the header names no normalisation (line 2)" if named is None else
+                  f"the header names normalize={named} (line 2)")
+    said = "no normalize" if applied is None else f"normalize={applied}"
+    raise InputError(path, line, f"{header}, but the model's metadata says {said}: "
+                                 f"the file was edited or damaged")
 
 

@@ -34,6 +34,7 @@ from .._kernels import _svmlight
 from ..errors import InputError
 from ..models import KernelModel, KernelParams, LinearModel, RFFModel
 from ._model_text import (
+    NAMED_NORMALIZATIONS,
     RFF_NORMALIZED_VERSION_LINE,
     RFF_VERSION_LINE,
     RFF_VERSION_LINES,
@@ -42,6 +43,7 @@ from ._model_text import (
     _leading,
     _parse_metadata,
     _shown,
+    check_header_normalize,
     read_model_file,
     single_vector_weights,
 )
@@ -86,8 +88,11 @@ def read_model(path: str) -> LinearModel | KernelModel | RFFModel:
     Raises
     ------
     InputError
-        Not a V6.20 model file, unreadable or corrupt (compressed) data, or a
-        malformed line (file and line named).
+        Not a V6.20 model file, unreadable or corrupt (compressed) data, a
+        malformed line, or metadata that contradicts itself (a key given twice
+        with different values; a header that names another normalisation than
+        the metadata: see rankfast.io._model_text.read_model_file), file and
+        line named.
 
     Examples
     --------
@@ -171,7 +176,7 @@ def format_model(model: Any) -> str:
         return format_rff_model(model)
     header = _HEADER
     applied = model.metadata.get("normalize")
-    if applied in ("query", "log"):
+    if applied in NAMED_NORMALIZATIONS:
         # svm_rank reads the number and skips the rest of the line: a note for its users.
         header = header.replace("{kernel} # kernel type\n",
                                 "{kernel} # kernel type; rankfast normalize=" + applied +
@@ -220,7 +225,7 @@ def format_rff_model(model: Any) -> str:
     metadata after its '#'.  Every number is written in its shortest exact
     form (``repr``), so reading gives back the same float64 values.
     """
-    normalized = model.metadata.get("normalize") in ("query", "log")
+    normalized = model.metadata.get("normalize") in NAMED_NORMALIZATIONS
     version = RFF_NORMALIZED_VERSION_LINE if normalized else RFF_VERSION_LINE
     lines = [version + "\n" + _RFF_HEADER.format(
         gamma=_num(model.gamma), highest=int(model.highest_feature_index),
@@ -239,9 +244,12 @@ def parse_rff_model(raw: Any, path: str) -> RFFModel:
     ------
     InputError
         Wrong version line, a number that is malformed (the data files'
-        grammar) or not finite, or a feature line with the wrong count of
-        numbers (file and 1-based line named).  Nothing is allocated before
-        a line's count of numbers has been checked against the header.
+        grammar) or not finite, a feature line with the wrong count of
+        numbers, a metadata key given twice with different values (the same
+        value twice is taken once), or a version line that does not match
+        the metadata's normalisation (V2 is query or log's); file and 1-based
+        line named.  Nothing is allocated before a line's count of numbers has
+        been checked against the header.
     """
     text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
     lines = text.split("\n")
@@ -285,7 +293,9 @@ def parse_rff_model(raw: Any, path: str) -> RFFModel:
             raise InputError(path, number, f"not a number: {_shown(bad)!r}")
         rows.append(row)
         if i == 0:
-            metadata = _parse_metadata(note)
+            metadata = _parse_metadata(note, path, number)
+    check_header_normalize(path, lines[0].strip() == RFF_NORMALIZED_VERSION_LINE, metadata,
+                           _RFF_HEADER_LINES + 1 if body else 1)
     table = np.array(rows, dtype=np.float64).reshape(m, highest + 1)
     if not np.isfinite(table).all():
         bad = int(np.flatnonzero(~np.isfinite(table).all(axis=1))[0])

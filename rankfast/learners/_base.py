@@ -28,6 +28,7 @@ from ..data.validation import (
     TrainingData,
     check_features,
     check_labels,
+    outside_stacklevel,
     pair_weights,
     query_ids,
     scored_queries,
@@ -121,7 +122,11 @@ class Ranker(BaseEstimator):
             del self.feature_names_in_
 
     def _evaluation_sets(self, eval_set, eval_qid=None, eval_group=None):
-        """fit's eval_set as checked rankfast.model_selection.ValidationSets named validation_i."""
+        """fit's eval_set as checked rankfast.model_selection.ValidationSets named validation_i.
+
+        Each X is checked as predict checks it (_fitted_input: the width and the
+        feature names of the training data fit has just recorded).
+        """
         if eval_set is None:
             if eval_qid is not None or eval_group is not None:
                 raise ValueError("eval_qid and eval_group describe eval_set, which is not given")
@@ -141,7 +146,7 @@ class Ranker(BaseEstimator):
         for i, pair in enumerate(pairs):
             if len(pair) != 2:
                 raise ValueError(f"eval_set[{i}] must be a pair (X, y)")
-            X, _ = check_features(pair[0], f"eval_set[{i}]'s X")
+            X = self._fitted_input(pair[0], f"eval_set[{i}]'s X")
             y = check_labels(pair[1], X.shape[0], "the validation set")
             qid = query_ids(X.shape[0], None if eval_qid is None else eval_qid[i],
                             None if eval_group is None else eval_group[i])
@@ -214,28 +219,36 @@ class Ranker(BaseEstimator):
         raise NotImplementedError
 
     def _predict_input(self, X):
-        """X checked against what fit saw: dense input must have n_features_in_ columns.
-
-        Sparse input may be narrower or wider (features above the training
-        width are ignored, as svm_rank ignores features above a model's
-        highest index): SVMlight test files often end below the training
-        file's highest index.
-        """
+        """X checked against what fit saw (_fitted_input), for a fitted estimator."""
         check_is_fitted(self)
-        X, names = check_features(X, sparse_float32=self.sparse_float32)
+        return self._fitted_input(X, "X")
+
+    def _fitted_input(self, X, what):
+        """X checked (check_features) against the training data recorded: predict's check, and
+        eval_set's (``what`` names X in the errors).
+
+        Dense input must have n_features_in_ columns.  Sparse input may be
+        narrower or wider (features above the training width are ignored, as
+        svm_rank ignores features above a model's highest index; features
+        absent are 0): SVMlight test files often end below the training file's
+        highest index.  Feature names must match fit's (a warning when only one
+        of them has names).
+        """
+        X, names = check_features(X, what, sparse_float32=self.sparse_float32)
         fitted_names = getattr(self, "feature_names_in_", None)
         if fitted_names is not None and names is not None:
             if not np.array_equal(names, fitted_names):
                 raise ValueError("The feature names should match those that were passed "
                                  "during fit (same names in the same order)")
         elif fitted_names is not None:
-            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} "
-                          f"was fitted with feature names", UserWarning, stacklevel=3)
+            warnings.warn(f"{what} does not have valid feature names, but {type(self).__name__} "
+                          f"was fitted with feature names", UserWarning,
+                          stacklevel=outside_stacklevel())
         elif names is not None:
-            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted "
-                          f"without feature names", UserWarning, stacklevel=3)
+            warnings.warn(f"{what} has feature names, but {type(self).__name__} was fitted "
+                          f"without feature names", UserWarning, stacklevel=outside_stacklevel())
         if not isinstance(X, CSR) and X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+            raise ValueError(f"{what} has {X.shape[1]} features, but {type(self).__name__} is "
                              f"expecting {self.n_features_in_} features as input")
         return X
 
