@@ -60,7 +60,7 @@ def test_without_clicks_cost_is_read_and_ignored_as_svm_rank_does(tmp_path):
 
 def test_svm_proprank_learn_is_rank_learn_on_clicks_with_svm_rank_objective(tmp_path,
                                                                             monkeypatch):
-    from rankfast.cli import clicks
+    from rankfast import cli
     path, *_ = click_file(tmp_path)
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     assert learn_main(["-a", "svmrank", "--clicks", "-c", "2", "-v", "0", str(path),
@@ -68,7 +68,7 @@ def test_svm_proprank_learn_is_rank_learn_on_clicks_with_svm_rank_objective(tmp_
     monkeypatch.setattr("sys.argv", ["svm_proprank_learn", "-c", "2", "-v", "0", str(path),
                                      str(theirs)])
     with pytest.raises(SystemExit) as end:
-        clicks.proprank_learn_command()
+        cli.proprank_learn_command()
     assert end.value.code == 0 and ours.read_text() == theirs.read_text()
 
 
@@ -242,7 +242,6 @@ def test_a_validation_file_scores_the_document_weighted_fits(tmp_path):
 def test_grids_take_svm_proprank_s_c_too(tmp_path, capsys):
     path, X, y, qid, weight = click_file(tmp_path, n_queries=60)
     model = tmp_path / "model"
-    from rankfast.cli.clicks import proprank_learn_command  # noqa: F401 (the entry point)
     assert learn_main(["-a", "svmrank", "--clicks", "-c", "0.1,1", "-v", "1", str(path),
                        str(model)]) == 0
     assert "the learner's C is -c times" in capsys.readouterr().err
@@ -286,3 +285,36 @@ def test_click_mistakes_on_the_command_line_are_usage_errors(tmp_path, capsys):
                           str(tmp_path / "c.dat")]) == 2
     assert simulate_main(["--weights-eta", "400", "--clip", "0.01", "-n", "2000", "-v", "0",
                           str(labelled), str(model), str(tmp_path / "c.dat")]) == 0
+
+
+def test_valid_click_log_counts_ties_against_the_click(tmp_path, capsys):
+    """A model that lacks the validation log's features scores every document alike: with the
+    clicks first in the file, the table rated that ranker NDCG 1.0 (ties in file order),
+    where rank_classify --clicks rates it worst; ties now count against the click."""
+    train, *_ = click_file(tmp_path)
+    valid = tmp_path / "valid.dat"
+    valid.write_text("1 qid:1 cost:1 9:1\n0 qid:1 9:2\n0 qid:1 9:0\n"
+                     "1 qid:2 cost:2 9:1\n0 qid:2 9:3\n")
+    assert learn_main(["--clicks", "-c", "1,10", "--valid", str(valid), str(train),
+                       str(tmp_path / "m")]) == 0
+    table = capsys.readouterr().out.split("Validation (")[1].splitlines()
+    # each click last in its query: DCG 1/log2(4) and 1/log2(3), the second click weighing 2
+    worst = (1 / np.log2(4) + 2 / np.log2(3)) / 3
+    assert [float(row.split()[1]) for row in table[2:4]] == [round(worst, 4)] * 2
+
+
+def test_click_grids_show_the_c_typed_and_the_table_s_mean(tmp_path, capsys):
+    """With --clicks -c 1,10 --valid, the progress line showed the unweighted mean and both it
+    and the table the learner's internal C (-c times the clicks' mean weight)."""
+    train, *_ = click_file(tmp_path)
+    (tmp_path / "valid").mkdir()
+    valid, *_ = click_file(tmp_path / "valid", seed=3)
+    assert learn_main(["--clicks", "-c", "1,10", "-v", "2", "--valid", str(valid), str(train),
+                       str(tmp_path / "m")]) == 0
+    out = capsys.readouterr().out
+    progress = {line.split("C = ")[1].split(":")[0]: float(line.split(") ")[1].split()[0])
+                for line in out.splitlines() if line.startswith("CV ")}
+    rows = out.split("Validation (")[1].splitlines()[2:4]
+    table = {row.split()[0]: float(row.split()[1]) for row in rows}
+    assert sorted(progress) == sorted(table) == ["1", "10"]
+    assert progress == table

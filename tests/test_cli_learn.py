@@ -830,3 +830,17 @@ def test_rank_learn_weights_with_c_lists_folds_valid_and_greedy(tmp_path, capsys
         table = expected.cv_result_.format().replace("VALID", str(tmp_path / "vali.txt"))
         assert table in out
         assert "Cross-validation" in table or "Validation" in table
+
+
+def test_a_validation_file_without_relevant_documents_is_refused(tmp_path, capsys):
+    """It gave a table of NDCG 0 and pair accuracy nan, the first C "chosen", and no note."""
+    valid = tmp_path / "valid.dat"
+    valid.write_text("".join("0" + line[line.index(" "):]
+                             for line in (EXAMPLES / "test.dat").read_text().splitlines(True)
+                             if line[0].isdigit()))
+    model = tmp_path / "m"
+    assert learn_main(["-c", "0.1,1", "--valid", str(valid), str(EXAMPLES / "train.dat"),
+                       str(model)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"rank_learn: {valid}: the validation set has no relevant document")
+    assert not model.exists()

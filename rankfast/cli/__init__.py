@@ -1,4 +1,5 @@
-"""The programs: ``rank_learn``, ``rank_classify`` and ``rank_export``.
+"""The programs: ``rank_learn``, ``rank_classify`` and ``rank_export``; and for clicks
+``svm_proprank_learn``, ``svm_proprank_classify`` and ``rank_simulate_clicks``.
 
 Each program is a module with a ``main(argv) -> int`` (learn.learn_main,
 classify.classify_main, export.main); they share the option grammar (options),
@@ -33,5 +34,29 @@ def learn_command() -> None:
 def classify_command() -> None:
     """The ``rank_classify`` program (console entry point): classify_main, then the process ends."""
     main = _main("classify", "classify_main", "rank_classify")
+    from .output import end_process
+    end_process(main())
+
+
+def proprank_learn_command() -> None:
+    """``svm_proprank_learn`` (console entry point): rank_learn -a svmrank --clicks, under its
+    own name (learn.proprank_learn_main), then the process ends."""
+    main = _main("learn", "proprank_learn_main", "svm_proprank_learn")
+    from .output import end_process
+    end_process(main())
+
+
+def proprank_classify_command() -> None:
+    """``svm_proprank_classify`` (console entry point): rank_classify --clicks with
+    svm_proprank's output (classify.proprank_classify_main), then the process ends."""
+    main = _main("classify", "proprank_classify_main", "svm_proprank_classify")
+    from .output import end_process
+    end_process(main())
+
+
+def simulate_command() -> None:
+    """``rank_simulate_clicks`` (console entry point): clicks.simulate_main, then the process
+    ends."""
+    main = _main("clicks", "simulate_main", "rank_simulate_clicks")
     from .output import end_process
     end_process(main())

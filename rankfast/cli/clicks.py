@@ -53,27 +53,6 @@ Options:
 """
 
 
-def proprank_learn_command() -> None:
-    """``svm_proprank_learn`` (console entry point): rank_learn -a svmrank --clicks ARGS."""
-    from .learn import proprank_learn_main
-    from .output import end_process
-    end_process(proprank_learn_main())
-
-
-def proprank_classify_command() -> None:
-    """``svm_proprank_classify`` (console entry point): rank_classify --clicks ARGS, with
-    svm_proprank's output."""
-    from .classify import proprank_classify_main
-    from .output import end_process
-    end_process(proprank_classify_main())
-
-
-def simulate_command() -> None:
-    """``rank_simulate_clicks`` (console entry point): simulate_main, then the process ends."""
-    from .output import end_process
-    end_process(simulate_main())
-
-
 def check_click_source(test_path: str, distributed: bool) -> None:
     """rank_classify --clicks reads its file a second time, in one process (UsageError)."""
     if distributed:

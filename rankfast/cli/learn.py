@@ -249,11 +249,13 @@ def _learn(argv, defaults=None):
     weights = {} if "weights" not in options else {
         "sample_weight": _query_weights(options["weights"], dataset.qid)}
     clicks = bool(options.get("clicks"))
+    c_scale = 1.0                 # the learner's C over the -c typed (svm_proprank's, --clicks)
     if clicks:
-        weights = {"sample_weight": _click_weights(learner, dataset, options, verbosity)}
+        click_weight, c_scale = _click_weights(learner, dataset, options, verbosity)
+        weights = {"sample_weight": click_weight}
 
     def log(text, level=1):
-        progress(in_flags(text), verbosity, level)
+        progress(in_flags(_typed_c(text, c_scale)), verbosity, level)
 
     from ..io.model_files import format_model
     start = time.process_time()
@@ -276,7 +278,7 @@ def _learn(argv, defaults=None):
         # whatever it cannot hold is reported the same way.
         raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
     progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
-    _print_cv_table(learner, verbosity)
+    _print_cv_table(learner, verbosity, c_scale)
     for note in fitted_notes(learner, options, given) + model_notes(
             model, dataset, options, learner, weights.get("sample_weight") if clicks else None):
         if verbosity >= 1:
@@ -322,7 +324,8 @@ def _saturation_note(dataset, options):
 
 
 def _click_weights(learner, dataset, options, verbosity):
-    """--clicks: each document's weight (its cost:), the learner's C made svm_proprank's."""
+    """--clicks: (each document's weight, its cost:; the scale of the learner's C, made
+    svm_proprank's)."""
     from ..clicks.log import click_count, click_weights
     weight, scale = click_weights(dataset, options.get("clip"), check_queries=False)
     _scale_c(learner, scale)
@@ -333,7 +336,7 @@ def _click_weights(learner, dataset, options, verbosity):
         print_note("rank_learn", f"--clicks: {clicks} clicks, {costs}; the click weights "
                                  f"average {scale:.6g} per query, so the learner's C is -c "
                                  f"times {scale:.6g} (svm_proprank's -c)")
-    return weight
+    return weight, scale
 
 
 def _scale_c(learner, scale):
@@ -393,10 +396,26 @@ def _validated_learner(options, given, verbosity, svmlight_verbosity):
     return make_learner({**options, "validation": validation}, given)[0]
 
 
-def _print_cv_table(learner, verbosity):
-    """The cross-validation table of a learner given a grid (stdout, from -v 1)."""
+def _typed_c(text, c_scale):
+    """A cross-validation progress line with the C's of the -c typed (the learner trains at
+    c_scale times them with --clicks: svm_proprank's C)."""
+    if c_scale == 1.0 or not text.startswith("CV "):
+        return text
+    import re  # here: only --clicks grids need it
+    return re.sub(r"\bC = ([-+.0-9eEinf]+)", lambda m: f"C = {float(m.group(1)) / c_scale:g}",
+                  text)
+
+
+def _print_cv_table(learner, verbosity, c_scale=1.0):
+    """The cross-validation table of a learner given a grid (stdout, from -v 1), its C's those
+    of the -c typed (the learner's over c_scale)."""
+    import dataclasses
+
     from ..learners._base import cv_result_of
     result = cv_result_of(learner)
+    if result is not None and c_scale != 1.0:
+        result = dataclasses.replace(result, params=[
+            {**row, "C": row["C"] / c_scale} if "C" in row else row for row in result.params])
     if result is not None:
         progress(result.format(), verbosity, end="")
         note = result.edge_note()

@@ -29,10 +29,15 @@ def _cv(options):
     """The learners' cross-validation parameters from --folds (or --valid's ValidationSet, as
     "validation"), --cv-metric, --cv-rule, --ndcg, --seed."""
     clicks = bool(options.get("clicks"))     # a click's instance: its DCG, however few documents
+    metric = options.get("cv_metric", "ndcg" if clicks else "ndcg@10")
+    convention = options.get("ndcg", "standard" if clicks else "letor")
+    if clicks:                               # a tie counts against the click, as svm_proprank's
+        from ..model_selection import Metric
+        metric = dataclasses.replace(Metric.parse(metric, convention), ties="against")
     return {"cv": options.get("validation", options.get("folds")),
-            "cv_metric": options.get("cv_metric", "ndcg" if clicks else "ndcg@10"),
+            "cv_metric": metric,
             "cv_rule": options.get("cv_rule", "best"),
-            "cv_convention": options.get("ndcg", "standard" if clicks else "letor"),
+            "cv_convention": convention,
             "random_state": options.get("seed", 0)}
 
 

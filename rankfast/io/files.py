@@ -296,10 +296,13 @@ class deferred_outputs:
         for done, (tmp, target) in enumerate(finished):
             try:
                 os.replace(tmp, target)
-            except OSError as error:
+            except BaseException as error:          # SIGTERM (KeyboardInterrupt) included
                 for rest, _ in finished[done:]:
                     _remove_quietly(rest)
-                raise InputError(target, None, f"cannot write: {error.strerror or error}") from None
+                if isinstance(error, OSError):
+                    raise InputError(target, None,
+                                     f"cannot write: {error.strerror or error}") from None
+                raise
         return False
 
 

@@ -37,7 +37,7 @@ mean over its queries (pair accuracy: pooled over them).  The table shows,
 per row, the mean over folds ± the standard deviation over folds (ddof 1);
 a fold where a metric is undefined (no held-out pair) is left out of it.
 
-Query weights (``sample_weight``, rankfast.base.query_sample_weights) weigh
+Query weights (``sample_weight``, rankfast.data.validation.query_sample_weights) weigh
 the table as they weigh the fits, so that a weight of 2 is the query twice:
 each fold's model is fitted on its training queries' weights, and a fold's
 value is the mean over its held-out queries with each query counted w_q

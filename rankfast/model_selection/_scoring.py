@@ -22,18 +22,32 @@ if TYPE_CHECKING:
     from .._typing import VectorLike
 DEFAULT_METRIC = "ndcg@10"
 CONVENTIONS = ("letor", "standard")
+TIES = ("file", "against")
 
 
 # ------------------------------------------------------------------ metrics
 
 @dataclasses.dataclass(frozen=True)
 class Metric:
-    """A metric of held-out scores: kind "ndcg", "map", "err" or "pairs", cut-off k, NDCG convention."""
+    """A metric of held-out scores: kind "ndcg", "map", "err" or "pairs", cut-off k, NDCG convention.
+
+    ``ties``: how documents of equal score are ranked: "file" (in file order,
+    LETOR's and svm_rank's convention for labelled data) or "against" (the
+    higher label after the lower: a tie gains a ranker nothing, as svm_proprank
+    and rankfast.clicks count a clicked document's ties; a model that scores
+    every document alike then rates worst, not best, whatever the file order).
+    Pair accuracy counts ties as swapped either way.
+    """
 
     kind: str
     k: int | None = None
     convention: str = "letor"
     fmt: str = "{:.4f}"
+    ties: str = "file"
+
+    def __post_init__(self):
+        if self.ties not in TIES:
+            raise UsageError(f"ties must be one of {', '.join(TIES)} (got {self.ties!r})")
 
     @classmethod
     def parse(cls, text: str, convention: str = "letor") -> Any:
@@ -78,6 +92,10 @@ class Metric:
         and in the pooled pairs (a weight of 2 is the query twice; nan when
         every weight is 0).
         """
+        if self.ties == "against":
+            order = np.lexsort((np.asarray(labels), query_index(qid)[0]))   # queries kept in
+            scores, labels, qid = (np.asarray(a)[order] for a in (scores, labels, qid))  # order
+            weight = None if weight is None else np.asarray(weight)[order]
         if weight is not None and not per_query:
             return self._weighted(scores, labels, qid, max_grade, weight)
         if self.kind == "pairs":
@@ -125,7 +143,7 @@ def table_metrics(metric: Metric, chooser: Metric | None = None) -> Any:
     k = metric.k if metric.k is not None and metric.kind in ("ndcg", "err") else 10
     columns = [metric]
     for kind, cut in (("ndcg", k), ("map", None), ("err", k), ("pairs", None)):
-        candidate = Metric(kind, cut, metric.convention)
+        candidate = Metric(kind, cut, metric.convention, ties=metric.ties)
         if candidate.key != metric.key:
             columns.append(candidate)
     if chooser is not None and chooser.key != metric.key:
@@ -162,7 +180,7 @@ def selecting_metric(metric: Metric, scored: Sequence[tuple[VectorLike, VectorLi
         return metric
     warnings.warn(f"{text}, so the models are chosen by pair accuracy instead",
                   metrics.ConstantMetricWarning, stacklevel=outside_stacklevel())
-    return Metric("pairs", None, metric.convention)
+    return Metric("pairs", None, metric.convention, ties=metric.ties)
 
 
 def table_columns(metric: Metric, scored: Sequence[tuple[VectorLike, VectorLike, VectorLike | None]],

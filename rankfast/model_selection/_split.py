@@ -70,6 +70,7 @@ class ValidationSet:
         object.__setattr__(self, "X", X)
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "qid", query_ids(X.shape[0], self.qid))
+        _refuse_without_pairs(y, self.qid)
         if self.sample_weight is not None:
             object.__setattr__(self, "sample_weight",
                                pair_weights(self.sample_weight, self.qid, y).query)
@@ -87,10 +88,26 @@ class ValidationSet:
         """A ValidationSet of X, y and qid as rankfast.data.validation's checks return them,
         not checked again."""
         valid = object.__new__(cls)
+        _refuse_without_pairs(y, qid)
         for field, value in (("X", X), ("y", y), ("qid", qid), ("name", name),
                              ("sample_weight", None)):
             object.__setattr__(valid, field, value)
         return valid
+
+
+def _refuse_without_pairs(y, qid):
+    """ValueError for a validation set none of whose queries has two different labels: every
+    model scores the same on it (NDCG, MAP and ERR 0 without a relevant document, pair
+    accuracy undefined), so it would choose the first C of the grid for no reason."""
+    index, n_queries = query_index(qid)
+    lowest, highest = np.full(n_queries, np.inf), np.full(n_queries, -np.inf)
+    np.minimum.at(lowest, index, y)
+    np.maximum.at(highest, index, y)
+    if not (highest > lowest).any():
+        what = "no relevant document" if not (np.asarray(y) > 0).any() else \
+            "the same label on every document of each query"
+        raise ValueError(f"the validation set has {what}: no query has a pair to order, so "
+                         f"it cannot tell the models apart")
 
 
 @dataclasses.dataclass

@@ -373,7 +373,8 @@ def _validate(estimator, X, y, qid, rows, c_name, valid, metric, rule, progress,
                                      for column in columns])
         if progress is not None:
             progress(Progress(done, len(rows), None, 1, _short(rows[i]), columns[0].label,
-                              float(np.nanmean(values[i, :, 0])), time.perf_counter() - start))
+                              _mean_over_folds(values[i, :, 0], valid.query_weights),
+                              time.perf_counter() - start))     # the table's mean
     return CVResult([_short(row) for row in rows], columns, values,
                     f"{valid.name}, {n_queries} queries", rule, validation=True,
                     weights=valid.query_weights)
