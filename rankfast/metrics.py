@@ -40,6 +40,10 @@ from ._kernels import _swapped
 from .data.queries import query_index
 from .data.validation import check_labels, query_ids, scored_queries
 
+__all__ = ["alike_in_every_order", "ConstantMetricWarning", "why_alike", "swapped_pairs",
+           "swapped_fraction", "pairwise_accuracy", "ndcg", "mean_average_precision", "err",
+           "reciprocal_rank", "precision_at", "ndcg_scorer", "map_scorer", "RankingScorer"]
+
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

@@ -25,7 +25,7 @@ Turn it on, request ``qid`` from the estimator and pass it to the search::
 
 Without the request, scikit-learn raises UnsetMetadataPassedError; without
 routing, the scorer gets no qid and raises ValueError for a model trained on
-several queries (rankfast.learners._base.scoring_queries).  Rows given without qid or
+several queries (rankfast.data.validation.scoring_queries).  Rows given without qid or
 group are one ranking, as svm_rank reads a file without qids; inside a
 scikit-learn search such a fit emits rankfast.learners._base.OneRankingWarning.
 

@@ -1,4 +1,5 @@
-"""The documentation (docs/) builds with warnings as errors, and its examples run.
+"""The documentation (docs/) builds with warnings as errors, its examples run, and the
+figures it shows are a run's (the code blocks of every page run in test_docs_code_blocks.py).
 
 The build needs Sphinx, numpydoc and myst-parser (``pip install -e ".[docs]"``;
 the test extra has them too); without Sphinx the build test skips, saying so.
@@ -42,10 +43,13 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
             "examples/cv_plot.html", "examples/dask_local.html"} <= pages
     api = (out / "api.html").read_text()
     for name in ("rankfast.learners.prsvm.RankSVM", "rankfast.learners.greedy.GreedyRankRLS",
-                 "rankfast.sklearn.RankSVM", "rankfast.metrics.ndcg", "rankfast.plot.cv_curve"):
+                 "rankfast.sklearn.RankSVM", "rankfast.metrics.ndcg", "rankfast.plot.cv_curve",
+                 "rankfast.clicks.simulate_clicks", "rankfast.clicks.counterfactual_metrics"):
         assert f'id="{name}"' in api, name                   # generated from the docstrings
     programs = (out / "guide" / "programs.html").read_text()
     assert "--normalize" in programs and 'href="model_selection.html#model-selection"' in programs
+    for program in ("svm_proprank_learn", "svm_proprank_classify", "rank_simulate_clicks", "--clip"):
+        assert program in programs, program
     assert "examples/letor_mq2008.sh" in (out / "examples" / "letor_mq2008.html").read_text()
     assert {f"guide/{page.stem}.html" for page in GUIDE.glob("*.md")} <= pages
     assert {"guide/install.html", "guide/svm_rank.html", "guide/metrics.html",
@@ -70,23 +74,6 @@ def test_readme_is_one_page_that_points_to_the_guide():
     for page in sorted(DOCS.rglob("*")):
         if page.suffix in (".md", ".rst") and "_build" not in page.parts:
             assert not re.search(r"include\S*\s+\S*README\.md", page.read_text()), page
-
-
-def test_guide_python_snippets_run_from_any_directory(tmp_path):
-    """Every self-contained ```python block of the guide, run in an empty directory (the
-    README's are run by test_doctests.py). A block that connects to a running cluster
-    (``Client("tcp://HOST:...")``) needs one and is left out."""
-    blocks = [(page.name, block) for page in sorted(GUIDE.glob("*.md"))
-              for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)]
-    assert blocks
-    for name, block in blocks:
-        if 'Client("tcp://' in block:
-            continue
-        if "sklearn" in block and importlib.util.find_spec("sklearn") is None:
-            continue                                       # pip install rankfast[sklearn]
-        done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=300)
-        assert done.returncode == 0, f"{name}:\n{block}\n{done.stderr}"
 
 
 def test_cv_plot_example_writes_the_curve(tmp_path, capsys):
@@ -124,17 +111,43 @@ def test_letor_example_runs_the_protocol_on_mq2008(tmp_path):
     assert 0.15 < ndcg < 0.3                              # LETOR's RankSVM baseline: 0.2279
     test_documents = len((work / "test.txt").read_text().splitlines())
     assert len((work / "predictions").read_text().splitlines()) == test_documents
-    # The guide shows this run's table and test figures: they must be today's.
+    # The guide shows this run's table and test figures: they must be today's, to within
+    # what differs between CPUs (FIGURE_TOLERANCE).
     guide = (GUIDE / "model_selection.md").read_text()
-    assert _table_after("Validation (", run.stdout) == _table_after("Validation (vali.txt", guide)
+    _assert_same_table(_table_after("Validation (", run.stdout),
+                       _table_after("Validation (vali.txt", guide))
     figures = re.search(r"on test.txt NDCG@10 \(LETOR\) (\S+), MAP (\S+)\.", guide).groups()
-    assert figures == (f"{ndcg:.4f}", re.search(r"^MAP: (\S+)$", run.stdout, re.M).group(1))
+    run_map = float(re.search(r"^MAP: (\S+)$", run.stdout, re.M).group(1))
+    assert [float(figure) for figure in figures] == pytest.approx([ndcg, run_map],
+                                                                  abs=FIGURE_TOLERANCE), figures
     cv = subprocess.run([os.path.join(os.path.dirname(sys.executable), "rank_learn"), "-c",
                          "0.01,0.1,1,10,100", "train.txt", "model"], cwd=work, env=env,
                         capture_output=True, text=True, timeout=300)
     assert cv.returncode == 0, cv.stderr[-3000:]
-    assert (_table_after("Cross-validation (5 folds", cv.stdout)
-            == _table_after("Cross-validation (5 folds", guide))
+    _assert_same_table(_table_after("Cross-validation (5 folds", cv.stdout),
+                       _table_after("Cross-validation (5 folds", guide))
+
+
+# The tables print 4 decimals of means and standard deviations over folds of models that
+# BLAS kernels picked per CPU (and their summation order) compute a few units in the 16th
+# digit apart: a figure near a rounding boundary prints one unit of its 4th decimal apart
+# on another CPU (0.0596 / 0.0595 seen).  Two units of the last printed digit allow that and
+# rounding both ways; any real change to a learner, a metric or the folds moves a figure
+# by more (a query's NDCG changes the mean of a fold of ~30 queries by ~1e-3).
+FIGURE_TOLERANCE = 2e-4
+_FIGURE = re.compile(r"(-?\d+\.\d+) ± (\d+\.\d+)")
+
+
+def _assert_same_table(printed, shown):
+    """The run's table (``printed``) is the guide's (``shown``): the same column line and, row
+    by row, the same C, layout and ``<- chosen`` marker, each mean ± sd within FIGURE_TOLERANCE."""
+    assert len(printed) == len(shown), (printed, shown)
+    for run_line, doc_line in zip(printed, shown):
+        layout = [_FIGURE.sub("# ± #", line) for line in (run_line, doc_line)]
+        assert layout[0] == layout[1], (run_line, doc_line)        # C, columns, marker, widths
+        figures = [[float(x) for pair in _FIGURE.findall(line) for x in pair]
+                   for line in (run_line, doc_line)]
+        assert figures[0] == pytest.approx(figures[1], abs=FIGURE_TOLERANCE), (run_line, doc_line)
 
 
 def _table_after(header, text):

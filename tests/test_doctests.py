@@ -62,26 +62,3 @@ def test_estimators_have_numpydoc_sections(estimator):
             method_doc = inspect.getdoc(getattr(estimator, method))
             assert "\nParameters\n---" in method_doc and "\nReturns\n---" in method_doc, \
                 f"{estimator.__name__}.{method}"
-
-
-def test_readme_python_snippets_run_from_any_directory(tmp_path):
-    """Every self-contained ```python block of the README, run in an empty directory.
-
-    A block that connects to a running cluster (``Client("tcp://HOST:...")``) needs one
-    and is left out (rankfast.dask's tests start their own).
-    """
-    import re
-    import subprocess
-    import sys
-    from pathlib import Path
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
-    assert blocks
-    for block in blocks:
-        if 'Client("tcp://' in block:
-            continue
-        if "sklearn" in block:
-            pytest.importorskip("sklearn")
-        done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=300)
-        assert done.returncode == 0, f"{block}\n{done.stderr}"

@@ -19,7 +19,7 @@ regulariser ½‖w‖² (w, v), which the driver adds once: the result equals th
 one-process objective up to rounding (tests check 1e-9 relative).
 
 Query weights.  ``fit(..., sample_weight={qid: weight})`` weighs each query's
-term as the learners' ``sample_weight`` does (rankfast.learners._base.query_sample_weights):
+term as the learners' ``sample_weight`` does (rankfast.data.validation.query_sample_weights):
 the driver sums the weights of the data's queries shard by shard (each query is
 whole on one shard) and every shard's objective multiplies its queries' terms by
 w_q Q / Σ_r w_r, the one-process multipliers (Problem.weight).  A mapping, not an array of

@@ -2,7 +2,7 @@
 
 Importing scipy.sparse costs about a third of a second, more than reading and
 training on a small file takes.  The linear learners only multiply by X and Xᵀ
-(rankfast._products), select rows and drop empty columns, so they work on
+(rankfast._kernels._products), select rows and drop empty columns, so they work on
 :class:`CSR`, three NumPy arrays; scipy is imported only by what uses its
 algorithms (RankRLS's linear algebra, kernel maps) or when a user asks for a
 scipy matrix (``Dataset.X``).  ``scipy_csr`` turns either form into scipy's,
@@ -83,7 +83,7 @@ class CSR:
         return self.data.dtype
 
     def __repr__(self):
-        return (f"<{self.shape[0]}x{self.shape[1]} rankfast.csr.CSR of {self.dtype} "
+        return (f"<{self.shape[0]}x{self.shape[1]} rankfast.data.sparse.CSR of {self.dtype} "
                 f"with {self.nnz} stored elements>")
 
     def __getitem__(self, rows):

@@ -219,7 +219,7 @@ def query_sample_weights(sample_weight: VectorLike | None, qid: VectorLike | Que
         scikit-learn's searches slice into folds), or one per query in the
         order the queries first appear.  Finite, ≥ 0, not all zero.
     qid : ndarray, shape (n_documents,), or rankfast.data.queries.Queries
-        Query ids as Ranker._fit_input returns them, or their Queries.
+        Query ids as Ranker._training_data returns them, or their Queries.
 
     Returns
     -------

@@ -1,1 +1,8 @@
-"""rankfast.cli.learners."""
+"""The learners, one module each, named as ``rank_learn -a`` names them.
+
+``prsvm`` (RankSVM), ``svmrank`` (RankSVML1), ``rankncg`` (RankNCG), ``rankrls``
+(RankRLS), ``greedy`` (GreedyRankRLS) and ``kernel_approx`` (KernelApproxLearner,
+NystroemMap, RandomFourierMap), on the shared fit of ``_base`` and the linear parts
+of ``_linear``; ``erfc`` (fast erfc sums) and ``objectives`` (svm_rank's and PRSVM's
+objective of a model) beside them.  The table behind ``-a`` is rankfast.cli.learners.
+"""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def check_training_input(X: Matrix, y: np.ndarray, qid: np.ndarray) -> None:
     """ValueError unless X, y and qid describe the same documents with finite numbers.
 
-    For input that has not been through Ranker._fit_input (e.g. dask's blocks).
+    For input that has not been through Ranker._training_data (e.g. dask's blocks).
     """
     check_lengths(X, y, qid)
     values = as_csr(X).data if issparse(X) else np.asarray(X)
@@ -48,7 +48,7 @@ def training_arrays(X: Matrix, y: Vector,
                     qid: np.ndarray) -> tuple[Matrix, np.ndarray, np.ndarray, np.ndarray]:
     """(X, y, starts, used) as rankfast.data.validation.TrainingData.grouped returns them.
 
-    For learners that take X, y and qid as Ranker._fit_input returns them
+    For learners that take X, y and qid as Ranker._training_data returns them
     rather than a TrainingData (values already checked finite there: only
     the lengths are checked again, and X and y taken as the kernels take them).
     """
