@@ -394,6 +394,12 @@ def to_onnx(model: Any, feature_names: Any = None, name: Any = DEFAULT_NAME) -> 
                                                                      graph.constant(1.0)])])])
     elif kind == "query":
         x = _query_min_max(graph, x)
+    elif model.kind == "kernel" and model.input_scale is not None:     # a Nyström zscore's
+        from .data.normalize import inverse_scale
+        inverse = np.zeros(d)                       # x/σ (linear and RFF models fold it)
+        scale = inverse_scale(model.input_scale)
+        inverse[:min(d, len(scale))] = scale[:d]
+        x = graph.node("Mul", [x, graph.constant(inverse)])
     if model.kind == "linear":
         out = graph.node("MatMul", [x, graph.constant(model.dense_weights(d))])
     else:
@@ -402,7 +408,8 @@ def to_onnx(model: Any, feature_names: Any = None, name: Any = DEFAULT_NAME) -> 
                                      graph.constant(np.array([width], np.int64)),
                                      graph.constant(np.array([1], np.int64))])
         if model.kind == "kernel":
-            if kind in ("query", "log"):     # as KernelModel.predict: the values a file would hold
+            if kind in ("query", "log") or "scale" in model.metadata:   # as KernelModel.predict:
+                # the normalised values a file would hold (float32)
                 x = graph.node("Cast", [graph.node("Cast", [x], to=TensorProto.FLOAT)],
                                to=TensorProto.DOUBLE)
             out = _kernel_scores(graph, x, model, width)

@@ -266,6 +266,12 @@ class KernelModel(Exportable):
     n_documents: int = 0
     metadata: dict = dataclasses.field(default_factory=dict)
 
+    @property
+    def input_scale(self) -> np.ndarray | None:
+        """σ per feature (highest_feature_index − 1 of them) that the documents are divided by
+        before the kernel (a model trained with normalize="zscore": its ``scale=``), or None."""
+        return scale_of(self.metadata, self.highest_feature_index)
+
     def predict(self, X: MatrixLike, qid: VectorLike | None = None, *,
                 n_jobs: int | None = 1) -> np.ndarray:
         """Scores of the rows of X, Σ_i α_i k(x, s_i) − b.
@@ -285,7 +291,7 @@ class KernelModel(Exportable):
         """
         width = self.highest_feature_index
         X = with_width(_as_csr(normalized_input(self.metadata.get("normalize", "none"), X, qid,
-                                                width)), width)
+                                                width, self.input_scale)), width)
         sv = with_width(self.support_vectors, width)
         if "algorithm" in self.metadata:
             return self._float64_products(_float32_rounded(X), _float32_rounded(sv))
@@ -404,9 +410,43 @@ class RFFModel(Exportable):
         return out
 
 
-def normalized_input(kind: str, X: MatrixLike, qid: VectorLike | None, width: int) -> MatrixLike:
+def scale_text(scale: Vector, width: int) -> str:
+    """A kernel model's ``scale=`` metadata: σ of features 1 .. width−1 in their shortest exact
+    form, comma-separated (features beyond the training data's: 0, dropped)."""
+    values = np.zeros(max(width - 1, 0))
+    shared = min(len(values), len(scale))
+    values[:shared] = np.asarray(scale, dtype=np.float64)[:shared]
+    return ",".join(repr(float(v)) if v != int(v) else str(int(v)) for v in values)
+
+
+def scale_of(metadata: dict, width: int) -> np.ndarray | None:
+    """The σ per feature of a kernel model trained with normalize=zscore (its ``scale=``),
+    width−1 of them, or None (no scale recorded).
+
+    Raises
+    ------
+    ValueError
+        ``scale=`` is not width−1 non-negative finite numbers.
+    """
+    text = metadata.get("scale")
+    if text is None or metadata.get("normalize") != "zscore":
+        return None
+    try:
+        scale = np.array([float(v) for v in str(text).split(",")] if text else [])
+    except ValueError:
+        raise ValueError(f"the model's scale= is not a list of numbers: {str(text)[:60]!r}") from None
+    if len(scale) != width - 1 or not np.all(np.isfinite(scale)) or (scale < 0).any():
+        raise ValueError(f"the model's scale= must hold {width - 1} non-negative numbers, one "
+                         f"per feature (got {len(scale)})")
+    return scale
+
+
+def normalized_input(kind: str, X: MatrixLike, qid: VectorLike | None, width: int,
+                     scale: Vector | None = None) -> MatrixLike:
     """X as a kernel or random Fourier model scores it: normalised when ``kind`` (its
-    metadata's ``normalize``) is ``query`` or ``log`` (X itself otherwise).
+    metadata's ``normalize``) is ``query`` or ``log``, or ``zscore`` with the ``scale`` (σ per
+    feature) of a Nyström model (X itself otherwise: a linear or random Fourier model folds
+    zscore into its numbers).
 
     The features from ``width`` on, which the model ignores, are dropped
     first: min-max works feature by feature, and a test file may name
@@ -419,13 +459,18 @@ def normalized_input(kind: str, X: MatrixLike, qid: VectorLike | None, width: in
         The model normalises each query's rows and qid is None, or qid does
         not hold one query id per row.
     """
-    if kind not in ("query", "log"):
+    if kind not in ("query", "log") and not (kind == "zscore" and scale is not None):
         return X
     X = with_width(X, width)
     if kind == "query":
         qid = _normalized_query_ids(X.shape[0], qid)
     from .data.normalize import Normalizer
-    return Normalizer(kind).transform(X, qid)
+    normalizer = Normalizer(kind)
+    if scale is not None:                          # zscore
+        normalizer.scale = np.zeros(X.shape[1])
+        shared = min(X.shape[1], len(scale))
+        normalizer.scale[:shared] = np.asarray(scale)[:shared]
+    return normalizer.transform(X, qid)
 
 
 def _normalized_query_ids(n: int, qid: VectorLike | None) -> np.ndarray:

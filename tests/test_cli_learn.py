@@ -343,8 +343,9 @@ def test_rank_learn_notes_a_saturated_kernel_and_how_to_scale_for_kernels(tmp_pa
     dump_svmlight(X, y, np.repeat(np.arange(20), 10), str(path))
     assert learn_main(["-t", "2", str(path), str(tmp_path / "m")]) == 0
     err = capsys.readouterr().err
-    assert "note: -g 1: the RBF kernel" in err and "scale the features (--normalize query or log)" in err
-    assert "--normalize query (per query, as LETOR) or log may train a better model" in err
+    assert "note: -g 1: the RBF kernel" in err and \
+        "scale the features (--normalize zscore, query or log)" in err
+    assert "--normalize zscore, query (per query, as LETOR) or log may train a better model" in err
     assert learn_main(["-t", "2", "--normalize", "query", str(path), str(tmp_path / "m")]) == 0
     assert "note" not in capsys.readouterr().err                  # scaled per query: not saturated
     assert learn_main(["-t", "2", "--normalize", "log", str(path), str(tmp_path / "m")]) == 0
@@ -534,8 +535,6 @@ def test_normalize_usage_errors(tmp_path, capsys):
     train = tmp_path / "train.dat"
     write_data(train, X, y, qid)
     assert learn_main(["--normalize", "minmax", str(train), str(tmp_path / "m")]) == 2
-    assert learn_main(["--normalize", "zscore", "-t", "2", str(train), str(tmp_path / "m")]) == 2
-    assert "with -t 1, 2 or 3 use --normalize query or log" in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
     with pytest.raises(Exception, match="normalize"):
         Normalizer("minmax")
@@ -844,3 +843,23 @@ def test_a_validation_file_without_relevant_documents_is_refused(tmp_path, capsy
     err = capsys.readouterr().err
     assert err.startswith(f"rank_learn: {valid}: the validation set has no relevant document")
     assert not model.exists()
+
+
+def test_zscore_kernel_models_are_applied_by_rank_classify(tmp_path, capsys):
+    """-t 2 --normalize zscore: the deviations travel in the model (scale=), rank_classify
+    applies them (it was refused: zscore folded into linear weights only)."""
+    from rankfast import read_model
+    X, y, qid = raw_data(n=200)
+    train, test, model = tmp_path / "train.dat", tmp_path / "test.dat", tmp_path / "m"
+    write_data(train, X[:150], y[:150], qid[:150])
+    write_data(test, X[150:], y[150:], qid[150:])
+    assert learn_main(["-t", "2", "-g", "0.2", "--normalize", "zscore", "-c", "1",
+                       "--landmarks", "50", str(train), str(model)]) == 0
+    assert "the RBF kernel" not in capsys.readouterr().err      # not saturated once scaled
+    predictions = tmp_path / "p"
+    assert classify_main(["-v", "0", str(test), str(model), str(predictions)]) == 0
+    from rankfast import load_svmlight
+    data = load_svmlight(str(test))
+    np.testing.assert_allclose(np.loadtxt(predictions),
+                               read_model(str(model)).predict(data.features, data.qid),
+                               atol=1e-8)

@@ -37,6 +37,9 @@ TRAINED = {
     "rff": ["-t", "2", "-g", "0.1", "--approx", "rff", "--landmarks", "60"],
     "rbf_query": ["-t", "2", "-g", "0.1", "--landmarks", "60", "--normalize", "query"],
     "rff_log": ["-t", "2", "-g", "0.1", "--approx", "rff", "--landmarks", "60", "--normalize", "log"],
+    "rbf_zscore": ["-t", "2", "-g", "0.05", "--landmarks", "60", "--normalize", "zscore"],
+    "rff_zscore": ["-t", "2", "-g", "0.05", "--approx", "rff", "--landmarks", "60",
+                   "--normalize", "zscore"],
 }
 NAMES = [f"feature_{i}" for i in range(1, 20)] + ["größe"]      # one name is not ASCII
 

@@ -293,8 +293,7 @@ def test_an_overflowing_kernel_is_a_clear_error_not_nan_features(kernel):
             NystroemMap(kernel, landmarks=5).fit(X)
 
 
-def test_kernel_learner_normalises_before_the_map_and_refuses_zscore(tmp_path):
-    from rankfast.cli.learn import learn_main
+def test_kernel_learner_normalises_before_the_map():
     from rankfast.data.normalize import query_min_max
     rng = np.random.default_rng(8)
     X = _raw_scale_features(rng, 120)
@@ -309,12 +308,65 @@ def test_kernel_learner_normalises_before_the_map_and_refuses_zscore(tmp_path):
     assert "normalize" not in plain.to_model().metadata
     with pytest.raises(ValueError, match="pass qid|needs the query"):
         ranker.predict(X)
-    with pytest.raises(ValueError, match="zscore"):
-        KernelApproxLearner(normalize="zscore").fit(X, y, qid)
-    path = tmp_path / "d.dat"
-    path.write_text("1 qid:1 1:1\n0 qid:1 1:2\n")
-    assert learn_main(["-t", "2", "--normalize", "zscore", str(path), str(tmp_path / "m")]) == 2
-    assert not (tmp_path / "m").exists()
+    with pytest.raises(ValueError, match="normalize must be"):
+        KernelApproxLearner(normalize="minmax").fit(X, y, qid)
+
+
+@pytest.mark.parametrize("approx", ["nystrom", "rff"])
+def test_zscore_kernel_models_do_not_depend_on_the_features_scales(tmp_path, approx):
+    """normalize="zscore" divides each feature by its training deviation before the map, and
+    the model (its file too) scores raw features: rescaling any feature of the training and
+    test data alike leaves the scores as they were; without it, the RBF kernel of features
+    of very different scales sees only the largest and ranks worse."""
+    from rankfast import read_model, write_model
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4)) * [1e-3, 1.0, 50.0, 1e4]
+    y = np.sin(X[:, 0] * 1e3) + X[:, 1] ** 2 + (X[:, 2] > 0)       # non-linear in every scale
+    qid = np.ones(len(y))
+    train, test = slice(0, 200), slice(200, 300)
+
+    def fitted(features):
+        return KernelApproxLearner(RankSVM(C=10.0), KernelParams(2, gamma=0.25), approx,
+                                   landmarks=100, normalize="zscore").fit(
+            features[train], y[train], qid[train])
+    ranker = fitted(X)
+    stretch = np.array([1e4, 0.5, 3.0, 1e-4])
+    scores = ranker.predict(X[test])
+    # float32 values of the documents and landmarks round differently after the stretch, and
+    # the solver stops within its tolerance: the same model to about 1e-3 of its scores
+    np.testing.assert_allclose(fitted(X * stretch).predict(X[test] * stretch), scores,
+                               rtol=0, atol=2e-3 * np.abs(scores).max())
+    path = tmp_path / "m.dat"
+    write_model(ranker.to_model(), str(path))
+    model = read_model(str(path))
+    np.testing.assert_allclose(model.predict(X[test]), scores, rtol=0,
+                               atol=1e-4 * np.abs(scores).max())   # 8 digits, float32 values
+    raw = KernelApproxLearner(RankSVM(C=10.0), KernelParams(2, gamma=0.25), approx,
+                              landmarks=100).fit(X[train], y[train], qid[train])
+    assert ranker.score(X[test], y[test], qid[test]) > raw.score(X[test], y[test], qid[test]) + 0.1
+    if approx == "nystrom":
+        text = path.read_text().splitlines()
+        assert "rankfast normalize=zscore: only rank_classify" in text[1]
+        assert " scale=" in text[11]
+    else:
+        assert "scale=" not in path.read_text()         # folded into Ω
+
+
+def test_a_nystrom_model_whose_scale_does_not_fit_is_refused_at_its_line(tmp_path):
+    from rankfast import read_model, write_model
+    from rankfast.errors import InputError
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(40, 3)) * [1, 10, 100], rng.normal(size=40)
+    ranker = KernelApproxLearner(RankSVM(), RBF, landmarks=10, normalize="zscore").fit(X, y)
+    path = tmp_path / "m.dat"
+    write_model(ranker.to_model(), str(path))
+    text = path.read_text()
+    scale = re.search(r"scale=(\S+)", text).group(1)
+    for bad in (scale.rsplit(",", 1)[0], scale + ",1", scale.replace(scale.split(",")[0], "-1", 1),
+                "a,b,c"):
+        path.write_text(text.replace(f"scale={scale}", f"scale={bad}"))
+        with pytest.raises(InputError, match=r"m\.dat:12: the model's scale="):
+            read_model(str(path))
 
 
 def test_kernel_models_check_the_queries_they_are_given():

@@ -68,9 +68,11 @@ Learning options:
                         none, as svm_rank): query = per query and feature
                         (x-min)/(max-min) as LETOR's QueryLevelNorm, applied
                         again by rank_classify (not by svm_rank_classify);
-                        zscore = each feature / its standard deviation,
-                        folded into the weights (a plain svm_rank model;
-                        -t 0 only);
+                        zscore = each feature / its standard deviation
+                        over the training documents: with -t 0 folded into
+                        the weights (a plain svm_rank model); with -t 1, 2,
+                        3 recorded in the model (scale=) and applied by
+                        rank_classify (not by svm_rank_classify);
                         log = sign(x) log(1+|x|), applied like query
          --erfc fast|direct, --erfc-eps float
                      -> rankncg: fast erfc transform (default, accuracy
@@ -306,7 +308,7 @@ def _scale_note(features, kernel):
     if spread <= SCALE_SPREAD_NOTE:
         return
     kinds = "query (per query, as LETOR), zscore or log" if kernel == 0 else \
-        "query (per query, as LETOR) or log"
+        "zscore, query (per query, as LETOR) or log"
     print_note("rank_learn", f"the features' largest values differ by a factor of {spread:.2g}; "
                              f"--normalize {kinds} may train a better model")
 

@@ -128,10 +128,6 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     kernel = options.get("kernel", 0)
     if kernel == 4:
         raise UsageError("-t 4 (user-defined kernel) is not supported")
-    normalize = options.get("normalize", "none")
-    if normalize == "zscore" and kernel != 0:
-        raise UsageError("--normalize zscore folds into a linear model's weights (-t 0); with "
-                         "-t 1, 2 or 3 use --normalize query or log")
     gammas = options.get("gamma", [1.0])
     if len(gammas) > 1 and kernel not in (2,):
         raise UsageError("a -g list needs the RBF kernel (-t 2)")
@@ -167,7 +163,7 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
         kernel_learners = [KernelApproxLearner(learner, dataclasses.replace(params, gamma=gamma),
                                                options.get("approx", "nystrom"),
                                                options.get("landmarks", 500), options.get("seed", 0),
-                                               normalize)
+                                               options.get("normalize", "none"))
                            for gamma in gammas]
         for each in kernel_learners:
             each.check_parameters()

@@ -27,7 +27,8 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
 
     Looks at the pairs of up to SATURATION_SAMPLE documents drawn (seeded)
     from X, normalised first as ``normalize`` says (``query``: over their
-    whole queries, which needs each row's qid).  RBF: exp(-g ‖a − b‖²)
+    whole queries, which needs each row's qid; ``zscore``: by the deviations
+    over all of X).  RBF: exp(-g ‖a − b‖²)
     below 1e-4 for more than half the pairs of distinct documents, so that
     a document is scored by the few training documents nearest to it.
     Sigmoid: tanh(s a·b + r) at ±1 for more than half the pairs.  The advice
@@ -40,7 +41,8 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(X.shape[0], size=min(X.shape[0], SATURATION_SAMPLE), replace=False))
     sample = _normalized_rows(X, rows, normalize, qid, rng)
-    scale_first = "scale the features (--normalize query or log), or " if normalize == "none" else ""
+    scale_first = ("scale the features (--normalize zscore, query or log), or "
+                   if normalize == "none" else "")
     dot = KernelParams(0)(sample, sample)
     pairs = np.triu_indices(len(rows), 1)
     if kernel.kernel == 2:
@@ -93,4 +95,6 @@ def _normalized_rows(X, rows, normalize, qid, rng):
         whole = Normalizer("query").transform(X[members], qid[members])
         return scipy_csr(whole, dtype=np.float64)[np.searchsorted(members, rows)]
     sample = scipy_csr(X[rows], dtype=np.float64)
+    if normalize == "zscore":                 # each feature over its deviation on all of X
+        return scipy_csr(Normalizer("zscore").fit(X).transform(sample))
     return scipy_csr(Normalizer("log").transform(sample)) if normalize == "log" else sample

@@ -17,7 +17,10 @@ compare.  rank_learn's ``--normalize`` (and the estimators' ``normalize=``):
     Each feature divided by its standard deviation over the training set (the
     mean cancels in every pair, so it is not subtracted: sparse data stays
     sparse).  Folded back into the weights, w_j / σ_j: the model file is a plain
-    svm_rank model that svm_rank_classify applies as it is.
+    svm_rank model that svm_rank_classify applies as it is.  A kernel model
+    (rankfast.learners.kernel_approx) scales the documents before its map: a
+    Nyström file records σ (``scale=``), which rank_classify applies; a random
+    Fourier model folds it into Ω.
 ``log``
     sign(x) · log(1 + |x|) for every value (zeros stay zeros); recorded and
     applied like ``query``.
@@ -186,7 +189,7 @@ class Normalizer:
                 X = as_csr(X)
                 return CSR(log_transform(X.data), X.indices, X.indptr, X.shape)
             return log_transform(X)
-        inverse = np.where(self.scale > 0, 1.0 / np.where(self.scale > 0, self.scale, 1.0), 0.0)
+        inverse = inverse_scale(self.scale)
         if issparse(X):
             X = as_csr(X)
             data = X.data.astype(np.float64)
@@ -205,6 +208,12 @@ class Normalizer:
             return w
         scale = self.scale[columns]
         return np.where(scale > 0, w / np.where(scale > 0, scale, 1.0), 0.0)
+
+
+def inverse_scale(scale: Vector) -> np.ndarray:
+    """1/σ per feature, 0 where σ is 0 (a constant feature is dropped, not divided by 0)."""
+    scale = np.asarray(scale, dtype=np.float64)
+    return np.where(scale > 0, 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
 
 
 def _standard_deviations(X):

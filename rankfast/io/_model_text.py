@@ -249,7 +249,8 @@ def check_header_normalize(path, named, metadata, line):
 
     ``named``: what the header names (line 2's note of an SVM-light file; for an
     RFF file True or False, whether its version line is V2), None for nothing.
-    rankfast names query and log in the header (NAMED_NORMALIZATIONS), which
+    rankfast names query and log in the header (NAMED_NORMALIZATIONS), and a
+    kernel model's zscore (its metadata has the ``scale=`` it applies), which
     svm_rank cannot apply; a header that names one must have it in the
     metadata, and metadata that asks for one must have a header naming it.
     """
@@ -261,7 +262,8 @@ def check_header_normalize(path, named, metadata, line):
                   f"that normalises its input" if named else
                   f"the version line (line 1) is {RFF_VERSION_LINE!r}, for a model that does not "
                   f"normalise its input")
-    elif named == applied or (named is None and applied not in NAMED_NORMALIZATIONS):
+    elif named == applied or (named is None and applied not in NAMED_NORMALIZATIONS
+                              and "scale" not in metadata):
         return
     else:
         header = ("the header names no normalisation (line 2)" if named is None else

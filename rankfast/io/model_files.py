@@ -32,7 +32,7 @@ import numpy as np
 
 from .._kernels import _svmlight
 from ..errors import InputError
-from ..models import KernelModel, KernelParams, LinearModel, RFFModel
+from ..models import KernelModel, KernelParams, LinearModel, RFFModel, scale_of
 from ._model_text import (
     NAMED_NORMALIZATIONS,
     RFF_NORMALIZED_VERSION_LINE,
@@ -123,6 +123,10 @@ def model_of(file: Any) -> LinearModel | KernelModel | RFFModel:
     kernel = KernelParams(file.kernel, file.degree, file.gamma, file.coef_lin,
                           file.coef_const, file.custom)
     sv = sp.csr_matrix((values, indices, indptr), shape=(len(alphas), file.highest))
+    try:                              # a Nyström zscore's scale=, one per feature, checked now
+        scale_of(file.metadata, file.highest)
+    except ValueError as exc:
+        raise InputError(file.path, 12 if len(alphas) else None, str(exc)) from None
     return KernelModel(kernel, alphas, sv, file.bias, file.highest, file.documents,
                        file.metadata)
 
@@ -176,7 +180,7 @@ def format_model(model: Any) -> str:
         return format_rff_model(model)
     header = _HEADER
     applied = model.metadata.get("normalize")
-    if applied in NAMED_NORMALIZATIONS:
+    if applied in NAMED_NORMALIZATIONS or "scale" in model.metadata:   # (a Nyström zscore's)
         # svm_rank reads the number and skips the rest of the line: a note for its users.
         header = header.replace("{kernel} # kernel type\n",
                                 "{kernel} # kernel type; rankfast normalize=" + applied +

@@ -55,12 +55,20 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .._estimator import BaseEstimator, TransformerMixin, check_is_fitted
-from ..data.sparse import CSR, mostly_dense, scipy_csr, with_width
-from ..data.validation import TrainingData, check_features
 
 # The random Fourier model and its file format live in rankfast.models with the other
 # formats; their names stay importable from here, where they were first documented.
-from ..models import KernelModel, KernelParams, RFFModel, fourier_features, normalized_input
+from ..data.normalize import inverse_scale
+from ..data.sparse import CSR, mostly_dense, scipy_csr, with_width
+from ..data.validation import TrainingData, check_features
+from ..models import (
+    KernelModel,
+    KernelParams,
+    RFFModel,
+    fourier_features,
+    normalized_input,
+    scale_text,
+)
 from ._base import Ranker, fit_doc, sparse_input_tags
 from ._linear import fit_documents
 
@@ -411,13 +419,18 @@ class KernelApproxLearner(Ranker):
         m: landmarks (Nyström) or random features (RFF).
     seed : int
         Seed of the landmark sample or of Ω and b.
-    normalize : {"none", "query", "log"}
+    normalize : {"none", "zscore", "query", "log"}
         rank_learn's --normalize, applied to the documents before the map
-        (rankfast.data.normalize): ``query`` maps each feature to (x − min)/(max −
-        min) within each query, ``log`` to sign(x)·log(1 + |x|).  The model
-        records it and normalises what it scores (``predict`` needs qid for
-        ``query``).  ``zscore`` folds into a linear model's weights only: a
-        kernel takes the features as they are, so it is refused here.
+        (rankfast.data.normalize): ``zscore`` divides each feature by its
+        standard deviation over the training documents (a kernel of raw
+        features of very different scales sees only the largest), ``query``
+        maps each feature to (x − min)/(max − min) within each query, ``log``
+        to sign(x)·log(1 + |x|).  The model records it and normalises what it
+        scores (``predict`` needs qid for ``query``): a Nyström model keeps the
+        deviations in its file (``scale=``), which svm_rank_classify cannot
+        apply; a random Fourier model folds them into Ω.  (The mean is not
+        subtracted, as for the linear learners: the RBF kernel depends on
+        differences only, and sparse data stays sparse.)
 
     Attributes
     ----------
@@ -467,11 +480,9 @@ class KernelApproxLearner(Ranker):
     def check_parameters(self) -> None:
         """ValueError for an unknown approximation, normalisation or kernel settings it cannot
         use (fit calls it)."""
-        if self.normalize not in ("none", "query", "log"):
-            why = ": zscore folds into a linear model's weights only" \
-                if self.normalize == "zscore" else ""
-            raise ValueError(f"normalize must be 'none', 'query' or 'log' "
-                             f"(got {self.normalize!r}){why}")
+        if self.normalize not in ("none", "zscore", "query", "log"):
+            raise ValueError(f"normalize must be 'none', 'zscore', 'query' or 'log' "
+                             f"(got {self.normalize!r})")
         if getattr(self.base_learner, "normalize", "none") != "none":
             raise ValueError("the base learner would normalise the mapped features, which no "
                              "model file can hold: give normalize to KernelApproxLearner, which "
@@ -509,9 +520,10 @@ class KernelApproxLearner(Ranker):
         cross-validation's folds and of rank_learn): ``evals`` are checked ValidationSets."""
         self.check_parameters()
         self._record_input(data)
+        from ..data.normalize import Normalizer
+        normalizer = Normalizer(self.normalize).fit(data.X, data.qid)
         if self.normalize != "none":
-            data = data.with_features(check_features(
-                normalized_input(self.normalize, data.X, data.qid, data.X.shape[1]))[0])
+            data = data.with_features(check_features(normalizer.transform(data.X, data.qid))[0])
         start = time.perf_counter()
         self.map_ = self._new_map()._fit_checked(data.X)
         features = self.map_._transform_checked(data.X)
@@ -532,8 +544,7 @@ class KernelApproxLearner(Ranker):
         ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
         self.weights_ = np.zeros(self.map_.rank_)
         self.weights_[ids - 1] = self.learner_.weights_
-        from ..data.normalize import Normalizer
-        self.normalizer_ = None if self.normalize == "none" else Normalizer(self.normalize)
+        self.normalizer_ = None if self.normalize == "none" else normalizer
         self._record_evals(evals)
         return self
 
@@ -545,7 +556,8 @@ class KernelApproxLearner(Ranker):
         """decision_function of X checked already (check_features' form), taken as it is."""
         normalizer = self._applied_normalizer()
         if normalizer is not None:                # as the model (file) scores: the same function
-            X = check_features(normalized_input(normalizer.kind, X, qid, self.map_.n_features_))[0]
+            X = check_features(normalized_input(normalizer.kind, X, qid, self.map_.n_features_,
+                                                normalizer.scale))[0]
         return self.map_._transform_checked(X) @ self.weights_
 
     def to_model(self, n_features: int | None = None, n_documents: int | None = None) -> Any:
@@ -569,9 +581,13 @@ class KernelApproxLearner(Ranker):
             omega = np.zeros((self.map_.rank_, width))          # recorded width: pad or cut
             shared = min(width, self.map_.n_features_)
             omega[:, :shared] = self.map_.omega_[:, :shared]
+            if normalizer is not None and normalizer.kind == "zscore":
+                omega[:, :shared] *= inverse_scale(normalizer.scale[:shared])   # Ω x/σ, folded
             return RFFModel(self.map_.kernel_.gamma, omega, self.map_.offset_.copy(),
                             self.weights_.copy(), 0.0, width + 1, documents, metadata)
         metadata["rank"] = self.map_.rank_
+        if normalizer is not None and normalizer.kind == "zscore":
+            metadata["scale"] = scale_text(normalizer.scale, width + 1)   # landmarks are x/σ
         support = with_width(self.map_.landmarks_, width)
         return KernelModel(dataclasses.replace(self.map_.kernel_), self.map_.coefficients(self.weights_),
                            support, 0.0, width + 1, documents, metadata)
