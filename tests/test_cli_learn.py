@@ -863,3 +863,41 @@ def test_zscore_kernel_models_are_applied_by_rank_classify(tmp_path, capsys):
     np.testing.assert_allclose(np.loadtxt(predictions),
                                read_model(str(model)).predict(data.features, data.qid),
                                atol=1e-8)
+
+
+@pytest.mark.parametrize("normalize", ["none", "zscore"])
+def test_g_auto_is_the_median_heuristic_printed_and_written(tmp_path, capsys, normalize):
+    """-g auto: 1 / the median ||a-b||^2 over the pairs of distinct training documents (all
+    of them below 256), normalised as --normalize says; the model's header holds it."""
+    X, y, qid = raw_data(n=150)
+    train, model = tmp_path / "train.dat", tmp_path / "m"
+    write_data(train, X, y, qid)
+    assert learn_main(["-t", "2", "-g", "auto", "--normalize", normalize, "-c", "1",
+                       "--landmarks", "30", str(train), str(model)]) == 0
+    out = capsys.readouterr().out
+    X = load_svmlight_features(train)                  # the values as rank_learn reads them
+    if normalize == "zscore":
+        X = X / np.where(X.std(axis=0) > 0, X.std(axis=0), np.inf)
+    squares = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)[np.triu_indices(len(X), 1)]
+    expected = 1.0 / np.median(squares[squares > 0])
+    gamma = float(model.read_text().splitlines()[3].split()[0])
+    assert gamma == pytest.approx(expected, rel=1e-5)
+    assert f"-g auto: gamma = {gamma:g} (1 / the median ||a-b||^2" in out
+
+
+def load_svmlight_features(path):
+    from rankfast import load_svmlight
+    data = load_svmlight(str(path), dtype="float32")
+    features = data.features
+    return (features.toarray() if hasattr(features, "toarray") else
+            np.asarray(data.X.toarray())).astype(np.float64)
+
+
+@pytest.mark.parametrize("argv", [["-g", "auto"], ["-t", "1", "-g", "auto"],
+                                  ["-t", "2", "-g", "auto", "--workers", "1"]])
+def test_g_auto_needs_the_rbf_kernel_in_one_process(tmp_path, capsys, argv):
+    X, y, qid = raw_data()
+    train = tmp_path / "train.dat"
+    write_data(train, X, y, qid)
+    assert learn_main(argv + [str(train), str(tmp_path / "m")]) == 2
+    assert "-g auto" in capsys.readouterr().err and not (tmp_path / "m").exists()

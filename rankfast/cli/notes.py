@@ -38,20 +38,13 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
     """
     if kernel.kernel not in (2, 3) or X.shape[0] < 2:
         return None
-    rng = np.random.default_rng(seed)
-    rows = np.sort(rng.choice(X.shape[0], size=min(X.shape[0], SATURATION_SAMPLE), replace=False))
-    sample = _normalized_rows(X, rows, normalize, qid, rng)
+    sample = _sample(X, seed, normalize, qid)
     scale_first = ("scale the features (--normalize zscore, query or log), or "
                    if normalize == "none" else "")
-    dot = KernelParams(0)(sample, sample)
-    pairs = np.triu_indices(len(rows), 1)
     if kernel.kernel == 2:
-        norms = np.diag(dot)
-        distances = (norms[:, None] + norms[None, :] - 2.0 * dot)[pairs]
-        distances = distances[distances > 0]             # pairs of equal documents say nothing
-        if not len(distances):
+        median = _median_squared_distance(sample)
+        if median is None:
             return None
-        median = float(np.median(distances))
         if kernel.gamma * median <= RBF_SATURATED:
             return None
         spread = kernel.gamma * median
@@ -59,8 +52,8 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
                 f"most training documents (median g ||a-b||^2 = {spread:.3g}: exp(-{spread:.3g}) = "
                 f"{math.exp(-spread):.2g}), so a document is scored by the few training documents "
                 f"nearest to it and hardly by the rest; {scale_first}try -g near {1.0 / median:.2g} "
-                f"(1 / the median ||a-b||^2) or a -g list around it")
-    products = dot[pairs]
+                f"(1 / the median ||a-b||^2, -g auto) or a -g list around it")
+    products = KernelParams(0)(sample, sample)[np.triu_indices(sample.shape[0], 1)]
     argument = float(np.median(np.abs(kernel.coef_lin * products + kernel.coef_const)))
     if argument <= TANH_SATURATED:
         return None
@@ -75,6 +68,33 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
     return (f"-s {kernel.coef_lin:g} -r {kernel.coef_const:g}: the sigmoid kernel tanh(s a*b + r) "
             f"is +-1 between most training documents (median |s a*b + r| = {argument:.3g}), "
             f"so it cannot tell them apart; {advice}")
+
+
+def median_gamma(X: Matrix, seed: int = 0, normalize: str = "none",
+                 qid: VectorLike | None = None) -> float | None:
+    """-g auto: 1 / the median ‖a − b‖² over the pairs of distinct documents of a seeded
+    sample of SATURATION_SAMPLE documents of X, normalised as ``normalize`` says (the median
+    heuristic: exp(−g‖a − b‖²) is 1/e at the median pair); None when every sampled
+    document is the same."""
+    if X.shape[0] < 2:
+        return None
+    median = _median_squared_distance(_sample(X, seed, normalize, qid))
+    return None if median is None else 1.0 / median
+
+
+def _sample(X, seed, normalize, qid):
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(X.shape[0], size=min(X.shape[0], SATURATION_SAMPLE), replace=False))
+    return _normalized_rows(X, rows, normalize, qid, rng)
+
+
+def _median_squared_distance(sample):
+    """The median ‖a − b‖² over the pairs of distinct rows of sample, or None."""
+    dot = KernelParams(0)(sample, sample)
+    norms = np.diag(dot)
+    distances = (norms[:, None] + norms[None, :] - 2.0 * dot)[np.triu_indices(len(norms), 1)]
+    distances = distances[distances > 0]             # pairs of equal documents say nothing
+    return float(np.median(distances)) if len(distances) else None
 
 
 def _normalized_rows(X, rows, normalize, qid, rng):

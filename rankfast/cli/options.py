@@ -158,7 +158,8 @@ LEARN_OPTIONS = {
     "-m": ("qp_memory", _at_least(1)), "-h": ("qp_shrink", _at_least(1)),
     "-#": ("max_iter", _at_least(1)), "-t": ("kernel", _choice((0, 1, 2, 3, 4))),
     "-d": ("degree", lambda t, f: _number(t, int, f)),
-    "-g": ("gamma", lambda t, f: [_number(part, float, f) for part in t.split(",")]),
+    "-g": ("gamma", lambda t, f: ["auto"] if t == "auto" else
+           [_number(part, float, f) for part in t.split(",")]),
     "-s": ("coef_lin", lambda t, f: _number(t, float, f)),
     "-r": ("coef_const", lambda t, f: _number(t, float, f)), "-u": ("custom", any_text),
     "-v": ("verbosity", _choice((0, 1, 2, 3))), "-y": ("svmlight_verbosity", _choice((0, 1, 2, 3))),
