@@ -20,8 +20,14 @@ def run_tool(module, *args):
                           text=True, timeout=600)
 
 
+# The project's own Python: a virtual environment made inside the checkout under any name
+# (.venv-fresh, env3, ...) holds other projects' code, which ruff's default excludes miss.
+LINTED = ("rankfast", "tests", "benchmarks", "examples", "docs", "setup.py")
+
+
 def test_ruff_finds_nothing():
-    done = run_tool("ruff", "check", "--no-cache", "--output-format", "concise", ".")
+    paths = [name for name in LINTED if (ROOT / name).exists()]
+    done = run_tool("ruff", "check", "--no-cache", "--output-format", "concise", *paths)
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
 
 
