@@ -246,9 +246,10 @@ def test_cross_validation_checks_its_input_once_and_not_its_folds(sparse, monkey
                         {"base_learner__C": [0.1, 1.0]}, cv=3)
     counter.checks = counter.scans = 0
     search.fit(given, y, qid)
-    # X once for the folds, and once by the refit on all rows; φ(X) once per fit (3 folds
-    # x 2 C, and the refit); the held-out folds are scored without a check
-    assert (counter.checks, counter.scans, counter.outside) == (2 + 7, 2 + 7, [])
+    # X once for the folds, and once by the refit on all rows; φ(X) once per map (3 folds,
+    # each walking its 2 C's from one map, and the refit); the held-out folds are scored
+    # without a check
+    assert (counter.checks, counter.scans, counter.outside) == (2 + 4, 2 + 4, [])
     monkeypatch.undo()
     unchecked = cross_validate(RankSVM(), X, y, qid, [0.1, 1.0], cv=3)
     np.testing.assert_array_equal(result.values, unchecked.values)

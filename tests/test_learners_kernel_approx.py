@@ -405,3 +405,33 @@ def test_a_kernel_model_from_the_api_records_its_training_documents():
     for approx in ("nystrom", "rff"):
         model = KernelApproxLearner(approx=approx, landmarks=5, seed=0).fit(X, y, qid).to_model()
         assert model.n_documents == 30
+
+
+def test_a_c_grid_maps_the_documents_once_per_fold_and_gamma(monkeypatch):
+    """GridSearch over kernel__gamma x base_learner__C fitted a map per C; KernelApproxLearner.
+    fit_path maps once and walks the base learner's C path from that map."""
+    from rankfast.model_selection import GridSearch
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(240, 3))
+    y = (X ** 2).sum(axis=1).round()
+    qid = np.repeat(np.arange(12), 20)
+    maps = []
+    real = NystroemMap._fit_checked
+
+    def counted(self, X):
+        maps.append(X.shape[0])
+        return real(self, X)
+    monkeypatch.setattr(NystroemMap, "_fit_checked", counted)
+    search = GridSearch(KernelApproxLearner(RankSVM(), RBF, landmarks=40),
+                        {"kernel__gamma": [0.1, 0.5], "base_learner__C": [0.1, 1.0, 10.0]}, cv=3)
+    search.fit(X, y, qid)
+    assert len(maps) == 3 * 2 + 1                       # folds x gammas, and the final refit
+    path = list(KernelApproxLearner(RankSVM(), RBF, landmarks=40).fit_path(X, y, qid,
+                                                                         [0.1, 1.0, 10.0]))
+    for C, fitted in zip([0.1, 1.0, 10.0], path):
+        alone = KernelApproxLearner(RankSVM(C=C), RBF, landmarks=40).fit(X, y, qid)
+        assert fitted.base_learner.C == C
+        assert fitted.to_model().metadata["C"] == alone.to_model().metadata["C"]
+        scores = alone.predict(X)
+        np.testing.assert_allclose(fitted.predict(X), scores, rtol=0,
+                                   atol=5e-3 * np.abs(scores).max())   # warm starts, tolerance

@@ -74,7 +74,7 @@ from ._linear import fit_documents
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from typing import Any, Callable
 
     from .._typing import Log, Matrix, MatrixLike, VectorLike
@@ -518,6 +518,48 @@ class KernelApproxLearner(Ranker):
                      log: Log = None) -> KernelApproxLearner:
         """fit on a TrainingData checked already, taken as it is (the private entry of
         cross-validation's folds and of rank_learn): ``evals`` are checked ValidationSets."""
+        mapped, normalizer = self._mapped(data, log)
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+        base = self._base()
+        if hasattr(base, "_fit_checked"):
+            # rankfast's learners: φ(X), a new matrix, checked (finite) once; y and qid not again
+            fitted = base._fit_checked(mapped, log=log, **weights)
+        else:                                   # any other linear learner takes arrays
+            fitted = base.fit(mapped.X, mapped.y, mapped.qid, log=log, **weights)
+        self._take(fitted, normalizer)
+        self._record_evals(evals)
+        return self
+
+    def fit_path(self, X: MatrixLike, y: VectorLike, qid: VectorLike | None, Cs: Sequence[float],
+                 sample_weight: VectorLike | None = None) -> Iterator[KernelApproxLearner]:
+        """Fitted copies for each C of Cs (the base learner's C, ascending) from one map of
+        the documents, each solve started at the previous optimum where the base learner has
+        a C path (cross-validation's ``base_learner__C`` grid: a map per fold and gamma, not
+        per C)."""
+        self.check_parameters()
+        return self._fit_path_checked(self._training_data(X, y, qid, None), Cs, sample_weight)
+
+    def _fit_path_checked(self, data: TrainingData, Cs: Sequence[float],
+                          sample_weight: VectorLike | None = None) -> Iterator[KernelApproxLearner]:
+        """fit_path on a TrainingData checked already, taken as it is (cross-validation's folds)."""
+        mapped, normalizer = self._mapped(data, None)
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+        base = self._base()
+        if hasattr(base, "_fit_path_checked"):
+            path = base._fit_path_checked(mapped, Cs, **weights)
+        else:
+            path = (copy.deepcopy(base).set_params(C=C).fit(mapped.X, mapped.y, mapped.qid,
+                                                            **weights) for C in Cs)
+        for C, fitted in zip(Cs, path):
+            learner = copy.copy(self)
+            learner.base_learner = copy.deepcopy(self.base_learner)
+            if learner.base_learner is not None:
+                learner.base_learner.C = C
+            learner._take(fitted, normalizer)
+            yield learner
+
+    def _mapped(self, data, log):
+        """(the TrainingData of φ(X), normalised first as ``normalize`` says; the Normalizer)."""
         self.check_parameters()
         self._record_input(data)
         from ..data.normalize import Normalizer
@@ -533,20 +575,15 @@ class KernelApproxLearner(Ranker):
                     else f"random Fourier features: m = {self.map_.rank_}")
             log(f"{what}, mapped {features.shape[0]} documents in "
                 f"{time.perf_counter() - start:.2f} s", 1)
-        weights = {} if sample_weight is None else {"sample_weight": sample_weight}
-        base = self._base()
-        if hasattr(base, "_fit_checked"):
-            # rankfast's learners: φ(X), a new matrix, checked (finite) once; y and qid not again
-            mapped = data.with_features(check_features(features)[0])
-            self.learner_ = base._fit_checked(mapped, log=log, **weights)
-        else:                                   # any other linear learner takes arrays
-            self.learner_ = base.fit(features, data.y, data.qid, log=log, **weights)
-        ids = np.asarray(self.learner_.feature_ids_, dtype=np.int64)
+        return data.with_features(check_features(features)[0]), normalizer
+
+    def _take(self, fitted, normalizer):
+        """Record a fitted base learner (on this map) as the model's weights."""
+        self.learner_ = fitted
+        ids = np.asarray(fitted.feature_ids_, dtype=np.int64)
         self.weights_ = np.zeros(self.map_.rank_)
-        self.weights_[ids - 1] = self.learner_.weights_
+        self.weights_[ids - 1] = fitted.weights_
         self.normalizer_ = None if self.normalize == "none" else normalizer
-        self._record_evals(evals)
-        return self
 
     def _applied_normalizer(self):
         """The Normalizer predict applies (query, log), or None (rankfast.data.validation.predicted)."""

@@ -430,7 +430,9 @@ def _fitted_rows(estimator, rows, c_name, X, y, qid, weight=None):
         while j < len(rows) and all(rows[j][name] == v for name, v in others.items()):
             j += 1
         template = with_params(estimator, others)
-        if c_name == "C" and hasattr(template, "fit_path"):
+        # a C path: a linear learner's own C, or a kernel learner's base learner's C from one
+        # map of the documents (KernelApproxLearner.fit_path)
+        if c_name in ("C", "base_learner__C") and hasattr(template, "fit_path"):
             yield from zip(range(i, j), fit_path(template, [rows[r][c_name] for r in range(i, j)]))
         else:
             for r in range(i, j):
