@@ -388,16 +388,17 @@ def to_onnx(model: Any, feature_names: Any = None, name: Any = DEFAULT_NAME) -> 
     names = names if names is not None else feature_names_of(model)
     graph = _Graph(numpy_helper)
     x = graph.node("Cast", [ONNX_INPUT], to=TensorProto.DOUBLE)
+    scale = model.input_scale if model.kind == "kernel" else None
     if kind == "log":
         x = graph.node("Mul", [graph.node("Sign", [x]),
                                graph.node("Log", [graph.node("Add", [graph.node("Abs", [x]),
                                                                      graph.constant(1.0)])])])
     elif kind == "query":
         x = _query_min_max(graph, x)
-    elif model.kind == "kernel" and model.input_scale is not None:     # a Nyström zscore's
+    elif scale is not None:                         # a Nyström zscore's x/σ (others fold it)
         from .data.normalize import inverse_scale
-        inverse = np.zeros(d)                       # x/σ (linear and RFF models fold it)
-        scale = inverse_scale(model.input_scale)
+        inverse = np.zeros(d)
+        scale = inverse_scale(scale)
         inverse[:min(d, len(scale))] = scale[:d]
         x = graph.node("Mul", [x, graph.constant(inverse)])
     if model.kind == "linear":
@@ -408,8 +409,8 @@ def to_onnx(model: Any, feature_names: Any = None, name: Any = DEFAULT_NAME) -> 
                                      graph.constant(np.array([width], np.int64)),
                                      graph.constant(np.array([1], np.int64))])
         if model.kind == "kernel":
-            if kind in ("query", "log") or "scale" in model.metadata:   # as KernelModel.predict:
-                # the normalised values a file would hold (float32)
+            if kind in ("query", "log") or scale is not None:   # as KernelModel.predict: the
+                # normalised values a file would hold (float32)
                 x = graph.node("Cast", [graph.node("Cast", [x], to=TensorProto.FLOAT)],
                                to=TensorProto.DOUBLE)
             out = _kernel_scores(graph, x, model, width)

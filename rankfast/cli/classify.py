@@ -134,7 +134,7 @@ def _classify(argv, proprank=False):
     if normalize not in ("none", "zscore", "query", "log"):
         raise InputError(model_path, None, f"the model asks for normalize={normalize}, which "
                                            f"this rank_classify cannot apply (a newer rankfast?)")
-    click_log = None
+    click_log = None                               # (documents, weights) with --clicks
     if options.get("clicks"):                      # read and checked before any output
         check_click_source(test_path, distributed)
         click_log = read_click_log(test_path, options.get("group"))
@@ -173,7 +173,7 @@ def _classify(argv, proprank=False):
     progress("done", verbosity)
     progress(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}", verbosity)
     write(_summary_lines(queries.swapped, queries.pairs, verbosity))
-    estimates = None if click_log is None else click_estimates(click_log, model_path)
+    estimates = None if click_log is None else click_estimates(*click_log, model_path)
     if estimates is not None:
         write(estimates[0])                           # svm_proprank_classify's line
     if cutoffs is not None:

@@ -61,9 +61,9 @@ def check_click_source(test_path: str, distributed: bool) -> None:
         raise UsageError("--clicks reads the click log twice: give a file, not standard input")
 
 
-def read_click_log(test_path: str, group_path: Any = None) -> Any:
-    """rank_classify --clicks: the click log at test_path, read and checked as rank_learn
-    --clicks checks it (before any output is written)."""
+def read_click_log(test_path: str, group_path: Any = None) -> tuple[Any, Any]:
+    """rank_classify --clicks: (the click log at test_path, each document's weight), read
+    and checked as rank_learn --clicks checks it (before any output is written)."""
     from ..clicks.log import click_weights
     from ..io.svmlight import load_svmlight
     from .data import check_click_log, no_documents_error, with_groups
@@ -72,8 +72,8 @@ def read_click_log(test_path: str, group_path: Any = None) -> Any:
         raise no_documents_error(test_path)
     check_click_log(data, test_path, group_path)
     data, _ = with_groups(data, test_path, group_path)
-    click_weights(data, check_queries=False)           # InputError at a bad click's line
-    return data
+    weight, _ = click_weights(data, check_queries=False)   # InputError at a bad click's line
+    return data, weight
 
 
 # svm_proprank_classify's last line: the SNIPS estimate of the clicked documents' 0-based rank.
@@ -81,9 +81,9 @@ SNIPS_LINE = ("Avg Rank of Positive Examples: {:6.2f} "
               "(via SNIPS Estimator [Swaminathan & Joachims, 2015d])\n")
 
 
-def click_estimates(log: Any, model_path: str) -> tuple[str, str]:
+def click_estimates(log: Any, weight: Any, model_path: str) -> tuple[str, str]:
     """rank_classify --clicks: (svm_proprank's SNIPS line, rankfast's line) of the model's
-    counterfactual figures on the click log read by read_click_log.
+    counterfactual figures on the click log and weights read by read_click_log.
 
     svm_proprank's figure is the clicks' cost-weighted mean of the number of other documents
     of their query scored at or above them (ties count against the click), over the sum of
@@ -91,9 +91,7 @@ def click_estimates(log: Any, model_path: str) -> tuple[str, str]:
     import numpy as np
 
     from ..clicks.evaluate import counterfactual_metrics
-    from ..clicks.log import click_weights
     from ..io.model_files import read_model
-    weight, _ = click_weights(log, check_queries=False)
     scores = read_model(model_path).predict(log.features, log.qid)
     try:
         figures = counterfactual_metrics(scores, log.y, log.qid, weight)

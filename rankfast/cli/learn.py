@@ -265,9 +265,8 @@ def _learn(argv, defaults=None):
         learner = _validated_learner(options, given, verbosity, svmlight_verbosity)
     weights = {} if "weights" not in options else {
         "sample_weight": _query_weights(options["weights"], dataset.qid)}
-    clicks = bool(options.get("clicks"))
-    c_scale = 1.0                 # the learner's C over the -c typed (svm_proprank's, --clicks)
-    if clicks:
+    click_weight, c_scale = None, 1.0   # c_scale: the learner's C over the -c typed (--clicks)
+    if options.get("clicks"):
         click_weight, c_scale = _click_weights(learner, dataset, options, verbosity)
         weights = {"sample_weight": click_weight}
 
@@ -296,8 +295,8 @@ def _learn(argv, defaults=None):
         raise InputError(train_path, None, _linear_algebra_reason(exc)) from None
     progress(f"Runtime in cpu-seconds: {time.process_time() - start:.2f}", verbosity)
     _print_cv_table(learner, verbosity, c_scale)
-    for note in fitted_notes(learner, options, given) + model_notes(
-            model, dataset, options, learner, weights.get("sample_weight") if clicks else None):
+    for note in fitted_notes(learner, options, given) + model_notes(model, dataset, options,
+                                                                    learner, click_weight):
         if verbosity >= 1:
             print_note("rank_learn", note)
     progress("Writing learned model...", verbosity, end="")

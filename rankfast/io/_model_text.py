@@ -244,15 +244,24 @@ def _notes(words, path, line):
     return notes
 
 
+def header_normalization(metadata: dict) -> Any:
+    """The normalisation a model file names in its header for svm_rank's users, who cannot
+    apply it (None for none): query and log (NAMED_NORMALIZATIONS), and a Nyström model's
+    zscore, whose metadata holds the ``scale=`` it applies (linear and RFF models fold it)."""
+    applied = metadata.get("normalize")
+    if applied in NAMED_NORMALIZATIONS:
+        return applied
+    return "zscore" if "scale" in metadata else None
+
+
 def check_header_normalize(path, named, metadata, line):
     """InputError at ``line`` (the metadata's) unless the header's normalisation is the metadata's.
 
     ``named``: what the header names (line 2's note of an SVM-light file; for an
     RFF file True or False, whether its version line is V2), None for nothing.
-    rankfast names query and log in the header (NAMED_NORMALIZATIONS), and a
-    kernel model's zscore (its metadata has the ``scale=`` it applies), which
-    svm_rank cannot apply; a header that names one must have it in the
-    metadata, and metadata that asks for one must have a header naming it.
+    rankfast names what header_normalization says in the header, which svm_rank
+    cannot apply; a header that names one must have it in the metadata, and
+    metadata that asks for one must have a header naming it.
     """
     applied = metadata.get("normalize")
     if isinstance(named, bool):                     # an RFF model's version line
@@ -262,8 +271,7 @@ def check_header_normalize(path, named, metadata, line):
                   f"that normalises its input" if named else
                   f"the version line (line 1) is {RFF_VERSION_LINE!r}, for a model that does not "
                   f"normalise its input")
-    elif named == applied or (named is None and applied not in NAMED_NORMALIZATIONS
-                              and "scale" not in metadata):
+    elif named == applied or (named is None and header_normalization(metadata) is None):
         return
     else:
         header = ("the header names no normalisation (line 2)" if named is None else

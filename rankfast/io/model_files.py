@@ -44,6 +44,7 @@ from ._model_text import (
     _parse_metadata,
     _shown,
     check_header_normalize,
+    header_normalization,
     read_model_file,
     single_vector_weights,
 )
@@ -179,11 +180,11 @@ def format_model(model: Any) -> str:
     else:
         return format_rff_model(model)
     header = _HEADER
-    applied = model.metadata.get("normalize")
-    if applied in NAMED_NORMALIZATIONS or "scale" in model.metadata:   # (a Nyström zscore's)
+    named = header_normalization(model.metadata)
+    if named is not None:
         # svm_rank reads the number and skips the rest of the line: a note for its users.
         header = header.replace("{kernel} # kernel type\n",
-                                "{kernel} # kernel type; rankfast normalize=" + applied +
+                                "{kernel} # kernel type; rankfast normalize=" + named +
                                 ": only rank_classify applies this model, not svm_rank_classify\n")
     text = VERSION_LINE + "\n" + header.format(
         kernel=kernel.kernel, degree=kernel.degree, gamma=_num(kernel.gamma),

@@ -99,12 +99,10 @@ def _refuse_without_pairs(y, qid):
     """ValueError for a validation set none of whose queries has two different labels: every
     model scores the same on it (NDCG, MAP and ERR 0 without a relevant document, pair
     accuracy undefined), so it would choose the first C of the grid for no reason."""
-    index, n_queries = query_index(qid)
-    lowest, highest = np.full(n_queries, np.inf), np.full(n_queries, -np.inf)
-    np.minimum.at(lowest, index, y)
-    np.maximum.at(highest, index, y)
-    if not (highest > lowest).any():
-        what = "no relevant document" if not (np.asarray(y) > 0).any() else \
+    from .. import metrics
+    facts = metrics.query_facts(y, qid)
+    if facts.one_label.all():
+        what = "no relevant document" if not facts.relevant.any() else \
             "the same label on every document of each query"
         raise ValueError(f"the validation set has {what}: no query has a pair to order, so "
                          f"it cannot tell the models apart")
