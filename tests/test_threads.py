@@ -235,6 +235,8 @@ LEARNER_FLAGS = {
     "rankrls-grid": ["-a", "rankrls", "-c", "0.1,1,10"],
     "greedy": ["-a", "greedy", "-k", "4", "-c", "1"],
     "nystrom": ["-t", "2", "-g", "0.1", "--landmarks", "20"],
+    "nystrom-zscore-auto": ["-t", "2", "-g", "auto", "--normalize", "zscore", "--landmarks", "20"],
+    "nystrom-grid": ["-t", "2", "-g", "0.05,0.1", "-c", "0.1,1", "--landmarks", "20"],
 }
 
 

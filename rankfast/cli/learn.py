@@ -204,7 +204,8 @@ def _learn(argv, defaults=None):
                                          f"the IPS-weighted rank of the clicks (-l 1), which it "
                                          f"trains for any -l: so does this")
         options["loss"] = 1
-    hold_threads(options.get("n_jobs"))               # before numpy is imported, if it is not
+    # before numpy is imported, if it is not; kernel maps: BLAS on one thread (same bits at any -j)
+    hold_threads(options.get("n_jobs"), 1 if options.get("kernel", 0) else None)
     from .learners import fitted_notes, make_learner, model_notes
     if not positional:
         raise UsageError("not enough input parameters: rank_learn [options] example_file [model_file]")

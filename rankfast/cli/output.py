@@ -100,13 +100,20 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
                      "BLIS_NUM_THREADS")
 
 
+_BLAS_VARIABLES = _THREAD_VARIABLES[1:]      # all but OpenMP's
+
 _THREAD_TIMEOUT = "OPENBLAS_THREAD_TIMEOUT"    # log2 of the cycles its idle threads spin
 
 _held_threads: list = []          # how to undo hold_threads, once the run is over
 
 
-def hold_threads(n_jobs: int | None) -> None:
+def hold_threads(n_jobs: int | None, blas_threads: int | None = None) -> None:
     """-j N: the BLAS and OpenMP libraries get at most N threads too, for the whole run.
+
+    ``blas_threads``: a cap on the BLAS libraries' threads alone, with or without -j
+    (rank_learn's kernel maps: one, since OpenBLAS's products on two threads round
+    differently from one, and a Nyström model at -j 2 differed from -j 1 in its last
+    digits; rankfast's own kernels keep -j's threads).
 
     rankfast's own kernels and reader take their threads from -j
     (resolve_n_jobs); numpy's and scipy's BLAS start a thread per core when
@@ -129,22 +136,29 @@ def hold_threads(n_jobs: int | None) -> None:
     if "numpy" not in sys.modules and _THREAD_TIMEOUT not in os.environ:
         os.environ[_THREAD_TIMEOUT] = "4"
         _held_threads.append(lambda: _restore_variable(_THREAD_TIMEOUT, None))
-    if n_jobs is None:
+    if n_jobs is None and blas_threads is None:
         return
     threads = resolve_n_jobs(n_jobs)
+    blas = threads if blas_threads is None else min(threads, blas_threads)
+    limits = {name: blas if name in _BLAS_VARIABLES else threads for name in _THREAD_VARIABLES
+              if n_jobs is not None or name in _BLAS_VARIABLES}
     if "numpy" not in sys.modules:
-        for name in _THREAD_VARIABLES:
+        for name, limit in limits.items():
             given = os.environ.get(name)
             if not (given and given.isascii() and given.isdigit() and len(given) < 10
-                    and 0 < int(given) <= threads):
-                os.environ[name] = str(threads)
+                    and 0 < int(given) <= limit):
+                os.environ[name] = str(limit)
                 _held_threads.append(lambda name=name, given=given: _restore_variable(name, given))
         return
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:                 # the libraries keep their own setting
         return
-    _held_threads.append(threadpool_limits(limits=threads).restore_original_limits)
+    if n_jobs is not None:
+        _held_threads.append(threadpool_limits(limits=threads).restore_original_limits)
+    if blas != threads or n_jobs is None:
+        _held_threads.append(threadpool_limits(limits=blas, user_api="blas")
+                             .restore_original_limits)
 
 
 def _restore_variable(name, value):
