@@ -882,7 +882,7 @@ def test_g_auto_is_the_median_heuristic_printed_and_written(tmp_path, capsys, no
     expected = 1.0 / np.median(squares[squares > 0])
     gamma = float(model.read_text().splitlines()[3].split()[0])
     assert gamma == pytest.approx(expected, rel=1e-5)
-    assert f"-g auto: gamma = {gamma:g} (1 / the median ||a-b||^2" in out
+    assert f"-g {gamma:g} (auto: 1 / the median ||a-b||^2" in out
 
 
 def load_svmlight_features(path):

@@ -7,6 +7,7 @@ reference refuses, rankfast refuses at the file's line, or accepts what its guid
 (two clicks in a query, qids out of order) with a model no worse than a generic optimiser's."""
 
 import gzip
+import re
 
 import numpy as np
 import pytest
@@ -179,11 +180,15 @@ def test_the_written_objective_note_weighs_the_clicks(tmp_path, capsys):
     """svm_proprank_learn -c 1 on the reference's tiny file said "svm_rank's objective of the
     model as written is 4.8895374, 41.3% above the solver's 3.4611891": an unweighted
     objective beside the weighted one.  The weighted objective of that file as written is
-    the solver's to 5 digits, so there is nothing to note."""
+    the solver's (as printed; where the solver stops within its certified gap differs from
+    machine to machine) to 5 digits, so there is nothing to note."""
     require(PROPRANK_REFERENCE)
     train, model = PROPRANK_REFERENCE / "tiny_train.dat", tmp_path / "m"
     assert proprank_learn_main(["-c", "1", str(train), str(model)]) == 0
-    assert "above the solver's" not in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "above the solver's" not in err
+    solver = float(re.search(r"objective ([0-9.e+-]+),", out).group(1))
     data = load_svmlight(str(train), costs=True)
-    assert proprank_objective(model_weights(model, data.n_features), data, 1.0) == \
-        pytest.approx(3.4611891, rel=1e-5)
+    written = proprank_objective(model_weights(model, data.n_features), data, 1.0)
+    assert written == pytest.approx(solver, rel=1e-5)
+    assert written <= 3.4611891 * (1 + 1e-5)         # svm_proprank's own solver's objective

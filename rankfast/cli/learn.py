@@ -213,11 +213,9 @@ def _learn(argv, defaults=None):
     model_path = positional[1] if len(positional) > 1 else "svm_struct_model"
     verbosity = options.get("verbosity", 1)
     svmlight_verbosity = options.get("svmlight_verbosity", 0)
-    auto_gamma = options.get("gamma") == ["auto"]
-    if auto_gamma:                  # -g auto: made a number from the data once it is read
-        if options.get("kernel", 0) != 2:
-            raise UsageError("-g auto needs the RBF kernel (-t 2)")
-        options = {**options, "gamma": [1.0]}
+    auto_gamma = options.get("gamma") == ["auto"]   # made a number from the data by the map
+    if auto_gamma and options.get("kernel", 0) != 2:
+        raise UsageError("-g auto needs the RBF kernel (-t 2)")
     learner, notes = make_learner(options, given)
     for note in notes:
         if verbosity >= 1:
@@ -257,10 +255,7 @@ def _learn(argv, defaults=None):
               f"{dataset.n_documents} examples", verbosity, level=0)
     if verbosity >= 1 and options.get("normalize", "none") == "none":
         _scale_note(dataset.features, options.get("kernel", 0))
-    if auto_gamma:
-        options = {**options, "gamma": [_auto_gamma(dataset, options, verbosity)]}
-        learner = make_learner(options, given)[0]
-    elif verbosity >= 1 and options.get("kernel", 0) in (2, 3):
+    if verbosity >= 1 and options.get("kernel", 0) in (2, 3) and not auto_gamma:
         _saturation_note(dataset, options)
     if "valid" in options and max(len(options.get("C", ())), len(options.get("gamma", ()))) > 1:
         learner = _validated_learner(options, given, verbosity, svmlight_verbosity)
@@ -326,24 +321,6 @@ def _scale_note(features, kernel):
         "zscore, query (per query, as LETOR) or log"
     print_note("rank_learn", f"the features' largest values differ by a factor of {spread:.2g}; "
                              f"--normalize {kinds} may train a better model")
-
-
-def _auto_gamma(dataset, options, verbosity):
-    """-g auto: the median heuristic's gamma on the training documents (a seeded sample of
-    them), normalised as --normalize says; printed at -v 1 and written in the model's header."""
-    from .notes import SATURATION_SAMPLE, median_gamma
-    normalize = options.get("normalize", "none")
-    gamma = median_gamma(dataset.features, options.get("seed", 0), normalize, dataset.qid)
-    if gamma is None:
-        print_note("rank_learn", "-g auto: every training document sampled is the same; "
-                                 "using -g 1")
-        return 1.0
-    gamma = float(f"{gamma:.6g}")      # as printed, and as the model file's header holds it
-    scaled = "" if normalize == "none" else f", normalised by --normalize {normalize}"
-    progress(f"-g auto: gamma = {gamma:g} (1 / the median ||a-b||^2 over the pairs of "
-             f"{min(dataset.n_documents, SATURATION_SAMPLE)} training documents{scaled})",
-             verbosity)
-    return gamma
 
 
 def _saturation_note(dataset, options):

@@ -213,7 +213,7 @@ def _learner_name(value, notes, fallback="prsvm"):
 def _kernel_notes(params):
     """Notes on kernel parameters that svm_rank accepts but that give no kernel."""
     notes = []
-    if params.kernel == 2 and params.gamma <= 0:
+    if params.kernel == 2 and params.gamma != "auto" and params.gamma <= 0:
         what = ("every kernel value is 1: the model is constant" if params.gamma == 0 else
                 "exp(-g ||a-b||^2) then grows with the distance and is not a kernel")
         notes.append(f"-g {params.gamma:g}: the RBF kernel needs g > 0; {what}")

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ..data.sparse import scipy_csr
+from ..learners.kernel_width import median_squared_distance, sample_rows
 from ..models import KernelParams
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 # exp(-x) < 1e-4 and tanh(x) is ±1 within 1e-17 (benchmarks/README.md, "Saturated kernels").
 RBF_SATURATED = math.log(1e4)
 TANH_SATURATED = 20.0
-SATURATION_SAMPLE = 256       # documents (seeded) whose pairs the check looks at
 SATURATION_QUERY_ROWS = 1 << 16   # at most this many rows give their queries' min and max
 
 
@@ -25,7 +25,7 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
                     qid: VectorLike | None = None) -> str | None:
     """Why ``kernel`` cannot tell most of X's documents apart, or None when it can.
 
-    Looks at the pairs of up to SATURATION_SAMPLE documents drawn (seeded)
+    Looks at the pairs of up to kernel_width.SAMPLE documents drawn (seeded)
     from X, normalised first as ``normalize`` says (``query``: over their
     whole queries, which needs each row's qid; ``zscore``: by the deviations
     over all of X).  RBF: exp(-g ‖a − b‖²)
@@ -42,7 +42,7 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
     scale_first = ("scale the features (--normalize zscore, query or log), or "
                    if normalize == "none" else "")
     if kernel.kernel == 2:
-        median = _median_squared_distance(sample)
+        median = median_squared_distance(sample)
         if median is None:
             return None
         if kernel.gamma * median <= RBF_SATURATED:
@@ -70,31 +70,10 @@ def saturation_note(kernel: KernelParams, X: Matrix, seed: int = 0, normalize: s
             f"so it cannot tell them apart; {advice}")
 
 
-def median_gamma(X: Matrix, seed: int = 0, normalize: str = "none",
-                 qid: VectorLike | None = None) -> float | None:
-    """-g auto: 1 / the median ‖a − b‖² over the pairs of distinct documents of a seeded
-    sample of SATURATION_SAMPLE documents of X, normalised as ``normalize`` says (the median
-    heuristic: exp(−g‖a − b‖²) is 1/e at the median pair); None when every sampled
-    document is the same."""
-    if X.shape[0] < 2:
-        return None
-    median = _median_squared_distance(_sample(X, seed, normalize, qid))
-    return None if median is None else 1.0 / median
-
-
 def _sample(X, seed, normalize, qid):
-    rng = np.random.default_rng(seed)
-    rows = np.sort(rng.choice(X.shape[0], size=min(X.shape[0], SATURATION_SAMPLE), replace=False))
-    return _normalized_rows(X, rows, normalize, qid, rng)
-
-
-def _median_squared_distance(sample):
-    """The median ‖a − b‖² over the pairs of distinct rows of sample, or None."""
-    dot = KernelParams(0)(sample, sample)
-    norms = np.diag(dot)
-    distances = (norms[:, None] + norms[None, :] - 2.0 * dot)[np.triu_indices(len(norms), 1)]
-    distances = distances[distances > 0]             # pairs of equal documents say nothing
-    return float(np.median(distances)) if len(distances) else None
+    """The sample -g auto looks at (kernel_width.sample_rows), normalised as ``normalize`` says."""
+    rows = sample_rows(X.shape[0], seed)
+    return _normalized_rows(X, rows, normalize, qid, np.random.default_rng(seed))
 
 
 def _normalized_rows(X, rows, normalize, qid, rng):

@@ -71,6 +71,7 @@ from ..models import (
 )
 from ._base import Ranker, fit_doc, sparse_input_tags
 from ._linear import fit_documents
+from .kernel_width import AUTO, SAMPLE, resolved
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -117,7 +118,8 @@ class NystroemMap(_FeatureMap):
     ----------
     kernel : rankfast.models.KernelParams, optional
         Polynomial (1), RBF (2) or sigmoid (3); default RBF with gamma 1
-        (svm_rank's ``-t 2``).
+        (svm_rank's ``-t 2``).  RBF's gamma ``"auto"``: fit sets it by the median
+        heuristic on X (rankfast.learners.kernel_width), in ``kernel_``.
     landmarks : int
         m, the number of landmarks (all documents when there are fewer).
     seed : int
@@ -179,7 +181,7 @@ class NystroemMap(_FeatureMap):
 
     def _fit_checked(self, X: Matrix | sp.csr_matrix) -> NystroemMap:
         """fit on X as rankfast.data.validation.check_features returns it (no check again)."""
-        self.kernel_ = self.check_parameters()
+        self.kernel_ = resolved(self.check_parameters(), X, self.seed)
         X = scipy_csr(X)
         n, self.n_features_ = X.shape
         self.n_features_in_ = self.n_features_
@@ -275,7 +277,9 @@ class RandomFourierMap(_FeatureMap):
     Parameters
     ----------
     kernel : rankfast.models.KernelParams, optional
-        Must be the RBF kernel (type 2); its ``gamma`` is γ.  Default: RBF, gamma 1.
+        Must be the RBF kernel (type 2); its ``gamma`` is γ, or ``"auto"``: fit sets
+        it by the median heuristic on X (rankfast.learners.kernel_width), in
+        ``kernel_``.  Default: RBF, gamma 1.
     components : int
         m, the number of random features.
     seed : int
@@ -333,7 +337,7 @@ class RandomFourierMap(_FeatureMap):
 
     def _fit_checked(self, X: Matrix | sp.csr_matrix) -> RandomFourierMap:
         """fit on X as rankfast.data.validation.check_features returns it (no check again)."""
-        self.kernel_ = self.check_parameters()
+        self.kernel_ = resolved(self.check_parameters(), X, self.seed)
         self.n_features_ = X.shape[1]
         self.n_features_in_ = self.n_features_
         _check_rff_size(int(self.components), self.n_features_)
@@ -352,7 +356,7 @@ class RandomFourierMap(_FeatureMap):
         if kernel.kernel != 2:
             raise ValueError(f"random Fourier features need the RBF kernel (kernel type 2), "
                              f"not type {kernel.kernel}")
-        if not kernel.gamma > 0:
+        if kernel.gamma != AUTO and not kernel.gamma > 0:
             raise ValueError(f"random Fourier features need gamma > 0 (got {kernel.gamma})")
         if self.components < 1:
             raise ValueError(f"the number of random features must be at least 1 "
@@ -378,8 +382,14 @@ class RandomFourierMap(_FeatureMap):
 
 
 def _kernel_or_default(kernel):
-    """The kernel a map uses: ``kernel``, or svm_rank's ``-t 2`` (RBF, gamma 1) for None."""
-    return KernelParams(kernel=2) if kernel is None else kernel
+    """The kernel a map uses: ``kernel``, or svm_rank's ``-t 2`` (RBF, gamma 1) for None;
+    a ValueError for gamma ``"auto"`` (made a number by fit) with another kernel than RBF."""
+    kernel = KernelParams(kernel=2) if kernel is None else kernel
+    if isinstance(kernel.gamma, str) and (kernel.gamma != AUTO or kernel.kernel != 2):
+        raise ValueError(f"gamma must be a number or 'auto' (RBF kernel only), "
+                         f"not {kernel.gamma!r}" + ("" if kernel.kernel == 2 else
+                                                    f" with kernel type {kernel.kernel}"))
+    return kernel
 
 
 def _transform_input(transformer, X):
@@ -413,7 +423,11 @@ class KernelApproxLearner(Ranker):
     base_learner : object, optional
         The linear ranker (default rankfast.learners.prsvm.RankSVM()); fit trains a clone.
     kernel : rankfast.models.KernelParams, optional
-        Default: RBF with gamma 1 (svm_rank's ``-t 2``).
+        Default: RBF with gamma 1 (svm_rank's ``-t 2``).  An RBF kernel's gamma
+        may be ``"auto"``: fit takes the median heuristic on the (normalised)
+        training documents, rankfast.learners.kernel_width.median_gamma, and
+        ``map_.kernel_.gamma`` is the number used.  On raw features
+        ``normalize="zscore"`` with gamma ``"auto"`` is the recipe.
     approx : {"nystrom", "rff"}
     landmarks : int
         m: landmarks (Nyström) or random features (RFF).
@@ -573,6 +587,10 @@ class KernelApproxLearner(Ranker):
             what = (f"Nyström map: {len(self.map_.landmark_rows_)} landmarks, rank "
                     f"{self.map_.rank_}" if self.approx == "nystrom"
                     else f"random Fourier features: m = {self.map_.rank_}")
+            if _kernel_or_default(self.kernel).gamma == AUTO:
+                log(f"'gamma' = {self.map_.kernel_.gamma:g} (auto: 1 / the median ||a-b||^2 "
+                    f"over the pairs of {min(data.X.shape[0], SAMPLE)} training documents"
+                    f"{'' if self.normalize == 'none' else ', normalised'})", 1)
             log(f"{what}, mapped {features.shape[0]} documents in "
                 f"{time.perf_counter() - start:.2f} s", 1)
         return data.with_features(check_features(features)[0]), normalizer
