@@ -15,7 +15,7 @@ exactly (no floating-point residue of subtracting what was added).
 """
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 import numpy as np
 
@@ -309,6 +309,157 @@ def squared_hinge_hessvec(const double[::1] scores, const int64_t[::1] rank,
                                   &trees[threadid(), 0], &out[0])
         PyErr_CheckSignals()
         lo = hi
+
+
+# ---- the Hessian in score space, many directions at once ----------------------------
+#
+# squared_hinge_hessian_columns writes A D for a block of columns D (n x k, rows of
+# documents): column c of the result is squared_hinge_hessvec of column c of D, bit for
+# bit (the same sweeps, the same order of additions).  Its tree holds, per label rank,
+# a count and k sums; the columns are split into blocks of COLUMN_BLOCK, each block one
+# task of the threads (the documents' order, not the threads, fixes every sum).
+
+cdef enum:
+    COLUMN_BLOCK = 32
+
+
+cdef inline void columns_add(double* count, double* sums, Py_ssize_t size, Py_ssize_t width,
+                             Py_ssize_t i, const double* v, double w) noexcept nogil:
+    """Insert the row v (width values) with weight w at position i (as fenwick_add_weighted)."""
+    cdef Py_ssize_t c
+    i += 1
+    while True:
+        count[i] += w
+        if w == 1.0:
+            for c in range(width):
+                sums[i * width + c] += v[c]
+        else:
+            for c in range(width):
+                sums[i * width + c] += w * v[c]
+        if size <= FLAT_SIZE:
+            return
+        i += i & (-i)
+        if i >= size:
+            return
+
+
+cdef inline void columns_clear(double* count, double* sums, Py_ssize_t size, Py_ssize_t width,
+                               Py_ssize_t i) noexcept nogil:
+    """Zero every node on position i's update path."""
+    cdef Py_ssize_t c
+    i += 1
+    while True:
+        count[i] = 0.0
+        for c in range(width):
+            sums[i * width + c] = 0.0
+        if size <= FLAT_SIZE:
+            return
+        i += i & (-i)
+        if i >= size:
+            return
+
+
+cdef inline double columns_prefix(const double* count, const double* sums, Py_ssize_t size,
+                                  Py_ssize_t width, Py_ssize_t i, double* acc) noexcept nogil:
+    """acc = the sums of the rows inserted at positions 0 .. i - 1; returns their count.
+
+    The nodes are added in fenwick_prefix's order, so each column's sum is its bits."""
+    cdef Py_ssize_t c, k
+    cdef double n = 0.0
+    for c in range(width):
+        acc[c] = 0.0
+    if size <= FLAT_SIZE:
+        for k in range(1, i + 1):
+            n += count[k]
+            for c in range(width):
+                acc[c] += sums[k * width + c]
+        return n
+    while i > 0:
+        n += count[i]
+        for c in range(width):
+            acc[c] += sums[i * width + c]
+        i -= i & (-i)
+    return n
+
+
+cdef int hessian_block(const double* scores, const int64_t* rank, const int64_t* starts,
+                       const int64_t* order, const double* weight, const double* doc_weight,
+                       Py_ssize_t n_levels, Py_ssize_t n_queries, const double* D,
+                       Py_ssize_t k, Py_ssize_t c0, Py_ssize_t width,
+                       double* out) noexcept nogil:
+    """Columns c0 .. c0 + width - 1 of out = A D (hessvec_chunk's sweeps on rows of width
+    values); -1 when out of memory."""
+    cdef Py_ssize_t size = n_levels + 1
+    cdef Py_ssize_t q, a, b, p, t, i, j, c
+    cdef double c_q, ci, n
+    cdef double* count = <double*> calloc(size, sizeof(double))
+    cdef double* sums = <double*> calloc(size * width, sizeof(double))
+    cdef double* acc = <double*> malloc(width * sizeof(double))
+    if count == NULL or sums == NULL or acc == NULL:
+        free(count)
+        free(sums)
+        free(acc)
+        return -1
+    for q in range(n_queries):
+        a = starts[q]
+        b = starts[q + 1]
+        c_q = weight[q]
+        # sweep 1: lower-label partners, by decreasing score
+        p = b - 1
+        for t in range(b - 1, a - 1, -1):
+            i = order[t]
+            while p >= a and scores[order[p]] > scores[i] - 1.0:
+                j = order[p]
+                columns_add(count, sums, size, width, rank[j], &D[j * k + c0], 1.0)
+                p -= 1
+            n = columns_prefix(count, sums, size, width, rank[i], acc)
+            ci = c_q if doc_weight == NULL else c_q * doc_weight[i]
+            for c in range(width):
+                out[i * k + c0 + c] = 2.0 * ci * (n * D[i * k + c0 + c] - acc[c])
+        for t in range(p + 1, b):
+            columns_clear(count, sums, size, width, rank[order[t]])
+        # sweep 2: higher-label partners, by increasing score
+        p = a
+        for t in range(a, b):
+            i = order[t]
+            while p < b and scores[i] > scores[order[p]] - 1.0:
+                j = order[p]
+                columns_add(count, sums, size, width, n_levels - 1 - rank[j], &D[j * k + c0],
+                            1.0 if doc_weight == NULL else doc_weight[j])
+                p += 1
+            n = columns_prefix(count, sums, size, width, n_levels - 1 - rank[i], acc)
+            for c in range(width):
+                out[i * k + c0 + c] += 2.0 * c_q * (n * D[i * k + c0 + c] - acc[c])
+        for t in range(a, p):
+            columns_clear(count, sums, size, width, n_levels - 1 - rank[order[t]])
+    free(count)
+    free(sums)
+    free(acc)
+    return 0
+
+
+def squared_hinge_hessian_columns(const double[::1] scores, const int64_t[::1] rank,
+                                  const int64_t[::1] starts, const int64_t[::1] order,
+                                  const double[::1] weight, Py_ssize_t n_levels,
+                                  const double[:, ::1] D, double[:, ::1] out, int n_threads=1,
+                                  const double[::1] doc_weight=None):
+    """Write out = A D, A the generalized Hessian of squared_hinge in score space (active set
+    fixed at scores): column c of out is squared_hinge_hessvec of D[:, c], the same bits."""
+    cdef const double* v = NULL if doc_weight is None or doc_weight.shape[0] == 0 else &doc_weight[0]
+    cdef Py_ssize_t k = D.shape[1], n_blocks = (D.shape[1] + COLUMN_BLOCK - 1) // COLUMN_BLOCK
+    cdef Py_ssize_t n_queries = starts.shape[0] - 1, block
+    cdef int[::1] status = np.zeros(max(n_blocks, 1), dtype=np.intc)
+    if D.shape[0] != scores.shape[0] or out.shape[0] != D.shape[0] or out.shape[1] != k:
+        raise ValueError("D and out must have one row per document and the same columns")
+    if scores.shape[0] == 0 or k == 0:
+        return
+    with nogil:
+        for block in prange(n_blocks, schedule="dynamic", num_threads=n_threads):
+            status[block] = hessian_block(
+                &scores[0], &rank[0], &starts[0], &order[0], &weight[0], v, n_levels, n_queries,
+                &D[0, 0], k, block * COLUMN_BLOCK, min(COLUMN_BLOCK, k - block * COLUMN_BLOCK),
+                &out[0, 0])
+    check_chunks(status)
 
 
 cdef void merge_sort(int64_t* idx, int64_t* tmp, Py_ssize_t m,

@@ -504,10 +504,16 @@ class KernelApproxLearner(Ranker):
         self._new_map().check_parameters()
 
     def _base(self):
+        """A copy of the base learner, its Newton solves preconditioned with the Hessian itself
+        where it can be (a map's dense features: rankfast.optimize.precondition)."""
         if self.base_learner is None:
             from .prsvm import RankSVM
-            return RankSVM()
-        return copy.deepcopy(self.base_learner)
+            base = RankSVM()
+        else:
+            base = copy.deepcopy(self.base_learner)
+        if hasattr(base, "solver_preconditioner"):
+            base.solver_preconditioner = "hessian"
+        return base
 
     @property
     def name(self) -> str:

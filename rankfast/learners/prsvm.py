@@ -26,8 +26,9 @@ import numpy as np
 from .._estimator import check_is_fitted
 from .._kernels import _prsvm
 from .._kernels.threads import query_chunks
+from ..data.sparse import issparse
 from ..optimize.newton import minimize
-from ..optimize.precondition import PairPreconditioner
+from ..optimize.precondition import FullPreconditioner, PairPreconditioner, hessian_gram
 from ._base import PathRanker, Problem
 from ._linear import (
     DataMatrix,
@@ -50,6 +51,11 @@ class SquaredHingeObjective:
     1 + 2 Σ_q c_q Σ_pairs (x_ij − x_kj)² (one pass over X; an upper bound of the
     diagonal at any w, exact at w = 0), so CG's work does not depend on the
     features' scales.  ``curvature_floor``: the Hessian's eigenvalues are ≥ 1.
+
+    ``preconditioner="hessian"`` (dense X only; a kernel map's features): Jacobi first,
+    then, each time the solver asks (``strengthen``: a Newton step needed more than
+    rankfast.optimize.newton's STRENGTHEN_CG products), the Hessian itself at the next
+    point the solver stands on (rankfast.optimize.precondition.hessian_gram).
 
     On a Dask cluster each shard holds one over its queries (rankfast.dask's driver of
     rankfast.optimize.newton's ``protocol``), and the driver adds their value_grad,
@@ -75,8 +81,13 @@ class SquaredHingeObjective:
             np.ascontiguousarray(doc_weight, dtype=np.float64)
         bound = pair_weight_bound(self.weight, self.starts, self.doc_weight)
         self.pair_diagonal = 2.0 * pair_square_sums(self.X, self.starts, self.rank, bound)
+        self.exact_hessian = preconditioner == "hessian" and not issparse(self.X.X)
+        if preconditioner == "hessian":
+            preconditioner = "diagonal" if self.exact_hessian else "auto"
         self.preconditioner = PairPreconditioner(self.X.X, self.starts, self.rank, bound,
                                                  2.0, 1.0 + self.pair_diagonal, preconditioner)
+        self._hessian: FullPreconditioner | None = None   # "hessian": the last one formed
+        self._form_hessian = False                          # "hessian": form it at the next w
         self._scores: np.ndarray | None = None  # s = Xw at the last value_grad: fixes the Hessian
         self._order: np.ndarray | None = None
         self._step = None         # (w, s, loss, ∂loss/∂s, order) of the line search's last trial
@@ -103,14 +114,27 @@ class SquaredHingeObjective:
             loss, grad_s, order = self._score_space(scores)
         self._step = None
         self._scores, self._order = scores, order
+        if self._form_hessian:
+            self._form_hessian = False
+            self._hessian = FullPreconditioner(hessian_gram(self.X.X, self._score_hessian), 1.0)
         return 0.5 * (w @ w) + loss, w + self.X.rmatvec(grad_s)
 
     def precondition(self, r: Vector) -> np.ndarray:
-        return self.preconditioner(r)
+        return self.preconditioner(r) if self._hessian is None else self._hessian(r)
 
-    def strengthen(self) -> bool:
-        """Precondition with I + 2 XᵀLX itself from now on, if cheap (rankfast.optimize.precondition)."""
+    def strengthen(self) -> bool | str:
+        """Precondition with I + 2 XᵀLX itself from now on, if cheap (rankfast.optimize.precondition);
+        with ``preconditioner="hessian"``, with the Hessian at the next w (each time asked)."""
+        if self.exact_hessian:
+            self._form_hessian = True
+            return "preconditioning with the Hessian at the next point"
         return self.preconditioner.strengthen()
+
+    def _score_hessian(self, D, out):
+        """out = A D, A the loss's Hessian in score space at the last value_grad (columns of D)."""
+        _prsvm.squared_hinge_hessian_columns(self._scores, self.rank, self.starts, self._order,
+                                             self.weight, self.n_levels, D, out, self.n_threads,
+                                             doc_weight=self.doc_weight)
 
     def pair_squares(self) -> np.ndarray:
         """Σ_q c_q Σ_pairs (x_lj − x_kj)² for every column j: diag(M) = 1 + pair_curvature times
@@ -204,6 +228,9 @@ class RankSVM(PathRanker):
     sparse_float32 = True          # X enters the numerics only through DataMatrix
     document_weights = True        # sample_weight may weigh documents (clicks)
     objective_type = SquaredHingeObjective
+    #: The Newton solves' preconditioner (SquaredHingeObjective): "auto" for the features as
+    #: given; KernelApproxLearner sets "hessian" on its copy, for a kernel map's dense features.
+    solver_preconditioner = "auto"
 
     def __init__(self, C: Any = 0.01, loss: int = 1, tol: float = 1e-3, max_iter: int = 100000,
                  n_jobs: int | None = None, cv: Any = None, cv_metric: str = "ndcg@10",
@@ -219,7 +246,7 @@ class RankSVM(PathRanker):
         """The squared hinge of one C on grouped rows (all of them, or a Dask shard's)."""
         return SquaredHingeObjective(problem.X, problem.y, problem.starts,
                                      problem.query_weights(C, self.loss), problem.n_threads,
-                                     doc_weight=problem.doc_weight)
+                                     self.solver_preconditioner, doc_weight=problem.doc_weight)
 
     def _minimize(self, objective: Any, w0: Any, log: Log = None) -> tuple[Any, Any]:
         """Truncated Newton (rankfast.optimize.newton.minimize) on objective from w0."""

@@ -29,8 +29,9 @@ H⁻¹ r; here Jacobi, the inverse of H's diagonal with every pair active) gets
 preconditioned CG, so the number of CG products does not grow with the
 features' scales (Hsia, Chiang & Lin 2018).  When a Newton step still needs
 more than ``STRENGTHEN_CG`` products (features that are correlated as well as
-badly scaled), the objective's ``strengthen()``, if any, is called once: it
-may switch to a stronger preconditioner (rankfast.optimize.precondition).
+badly scaled), the objective's ``strengthen()``, if any, is called: it may switch
+to a stronger preconditioner (rankfast.optimize.precondition) and returns whether
+it did (or, as text for the log, what it did).
 
 Each CG solve stops when ‖r‖ ≤ η ‖g‖ with η = min(0.5, √‖g‖) (Eisenstat–
 Walker forcing: loose far from the optimum, tight near it), or after
@@ -171,9 +172,11 @@ def minimize(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int = 1
             if not certify:
                 bound = min(bound, decrement + 0.05 * threshold)
         total_cg += cg_steps
-        if cg_steps > STRENGTHEN_CG and strengthen is not None and strengthen() and log is not None:
-            log(f"Iter {iteration}: {cg_steps} CG products; preconditioning with the full "
-                f"Hessian bound from now on", 1)
+        changed = cg_steps > STRENGTHEN_CG and strengthen is not None and strengthen()
+        if changed and log is not None:
+            log(f"Iter {iteration}: {cg_steps} CG products; " + (
+                changed if isinstance(changed, str) else
+                "preconditioning with the full Hessian bound from now on"), 1)
         slope = float(g @ d)
         if slope >= 0:          # not a descent direction (numerically): use -g
             d, slope = -g, -gnorm ** 2

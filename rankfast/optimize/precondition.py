@@ -18,6 +18,14 @@ while d² ≤ nnz(X) (and d ≤ FULL_MAX).  :class:`PairPreconditioner` starts w
 diagonal, which is all well-scaled features need, and forms M when the solver finds
 itself working hard and M is that cheap.
 
+On a dense X of few columns and many rows (a kernel map's n × m features) the bound M
+helps only the first Newton steps: later the active pairs are a small part of all
+pairs, and CG on the bound needs 100–200 products a step (house_8L, 1,000 landmarks:
+721 in 22 steps).  There :func:`hessian_gram` forms the Hessian itself at the current
+scores, I + XᵀAX with A the loss's Hessian in score space, in O(n m²) (two thirds BLAS),
+the cost of some 50 Hessian products; with it CG needs a few products a step until the
+active set has moved (benchmarks/README.md, "Kernels on raw features: where the time goes").
+
 XᵀLX is formed from rows centred per query, which changes no difference x_l − x_k
 and leaves two positive semidefinite terms (no cancellation between large sums):
 Σ_{pairs of a set S} (x_l − x_k)(x_l − x_k)ᵀ = |S| Σ_S x xᵀ − (Σ_S x)(Σ_S x)ᵀ, and the
@@ -34,7 +42,7 @@ from ..data.sparse import issparse
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
     from numpy.typing import ArrayLike
 
@@ -126,6 +134,27 @@ def _add_queries(gram, X, starts, rank, query_weight, budget):
         gram += block.T @ block
     level_sums *= np.sqrt(query_weight[query[order[level_starts]]])[:, None]
     gram += level_sums.T @ level_sums
+
+
+HESSIAN_COLUMNS = 128            # columns of X whose Hessian products are formed at once
+
+
+def hessian_gram(X: np.ndarray, score_hessian: Callable[[np.ndarray, np.ndarray], None]) -> np.ndarray:
+    """XᵀAX for a dense X (n × m), A the Hessian in score space: score_hessian(D, out) writes A D.
+
+    HESSIAN_COLUMNS columns at a time (n × 128 values of A D in memory), symmetrised
+    (XᵀAX is symmetric; the products' rounding is not quite).
+    """
+    n_columns = X.shape[1]
+    gram = np.empty((n_columns, n_columns))
+    for begin in range(0, n_columns, HESSIAN_COLUMNS):
+        columns = np.ascontiguousarray(X[:, begin:begin + HESSIAN_COLUMNS])
+        products = np.empty_like(columns)
+        score_hessian(columns, products)
+        gram[:, begin:begin + HESSIAN_COLUMNS] = X.T @ products
+    gram += gram.T
+    gram *= 0.5
+    return gram
 
 
 class FullPreconditioner:
