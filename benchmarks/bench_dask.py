@@ -39,7 +39,7 @@ import rankfast  # noqa: E402
 from rankfast import RankSVM  # noqa: E402
 from rankfast import dask as rdask  # noqa: E402
 from rankfast.learners._linear import query_weights, training_arrays  # noqa: E402
-from rankfast.learners.prsvm import SquaredHingeObjective  # noqa: E402
+from rankfast.losses.squared_hinge import SquaredHingeObjective  # noqa: E402
 
 SIZES = {"200k": 200_000, "2M": 2_000_000, "10M": 10_000_000}
 DOCS_PER_QUERY = 50

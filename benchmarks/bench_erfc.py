@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)                  # this checkout's rankfast, not an installed one
 
 from rankfast import erfc_sum  # noqa: E402
-from rankfast.learners.erfc import erfc_parameters  # noqa: E402
+from rankfast.losses.erfc import erfc_parameters  # noqa: E402
 
 TARGET_SECONDS_AT_1E6 = 0.5
 

@@ -39,7 +39,7 @@ sys.path.insert(0, ROOT)                  # this checkout's rankfast, not an ins
 
 from rankfast import RankNCG, metrics  # noqa: E402
 from rankfast.learners._linear import query_weights  # noqa: E402
-from rankfast.learners.rankncg import ErfcPairObjective  # noqa: E402
+from rankfast.losses.erfc_pairs import ErfcPairObjective  # noqa: E402
 
 HOUSE = os.path.join(ROOT, "..", "shared", "data", "torgo_regression", "pmlb",
                      "218_house_8L.tsv.gz")

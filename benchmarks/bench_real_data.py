@@ -25,7 +25,7 @@ import real_data
 from rankfast import RankNCG, RankRLS, RankSVM, RankSVML1, metrics
 from rankfast.data.normalize import query_min_max
 from rankfast.learners._linear import query_weights, training_arrays
-from rankfast.learners.rankncg import KAPPA
+from rankfast.losses.erfc_pairs import KAPPA
 
 TIGHT = {"prsvm": dict(tol=1e-9, max_iter=1000), "rankncg": dict(tol=1e-9, max_iter=20000),
          "svmrank": dict(tol=1e-6, solver="smoothing"), "rankrls": dict(solver="dense")}

@@ -113,9 +113,11 @@ def fit_phases(data, C):
     (preparation, OCAS, oracle, oracle calls, products, number of products)."""
     from rankfast import RankSVML1
     from rankfast._kernels.threads import resolve_n_jobs
-    from rankfast.learners._linear import DataMatrix, training_arrays
+    from rankfast.learners._linear import training_arrays
     from rankfast.learners.prsvm import query_weights
-    from rankfast.learners.svmrank import HingeLoss, svm_rank_target
+    from rankfast.learners.svmrank import svm_rank_target
+    from rankfast.losses.hinge import HingeLoss
+    from rankfast.losses.products import DataMatrix
     from rankfast.optimize.ocas import ocas
     est = RankSVML1(C=C)
     start = time.process_time()

@@ -52,7 +52,7 @@ _ATTRIBUTES = {
     "read_model": "io.model_files", "write_model": "io.model_files",
     "KernelModel": "models", "LinearModel": "models", "RFFModel": "models", "KernelParams": "models",
     "InputError": "errors", "RankfastError": "errors", "UsageError": "errors",
-    "erfc_sum": "learners.erfc", "objective": "learners.objectives",
+    "erfc_sum": "losses.erfc", "objective": "learners.objectives",
 }
 _SUBMODULES = ("metrics", "model_selection", "sklearn", "dask", "export", "plot", "errors",
                "io", "data", "learners", "optimize", "models", "cli")

@@ -38,7 +38,7 @@ Int64Vector
     feature ids, column indices.
 MatrixProducts
     What the solvers of rankfast.optimize multiply by: X's shape, X v and Xᵀ u
-    (rankfast.learners._linear.DataMatrix).
+    (rankfast.losses.products.DataMatrix).
 Log
     A progress callback, ``log(text, level)``, or None.
 
@@ -76,7 +76,7 @@ Int64Vector = np.ndarray
 
 
 class MatrixProducts(Protocol):
-    """X as the solvers see it: its shape, X v and Xᵀ u (rankfast.learners._linear.DataMatrix)."""
+    """X as the solvers see it: its shape, X v and Xᵀ u (rankfast.losses.products.DataMatrix)."""
 
     @property
     def shape(self) -> tuple[int, int]: ...

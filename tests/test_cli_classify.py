@@ -456,7 +456,7 @@ def test_a_linear_rank_classify_run_imports_no_scipy_no_learner_and_without_metr
                               "rankfast.cli.learners", "rankfast.learners.kernel_approx",
                               "rankfast.learners.prsvm", "rankfast.learners.rankrls",
                               "rankfast.learners.greedy", "rankfast.learners.rankncg",
-                              "rankfast.learners.erfc"))
+                              "rankfast.losses.erfc"))
         assert unwanted == []
 
 

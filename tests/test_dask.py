@@ -30,7 +30,7 @@ from rankfast import (  # noqa: E402
 from rankfast import dask as rdask  # noqa: E402
 from rankfast.cli.classify import classify_main  # noqa: E402
 from rankfast.cli.learn import learn_main  # noqa: E402
-from rankfast.learners.rankncg import KAPPA  # noqa: E402
+from rankfast.losses.erfc_pairs import KAPPA  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -221,7 +221,7 @@ def test_a_learner_written_elsewhere_trains_on_the_cluster_by_its_hooks(client, 
     """Distributed training asks a learner only for its hooks: a learner defined here (its
     objective the squared hinge at half of C) trains on the cluster as in one process."""
     from rankfast.learners._base import PathRanker
-    from rankfast.learners.prsvm import SquaredHingeObjective
+    from rankfast.losses.squared_hinge import SquaredHingeObjective
     from rankfast.optimize.newton import minimize
 
     class HalfCHinge(PathRanker):

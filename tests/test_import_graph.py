@@ -2,12 +2,15 @@
 
 Every import of one rankfast module by another counts, at module level or
 inside a function (a deferred import still ties the two modules together).
-Calls go one way: cli -> learners and model selection -> shared parts ->
-io, data and the kernels.  The rules a reader can rely on:
+Calls go one way: cli -> learners and model selection -> losses -> solvers
+(optimize) -> shared parts -> io, data and the kernels.  The rules a reader can rely on:
 
 * ``rankfast.io`` (files) imports no learner, no model selection, no program;
 * ``rankfast.metrics`` imports nothing of ``rankfast.io`` (computing NDCG reads no file);
 * learners never import the programs (``rankfast.cli``);
+* the solvers (``rankfast.optimize``) import no loss and no learner: they see an objective
+  through rankfast.optimize.protocols only; the losses (``rankfast.losses``) import no
+  learner, file reader, model selection or program;
 * only ``rankfast.cli`` ends the process (``sys.exit``, ``os._exit``, ``SystemExit``).
 """
 import ast
@@ -131,7 +134,9 @@ def test_the_package_imports_in_one_direction():
                      "rankfast.dask", "rankfast.optimize"]),
     ("rankfast.metrics", ["rankfast.io", "rankfast.learners", "rankfast.cli"]),
     ("rankfast.data", ["rankfast.io", "rankfast.learners", "rankfast.cli"]),
-    ("rankfast.optimize", ["rankfast.learners", "rankfast.io", "rankfast.cli"]),
+    ("rankfast.optimize", ["rankfast.learners", "rankfast.losses", "rankfast.io", "rankfast.cli"]),
+    ("rankfast.losses", ["rankfast.learners", "rankfast.model_selection", "rankfast.io",
+                         "rankfast.cli", "rankfast.dask"]),
     ("rankfast.learners", ["rankfast.cli"]),
     ("rankfast.model_selection", ["rankfast.cli", "rankfast.io"]),
 ])

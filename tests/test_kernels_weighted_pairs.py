@@ -97,7 +97,7 @@ def test_split_level_sums_match_the_double_sums(fast, n_levels):
     from scipy.special import erfc
 
     from rankfast._kernels import _erfc
-    from rankfast.learners.erfc import erfc_parameters
+    from rankfast.losses.erfc import erfc_parameters
     scores, labels, starts, _, v = weighted_queries(n_levels, n_levels, max_size=60)
     query = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
     rank = np.unique(labels, return_inverse=True)[1].ravel().astype(np.int64)

@@ -138,7 +138,7 @@ def test_cross_validation_on_clicks_weighs_fits_and_scores():
 def test_rankncg_weighted_gradient_is_the_weighted_objective_gradient(erfc, n_levels):
     from reference_impl import erfc_rank_objective_pairs
 
-    from rankfast.learners.rankncg import ErfcPairObjective
+    from rankfast.losses.erfc_pairs import ErfcPairObjective
 
     def approx_fprime(w, f, h):               # central differences: error O(h²)
         return np.array([(f(w + h * e) - f(w - h * e)) / (2 * h) for e in np.eye(len(w))])

@@ -1,4 +1,4 @@
-"""rankfast.learners.erfc: the fast erfc sums against the direct sum, within eps."""
+"""rankfast.losses.erfc: the fast erfc sums against the direct sum, within eps."""
 
 import math
 
@@ -9,7 +9,7 @@ from scipy.special import erfc, erfcinv
 
 from rankfast import erfc_sum
 from rankfast._kernels import _erfc
-from rankfast.learners.erfc import erfc_parameters
+from rankfast.losses.erfc import erfc_parameters
 
 EPSILONS = [1e-2, 1e-4, 1e-6, 1e-9, 1e-12]
 
@@ -212,7 +212,7 @@ def test_rejects_unknown_method():
 def test_erfcinv_matches_scipy_without_importing_it():
     from scipy.special import erfcinv as scipy_erfcinv
 
-    from rankfast.learners.erfc import erfcinv
+    from rankfast.losses.erfc import erfcinv
     ys = np.concatenate([np.logspace(-300, -1, 600), np.linspace(0.05, 1.0, 200)])
     ours = np.array([erfcinv(float(y)) for y in ys])
     assert np.allclose(ours, scipy_erfcinv(ys), rtol=1e-13, atol=1e-15)

@@ -71,7 +71,7 @@ def test_the_solvers_products_of_a_full_csr_matrix_are_its_sparse_products(dtype
     values (no index read): the bits the CSR kernels give, every mode, on any threads."""
     from rankfast._kernels.threads import BLOCK_ROWS
     from rankfast.data.sparse import CSR
-    from rankfast.learners._linear import DataMatrix
+    from rankfast.losses.products import DataMatrix
     rng = np.random.default_rng(5)
     n, d = 3 * BLOCK_ROWS + 17, 11
     data = rng.normal(size=n * d).astype(dtype)

@@ -7,7 +7,7 @@ from test_learners_prsvm import CASES, IDS, kernel_inputs
 
 from rankfast import KernelApproxLearner, KernelParams, RankSVM
 from rankfast._kernels import _prsvm
-from rankfast.learners.prsvm import SquaredHingeObjective
+from rankfast.losses.squared_hinge import SquaredHingeObjective
 from rankfast.optimize.newton import minimize
 from rankfast.optimize.precondition import HESSIAN_COLUMNS, hessian_gram
 

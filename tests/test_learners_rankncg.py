@@ -13,8 +13,8 @@ from rankfast import LinearModel, RankNCG, UsageError, metrics
 from rankfast._kernels import _erfc
 from rankfast.data.validation import NoPairsWarning
 from rankfast.learners._linear import query_weights
-from rankfast.learners.erfc import erfc_parameters
-from rankfast.learners.rankncg import KAPPA, ErfcPairObjective
+from rankfast.losses.erfc import erfc_parameters
+from rankfast.losses.erfc_pairs import KAPPA, ErfcPairObjective
 from rankfast.optimize.ncg import certified_step
 
 

@@ -17,7 +17,7 @@ from rankfast._kernels.threads import query_chunks
 from rankfast.cli.learn import learn_main
 from rankfast.data.validation import NoPairsWarning
 from rankfast.learners._linear import query_weights
-from rankfast.learners.svmrank import HingeLoss
+from rankfast.losses.hinge import HingeLoss
 
 
 def test_svmrank_smoothing_reports_each_stage_at_the_default_verbosity():

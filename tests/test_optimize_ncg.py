@@ -18,7 +18,7 @@ def test_rankncg_warm_start_is_no_slower_than_cold():
         assert np.corrcoef(warm_scores, cold_scores)[0, 1] > 0.999
     # the same fits, counted: a warm start from the previous C costs at most a cold fit
     from rankfast.learners._linear import training_arrays
-    from rankfast.learners.rankncg import ErfcPairObjective
+    from rankfast.losses.erfc_pairs import ErfcPairObjective
     from rankfast.optimize.ncg import nonlinear_cg
     Xg, yg, starts, _ = training_arrays(X, y, qid)
     previous = nonlinear_cg(ErfcPairObjective(Xg, yg, starts, query_weights(yg, starts, 1.0, 1),

@@ -4,7 +4,7 @@ import numpy as np
 from data_makers import starts_of, unscaled
 
 from rankfast.learners._linear import query_weights
-from rankfast.learners.prsvm import SquaredHingeObjective
+from rankfast.losses.squared_hinge import SquaredHingeObjective
 from rankfast.optimize.newton import conjugate_gradient, minimize
 
 SCALES = 10.0 ** np.array([-3.0, -1.0, 0.0, 2.0, 4.0, 6.0, 7.0, 8.0])

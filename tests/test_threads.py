@@ -15,8 +15,8 @@ from rankfast._kernels import _erfc, _predict, _prsvm, _rankrls
 from rankfast._kernels import threads as _threads
 from rankfast.cli.classify import classify_main
 from rankfast.cli.learn import learn_main
-from rankfast.learners._linear import DataMatrix
-from rankfast.learners.erfc import erfc_parameters
+from rankfast.losses.erfc import erfc_parameters
+from rankfast.losses.products import DataMatrix
 
 ROOT = Path(__file__).resolve().parents[1]
 THREADS = (1, 2, 3)
@@ -160,7 +160,7 @@ def test_prsvm_kernels_the_same_bits_on_any_threads(real_labels):
 
 @pytest.mark.parametrize("fast", [True, False])
 def test_erfc_sums_the_same_bits_on_any_threads(fast):
-    from rankfast.learners.rankncg import ErfcPairObjective
+    from rankfast.losses.erfc_pairs import ErfcPairObjective
     X, y, qid = uneven_queries(6, n_queries=120)
     starts = starts_of(np.bincount(qid)[1:])
     ob = ErfcPairObjective(X, y, starts, np.ones(len(starts) - 1), 1e-6, fast)

@@ -24,7 +24,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import RankfastError
-from ..optimize.precondition import StrengtheningPreconditioner
+from ..losses.pair_preconditioner import StrengtheningPreconditioner
 from ._shards import (
     MAX_RETRIES,
     Shards,

@@ -84,7 +84,7 @@ class Ranker(BaseEstimator):
     """
 
     #: Whether sparse float32 input is used as is (no float64 copy): learners whose
-    #: numerics only multiply by X through rankfast.learners._linear.DataMatrix.
+    #: numerics only multiply by X through rankfast.losses.products.DataMatrix.
     sparse_float32 = False
 
     def _training_data(self, X, y, qid, group) -> TrainingData:

@@ -17,14 +17,9 @@ from .._kernels import _rankrls
 from .._kernels.threads import blas_single_thread, query_chunks
 from ..data.validation import weighted
 from ..errors import UsageError
+from ..losses.products import DataMatrix
 from ._base import LinearRanker, Problem
-from ._linear import (
-    DataMatrix,
-    c_grid,
-    check_loss,
-    linear_model,
-    varying_columns,
-)
+from ._linear import c_grid, check_loss, linear_model, varying_columns
 from .rankrls import _check_regularisation, centred, gram, query_scale
 
 TYPE_CHECKING = False              # typing is imported by type checkers only

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.queries import group_rows
+from ..losses.hinge import HingeLoss
 from ._linear import check_loss, linear_scores, query_weights
-from .svmrank import HingeLoss
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:

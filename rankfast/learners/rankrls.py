@@ -72,15 +72,10 @@ from .._kernels.threads import BLOCK_ROWS, query_chunks
 from ..data.sparse import CSR
 from ..data.validation import TrainingData, weighted
 from ..errors import UsageError
+from ..losses.products import DataMatrix, kernel_form
 from ..optimize.newton import conjugate_gradient
 from ._base import PathRanker, Problem
-from ._linear import (
-    DataMatrix,
-    c_grid,
-    check_loss,
-    kernel_form,
-    linear_model,
-)
+from ._linear import c_grid, check_loss, linear_model
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -426,7 +421,7 @@ def query_scale(starts: Int64Vector, loss: int) -> Vector:
 def centred(X: Matrix, starts: Int64Vector, alpha: Vector, n_threads: int = 1) -> DenseMatrix:
     """X̂ = blockdiag(√α_q (I − 11ᵀ/m_q)) X as a new dense C-contiguous n × d array.
 
-    X, with contiguous queries, is taken as rankfast.learners._linear.kernel_form
+    X, with contiguous queries, is taken as rankfast.losses.products.kernel_form
     takes it (a TrainingData's X as it is).  Sparse X
     is densified query by query straight into the result and centred there
     (rankfast._kernels._rankrls.centre_csr), no other copy; both forms give the same

@@ -6,12 +6,13 @@ the objective: along a direction d, φ(t) = F(w + td) is convex with curvature
 between bounds the objective gives, and each trial gives φ'(t) within an error
 bound; convexity turns those into a certified upper bound U(t) ≥ φ(t) − φ(0),
 and a step is taken only where U(t) < 0, so every step provably decreases F.
-It knows no objective: the objective offers ``point``, ``precondition``,
-``strengthen``, ``refine``, ``gradient_at_zero``, ``gradient_error`` and
-``line`` (rankfast.learners.rankncg.ErfcPairObjective; the distributed one in
-rankfast.dask).  Stopping rule: ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P in the
-preconditioner's norm, or within the gradient's error bound of it, or when
-descent can no longer be certified, or after ``max_iter`` iterations.
+It knows no objective but rankfast.optimize.protocols.NCGObjective: ``point``,
+``precondition``, ``strengthen``, ``refine``, ``gradient_error`` and ``line``, and
+``gradient_at_zero`` where the objective offers it
+(rankfast.losses.erfc_pairs.ErfcPairObjective; the distributed one in rankfast.dask).
+Stopping rule: ‖∇F(w)‖_P ≤ tol · ‖∇F(0)‖_P in the preconditioner's norm, or within
+the gradient's error bound of it, or when descent can no longer be certified, or
+after ``max_iter`` iterations.
 """
 from __future__ import annotations
 
@@ -23,11 +24,11 @@ import numpy as np
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
 
     from numpy.typing import ArrayLike
 
     from .._typing import Log, Vector
+    from .protocols import NCGLine, NCGObjective
 
 
 STRENGTHEN_AFTER = 20       # iterations after which a stronger preconditioner is asked for
@@ -56,7 +57,7 @@ class NCGResult:
                 f"{self.grad_norm:.6g}), certified objective decrease {self.decrease:.8g}")
 
 
-def certified_step(line: Any, slope0: float, error0: float, t_guess: float, sigma: float = 0.1,
+def certified_step(line: NCGLine, slope0: float, error0: float, t_guess: float, sigma: float = 0.1,
                    max_trials: int = 10) -> tuple[float, float, int]:
     """Step length along a descent direction of a convex φ known through φ' ± error.
 
@@ -116,14 +117,13 @@ def certified_step(line: Any, slope0: float, error0: float, t_guess: float, sigm
     return best_t, best_bound, trials
 
 
-def nonlinear_cg(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int = 1000,
+def nonlinear_cg(objective: NCGObjective, w0: ArrayLike, tol: float = 1e-3, max_iter: int = 1000,
                  log: Log = None) -> NCGResult:
     """Minimise a smooth strongly convex objective by preconditioned Polak–Ribière+ CG.
 
     Parameters
     ----------
-    objective : object with ``point(w)``, ``precondition(g)``, ``line(point, d)`` and
-        ``gradient_error()`` (see ErfcPairObjective and _Line)
+    objective : rankfast.optimize.protocols.NCGObjective
     w0 : ndarray
         Starting point (copied).
     tol : float
@@ -151,7 +151,7 @@ def nonlinear_cg(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int
     reference = getattr(objective, "gradient_at_zero", None)
     g0_norm = size(reference() if reference is not None else point.g)
     resolution = size(objective.gradient_error())
-    strengthen = getattr(objective, "strengthen", None)
+    strengthen = objective.strengthen
     pg = objective.precondition(point.g)
     d = -pg
     ratio = 1.0                          # last step / its t_min: the next first trial
@@ -160,8 +160,7 @@ def nonlinear_cg(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int
     for iteration in range(1, max_iter + 2):   # the last pass only tests the last step's point
         g_norm = size_of(point.g, pg)
         if g_norm <= tol * g0_norm + resolution:
-            refine = getattr(objective, "refine", None)
-            if g_norm > tol * g0_norm and refine is not None and refine():
+            if g_norm > tol * g0_norm and objective.refine():
                 # the sums, not the tolerance, would stop here: finer sums, same point
                 resolution = size(objective.gradient_error())
                 point = objective.point(point.w)
@@ -169,7 +168,8 @@ def nonlinear_cg(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int
                 d = -pg
                 evaluations += 1
                 if log is not None:
-                    log(f"Iter {iteration}: erfc sums refined to eps {objective.eps:.3g}", 1)
+                    log(f"Iter {iteration}: erfc sums refined to eps "
+                        f"{getattr(objective, 'eps', float('nan')):.3g}", 1)
                 continue
             message = ("gradient norm below tolerance" if g_norm <= tol * g0_norm else
                        "gradient norm below tolerance within the erfc sums' accuracy")
@@ -177,7 +177,7 @@ def nonlinear_cg(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int
                              decrease, _ratio(g_norm, g0_norm))
         if iteration > max_iter:
             break
-        if iteration == STRENGTHEN_AFTER and strengthen is not None and strengthen():
+        if iteration == STRENGTHEN_AFTER and strengthen():
             # still far after this many iterations: the features are correlated as well
             # as badly scaled; ∇²F(0) itself preconditions from now on (a restart along
             # −P g, the tolerance measured in the new P's norm from here)

@@ -1,12 +1,13 @@
 """Truncated Newton: Newton steps solved by linear conjugate gradient on Hessian-vector products.
 
-The driver knows nothing of the objective.  An objective supplies
+The driver knows nothing of the objective but rankfast.optimize.protocols.NewtonObjective:
 
 * ``value_grad(w) -> (f, g)``: value and gradient at w; it also fixes the
   (generalised) Hessian used by the next calls of
 * ``hessvec(v) -> H v``;
 * ``line(w, d) -> phi``: a function with ``phi(t) = f(w + t d)``, which may
-  reuse products computed once for the direction (for linear models X d).
+  reuse products computed once for the direction (for linear models X d);
+* ``precondition``, ``strengthen`` and ``curvature_floor``, below.
 
 Stopping rule (``tol``, rank_learn's ``-e``): stop after a full Newton step
 when the Newton decrement ½ gᵀH⁻¹g, the decrease the quadratic model predicts
@@ -24,12 +25,12 @@ objective is (piecewise) quadratic, so the decrement bounds the remaining gap:
 at the default tol = 1e-3 the result is within ~1e-4 relative of the optimum's
 objective.  ``max_iter`` (``-#``) caps Newton steps.
 
-Preconditioning: an objective with ``precondition(r)`` (an approximate
-H⁻¹ r; here Jacobi, the inverse of H's diagonal with every pair active) gets
-preconditioned CG, so the number of CG products does not grow with the
+Preconditioning: the objective's ``precondition(r)`` (an approximate
+H⁻¹ r; for the pairwise losses first Jacobi, the inverse of H's diagonal with every
+pair active) preconditions CG, so the number of CG products does not grow with the
 features' scales (Hsia, Chiang & Lin 2018).  When a Newton step still needs
 more than ``STRENGTHEN_CG`` products (features that are correlated as well as
-badly scaled), the objective's ``strengthen()``, if any, is called: it may switch
+badly scaled), the objective's ``strengthen()`` is called: it may switch
 to a stronger preconditioner (rankfast.optimize.precondition) and returns whether
 it did (or, as text for the log, what it did).
 
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from .._typing import Log, Vector
+    from .protocols import NewtonObjective
 
 STRENGTHEN_CG = 20      # CG products in one Newton step beyond which a stronger preconditioner is asked
 
@@ -115,13 +117,13 @@ def conjugate_gradient(hessvec: Callable[[Vector], np.ndarray], b: Vector, rtol:
     return x, max_iter, float(np.linalg.norm(r))
 
 
-def minimize(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int = 100, max_cg: int = 250,
-             log: Log = None, certify: bool = False) -> NewtonResult:
+def minimize(objective: NewtonObjective, w0: ArrayLike, tol: float = 1e-3, max_iter: int = 100,
+             max_cg: int = 250, log: Log = None, certify: bool = False) -> NewtonResult:
     """Minimise a convex, twice differentiable (piecewise) objective by truncated Newton.
 
     Parameters
     ----------
-    objective : object with value_grad, hessvec and line (see the module docstring)
+    objective : rankfast.optimize.protocols.NewtonObjective
     w0 : ndarray
         Starting point (copied).
     tol : float
@@ -142,9 +144,8 @@ def minimize(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int = 1
     """
     w = np.array(w0, dtype=np.float64)
     f, g = objective.value_grad(w)
-    precondition = getattr(objective, "precondition", None)
-    strengthen = getattr(objective, "strengthen", None)
-    mu: Any = getattr(objective, "curvature_floor", None)
+    precondition, strengthen = objective.precondition, objective.strengthen
+    mu: Any = objective.curvature_floor
     total_cg = 0
     started = time.perf_counter()
     for iteration in range(1, max_iter + 1):
@@ -172,7 +173,7 @@ def minimize(objective: Any, w0: ArrayLike, tol: float = 1e-3, max_iter: int = 1
             if not certify:
                 bound = min(bound, decrement + 0.05 * threshold)
         total_cg += cg_steps
-        changed = cg_steps > STRENGTHEN_CG and strengthen is not None and strengthen()
+        changed = cg_steps > STRENGTHEN_CG and strengthen()
         if changed and log is not None:
             log(f"Iter {iteration}: {cg_steps} CG products; " + (
                 changed if isinstance(changed, str) else

@@ -23,7 +23,8 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Callable
 
-    from .._typing import Log, MatrixProducts, Vector
+    from .._typing import Log, MatrixProducts
+    from .protocols import ScoreLoss
 
 MU = 0.1            # OCAS: where between w_b and w_c the next cutting plane is taken
 IDLE_ROUNDS = 50    # a cutting plane with zero weight for this many rounds is dropped
@@ -83,12 +84,12 @@ class _Planes:
         return w, self.b @ self.alpha - 0.5 * (w @ w)
 
 
-def ocas(X: MatrixProducts, loss: Callable[[Vector], tuple[float, np.ndarray]],
+def ocas(X: MatrixProducts, loss: ScoreLoss,
          target: float | Callable[[float], float], max_iter: int, log: Log = None, stall: bool = False,
          relative: float = 0.0) -> CuttingPlaneResult:
     """Minimise ½‖w‖² + loss(Xw) by OCAS until the certified gap is ≤ target.
 
-    ``X`` is a rankfast.learners._linear.DataMatrix (its matvec and rmatvec are X w and Xᵀ u).
+    ``X`` is a rankfast.losses.products.DataMatrix (its matvec and rmatvec are X w and Xᵀ u).
 
     ``loss(scores) -> (value, ∂/∂scores)`` must be convex in the scores and,
     for the final certificate, satisfy |loss(s) − loss(s')| ≤

@@ -16,9 +16,10 @@ from .newton import minimize
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Callable
 
     from .._typing import Log, Vector
+    from .protocols import SmoothedObjective
 
 
 @dataclasses.dataclass
@@ -37,15 +38,15 @@ class SmoothingResult:
     message: str
 
 
-def smoothing_path(smoothed: Callable[[float], Any], dim: int, f0: float,
+def smoothing_path(smoothed: Callable[[float], SmoothedObjective], dim: int, f0: float,
                    target: float | Callable[[float], float],
                    max_iter: int, log: Log = None, delta: float = 0.5, max_stages: int = 20,
                    w0: Vector | None = None, lower: float = 0.0, relative: float = 0.0) -> SmoothingResult:
     """Minimise a nonsmooth F by Newton on smoothings F_δ of shrinking width δ.
 
-    ``smoothed(δ)`` is F_δ, an objective of rankfast.optimize.newton.minimize's
-    protocol that also offers ``certificate(w) -> (point, F(point), D)``, D ≤ F* a
-    dual value of the nonsmooth problem; ``smoothed(1)`` is the stage that needs
+    ``smoothed(δ)`` is F_δ, a rankfast.optimize.protocols.SmoothedObjective: Newton's
+    protocol and ``certificate(w) -> (point, F(point), D)``, D ≤ F* a dual value of
+    the nonsmooth problem; ``smoothed(1)`` is the stage that needs
     no curvature from the nonsmooth part (the squared hinge, for the hinge).
     ``dim`` is w's length and ``f0`` F(0).  Each stage minimises F_δ from the
     last stage's point until its Newton decrement is certified small; F's

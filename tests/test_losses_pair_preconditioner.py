@@ -1,4 +1,4 @@
-"""rankfast.optimize.precondition: the pair Gram preconditioners, and what they do on raw
+"""rankfast.losses.pair_preconditioner: the pair Gram preconditioners, and what they do on raw
 (unscaled) features, MSLR's included."""
 
 import numpy as np
@@ -10,15 +10,11 @@ from reference_impl import erfc_rank_objective_pairs
 
 from rankfast import RankNCG, RankSVM, RankSVML1
 from rankfast.data.sparse import as_csr
-from rankfast.learners._linear import DataMatrix, pair_square_sums, query_weights, training_arrays
-from rankfast.optimize import precondition
-from rankfast.optimize.precondition import (
-    DiagonalPreconditioner,
-    FullPreconditioner,
-    PairPreconditioner,
-    full_is_cheap,
-    pair_gram,
-)
+from rankfast.learners._linear import query_weights, training_arrays
+from rankfast.losses import pair_preconditioner
+from rankfast.losses.pair_preconditioner import PairPreconditioner, full_is_cheap, pair_gram
+from rankfast.losses.products import DataMatrix, pair_square_sums
+from rankfast.optimize.precondition import DiagonalPreconditioner, FullPreconditioner
 
 GRID = [1e-3, 1.0, 1e3]
 
@@ -61,7 +57,7 @@ CASES = {
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_pair_gram_is_the_pairs_sum(case, sparse, monkeypatch):
-    monkeypatch.setattr(precondition, "BLOCK_VALUES", 25)  # 5 rows: queries together, or in pieces
+    monkeypatch.setattr(pair_preconditioner, "BLOCK_VALUES", 25)  # 5 rows: queries together, or in pieces
     X, starts, rank, weight = queries(1, **case)
     expected = pairs_gram(X, starts, rank, weight)
     A = as_csr(sp.csr_matrix(X)) if sparse else X
@@ -167,7 +163,7 @@ def test_the_hessian_preconditioner_is_what_makes_raw_mslr_fast(mslr, monkeypatc
     train, _ = mslr
     strong = RankNCG(C=1.0).fit(train.features, train.y, train.qid).result_
     newton = RankSVM(C=1.0).fit(train.features, train.y, train.qid).result_
-    monkeypatch.setattr(precondition, "FULL_MAX", 0)
+    monkeypatch.setattr(pair_preconditioner, "FULL_MAX", 0)
     weak = RankNCG(C=1.0).fit(train.features, train.y, train.qid).result_
     weak_newton = RankSVM(C=1.0).fit(train.features, train.y, train.qid).result_
     assert weak.iterations > 4 * strong.iterations, (weak.iterations, strong.iterations)
