@@ -37,8 +37,8 @@ TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
-#: The parameters every learner of the table takes: svm_rank's C and loss, the threads
-#: and the normalisation of the features.
+#: The parameters rankfast's learners all take: svm_rank's C and loss, the threads and the
+#: normalisation of the features (C is the one every entry must list).
 COMMON = ("C", "loss", "n_jobs", "normalize")
 #: An iterative solver's stopping rule: the tolerance and the cap on iterations.
 STOPPING = ("tol", "max_iter")
