@@ -6,7 +6,8 @@ its run needs: classifying with a linear model needs neither scipy nor the learn
 Learners (``fit(X, y, qid)``, ``predict(X)``, ``to_model()``)
     RankSVM (PRSVM, ``-a prsvm``), RankSVML1 (svm_rank's objective, ``-a svmrank``),
     RankNCG, RankRLS, GreedyRankRLS, KernelApproxLearner with NystroemMap and
-    RandomFourierMap.
+    RandomFourierMap: the table of rankfast.learners.registry, with any learner
+    registered there.
 Data and models
     load_svmlight, dump_svmlight, Dataset; read_model, write_model, LinearModel,
     KernelModel, RFFModel, KernelParams.
@@ -43,11 +44,9 @@ except ImportError as exc:  # pragma: no cover - only without a build or without
     raise ImportError(f"rankfast's compiled kernels are built but could not be loaded "
                       f"(out of memory or address space? ulimit -v): {exc}") from exc
 
+# The names beside the estimators (those are rankfast.learners.registry's table: the
+# learners' classes and the kernel approximation's), each with its module.
 _ATTRIBUTES = {
-    "RankSVM": "learners.prsvm", "RankSVML1": "learners.svmrank", "RankNCG": "learners.rankncg",
-    "RankRLS": "learners.rankrls", "GreedyRankRLS": "learners.greedy",
-    "KernelApproxLearner": "learners.kernel_approx", "NystroemMap": "learners.kernel_approx",
-    "RandomFourierMap": "learners.kernel_approx",
     "Dataset": "io.svmlight", "dump_svmlight": "io.svmlight", "load_svmlight": "io.svmlight",
     "read_model": "io.model_files", "write_model": "io.model_files",
     "KernelModel": "models", "LinearModel": "models", "RFFModel": "models", "KernelParams": "models",
@@ -58,8 +57,18 @@ _SUBMODULES = ("metrics", "model_selection", "sklearn", "dask", "export", "plot"
                "io", "data", "learners", "optimize", "models", "cli")
 
 
+def _estimators():
+    """{class name: module} of the estimators in the registry's table as it stands now."""
+    from .learners import registry
+    return registry.exported()
+
+
 def __getattr__(name):
-    """The API names above and the submodules, imported on first use."""
+    """The API names above, the registry's estimators and the submodules, imported on first use.
+
+    ``__all__`` is computed too: a learner registered at run time is in it (and an
+    estimator is not kept here, so that one unregistered is gone).
+    """
     import importlib
     if name in _ATTRIBUTES:
         value = getattr(importlib.import_module(f".{_ATTRIBUTES[name]}", __name__), name)
@@ -67,14 +76,13 @@ def __getattr__(name):
         return value
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    estimators = _estimators()
+    if name in estimators:
+        return getattr(importlib.import_module(estimators[name]), name)
+    if name == "__all__":
+        return sorted([*_ATTRIBUTES, *estimators])
     raise AttributeError(f"module 'rankfast' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_ATTRIBUTES) | set(_SUBMODULES))
-
-
-__all__ = ["Dataset", "GreedyRankRLS", "InputError", "KernelApproxLearner", "KernelModel",
-           "KernelParams", "LinearModel", "NystroemMap", "RFFModel", "RandomFourierMap",
-           "RankNCG", "RankRLS", "RankSVM", "RankSVML1", "RankfastError", "UsageError",
-           "dump_svmlight", "erfc_sum", "load_svmlight", "objective", "read_model", "write_model"]
+    return sorted(set(globals()) | set(_ATTRIBUTES) | set(_estimators()) | set(_SUBMODULES))

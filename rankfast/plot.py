@@ -59,18 +59,16 @@ def _axes(ax):
     return _figure_class()(figsize=(6.4, 4.4)).add_subplot()
 
 
-LEARNERS: dict = {"prsvm": "RankSVM (prsvm)", "svmrank": "svm_rank's L1-hinge RankSVM (svmrank)",
-            "rankncg": "RankNCG", "rankrls": "RankRLS", "greedy": "Greedy RankRLS"}
-
-
 def learner_title(learner: Any) -> Any:
     """A learner's name for a title: "RankRLS", "RankSVM (prsvm) on Nyström features", ...
 
     ``learner`` is a fitted or unfitted estimator (its ``name``) or a string.
     """
+    from .learners import registry
+    titles: dict[Any, str] = {entry.name: entry.title for entry in registry.learners()}
     if isinstance(learner, str):
-        return LEARNERS.get(learner, learner)
-    title = LEARNERS.get(getattr(learner, "name", None), type(learner).__name__)
+        return titles.get(learner, learner)
+    title = titles.get(getattr(learner, "name", None), type(learner).__name__)
     inner = getattr(learner, "estimator", learner)        # a GridSearch's estimator
     approx = getattr(inner, "approx", None)
     if approx is not None and hasattr(inner, "base_learner"):

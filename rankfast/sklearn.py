@@ -8,7 +8,10 @@ learners with scikit-learn's ``BaseEstimator`` as a further base, the shape of
 LightGBM's ``sklearn.py`` around its core: ``check_estimator`` and
 scikit-learn's ``isinstance`` tests see scikit-learn estimators, and pickles
 record scikit-learn's version.  Parameters, attributes and results are those
-of the classes they extend.
+of the classes they extend.  There is one for every estimator of
+rankfast.learners.registry's table, made from it when first asked for
+(``wrapper``): a learner registered has its estimator here too.  ``ESTIMATORS``
+holds them all, in the table's order.
 
 Queries reach ``fit`` and the scorers through scikit-learn's metadata routing.
 Turn it on, request ``qid`` from the estimator and pass it to the search::
@@ -59,7 +62,9 @@ except ImportError as exc:                       # pragma: no cover - only witho
     raise ImportError("rankfast.sklearn needs scikit-learn: pip install rankfast[sklearn] "
                       "(the learners of rankfast.learners.prsvm, ... work without it)") from exc
 
-from .learners import greedy, kernel_approx, prsvm, rankncg, rankrls, svmrank
+from .learners import registry
+
+_WRAPPERS: dict = {}                             # {rankfast's class: its scikit-learn estimator}
 
 
 def _doc(core):
@@ -67,40 +72,40 @@ def _doc(core):
             f"that also inherits sklearn.base.BaseEstimator).\n\n{core.__doc__}")
 
 
-class RankSVM(prsvm.RankSVM, BaseEstimator):
-    __doc__ = _doc(prsvm.RankSVM)
+def wrapper(core: type) -> type:
+    """``core`` with scikit-learn's BaseEstimator as a further base: the class of this module
+    named as ``core`` (where pickles find it), its docstring ``core``'s; made once.
+
+    Written out, ``class RankSVM(prsvm.RankSVM, BaseEstimator): __doc__ = _doc(prsvm.RankSVM)``
+    for every estimator of rankfast.learners.registry's table: made from the table instead,
+    so that a learner registered is here too.  Parameters (``get_params``, ``clone``) are
+    those of ``core``'s constructor.
+    """
+    if core not in _WRAPPERS:
+        _WRAPPERS[core] = type(core.__name__, (core, BaseEstimator),
+                               {"__doc__": _doc(core), "__module__": __name__,
+                                "__qualname__": core.__name__})
+    return _WRAPPERS[core]
 
 
-class RankSVML1(svmrank.RankSVML1, BaseEstimator):
-    __doc__ = _doc(svmrank.RankSVML1)
+def __getattr__(name: str) -> object:
+    """The estimators of rankfast.learners.registry's table, as they stand when asked for:
+    each class by its name, ``ESTIMATORS`` (all of them, in the table's order) and
+    ``__all__``."""
+    estimators = registry.exported()
+    if name in estimators:
+        return wrapper(registry.load_class(estimators[name], name))
+    if name == "ESTIMATORS":
+        return tuple(wrapper(registry.load_class(module, class_name))
+                     for class_name, module in estimators.items())
+    if name == "__all__":
+        return sorted(["EXPECTED_FAILED_CHECKS", "expected_failed_checks", *estimators])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class RankNCG(rankncg.RankNCG, BaseEstimator):
-    __doc__ = _doc(rankncg.RankNCG)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(registry.exported()) | {"ESTIMATORS"})
 
-
-class RankRLS(rankrls.RankRLS, BaseEstimator):
-    __doc__ = _doc(rankrls.RankRLS)
-
-
-class GreedyRankRLS(greedy.GreedyRankRLS, BaseEstimator):
-    __doc__ = _doc(greedy.GreedyRankRLS)
-
-
-class KernelApproxLearner(kernel_approx.KernelApproxLearner, BaseEstimator):
-    __doc__ = _doc(kernel_approx.KernelApproxLearner)
-
-
-class NystroemMap(kernel_approx.NystroemMap, BaseEstimator):
-    __doc__ = _doc(kernel_approx.NystroemMap)
-
-
-class RandomFourierMap(kernel_approx.RandomFourierMap, BaseEstimator):
-    __doc__ = _doc(kernel_approx.RandomFourierMap)
-
-
-ESTIMATORS = (RankSVM, RankSVML1, RankNCG, RankRLS, GreedyRankRLS, KernelApproxLearner,
-              NystroemMap, RandomFourierMap)
 
 #: scikit-learn's checks that ranking weights fail by design: they equate an integer weight
 #: on some rows of the one ranking they pass with repeating those rows, but a weight is per
@@ -119,8 +124,3 @@ def expected_failed_checks(estimator: object) -> dict:
     fit = getattr(estimator, "fit", None)
     takes_weights = fit is not None and "sample_weight" in inspect.signature(fit).parameters
     return dict(EXPECTED_FAILED_CHECKS) if takes_weights else {}
-
-
-__all__ = ["EXPECTED_FAILED_CHECKS", "GreedyRankRLS", "KernelApproxLearner", "NystroemMap",
-           "RandomFourierMap", "RankNCG", "RankRLS", "RankSVM", "RankSVML1",
-           "expected_failed_checks"]

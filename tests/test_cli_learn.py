@@ -487,12 +487,15 @@ class PlainRanker(Recorder):
 
 
 @pytest.mark.filterwarnings("ignore:.*so its column cannot tell the models apart")
-def test_a_learner_without_c_lists_is_cross_validated_from_outside(tmp_path, capsys, monkeypatch):
-    from rankfast.cli import learners
-    monkeypatch.setitem(learners.LEARNERS, "plain", lambda options: PlainRanker(C=learners._c(options)))
+def test_a_learner_without_c_lists_is_cross_validated_from_outside(tmp_path, capsys):
+    from rankfast.learners import registry
+    registry.register("plain", __name__, "PlainRanker", ("C",))
     model = tmp_path / "m"
-    assert learn_main(["-a", "plain", "-c", "0.5,2", "--folds", "3", str(EXAMPLES / "train.dat"),
-                       str(model)]) == 0
+    try:
+        assert learn_main(["-a", "plain", "-c", "0.5,2", "--folds", "3",
+                           str(EXAMPLES / "train.dat"), str(model)]) == 0
+    finally:
+        registry.unregister("plain")
     out = capsys.readouterr().out
     chosen = re.search(r"^\s*(\S+)\s.*<- chosen", out, re.M).group(1)
     meta = read_model(str(model)).metadata

@@ -146,7 +146,7 @@ Model selection options (with a list of -c values, or of -g values with -t 2):
                         greedy's selection (needs matplotlib: rankfast[plot])
 {group_help}svm_rank's QP solver options -w [0..4,9] -f -b -n -q -m -h int, and -k with
 a learner other than greedy, are accepted, checked and ignored.
-Distributed training (prsvm, rankncg, rankrls; needs rankfast[dask]):
+Distributed training ({on_shards}; needs rankfast[dask]):
          --scheduler ADDRESS -> train on the Dask cluster at ADDRESS
          --workers N -> train on a new local cluster of N worker processes
                         With either, example_file may be a quoted glob
@@ -156,9 +156,10 @@ Distributed training (prsvm, rankncg, rankrls; needs rankfast[dask]):
 
 
 def _learn_help():
-    from .learners import LEARNERS
-    return LEARN_HELP.format(version=__version__, learners=", ".join(LEARNERS),
-                             group_help=GROUP_HELP)
+    from ..learners import registry
+    on_shards = [entry.name for entry in registry.learners() if entry.distributed]
+    return LEARN_HELP.format(version=__version__, learners=", ".join(registry.names()),
+                             on_shards=", ".join(on_shards), group_help=GROUP_HELP)
 
 
 def learn_main(argv: Any = None) -> int:

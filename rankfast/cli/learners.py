@@ -1,7 +1,9 @@
 """Which learner ``rank_learn -a ALGO`` builds, from svm_rank's flags.
 
-Each learner's module is imported only when it is asked for, so a run pays
-the start-up time of what it uses.
+The learners, their names and the parameters each takes are rankfast.learners.registry's
+table; here each parameter is read from its flag (LEARNER_PARAMETERS).  Each learner's
+module is imported only when it is asked for, so a run pays the start-up time of what
+it uses.
 """
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ import dataclasses
 import numpy as np
 
 from ..errors import UsageError
+from ..learners import registry
+from .options import LEARN_OPTIONS
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
     from typing import Any
 
 # Options that only tune svm_rank's cutting-plane / QP solver: accepted, ignored
-# (-k is also greedy's number of features, and used as that with -a greedy).
+# (-k is also greedy's number of features, and used as that by a learner that takes k).
 QP_ONLY_OPTIONS = ("-w", "-k", "-f", "-b", "-n", "-q", "-m", "-h")
 
 
@@ -41,56 +45,38 @@ def _cv(options):
             "random_state": options.get("seed", 0)}
 
 
-def _prsvm(options):
-    from ..learners.prsvm import RankSVM
-    return RankSVM(C=_c(options), loss=options.get("loss", 1),
-                   tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100000),
-                   n_jobs=options.get("n_jobs"), normalize=options.get("normalize", "none"),
-                   **_cv(options))
+#: The options (rankfast.cli.options.LEARN_OPTIONS' names) that set a learner's parameter:
+#: {option: parameter}.  A learner takes those its entry in rankfast.learners.registry lists
+#: (the others keep the class's defaults), and a note says when a flag sets none of its.
+LEARNER_PARAMETERS = {"C": "C", "loss": "loss", "epsilon": "tol", "max_iter": "max_iter", "k": "k",
+                      "erfc": "erfc", "erfc_eps": "erfc_eps", "n_jobs": "n_jobs",
+                      "normalize": "normalize"}
+
+#: Bounds the programs put on a parameter: rankrls runs its conjugate gradient to a relative
+#: residual of at most 1e-6, however loose -e is (fitted_notes says so when it matters).
+AT_MOST = {("rankrls", "tol"): 1e-6}
 
 
-def _rankrls(options):
-    from ..learners.rankrls import RankRLS
-    return RankRLS(C=_c(options), loss=options.get("loss", 1),
-                   tol=min(options.get("epsilon", 1e-6), 1e-6), max_iter=options.get("max_iter", 1000),
-                   n_jobs=options.get("n_jobs"), normalize=options.get("normalize", "none"),
-                   **_cv(options))
+def build_learner(name: str, options: dict[str, Any]) -> Any:
+    """The learner ``-a name``, its parameters (rankfast.learners.registry) set from the options
+    given: C from -c (default 0.01), the cross-validation's from --folds, --cv-metric, ... (_cv)."""
+    entry = registry.learner(name)
+    option_of = {parameter: option for option, parameter in LEARNER_PARAMETERS.items()}
+    params: dict[str, Any] = {"C": _c(options)}
+    for parameter in entry.parameters:
+        if parameter in registry.CROSS_VALIDATION or parameter == "C":
+            continue
+        if parameter not in option_of:
+            raise ValueError(f"learner {name!r}: rank_learn has no flag for its parameter "
+                             f"{parameter!r} (rankfast.cli.learners.LEARNER_PARAMETERS)")
+        if option_of[parameter] in options:
+            value = options[option_of[parameter]]
+            bound = AT_MOST.get((name, parameter))
+            params[parameter] = value if bound is None else min(value, bound)
+    if "cv" in entry.parameters:
+        params.update(_cv(options))
+    return entry.load()(**params)
 
-
-def _greedy(options):
-    from ..learners.greedy import GreedyRankRLS
-    return GreedyRankRLS(k=options.get("k", "auto"), C=_c(options), loss=options.get("loss", 1),
-                         n_jobs=options.get("n_jobs"),
-                         normalize=options.get("normalize", "none"), **_cv(options))
-
-
-def _rankncg(options):
-    from ..learners.rankncg import RankNCG
-    learner = RankNCG(C=_c(options), loss=options.get("loss", 1),
-                      tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 1000),
-                      erfc_eps=options.get("erfc_eps", 1e-6), erfc=options.get("erfc", "fast"),
-                      n_jobs=options.get("n_jobs"), normalize=options.get("normalize", "none"),
-                      **_cv(options))
-    learner.check_parameters()                   # before the data is read
-    return learner
-
-
-def _svmrank(options):
-    from ..learners.svmrank import RankSVML1
-    return RankSVML1(C=_c(options), loss=options.get("loss", 1),
-                     tol=options.get("epsilon", 1e-3), max_iter=options.get("max_iter", 100000),
-                     n_jobs=options.get("n_jobs"), normalize=options.get("normalize", "none"))
-
-
-LEARNERS = {"prsvm": _prsvm, "rankncg": _rankncg, "rankrls": _rankrls, "greedy": _greedy,
-            "svmrank": _svmrank}
-
-# Options that only some learners use (-k is handled with the QP solver's flags).
-LEARNER_OPTIONS = {"-e": ("prsvm", "rankncg", "rankrls", "svmrank"),
-                   "-#": ("prsvm", "rankncg", "rankrls", "svmrank"),
-                   "--erfc": ("rankncg",), "--erfc-eps": ("rankncg",),
-                   "-j": ("prsvm", "rankncg", "rankrls", "greedy", "svmrank"),
-                   "--threads": ("prsvm", "rankncg", "rankrls", "greedy", "svmrank")}
 
 # Options that only matter when a grid is cross-validated (a -c list, or a -g list).
 CV_OPTIONS = ("--folds", "--valid", "--cv-metric", "--cv-rule")
@@ -117,13 +103,15 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
         if flag in given and not (flag == "-p" and algorithm == "svmrank"
                                   and options.get("slack_norm") == 1):
             notes.append(f"{flag} has no effect: {algorithm} fixes its own loss")
+    parameters = registry.learner(algorithm).parameters
     ignored = list(dict.fromkeys(flag for flag in given if flag in QP_ONLY_OPTIONS and
-                                 not (flag == "-k" and algorithm == "greedy")))
+                                 not (flag == "-k" and "k" in parameters)))
     if ignored:
         verb = "tunes" if len(ignored) == 1 else "tune"
         notes.append(f"{' '.join(ignored)} only {verb} svm_rank's QP solver; accepted and ignored")
-    for flag in given:
-        if flag in LEARNER_OPTIONS and algorithm not in LEARNER_OPTIONS[flag]:
+    for flag in dict.fromkeys(given):
+        parameter = LEARNER_PARAMETERS.get(LEARN_OPTIONS.get(flag, ("",))[0])
+        if parameter is not None and flag not in QP_ONLY_OPTIONS and parameter not in parameters:
             notes.append(f"{flag} has no effect with -a {algorithm}")
     kernel = options.get("kernel", 0)
     if kernel == 4:
@@ -145,8 +133,11 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
         notes.append(f"--folds loqo: {algorithm} is refitted once per query "
                      f"(only rankrls computes leave-query-out exactly)")
     # with a kernel the documents are normalised before the map, not the mapped features
-    learner = LEARNERS[algorithm](options if kernel == 0 else {**options, "normalize": "none"})
-    if len(options.get("C", [])) > 1 and len(gammas) == 1 and not hasattr(learner, "cv_rule"):
+    learner = build_learner(algorithm, options if kernel == 0 else {**options, "normalize": "none"})
+    searched_outside = len(options.get("C", [])) > 1 and "cv" not in parameters
+    if not searched_outside:                 # before the data is read
+        learner.check_parameters()           # (a search checks each C's learner as it fits it)
+    if searched_outside and len(gammas) == 1:
         # a learner without a C list of its own: cross-validated from outside
         from ..model_selection._search import GridSearch
         learner = GridSearch(learner, {"C": options["C"]}, **_cv(options))
@@ -196,16 +187,16 @@ def _learner_name(value, notes, fallback="prsvm"):
     prsvm instead would hide the mistake, so it is a usage error.  A value
     with a dot or a path separator is always a file name (``rankrls.alpha``).
     """
-    name = value.lower()
-    if name in LEARNERS:
+    name, names = value.lower(), registry.names()
+    if name in names:
         return name
     close = []
     if not any(c in value for c in "./\\"):
         import difflib  # here: only an unknown name needs it (2 ms to import)
-        close = difflib.get_close_matches(name, LEARNERS, n=1)     # similarity ≥ 0.6
+        close = difflib.get_close_matches(name, names, n=1)     # similarity ≥ 0.6
     if close:
         raise UsageError(f"unknown learner {value!r} (did you mean {close[0]}?)")
-    notes.append(f"-a {value}: not a learner ({', '.join(LEARNERS)}); taken as "
+    notes.append(f"-a {value}: not a learner ({', '.join(names)}); taken as "
                  f"svm_rank's alpha file, which rankfast does not write; using {fallback}")
     return fallback
 

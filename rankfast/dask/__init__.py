@@ -178,8 +178,10 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
 def check_learner(learner: Any) -> None:
     """UsageError for a learner without an objective per shard (greedy, kernels) or a list of C."""
     from ..learners._linear import c_grid
+    from ..learners.registry import enumeration, learners
     if not trains_on_shards(learner):
-        raise UsageError(f"distributed training offers {_learners_on_shards()} (linear), "
+        offered = enumeration([entry.name for entry in learners() if entry.distributed])
+        raise UsageError(f"distributed training offers {offered} (linear), "
                          f"not {getattr(learner, 'name', type(learner).__name__)}")
     if c_grid(learner.C) is not None:
         raise UsageError("a list of C values (cross-validation) is not available for "
@@ -190,14 +192,6 @@ def trains_on_shards(learner: Any) -> bool:
     """Whether a learner (or learner class) is an objective and a solver whose objective
     class speaks a protocol these drivers sum (rankfast.learners._base.LinearRanker)."""
     return getattr(getattr(learner, "objective_type", None), "protocol", None) in PROTOCOLS
-
-
-def _learners_on_shards():
-    """The names of rankfast's learners that train on shards: "a, b and c"."""
-    import rankfast
-    names = sorted(value.name for value in (getattr(rankfast, name) for name in rankfast.__all__)
-                   if isinstance(value, type) and trains_on_shards(value))
-    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def _describe_source(source):

@@ -4,5 +4,6 @@
 (RankRLS), ``greedy`` (GreedyRankRLS) and ``kernel_approx`` (KernelApproxLearner,
 NystroemMap, RandomFourierMap), on the shared fit of ``_base`` and the linear parts
 of ``_linear``; ``erfc`` (fast erfc sums) and ``objectives`` (svm_rank's and PRSVM's
-objective of a model) beside them.  The table behind ``-a`` is rankfast.cli.learners.
+objective of a model) beside them.  ``registry`` is the table of them that
+``rank_learn -a``, rankfast's exports and rankfast.sklearn read.
 """

@@ -474,12 +474,13 @@ class LinearRanker(Ranker):
     def _check_document_weights(self) -> None:
         """ValueError unless this learner weighs documents (``document_weights``)."""
         if not self.document_weights:
+            from .registry import enumeration, learners
             raise ValueError(
                 f"sample_weight must be the same for every row of a query for "
                 f"{getattr(self, 'name', type(self).__name__)}: "
                 "weights are per query (a weight of 2 counts the query twice), as XGBRanker's "
                 "ranking weights; weights on the preferred documents of a query (clicks) are "
-                "for prsvm, svmrank and rankncg")
+                f"for {enumeration([e.name for e in learners() if e.document_weights])}")
 
     def _problem(self, data: TrainingData, weights: PairWeights) -> Problem:
         """The grouped data, its PairWeights and the threads the solver may use (``n_jobs``)."""
