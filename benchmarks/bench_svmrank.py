@@ -113,8 +113,7 @@ def fit_phases(data, C):
     (preparation, OCAS, oracle, oracle calls, products, number of products)."""
     from rankfast import RankSVML1
     from rankfast._kernels.threads import resolve_n_jobs
-    from rankfast.learners._linear import training_arrays
-    from rankfast.learners.prsvm import query_weights
+    from rankfast.learners._linear import query_weights, training_arrays
     from rankfast.learners.svmrank import svm_rank_target
     from rankfast.losses.hinge import HingeLoss
     from rankfast.losses.products import DataMatrix

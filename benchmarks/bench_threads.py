@@ -52,7 +52,7 @@ from bench_prsvm import make_file  # noqa: E402
 
 import rankfast  # noqa: E402
 from rankfast import write_model  # noqa: E402
-from rankfast.cli.learners import LEARNERS  # noqa: E402
+from rankfast.cli.learners import build_learner  # noqa: E402
 from rankfast.learners._linear import linear_scores  # noqa: E402
 
 SVM_RANK_PEAK_MB_500K = 302.0       # recorded: svm_rank_learn on 500k x 50
@@ -118,7 +118,7 @@ def phases(path, threads, learners, repeat):
         walls, cpus, files, parts = [], [], [], []
         for j in threads:
             options = dict(LEARNER_OPTIONS[name], n_jobs=j, C=[0.01])
-            learner = LEARNERS[name](options)
+            learner = build_learner(name, options)
             if name in SPLIT_AT_FIRST_LOG:
                 (wall, cpu), *split = split_fit(learner, data, repeat)
                 parts.append(split)
@@ -132,7 +132,7 @@ def phases(path, threads, learners, repeat):
         for k, label in enumerate(SPLIT_AT_FIRST_LOG.get(name, ())):
             rows.append((f"  {name} {label}", [p[k][0] for p in parts], [p[k][1] for p in parts],
                          ""))
-    learner = LEARNERS["prsvm"]({"n_jobs": 1})
+    learner = build_learner("prsvm", {"n_jobs": 1})
     learner.fit(data.X, data.y, data.qid)
     model = learner.to_model(n_features=data.n_features)
     walls, cpus, outputs = [], [], []

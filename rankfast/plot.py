@@ -161,7 +161,7 @@ def selection_figure(learner: Any) -> Any:
     ValueError
         The learner chose nothing that can be drawn (no C list, not greedy).
     """
-    from .learners._base import cv_result_of
+    from .model_selection import cv_result_of
     result = cv_result_of(learner)
     panels = []
     if result is not None:

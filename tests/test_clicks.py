@@ -185,3 +185,50 @@ def test_clicks_in_a_query_of_one_document_are_left_out_of_the_click_file(tmp_pa
     assert all((data.qid == q).sum() > 1 for q in np.unique(data.qid))
     Xc, yc, qc, wc = click_training_data(X, qid, log)
     assert len(yc) == len(data.y)
+
+
+def test_svm_proprank_c_is_the_learners_own_weight_normaliser(tmp_path):
+    """click_weights' scale is what pair_weights divides the query weights by (one definition,
+    data.validation.query_weight_scale): so a learner at C × scale on the weights minimises
+    svm_proprank's objective at C; scale_c puts that C in the learner."""
+    from rankfast.clicks import click_weights, scale_c
+    from rankfast.data.queries import Queries
+    from rankfast.data.validation import pair_weights, preferred_documents, preferred_means
+    rng = np.random.default_rng(3)
+    qid = np.repeat(np.arange(1, 7), 4)
+    y = np.zeros(len(qid))
+    y[::4] = 1                                                   # one click per query
+    cost = np.where(y > 0, rng.uniform(1, 20, len(y)), np.nan)
+    path = tmp_path / "clicks.dat"
+    X = rng.normal(size=(len(y), 3))
+    with open(path, "w") as out:
+        for i in range(len(y)):
+            weight = "" if np.isnan(cost[i]) else f" cost:{float(cost[i])!r}"
+            out.write(f"{int(y[i])} qid:{qid[i]}{weight} "
+                      + " ".join(f"{j + 1}:{float(X[i, j])!r}" for j in range(3)) + "\n")
+    dataset = load_svmlight(str(path), costs=True)
+    weight, scale = click_weights(dataset)
+    queries = Queries(qid)
+    means = preferred_means(weight, queries, preferred_documents(y, queries))
+    np.testing.assert_allclose(scale, means.mean(), rtol=1e-15)
+    np.testing.assert_allclose(pair_weights(weight, queries, y).query * scale, means, rtol=1e-14)
+    learner = RankSVM(C=[0.5, 2.0])
+    scale_c(learner, scale)
+    assert learner.C == [0.5 * scale, 2.0 * scale]
+
+
+def test_scale_c_scales_every_c_a_learner_trains_with():
+    from rankfast import KernelApproxLearner
+    from rankfast.clicks import scale_c
+    from rankfast.errors import UsageError
+    from rankfast.model_selection import GridSearch
+    kernel = KernelApproxLearner(RankSVM(C=3.0))
+    scale_c(kernel, 2.0)
+    assert kernel.base_learner.C == 6.0
+    search = GridSearch(KernelApproxLearner(RankSVM()), {"base_learner__C": [1.0, 4.0]})
+    scale_c(search, 0.5)
+    assert search.grid["base_learner__C"] == [0.5, 2.0]
+    with pytest.raises(UsageError, match="beyond floating point"):
+        scale_c(RankSVM(C=1e300), 1e10)
+    with pytest.raises(UsageError, match="a learner with a 'C'"):
+        scale_c(object(), 2.0)

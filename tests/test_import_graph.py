@@ -231,3 +231,55 @@ def test_only_the_programs_name_flags():
         if mentions:
             offenders[where.as_posix()] = mentions
     assert offenders == {}
+
+
+SHARED = ("rankfast._typing", "rankfast._estimator", "rankfast._kernels")   # importable anywhere
+
+
+def room(module):
+    """The subpackage (or top-level module) a module belongs to: rankfast.cli.learn -> rankfast.cli."""
+    return ".".join(module.split(".")[:2])
+
+
+def private_crossings(package=PACKAGE):
+    """[(importer, line, imported)] of imports of another room's private module (a name of it
+    after the room starting with "_") whose lines hold no comment saying why."""
+    files = {module_name(path, package): path for path in package.rglob("*.py")}
+    found = []
+    for name, path in files.items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text, str(path))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            said = any("#" in line for line in lines[node.lineno - 1:node.end_lineno])
+            for target in resolve(node, name, path.name == "__init__.py", files):
+                private = any(part.startswith("_") for part in target.split(".")[2:])
+                if (private and room(target) != room(name) and not target.startswith(SHARED)
+                        and not said):
+                    found.append((name, node.lineno, target))
+    return sorted(found)
+
+
+def test_no_private_module_of_another_room_is_imported_without_a_reason():
+    """A subpackage's private modules (names starting with "_") are its own: another room
+    imports them only with a comment on the import line saying why (rankfast._typing,
+    _estimator and _kernels are shared infrastructure, importable anywhere)."""
+    assert private_crossings() == []
+
+
+def test_a_private_crossing_is_found_and_a_comment_lets_it_pass(tmp_path):
+    package = tmp_path / "rankfast"
+    for part in ("io", "cli"):
+        (package / part).mkdir(parents=True)
+        (package / part / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "io" / "_stream.py").write_text("X = 1\n")
+    (package / "io" / "svmlight.py").write_text("from ._stream import X\n")
+    (package / "cli" / "classify.py").write_text(
+        "def f():\n    from ..io._stream import X\n    return X\n")
+    assert private_crossings(package) == [("rankfast.cli.classify", 2, "rankfast.io._stream")]
+    (package / "cli" / "classify.py").write_text(
+        "def f():\n    from ..io._stream import X  # the streaming reader, no public twin\n"
+        "    return X\n")
+    assert private_crossings(package) == []

@@ -420,3 +420,46 @@ def test_an_eval_set_with_other_feature_names_is_refused_as_predict_refuses_it()
     with pytest.warns(UserWarning, match="does not have valid feature names") as caught:
         RankSVM().fit(frame, y, qid, eval_set=[(X, y)], eval_qid=[qid])
     assert caught[0].filename == __file__                  # named at the caller's line
+
+
+@pytest.mark.parametrize("entry", ["fit", "fit_data"])
+@pytest.mark.parametrize("name", list(learners()))
+def test_every_learner_checks_its_parameters_once_per_fit(name, entry, monkeypatch):
+    """check_parameters runs once per fit (fit or fit_data), and once per row of a C list
+    before its folds (cross_validate), never once per fold; the cross-validation settings
+    with it."""
+    from rankfast.model_selection import _validation
+    X, y, qid = documents(2, n=60)
+    learner, _ = learners()[name]
+    calls = []
+    counted_class = type(learner)
+    original = counted_class.check_parameters
+
+    def counting(self):
+        calls.append(type(self).__name__)
+        return original(self)
+    monkeypatch.setattr(counted_class, "check_parameters", counting)
+    settings_checks = []
+    checked_settings = _validation.check_settings
+    monkeypatch.setattr(base, "check_settings",
+                        lambda e: (settings_checks.append(1), checked_settings(e))[1])
+    if entry == "fit":
+        learner.fit(X, y, qid)
+    else:
+        learner.fit_data(TrainingData(X, y, qid))
+    # a C list's rows, checked by cross_validate (RankRLS's exact leave-query-out has no rows)
+    rows = 2 if "C list" in name and name != "rankrls C list loqo" else 0
+    assert calls.count(counted_class.__name__) == 1 + rows
+    assert len(settings_checks) == 1
+
+
+def test_fit_data_takes_a_training_data_as_fit_takes_arrays():
+    """fit_data (rank_learn's entry: the reader's documents, checked once) gives fit's model."""
+    X, y, qid = documents(6)
+    for make in (lambda: RankSVM(C=1.0), lambda: RankSVML1(C=1.0), lambda: RankRLS(C=[0.1, 1.0]),
+                 lambda: KernelApproxLearner(RankSVM(C=1.0), landmarks=10)):
+        given = make().fit_data(TrainingData(csr.as_csr(sp.csr_matrix(X)), y, qid))
+        np.testing.assert_array_equal(given.predict(X),
+                                      make().fit(sp.csr_matrix(X), y, qid).predict(X))
+    with pytest.raises(ValueError, match="C must be a positive number"):
+        RankSVM(C=-1.0).fit_data(TrainingData(X, y, qid))

@@ -15,7 +15,7 @@ from .. import __version__
 from .._kernels._predict import format_scores, linear_scores_rows
 from .._kernels.threads import resolve_n_jobs
 from ..errors import InputError, UsageError
-from ..io._model_text import read_model_file, single_vector_weights
+from ..io._model_text import read_model_file, single_vector_weights  # no numpy: start-up
 from ..io.files import atomic_output, check_output
 from .clicks import check_click_source, click_estimates, read_click_log
 from .data import group_note, local_workers, no_documents_error, refuse_pattern, split_query_note, with_groups
@@ -219,7 +219,7 @@ def _classify_stream(file, test_path, output_path, verbosity, cutoffs, n_jobs=1,
     Memory: one block of documents, the current query's scores and labels,
     and per-query figures (see _QueryFigures).
     """
-    from ..io._stream import iter_svmlight
+    from ..io._stream import iter_svmlight  # rows without numpy or scipy: start-up, memory
     from ..io.groups import QueryGroups
     ids, weights = _linear_weights(file)
     groups = QueryGroups(test_path, group_path)
@@ -265,7 +265,7 @@ def _classify_normalized(file, kind, test_path, output_path, verbosity, cutoffs,
     import numpy as np
 
     from ..data.normalize import normalized_scores
-    from ..io._stream import iter_svmlight
+    from ..io._stream import iter_svmlight  # rows without numpy or scipy: start-up, memory
     from ..io.groups import QueryGroups
     ids, weights = _linear_weights(file)
     ids, weights = np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64)

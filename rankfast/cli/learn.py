@@ -271,12 +271,12 @@ def _learn(argv, defaults=None):
         progress(in_flags(_typed_c(text, c_scale)), verbosity, level)
 
     from ..io.model_files import format_model
+    from ..model_selection import takes_training_data
     start = time.process_time()
     try:
-        if hasattr(learner, "_fit_checked"):     # the reader's result, checked: no second pass
-            data = learner._accepted(dataset.training_data(learner.sparse_float32))
-            learner._fit_checked(data, log=log, **weights)
-        else:                                   # a search over a kernel parameter
+        if takes_training_data(learner):    # the reader's result, checked: no second pass
+            learner.fit_data(dataset.training_data(learner.sparse_float32), log=log, **weights)
+        else:                               # any other learner registered: fit's arrays
             learner.fit(dataset.features, dataset.y, dataset.qid, log=log, **weights)
         model = learner.to_model(n_features=dataset.n_features, n_documents=dataset.n_documents)
         text = format_model(model)
@@ -339,9 +339,9 @@ def _saturation_note(dataset, options):
 def _click_weights(learner, dataset, options, verbosity):
     """--clicks: (each document's weight, its cost:; the scale of the learner's C, made
     svm_proprank's)."""
-    from ..clicks.log import click_count, click_weights
+    from ..clicks.log import click_count, click_weights, scale_c
     weight, scale = click_weights(dataset, options.get("clip"), check_queries=False)
-    _scale_c(learner, scale)
+    scale_c(learner, scale)
     if verbosity >= 1:
         clicks, costed = click_count(dataset)
         costs = ("none has a cost:, so each weighs 1 (svm_proprank's default)" if not costed
@@ -350,30 +350,6 @@ def _click_weights(learner, dataset, options, verbosity):
                                  f"average {scale:.6g} per query, so the learner's C is -c "
                                  f"times {scale:.6g} (svm_proprank's -c)")
     return weight, scale
-
-
-def _scale_c(learner, scale):
-    """Multiply every C the learner trains with by scale: its own C (one or a list), a kernel
-    learner's base learner's, and the C's of a grid searched around either (GridSearch)."""
-    import numpy as np
-
-    def scaled(C):
-        values = np.asarray(C, dtype=np.float64) * scale
-        if not np.isfinite(values).all():
-            raise UsageError(f"-c times the clicks' mean weight ({scale:.3g}) is beyond "
-                             f"floating point: give a smaller -c")
-        return values.tolist() if np.ndim(C) else float(values)
-    found = False
-    for part in (learner, getattr(learner, "estimator", None)):
-        grid = getattr(part, "grid", None)
-        if isinstance(grid, dict):
-            for name in [n for n in grid if n in ("C", "base_learner__C")]:
-                grid[name], found = scaled(grid[name]), True
-        for holder in (part, getattr(part, "base_learner", None)):
-            if holder is not None and hasattr(holder, "C"):
-                holder.C, found = scaled(holder.C), True
-    if not found:
-        raise UsageError("--clicks needs a learner with -c")
 
 
 def _query_weights(path, qid):
@@ -388,7 +364,7 @@ def _query_weights(path, qid):
 
 def _validated_learner(options, given, verbosity, svmlight_verbosity):
     """The learner with --valid's file as its validation set (read after the training file)."""
-    from ..model_selection._split import ValidationSet
+    from ..model_selection import ValidationSet
     from .learners import make_learner
     path = options["valid"]
     refuse_pattern(path)
@@ -424,7 +400,7 @@ def _print_cv_table(learner, verbosity, c_scale=1.0):
     of the -c typed (the learner's over c_scale)."""
     import dataclasses
 
-    from ..learners._base import cv_result_of
+    from ..model_selection import cv_result_of
     result = cv_result_of(learner)
     if result is not None and c_scale != 1.0:
         result = dataclasses.replace(result, params=[

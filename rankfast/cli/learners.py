@@ -139,7 +139,7 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
         learner.check_parameters()           # (a search checks each C's learner as it fits it)
     if searched_outside and len(gammas) == 1:
         # a learner without a C list of its own: cross-validated from outside
-        from ..model_selection._search import GridSearch
+        from ..model_selection import GridSearch
         learner = GridSearch(learner, {"C": options["C"]}, **_cv(options))
     if kernel == 0:
         for flag in ("--approx", "--landmarks", "--seed"):
@@ -164,7 +164,7 @@ def make_learner(options: dict[str, Any], given: Any) -> tuple[Any, list[str]]:
     if len(gammas) > 1 or ("valid" in options and grid):
         # (a C list alone would cross-validate the base learner on the mapped training file;
         # a validation file must be mapped by each model's own map: the grid is searched outside)
-        from ..model_selection._search import GridSearch
+        from ..model_selection import GridSearch
         learner = GridSearch(learner, {"kernel__gamma": gammas,
                                        "base_learner__C": options.get("C", [0.01])}, **_cv(options))
     return learner, notes

@@ -129,7 +129,7 @@ def _folds(text, flag):
 
 
 def _cv_metric(text, flag):
-    from ..model_selection._scoring import Metric
+    from ..model_selection import Metric
     try:
         return Metric.parse(text).key
     except UsageError:

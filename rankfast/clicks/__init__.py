@@ -15,12 +15,15 @@ weighs documents (``RankSVM``, ``RankSVML1``) with ``sample_weight``:
 * ``simulate``: a seeded click simulator (position-based examination, noise
   epsilon+ / epsilon- on binarised relevance) writing svm_proprank's files;
 * ``evaluate``: the inverse-propensity estimates of a ranker's average rank
-  of relevant results and DCG from a click log, beside the true figures.
+  of relevant results and DCG from a click log, beside the true figures;
+* ``log``: a click log read from svm_proprank's file (``click_weights``) and
+  svm_proprank's C for a learner trained on its weights (``scale_c``).
 """
 from __future__ import annotations
 
 from .bias import estimate_eta, estimate_eta_from_rankers
 from .evaluate import counterfactual_metrics, relevant_rank_metrics
+from .log import click_weights, scale_c
 from .propensity import clipped_weights, position_propensity
 from .simulate import (
     ClickLog,
@@ -30,7 +33,8 @@ from .simulate import (
     write_click_file,
 )
 
-__all__ = ["ClickLog", "click_training_data", "clipped_weights", "counterfactual_metrics",
+__all__ = ["ClickLog", "click_training_data", "click_weights", "clipped_weights",
+           "counterfactual_metrics",
            "estimate_eta", "estimate_eta_from_rankers",
-           "position_propensity", "relevant_rank_metrics", "simulate_clicks",
+           "position_propensity", "relevant_rank_metrics", "scale_c", "simulate_clicks",
            "swap_intervention_clicks", "write_click_file"]

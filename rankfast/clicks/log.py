@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.queries import Queries
-from ..data.validation import preferred_documents, preferred_means
-from ..errors import InputError
+from ..data.validation import query_weight_scale
+from ..errors import InputError, UsageError
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -60,10 +60,37 @@ def click_weights(dataset: Any, clip: float | None = None, check_queries: bool =
         if not 0 < clip <= 1:
             raise ValueError(f"the propensity clip must be in (0, 1] (got {clip!r})")
         weight = np.minimum(weight, 1.0 / clip)
-    preferred = preferred_documents(dataset.y, queries)
-    exponent = np.frexp(weight.max())[1]
-    means = preferred_means(np.ldexp(weight, -exponent), queries, preferred)
-    return weight, float(np.ldexp(means.mean(), exponent))
+    return weight, query_weight_scale(weight, queries, dataset.y)
+
+
+def scale_c(learner: Any, scale: float) -> None:
+    """svm_proprank's C: every C ``learner`` trains with multiplied by ``scale`` (click_weights'
+    scale), in place: its own C (one or a list), a kernel learner's base learner's, and the
+    C's of a grid searched around either (rankfast.model_selection.GridSearch's ``C`` or
+    ``base_learner__C``).  rank_learn --clicks and rankfast.dask.fit(proprank_c=True) call it.
+
+    Raises
+    ------
+    UsageError
+        When no part of ``learner`` has a C, or a C times ``scale`` is beyond floating point.
+    """
+    def scaled(C):
+        values = np.asarray(C, dtype=np.float64) * scale
+        if not np.isfinite(values).all():
+            raise UsageError(f"'C' times the clicks' mean weight ({scale:.3g}) is beyond "
+                             f"floating point: give a smaller 'C'")
+        return values.tolist() if np.ndim(C) else float(values)
+    found = False
+    for part in (learner, getattr(learner, "estimator", None)):
+        grid = getattr(part, "grid", None)
+        if isinstance(grid, dict):
+            for name in [n for n in grid if n in ("C", "base_learner__C")]:
+                grid[name], found = scaled(grid[name]), True
+        for holder in (part, getattr(part, "base_learner", None)):
+            if holder is not None and hasattr(holder, "C"):
+                holder.C, found = scaled(holder.C), True
+    if not found:
+        raise UsageError("click weights with svm_proprank's C need a learner with a 'C'")
 
 
 def check_every_query_clicked(dataset: Any, queries: Queries | None = None) -> None:

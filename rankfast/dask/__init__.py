@@ -156,14 +156,15 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
         table = click_scale(client, data)
         learner.click_scale_ = table.mean
         if proprank_c:                  # trained at C times the mean; the parameter is left as given
-            learner.C = float(given_C) * table.mean
+            from ..clicks.log import scale_c
+            scale_c(learner, table.mean)
     else:
         table = query_multipliers(client, data, sample_weight)
     try:
         w, learner.traffic_ = train(learner, data, client, log, table)
     finally:
         learner.C = given_C
-    from ..learners._linear import warn_if_stopped_early
+    from ..learners._linear import warn_if_stopped_early  # the learners' fit's warning
     warn_if_stopped_early(learner, getattr(learner, "result_", None))
     learner.feature_ids_ = data.used + 1
     learner.weights_ = np.where(data.varies, w, 0.0)    # as linear.without_query_constant
@@ -177,7 +178,7 @@ def fit(learner: Any, source: Any, client: Any, log: Log = None, label: str = "l
 
 def check_learner(learner: Any) -> None:
     """UsageError for a learner without an objective per shard (greedy, kernels) or a list of C."""
-    from ..learners._linear import c_grid
+    from ..learners._linear import c_grid  # C read as the learners read it
     from ..learners.registry import enumeration, learners
     if not trains_on_shards(learner):
         offered = enumeration([entry.name for entry in learners() if entry.distributed])

@@ -79,7 +79,7 @@ class _ShardObjective:
     __sizeof__ = _data_bytes
 
     def __init__(self, part, used, learner, n_queries, C, table=None):
-        from ..learners._base import Problem
+        from ..learners._base import Problem  # the learners' fit, on a shard's queries
         X, y, starts = _grouped(part, used)
         doc_weight = document_weights(part, table)
         if doc_weight is not None:

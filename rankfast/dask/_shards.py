@@ -120,7 +120,7 @@ def _read_part(path, clicks=False, clip=None):
 
 def _array_part(X, y, qid):
     """Task: a row block of dask arrays as a _Part (ValueError unless finite and aligned)."""
-    from ..learners._linear import check_training_input
+    from ..learners._linear import check_training_input  # as the learners' fit checks
     X = np.asarray(X, dtype=np.float64)
     check_training_input(X, y, qid)
     return _Part(sp.csr_matrix(X), np.asarray(y, dtype=np.float64).ravel(),
@@ -212,7 +212,7 @@ def _assemble(*pieces):
 def _describe(part):
     """Task: (documents, queries, highest feature index, columns used, columns whose values
     differ within one of its queries) of an assembled shard (it holds whole queries)."""
-    from ..learners._linear import varying_columns
+    from ..learners._linear import varying_columns  # the columns the learners' fit keeps
     X = part.X
     used = np.unique(X.indices[:X.nnz]).astype(np.int64)
     perm, starts = group_rows(part.qid)

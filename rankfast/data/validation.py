@@ -363,6 +363,17 @@ def pair_weights(sample_weight: VectorLike | None, qid: VectorLike | Queries,
     return PairWeights(np.ones(n_queries) if multipliers is None else multipliers, document)
 
 
+def query_weight_scale(weight: Vector, queries: Queries, y: VectorLike) -> float:
+    """The mean over queries of each query's mean weight on its preferred documents: what
+    pair_weights divides the query weights by (to mean 1).  A learner trained at C × this
+    scale on ``weight`` minimises the objective of C on the raw weights (svm_proprank's C:
+    rankfast.clicks.scale_c); computed as pair_weights does (a power of two first, exact)."""
+    weight = np.asarray(weight, dtype=np.float64)
+    exponent = int(np.frexp(weight.max())[1]) if len(weight) and weight.max() > 0 else 0
+    per_query, _ = preferred_weights(np.ldexp(weight, -exponent), queries, y)
+    return float(np.ldexp(per_query.mean(), exponent))
+
+
 def preferred_weights(weight: np.ndarray, queries: Queries,
                       y: VectorLike) -> tuple[np.ndarray, np.ndarray | None]:
     """(each query's mean weight over its preferred documents, each row's weight over its

@@ -36,7 +36,7 @@ from ..data.validation import (
     weighted,
 )
 from ..metrics import ndcg, scored_with_check
-from ..model_selection._validation import check_settings
+from ..model_selection import check_settings
 from ._linear import (
     c_grid,
     check_loss,
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from .._typing import Log, Matrix, MatrixLike, Vector, VectorLike
     from ..data.normalize import Normalizer
     from ..data.validation import PairWeights
-    from ..model_selection._validation import CVResult
+    from ..model_selection import CVResult
 
 
 def in_scikit_learn_search() -> bool:
@@ -102,6 +102,29 @@ class Ranker(BaseEstimator):
                 OneRankingWarning, stacklevel=3)
         return self._accepted(TrainingData(X, y, query_ids(X.shape[0], qid, group), names))
 
+    def fit_data(self, data: TrainingData, sample_weight: VectorLike | None = None,
+                 log: Log = None) -> Any:
+        """fit on documents checked already: a rankfast.data.validation.TrainingData (the file
+        reader's ``Dataset.training_data()``, which rank_learn passes), taken as it is, without
+        a second pass over its values.  The parameters are checked first, as fit checks them;
+        ``sample_weight`` and ``log`` as fit's."""
+        self._check_fit_parameters()
+        return self._fit_checked(self._accepted(data), sample_weight, (), log)
+
+    def _check_fit_parameters(self) -> None:
+        """The parameters (check_parameters) and the cross-validation settings: once per fit,
+        before the data is read (fit_data, and each learner's fit)."""
+        self.check_parameters()
+        check_settings(self)
+
+    def check_parameters(self) -> None:
+        """UsageError or ValueError for a parameter out of range (each learner's own)."""
+
+    def _fit_checked(self, data: TrainingData, sample_weight: VectorLike | None = None,
+                     evals: Any = (), log: Log = None) -> Any:
+        """fit on checked data and parameters (each learner's own)."""
+        raise NotImplementedError
+
     def _accepted(self, data: TrainingData) -> TrainingData:
         """Checked training data taken in, as fit takes it: its width, names and queries
         recorded (_record_input), and NoPairsWarning when no query holds a pair.  rank_learn
@@ -131,7 +154,7 @@ class Ranker(BaseEstimator):
             if eval_qid is not None or eval_group is not None:
                 raise ValueError("eval_qid and eval_group describe eval_set, which is not given")
             return []
-        from ..model_selection._split import ValidationSet
+        from ..model_selection import ValidationSet
         pairs = list(eval_set)
         if eval_qid is None and eval_group is None and getattr(self, "_several_queries", False):
             raise ValueError("eval_set was given without eval_qid or eval_group, but the training "
@@ -165,7 +188,7 @@ class Ranker(BaseEstimator):
             del self.evals_result_
         if not sets:
             return
-        from ..model_selection._scoring import Metric, table_metrics
+        from ..model_selection import Metric, table_metrics
         columns = table_metrics(Metric.parse(getattr(self, "cv_metric", "ndcg@10"),
                                              getattr(self, "cv_convention", "letor")))
         results = {}
@@ -290,14 +313,6 @@ class Ranker(BaseEstimator):
         return tags
 
 
-def cv_result_of(estimator: Any) -> Any:
-    """The CVResult a fitted estimator (or the base learner of a kernel learner) holds, or None."""
-    result = getattr(estimator, "cv_result_", None)
-    if result is None and hasattr(estimator, "base_learner"):
-        result = getattr(estimator.base_learner, "cv_result_", None)
-    return result
-
-
 def sparse_input_tags(tags: Any) -> Any:
     """scikit-learn's tags of an estimator that takes sparse X (only scikit-learn asks for tags)."""
     tags.input_tags.sparse = True
@@ -411,8 +426,7 @@ class LinearRanker(Ranker):
             eval_set: Sequence[tuple[MatrixLike, VectorLike]] | None = None,
             eval_qid: Sequence[VectorLike] | None = None,
             eval_group: Sequence[VectorLike] | None = None, log: Log = None) -> LinearRanker:
-        self.check_parameters()
-        check_settings(self)
+        self._check_fit_parameters()
         data = self._training_data(X, y, qid, group)
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         return self._fit_checked(data, sample_weight, evals, log)
@@ -420,10 +434,9 @@ class LinearRanker(Ranker):
     @blas_single_thread
     def _fit_checked(self, data: TrainingData, sample_weight: VectorLike | None = None, evals: Any = (),
                      log: Log = None) -> LinearRanker:
-        """fit on a TrainingData checked already, taken as it is (the private entry of
-        cross-validation's folds and of rank_learn): ``evals`` are checked ValidationSets."""
-        self.check_parameters()
-        check_settings(self)
+        """fit on a TrainingData and parameters checked already, taken as they are (fit's and
+        fit_data's second half; cross-validation's folds, whose rows cross_validate checked):
+        ``evals`` are checked ValidationSets."""
         self._record_input(data)
         grid = c_grid(self.C)
         features, normalizer = self._normalize_fit(data.X, data.qid)

@@ -61,6 +61,7 @@ from .._estimator import BaseEstimator, TransformerMixin, check_is_fitted
 from ..data.normalize import inverse_scale
 from ..data.sparse import CSR, mostly_dense, scipy_csr, with_width
 from ..data.validation import TrainingData, check_features
+from ..model_selection import check_settings
 from ..models import (
     KernelModel,
     KernelParams,
@@ -502,6 +503,10 @@ class KernelApproxLearner(Ranker):
                              "model file can hold: give normalize to KernelApproxLearner, which "
                              "normalises the documents before the map")
         self._new_map().check_parameters()
+        base = self._base()                 # the base learner's, as its own fit checks them
+        if hasattr(base, "check_parameters"):
+            base.check_parameters()
+            check_settings(base)
 
     def _base(self):
         """A copy of the base learner, its Newton solves preconditioned with the Hessian itself
@@ -524,7 +529,7 @@ class KernelApproxLearner(Ranker):
             eval_set: Sequence[tuple[MatrixLike, VectorLike]] | None = None,
             eval_qid: Sequence[VectorLike] | None = None,
             eval_group: Sequence[VectorLike] | None = None, log: Log = None) -> KernelApproxLearner:
-        self.check_parameters()
+        self._check_fit_parameters()
         data = self._training_data(X, y, qid, group)        # checked: finite, aligned
         evals = self._evaluation_sets(eval_set, eval_qid, eval_group)
         return self._fit_checked(data, sample_weight, evals, log)
@@ -536,8 +541,8 @@ class KernelApproxLearner(Ranker):
 
     def _fit_checked(self, data: TrainingData, sample_weight: VectorLike | None = None, evals: Any = (),
                      log: Log = None) -> KernelApproxLearner:
-        """fit on a TrainingData checked already, taken as it is (the private entry of
-        cross-validation's folds and of rank_learn): ``evals`` are checked ValidationSets."""
+        """fit on a TrainingData and parameters checked already, taken as they are (fit's and
+        fit_data's second half; cross-validation's folds): ``evals`` are checked ValidationSets."""
         mapped, normalizer = self._mapped(data, log)
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}
         base = self._base()
@@ -580,7 +585,6 @@ class KernelApproxLearner(Ranker):
 
     def _mapped(self, data, log):
         """(the TrainingData of φ(X), normalised first as ``normalize`` says; the Normalizer)."""
-        self.check_parameters()
         self._record_input(data)
         from ..data.normalize import Normalizer
         normalizer = Normalizer(self.normalize).fit(data.X, data.qid)

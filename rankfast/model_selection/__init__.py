@@ -63,7 +63,7 @@ each C started from the previous optimum; any other estimator with
 ``fit(X, y, qid)`` and ``predict(X)`` is refitted per C.
 """
 from ._scoring import CONVENTIONS, DEFAULT_METRIC, Column, Metric, table_columns, table_metrics
-from ._search import GridSearch
+from ._search import GridSearch, takes_training_data
 from ._split import DEFAULT_FOLDS, Folds, SplitQueryWarning, ValidationSet, make_folds
 from ._validation import (
     RULES,
@@ -72,6 +72,7 @@ from ._validation import (
     check_settings,
     choose,
     cross_validate,
+    cv_result_of,
     fitted_linear,
     grid_rows,
     held_out_result,
@@ -83,5 +84,7 @@ from ._validation import (
 
 __all__ = ["CONVENTIONS", "DEFAULT_FOLDS", "DEFAULT_METRIC", "RULES", "CVResult", "Column", "Folds",
            "GridSearch", "Metric", "Progress", "SplitQueryWarning", "ValidationSet", "check_settings",
-           "choose", "cross_validate", "fitted_linear", "grid_rows", "held_out_result", "make_folds",
-           "select_c", "settings", "table_columns", "table_metrics", "training_data", "with_params"]
+           "choose", "cross_validate", "cv_result_of", "fitted_linear", "grid_rows", "held_out_result",
+           "make_folds", "select_c", "settings", "table_columns", "table_metrics", "takes_training_data",
+           "training_data",
+           "with_params"]

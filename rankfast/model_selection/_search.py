@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.validation import (
-    predicted,
-)
+from ..data.validation import TrainingData, predicted
 from ._scoring import DEFAULT_METRIC
 from ._split import DEFAULT_FOLDS
 from ._validation import _log_progress, cross_validate, grid_rows, parameter_path, settings, with_params
@@ -18,6 +16,15 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------- a grid over any learner
+
+
+def takes_training_data(estimator: Any) -> bool:
+    """Whether ``estimator.fit_data`` takes a rankfast.data.validation.TrainingData as it is
+    (rankfast's learners, and a GridSearch over one): rank_learn then hands it the reader's
+    documents without a second pass; any other estimator gets fit's arrays."""
+    if isinstance(estimator, GridSearch):
+        return takes_training_data(estimator.estimator)
+    return callable(getattr(estimator, "fit_data", None))
 
 class GridSearch:
     """Cross-validate any learner over a grid (e.g. a kernel's gamma crossed with C), refit the chosen.
@@ -53,7 +60,8 @@ class GridSearch:
     def name(self) -> Any:
         return self.estimator.name
 
-    def fit(self, X: MatrixLike, y: VectorLike, qid: VectorLike | None, log: Log = None,
+    def fit(self, X: MatrixLike | TrainingData, y: VectorLike | None, qid: VectorLike | None,
+            log: Log = None,
             sample_weight: VectorLike | None = None) -> GridSearch:
         """Cross-validate every row, then fit the chosen one on all documents.
 
@@ -63,11 +71,33 @@ class GridSearch:
                                          DEFAULT_FOLDS if self.cv is None else self.cv,
                                          **settings(self), progress=_log_progress(log),
                                          sample_weight=sample_weight)
-        chosen = grid_rows(self.grid)[self.cv_result_.chosen]
+        chosen = with_params(self.estimator, grid_rows(self.grid)[self.cv_result_.chosen])
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}
-        self.best_estimator_ = with_params(self.estimator, chosen).fit(X, y, qid, log=log,
-                                                                       **weights)
+        if isinstance(X, TrainingData):             # fit_data's documents, taken as they are
+            self.best_estimator_ = chosen.fit_data(X, log=log, **weights)
+        else:
+            self.best_estimator_ = chosen.fit(X, y, qid, log=log, **weights)
         return self
+
+    def fit_data(self, data: TrainingData, sample_weight: VectorLike | None = None,
+                 log: Log = None) -> GridSearch:
+        """fit on documents checked already (a rankfast.data.validation.TrainingData, as the
+        learners' fit_data): the folds and the refit (the estimator's fit_data) take it as it is.
+
+        Raises
+        ------
+        TypeError
+            For an estimator without fit_data (takes_training_data): give it fit's arrays.
+        """
+        if not takes_training_data(self.estimator):
+            raise TypeError(f"{type(self.estimator).__name__} has no fit_data: call fit")
+        self.fit(data, None, None, log=log, sample_weight=sample_weight)
+        return self
+
+    @property
+    def sparse_float32(self) -> bool:
+        """The estimator's: whether it takes sparse float32 documents as they are."""
+        return getattr(self.estimator, "sparse_float32", False)
 
     def predict(self, X: MatrixLike, qid: VectorLike | None = None) -> np.ndarray:
         """The chosen model's scores (``qid``: for a model that normalises each query's rows)."""

@@ -319,6 +319,8 @@ def cross_validate(estimator: Any, X: MatrixLike | TrainingData, y: VectorLike |
     if not c_name:
         raise UsageError("the grid needs a C")
     c_name = c_name[0]
+    for row in rows:               # each row's parameters once, before any fold fits them
+        check_row(with_params(estimator, row))
     if isinstance(cv, ValidationSet):
         return _validate(estimator, X if data is None else data, y, qid, rows, c_name, cv, metric,
                          rule, progress, fit_weight)
@@ -476,6 +478,22 @@ def select_c(estimator: Any, X: MatrixLike | TrainingData, y: VectorLike | None,
     return cross_validate(estimator, X, y, qid, grid, DEFAULT_FOLDS if cv is None else cv,
                           **settings(estimator), progress=_log_progress(log),
                           sample_weight=sample_weight)
+
+
+def cv_result_of(estimator: Any) -> Any:
+    """The CVResult a fitted estimator (or the base learner of a kernel learner) holds, or None."""
+    result = getattr(estimator, "cv_result_", None)
+    if result is None and hasattr(estimator, "base_learner"):
+        result = getattr(estimator.base_learner, "cv_result_", None)
+    return result
+
+
+def check_row(estimator: Any) -> None:
+    """An estimator set to a grid row, its parameters checked as its fit checks them (the
+    folds' fits take them as they are); one without check_parameters checks its own."""
+    if hasattr(estimator, "check_parameters"):
+        estimator.check_parameters()
+        check_settings(estimator)
 
 
 def check_settings(estimator: Any) -> None:
