@@ -1,11 +1,12 @@
-"""svm_rank and liblinear-ranksvm run beside rankfast, in turn, in the same benchmark run.
+"""svm_rank, svm_proprank and liblinear-ranksvm run beside rankfast, in turn, in the same benchmark run.
 
-Neither is part of the project: build them from their public sources in a
+None is part of the project: build them from their public sources in a
 folder outside it (../shared/reference/svm_rank/BUILDING.md says where the
 parts are) and name the folders with ``--svm-rank DIR`` (holding
-svm_rank_learn and svm_rank_classify) and ``--liblinear-ranksvm DIR``
+svm_rank_learn and svm_rank_classify), ``--svm-proprank DIR`` (holding
+svm_proprank_learn and svm_proprank_classify) and ``--liblinear-ranksvm DIR``
 (holding liblinear's train and predict built with the ranksvm extension), or
-with the environment variables RANKFAST_SVM_RANK and
+with the environment variables RANKFAST_SVM_RANK, RANKFAST_SVM_PROPRANK and
 RANKFAST_LIBLINEAR_RANKSVM.  Without them a benchmark prints the figures
 recorded in ../shared/reference (or in its own text), labelled as recorded on
 another machine: svm_rank built here ran 1.8-2.5x faster than those, so a
@@ -26,6 +27,7 @@ from collections import namedtuple
 
 SVM_RANK_ENV = "RANKFAST_SVM_RANK"
 LIBLINEAR_ENV = "RANKFAST_LIBLINEAR_RANKSVM"
+SVM_PROPRANK_ENV = "RANKFAST_SVM_PROPRANK"
 RECORDED = "recorded on another machine"
 TIME = "/usr/bin/time"
 
@@ -38,6 +40,10 @@ def add_arguments(parser):
                         help="folder with svm_rank_learn and svm_rank_classify, built outside "
                         f"the project (default ${SVM_RANK_ENV}); they then run in turn with "
                         "rankfast in this run, else svm_rank's recorded figures are quoted")
+    parser.add_argument("--svm-proprank", metavar="DIR",
+                        default=os.environ.get(SVM_PROPRANK_ENV),
+                        help="folder with svm_proprank_learn and svm_proprank_classify "
+                        f"(default ${SVM_PROPRANK_ENV})")
     parser.add_argument("--liblinear-ranksvm", metavar="DIR",
                         default=os.environ.get(LIBLINEAR_ENV),
                         help="folder with liblinear-ranksvm's train and predict "
@@ -58,6 +64,11 @@ def programs(directory, *names):
 def svm_rank(args):
     """(svm_rank_learn, svm_rank_classify) from --svm-rank, or None."""
     return programs(args.svm_rank, "svm_rank_learn", "svm_rank_classify")
+
+
+def svm_proprank(args):
+    """(svm_proprank_learn, svm_proprank_classify) from --svm-proprank, or None."""
+    return programs(args.svm_proprank, "svm_proprank_learn", "svm_proprank_classify")
 
 
 def liblinear(args):

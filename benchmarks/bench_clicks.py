@@ -19,11 +19,16 @@ test figures are NDCG@10 (LETOR's convention) and the average rank of the
 relevant results, pooled over the folds' test queries.  ``gap closed`` is
 (clicks − logging) / (full − logging) in NDCG@10.
 
-``--svm-rank DIR`` also times ``svm_rank_learn -c`` on the largest click
-file beside ``rank_learn -a svmrank --clicks`` on it, in turn (svm_rank reads
-cost: and ignores it: the same pairs unweighted, a fair proxy for
-svm_proprank's cutting-plane solver, which cannot be built here).
-``--plot FILE`` draws the curves (matplotlib).  Nothing is asserted.
+The timing part (``--timing-only`` for it alone) runs whole processes in turn
+on the largest MQ2008 click file: ``rank_learn -a svmrank --clicks`` alone or,
+with ``--svm-rank DIR``, beside ``svm_rank_learn -c`` (which reads cost: and
+ignores it: the same pairs unweighted), and with ``--svm-proprank DIR``
+rankfast's ``svm_proprank_learn`` beside the real one at the same ``-c``, with
+both models' svm_proprank objective on the file.  Then, on a click file of
+the MSLR sample's raw features (``--raw-sessions`` sessions; features spanning
+1e-3..2.3e8, where cutting planes stall), ``-a svmrank --clicks`` beside
+``-a prsvm --clicks``.  ``--plot FILE`` draws the curves (matplotlib).
+Nothing is asserted.
 """
 import argparse
 import os
@@ -41,9 +46,10 @@ import anchors  # noqa: E402
 import mq2008  # noqa: E402
 
 import rankfast  # noqa: E402
-from rankfast import RankSVM, RankSVML1, metrics  # noqa: E402
+from rankfast import RankSVM, RankSVML1, metrics, objective  # noqa: E402
 from rankfast.clicks import (  # noqa: E402
     click_training_data,
+    click_weights,
     counterfactual_metrics,
     relevant_rank_metrics,
     simulate_clicks,
@@ -200,8 +206,7 @@ def plot(table, path, learner):
 
 
 def timing(args, table_sessions):
-    """rank_learn -a svmrank --clicks against svm_rank_learn on the largest MQ2008 click file."""
-    programs = anchors.svm_rank(args)
+    """Whole processes in turn on click files (see the module docstring)."""
     train, _, _ = mq2008.fold(1)
     logging = logging_ranker(train, 1, "none")
     n = max(table_sessions)
@@ -210,25 +215,75 @@ def timing(args, table_sessions):
     WORK.mkdir(parents=True, exist_ok=True)
     path = WORK / "clicks.dat"
     instances = write_click_file(str(path), train.X, train.qid, log)
-    size = os.path.getsize(path)
     C = str(args.timing_c)
-    ours = [sys.executable, str(ROOT / "rank_learn"), "-a", "svmrank", "--clicks", "-c", C,
-            "-v", "0", str(path), str(WORK / "ours.model")]
-    print(f"\nTraining time on the clicks of {n} sessions ({log.n_clicks} clicks, {instances} "
-          f"click queries, {size / 1e6:.1f} MB), -c {C}, whole processes, {anchors.load()}:")
+    print(f"\nTraining time on the clicks of {n} MQ2008 sessions ({log.n_clicks} clicks, "
+          f"{instances} click queries, {os.path.getsize(path) / 1e6:.1f} MB), -c {C}, whole "
+          f"processes, {anchors.load()}:")
+    ours = rank_learn("svmrank", C, path)
+    programs = anchors.svm_rank(args)
     if programs is None:
         runs = anchors.in_turn([("rank_learn", ours)], args.repeat)
         print(f"  rank_learn -a svmrank --clicks: {anchors.figures(runs['rank_learn'])} "
               f"({anchors.median(runs['rank_learn'], 'cpu') / log.n_clicks * 1e6:.2f} "
               f"us cpu per click); no --svm-rank DIR: svm_rank not run")
+    else:
+        theirs = [programs[0], "-c", C, "-v", "0", str(path), str(WORK / "theirs.model")]
+        runs = anchors.in_turn([("rank_learn", ours), ("svm_rank_learn", theirs)], args.repeat)
+        for name in ("rank_learn", "svm_rank_learn"):
+            print(f"  {name:15} {anchors.figures(runs[name])}, "
+                  f"{anchors.median(runs[name], 'cpu') / log.n_clicks * 1e6:.2f} us cpu per click")
+        print(f"  rank_learn is {anchors.ratios(runs['rank_learn'], runs['svm_rank_learn'])} "
+              f"(svm_rank unweighted: it ignores cost:)")
+    proprank_timing(args, path, C)
+    raw_mslr_timing(args)
+
+
+def rank_learn(algorithm, C, path):
+    """The argv of rank_learn -a algorithm --clicks -c C on the click file path."""
+    return [sys.executable, str(ROOT / "rank_learn"), "-a", algorithm, "--clicks", "-c", C,
+            "-v", "0", str(path), str(WORK / f"ours-{algorithm}.model")]
+
+
+def proprank_timing(args, path, C):
+    """rankfast's svm_proprank_learn beside the real one, and both models' objective."""
+    programs = anchors.svm_proprank(args)
+    if programs is None:
+        print("  no --svm-proprank DIR: svm_proprank not run")
         return
-    theirs = [programs[0], "-c", C, "-v", "0", str(path), str(WORK / "theirs.model")]
-    runs = anchors.in_turn([("rank_learn", ours), ("svm_rank_learn", theirs)], args.repeat)
-    for name in ("rank_learn", "svm_rank_learn"):
-        print(f"  {name:15} {anchors.figures(runs[name])}, "
-              f"{anchors.median(runs[name], 'cpu') / log.n_clicks * 1e6:.2f} us cpu per click")
-    print(f"  rank_learn is {anchors.ratios(runs['rank_learn'], runs['svm_rank_learn'])} "
-          f"(svm_rank unweighted: it ignores cost:)")
+    models = {name: WORK / f"{name}.model" for name in ("ours-proprank", "theirs-proprank")}
+    ours = [sys.executable, str(ROOT / "svm_proprank_learn"), "-c", C, "-v", "0", str(path),
+            str(models["ours-proprank"])]
+    theirs = [programs[0], "-c", C, "-v", "0", str(path), str(models["theirs-proprank"])]
+    runs = anchors.in_turn([("svm_proprank_learn (rankfast)", ours),
+                            ("svm_proprank_learn", theirs)], args.repeat)
+    data = rankfast.load_svmlight(str(path), costs=True)
+    weight, _ = click_weights(data, check_queries=False)
+    for name, model in zip(runs, models.values()):
+        value = objective(rankfast.read_model(str(model)), data, float(C), sample_weight=weight)
+        print(f"  {name:30} {anchors.figures(runs[name])}, svm_proprank's objective {value:.6f}")
+    print(f"  rankfast's is {anchors.ratios(*runs.values())}")
+
+
+def raw_mslr_timing(args):
+    """-a svmrank --clicks beside -a prsvm --clicks on the MSLR sample's raw features."""
+    folder = ROOT.parent / "shared" / "data" / "mslr_web_fold1_5k"
+    train = rankfast.load_svmlight(str(folder / "train.5k.txt.gz"), n_features=136)
+    logging = logging_ranker(train, 1, "query")
+    log = simulate_clicks(logging.predict(train.X, train.qid), train.y, train.qid,
+                          args.raw_sessions, eta=1.0, eps_minus=0.1, relevant_at=2.0, seed=1)
+    path = WORK / "raw-mslr-clicks.dat"
+    instances = write_click_file(str(path), train.X, train.qid, log)
+    C = str(args.timing_c)
+    print(f"\nOn raw MSLR features: the clicks of {args.raw_sessions} sessions ({log.n_clicks} "
+          f"clicks, {instances} click queries, {os.path.getsize(path) / 1e6:.1f} MB), -c {C}, "
+          f"{anchors.load()}:")
+    runs = anchors.in_turn([("-a svmrank", rank_learn("svmrank", C, path)),
+                            ("-a prsvm", rank_learn("prsvm", C, path))], args.repeat)
+    for name in runs:
+        print(f"  rank_learn {name} --clicks {anchors.figures(runs[name])}")
+    print(f"  -a svmrank takes {1 / anchors.ratio(runs['-a svmrank'], runs['-a prsvm'], 'cpu'):.2f}x "
+          f"-a prsvm's cpu, {1 / anchors.ratio(runs['-a svmrank'], runs['-a prsvm'], 'wall'):.2f}x "
+          f"its wall time")
 
 
 def main():
@@ -243,6 +298,8 @@ def main():
                         default=[0.01, 0.1, 1.0, 10.0, 100.0])
     parser.add_argument("--plot", metavar="FILE", help="draw the curves (png or svg)")
     parser.add_argument("--timing-c", type=float, default=1.0)
+    parser.add_argument("--raw-sessions", type=int, default=125000,
+                        help="sessions of the raw MSLR click file (125,000: ~191k clicks, 816 MB)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-timing", dest="timing", action="store_false")
     parser.add_argument("--timing-only", action="store_true", help="skip the curves")

@@ -113,15 +113,14 @@ def fit_phases(data, C):
     (preparation, OCAS, oracle, oracle calls, products, number of products)."""
     from rankfast import RankSVML1
     from rankfast._kernels.threads import resolve_n_jobs
-    from rankfast.learners._linear import query_weights, training_arrays
+    from rankfast.learners._linear import query_weights
     from rankfast.learners.svmrank import svm_rank_target
     from rankfast.losses.hinge import HingeLoss
     from rankfast.losses.products import DataMatrix
     from rankfast.optimize.ocas import ocas
     est = RankSVML1(C=C)
     start = time.process_time()
-    X, y, qid = est._fit_input(data.features, data.y, data.qid, None)
-    X, y, starts, _ = training_arrays(X, y, qid)
+    X, y, starts, _ = data.training_data(est.sparse_float32).grouped()
     loss = _Timed(HingeLoss(y, starts, query_weights(y, starts, est.C, est.loss)))
     X = _Timed(DataMatrix(X, resolve_n_jobs(est.n_jobs)))
     prepared = time.process_time()

@@ -49,11 +49,11 @@ sys.path.insert(0, str(HERE))
 
 import anchors  # noqa: E402
 from bench_prsvm import make_file  # noqa: E402
+from rankfast._kernels._predict import linear_scores  # noqa: E402
 
 import rankfast  # noqa: E402
 from rankfast import write_model  # noqa: E402
 from rankfast.cli.learners import build_learner  # noqa: E402
-from rankfast.learners._linear import linear_scores  # noqa: E402
 
 SVM_RANK_PEAK_MB_500K = 302.0       # recorded: svm_rank_learn on 500k x 50
 LIBLINEAR_SOLVE_220K = 0.39         # recorded: liblinear-ranksvm -s 8, train() at 220k

@@ -232,3 +232,14 @@ def test_scale_c_scales_every_c_a_learner_trains_with():
         scale_c(RankSVM(C=1e300), 1e10)
     with pytest.raises(UsageError, match="a learner with a 'C'"):
         scale_c(object(), 2.0)
+
+
+def test_click_weights_of_a_file_read_without_costs_says_how_to_read_it(tmp_path):
+    from rankfast.clicks import click_weights
+    from rankfast.errors import UsageError
+    path = tmp_path / "clicks.dat"
+    path.write_text("1 qid:1 cost:4 1:1\n0 qid:1 1:0\n")
+    with pytest.raises(UsageError, match="costs=True"):
+        click_weights(load_svmlight(str(path)))
+    weight, scale = click_weights(load_svmlight(str(path), costs=True))
+    assert weight.tolist() == [4.0, 1.0] and scale == 4.0

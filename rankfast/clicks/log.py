@@ -36,6 +36,8 @@ def click_weights(dataset: Any, clip: float | None = None, check_queries: bool =
 
     Raises
     ------
+    UsageError
+        If the dataset was read without ``costs=True`` (it has no cost: values).
     InputError
         Naming the file and line of the first click whose cost is not a
         positive number, that has no query (check_click_queries; skipped with
@@ -45,6 +47,9 @@ def click_weights(dataset: Any, clip: float | None = None, check_queries: bool =
         with ``check_preferred=False``, for a file that holds part of a query).
     """
     cost = dataset.cost
+    if cost is None:
+        raise UsageError("click_weights needs the clicks' cost: values: read the file with "
+                         "load_svmlight(path, costs=True)")
     clicks = np.asarray(dataset.y) > 0
     given = ~np.isnan(cost)
     _refuse_first(dataset, clicks & given & ~(cost > 0),

@@ -85,6 +85,7 @@ class HuberObjective:
         self._query = np.repeat(np.arange(len(sizes)), sizes)      # each document's query
         self._sizes = np.maximum(sizes, 1)
         self._scores = self._order = None
+        self._hessian_scores: list[np.ndarray] | None = None
 
     def _order_of(self, scores):
         order = np.empty(len(scores), dtype=np.int64)
@@ -126,16 +127,21 @@ class HuberObjective:
         order = self._order_of(scores)
         value, gamma = self.score_space(scores, order)
         self._scores, self._order, self._gamma = scores, order, gamma
+        self._hessian_scores = None
         return 0.5 * (w @ w) + value, w + self.X.rmatvec(gamma)
+
+    def _fixed_scores(self) -> list[np.ndarray]:
+        """The centred scores of the last value_grad and, for θ > 0, the same over θ: the
+        Hessian's two active sets, computed once a point rather than once a product."""
+        if self._hessian_scores is None:
+            scores = self._centred(self._scores)
+            self._hessian_scores = [scores] if self.theta == 0.0 else [scores, scores / self.theta]
+        return self._hessian_scores
 
     def hessvec(self, v: Vector) -> np.ndarray:
         u = self.X.matvec(v)
         outer, inner = np.empty_like(u), np.zeros_like(u)
-        scores = self._centred(self._scores)
-        levels = [(scores, outer)]
-        if self.theta != 0.0:
-            levels.append((scores / self.theta, inner))
-        for scores, out in levels:
+        for scores, out in zip(self._fixed_scores(), (outer, inner)):
             _prsvm.squared_hinge_hessvec(scores, self.loss.rank, self.loss.starts, self._order,
                                          self.loss.weight, self.loss.n_levels, u, out,
                                          self.loss.chunks, self.loss.n_threads,
@@ -169,7 +175,7 @@ class HuberObjective:
         rounding keeps ∇F_δ(w) from vanishing (F(w) − D then carries ½‖∇F_δ‖²),
         the dual's point is often the closer to it.
         """
-        scores = self._centred(self._scores)
+        scores = self._fixed_scores()[0]
         hinge, _ = self.loss(scores)
         inner, _ = self.loss(scores / self.theta)
         mass = max((hinge - self.theta * inner) / self.delta, 0.0)
