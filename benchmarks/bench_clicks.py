@@ -235,7 +235,8 @@ def timing(args, table_sessions):
         print(f"  rank_learn is {anchors.ratios(runs['rank_learn'], runs['svm_rank_learn'])} "
               f"(svm_rank unweighted: it ignores cost:)")
     proprank_timing(args, path, C)
-    raw_mslr_timing(args)
+    if args.raw_sessions:
+        raw_mslr_timing(args)
 
 
 def rank_learn(algorithm, C, path):
@@ -299,12 +300,18 @@ def main():
     parser.add_argument("--plot", metavar="FILE", help="draw the curves (png or svg)")
     parser.add_argument("--timing-c", type=float, default=1.0)
     parser.add_argument("--raw-sessions", type=int, default=125000,
-                        help="sessions of the raw MSLR click file (125,000: ~191k clicks, 816 MB)")
+                        help="sessions of the raw MSLR click file (125,000: ~191k clicks, 816 MB; "
+                        "0 skips it)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-timing", dest="timing", action="store_false")
     parser.add_argument("--timing-only", action="store_true", help="skip the curves")
     anchors.add_arguments(parser)
     args = parser.parse_args()
+    if args.plot:
+        try:
+            rankfast.plot.require_matplotlib()      # before the experiment, not after it
+        except rankfast.errors.MissingDependencyError as exc:
+            parser.error(f"--plot: {exc}")
     if not args.timing_only:
         rows, fit_seconds = experiment(args)
         table = summary(rows, args.sessions)

@@ -152,6 +152,12 @@ def main(argv=None):
     parser.add_argument("--features", type=int, default=20)
     parser.add_argument("-c", type=float, default=1.0)
     args = parser.parse_args(argv)
+    try:
+        import distributed  # noqa: F401  (and dask, which it imports)
+    except ImportError:
+        print("bench_dask: skipped: dask and distributed are not installed "
+              "(pip install 'rankfast[dask]')")
+        return 0
     with tempfile.TemporaryDirectory(prefix="bench_dask-") as tmp, \
             rdask.local_client(args.workers) as client:
         latency = round_latency(client, args.shards)

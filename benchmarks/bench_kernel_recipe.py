@@ -306,6 +306,11 @@ def main(argv=None):
     if unknown:
         parser.error(f"--sets: unknown {', '.join(unknown)} (sets: "
                      f"{', '.join(list(SINGLE) + list(QUERY_SETS))})")
+    if args.plot:
+        try:
+            rankfast.plot.require_matplotlib()      # before the runs, not after them
+        except rankfast.errors.MissingDependencyError as exc:
+            parser.error(f"--plot: {exc}")
     if not real_data.available():
         print(f"bench_kernel_recipe: skipped: {real_data.DATA} is not beside this checkout")
         return 0

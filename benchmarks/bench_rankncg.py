@@ -55,16 +55,16 @@ def equal_bins(target, n_classes):
     return classes
 
 
-def house():
-    table = np.loadtxt(HOUSE, skiprows=1, delimiter="\t")[:N_ITEMS]
+def house(n_items):
+    table = np.loadtxt(HOUSE, skiprows=1, delimiter="\t")[:n_items]
     X = table[:, :-1]
     return (X - X.mean(axis=0)) / X.std(axis=0), equal_bins(table[:, -1], N_CLASSES)
 
 
-def synthetic(seed=0):
+def synthetic(n_items, seed=0):
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(N_ITEMS, 9))
-    return X, equal_bins(X @ rng.normal(size=9) + 0.5 * rng.normal(size=N_ITEMS), N_CLASSES)
+    X = rng.normal(size=(n_items, 9))
+    return X, equal_bins(X @ rng.normal(size=9) + 0.5 * rng.normal(size=n_items), N_CLASSES)
 
 
 def run(name, X, y, quick):
@@ -104,15 +104,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="estimate the direct fit from one exact gradient")
+    parser.add_argument("--items", type=int, default=N_ITEMS,
+                        help=f"items in each ranking (default {N_ITEMS:,}, the size the "
+                        "target is read at)")
     args = parser.parse_args(argv)
     print(f"RankNCG, C = {C:g}, tol 1e-3, erfc_eps 1e-6; load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus (timings indicative only); "
           f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
     if os.path.exists(HOUSE):
-        run("house_8L", *house(), args.quick)
+        run("house_8L", *house(args.items), args.quick)
     else:
         print(f"house_8L: {HOUSE} not found, skipped")
-    run("synthetic", *synthetic(), args.quick)
+    run("synthetic", *synthetic(args.items), args.quick)
     return 0
 
 

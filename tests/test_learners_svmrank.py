@@ -35,6 +35,63 @@ def test_svmrank_smoothing_reports_each_stage_at_the_default_verbosity():
     assert any(level == 2 and "smoothing 1: Iter 1:" in text for level, text in lines)
 
 
+def raw_click_like(seed, n=240, d=12, n_queries=4):
+    """Few queries, one or more clicks each, features of scales 1e-3..1e8 with heavy tails:
+    the data on which CG on the all-pairs bound needs hundreds of products a step."""
+    rng = np.random.default_rng(seed)
+    scales = 10.0 ** rng.uniform(-3, 8, d)
+    X = np.abs(rng.standard_cauchy(size=(n, d))) * scales
+    qid = np.repeat(np.arange(n_queries), n // n_queries)
+    y = (rng.random(n) < 0.2).astype(float)
+    y[::n // n_queries] = 1
+    return X, y, qid
+
+
+@pytest.mark.parametrize("doc_weights", [False, True])
+def test_huber_hessian_formed_is_its_hessian_products(doc_weights):
+    """I + XᵀAX formed from the score-space columns equals hessvec on every unit vector."""
+    from rankfast.losses.hinge import HuberObjective
+    from rankfast.losses.pair_preconditioner import PairPreconditioner
+    from rankfast.losses.products import DataMatrix
+    from rankfast.optimize.precondition import hessian_gram
+    rng = np.random.default_rng(4)
+    y, starts = random_queries(rng, 30, [0.0, 1.0, 2.0])
+    X = rng.normal(size=(len(y), 5))
+    weight = rng.uniform(0.5, 2.0, len(starts) - 1)
+    doc_weight = rng.uniform(0.5, 3.0, len(y)) if doc_weights else None
+    loss = HingeLoss(y, starts, weight, doc_weight=doc_weight)
+    products = DataMatrix(X)
+    preconditioner = PairPreconditioner(X, loss.starts, loss.rank, loss.bound_weight, 2.0,
+                                        np.ones(5))
+    for delta in (1.0, 0.3):
+        objective = HuberObjective(products, loss, delta, preconditioner)
+        objective.value_grad(rng.normal(size=5))
+        by_products = np.column_stack([objective.hessvec(e) for e in np.eye(5)])
+        formed = np.eye(5) + hessian_gram(X, objective._score_hessian)
+        np.testing.assert_allclose(formed, by_products, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_svmrank_forms_the_hessian_where_cg_works_hard_and_certifies_the_same_optimum(
+        seed, monkeypatch):
+    """On raw features of few queries the smoothing path forms the Hessian (CG needed more
+    products than a formation costs); the optimum it certifies is the one CG alone certifies."""
+    import rankfast.losses.hinge as hinge
+    X, y, qid = raw_click_like(seed)
+    fits = {}
+    for cost in (hinge.FORMATION_PRODUCTS_PER_COLUMN, np.inf):
+        monkeypatch.setattr(hinge, "FORMATION_PRODUCTS_PER_COLUMN", cost)
+        lines = []
+        model = RankSVML1(C=1.0, solver="smoothing").fit(
+            X, y, qid, log=lambda text, level: lines.append(text))
+        fits[cost] = (model.result_, sum("the Hessian at the next point" in t for t in lines))
+    (formed, n_formed), (plain, n_plain) = fits.values()
+    assert n_formed >= 1 and n_plain == 0
+    for result in (formed, plain):
+        assert result.converged and result.gap <= result.target
+    assert abs(formed.f - plain.f) <= max(formed.gap, plain.gap)
+
+
 def hinge_twin(scores, y, starts, weight):
     """L = Σ c_q max(0, 1 − s_i + s_j) over enumerated pairs, and the subgradient whose
     active pairs are those with s_j > s_i − 1 (the kernel's stated convention)."""
