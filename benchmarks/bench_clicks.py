@@ -208,13 +208,8 @@ def plot(table, path, learner):
 def timing(args, table_sessions):
     """Whole processes in turn on click files (see the module docstring)."""
     train, _, _ = mq2008.fold(1)
-    logging = logging_ranker(train, 1, "none")
     n = max(table_sessions)
-    log = simulate_clicks(logging.predict(train.X, train.qid), train.y, train.qid, n, eta=1.0,
-                          eps_minus=0.1, seed=1)
-    WORK.mkdir(parents=True, exist_ok=True)
-    path = WORK / "clicks.dat"
-    instances = write_click_file(str(path), train.X, train.qid, log)
+    log, path, instances = click_file(train, "none", n, "clicks.dat")
     C = str(args.timing_c)
     print(f"\nTraining time on the clicks of {n} MQ2008 sessions ({log.n_clicks} clicks, "
           f"{instances} click queries, {os.path.getsize(path) / 1e6:.1f} MB), -c {C}, whole "
@@ -237,6 +232,17 @@ def timing(args, table_sessions):
     proprank_timing(args, path, C)
     if args.raw_sessions:
         raw_mslr_timing(args)
+
+
+def click_file(train, normalize, sessions, name, relevant_at=1.0):
+    """(click log, path, click queries): sessions simulated on train's documents as the
+    logging ranker (seed 1) orders them, written to WORK / name with train's features."""
+    logging = logging_ranker(train, 1, normalize)
+    log = simulate_clicks(logging.predict(train.X, train.qid), train.y, train.qid, sessions,
+                          eta=1.0, eps_minus=0.1, relevant_at=relevant_at, seed=1)
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / name
+    return log, path, write_click_file(str(path), train.X, train.qid, log)
 
 
 def rank_learn(algorithm, C, path):
@@ -269,11 +275,8 @@ def raw_mslr_timing(args):
     """-a svmrank --clicks beside -a prsvm --clicks on the MSLR sample's raw features."""
     folder = ROOT.parent / "shared" / "data" / "mslr_web_fold1_5k"
     train = rankfast.load_svmlight(str(folder / "train.5k.txt.gz"), n_features=136)
-    logging = logging_ranker(train, 1, "query")
-    log = simulate_clicks(logging.predict(train.X, train.qid), train.y, train.qid,
-                          args.raw_sessions, eta=1.0, eps_minus=0.1, relevant_at=2.0, seed=1)
-    path = WORK / "raw-mslr-clicks.dat"
-    instances = write_click_file(str(path), train.X, train.qid, log)
+    log, path, instances = click_file(train, "query", args.raw_sessions, "raw-mslr-clicks.dat",
+                                      relevant_at=2.0)
     C = str(args.timing_c)
     print(f"\nOn raw MSLR features: the clicks of {args.raw_sessions} sessions ({log.n_clicks} "
           f"clicks, {instances} click queries, {os.path.getsize(path) / 1e6:.1f} MB), -c {C}, "
