@@ -45,6 +45,8 @@ RUNS = [
     ("greedy auto, C list", "mslr", ["-a", "greedy", "-c", "0.1,1", "--folds", "3",
                                      "--normalize", "query"]),
     ("nystrom rbf", "mq2008", ["-t", "2", "-g", "0.1", "-c", "1", "--landmarks", "100"]),
+    ("nystrom, Hessian formed", "mslr", ["-t", "2", "-g", "auto", "--normalize", "zscore",
+                                         "--landmarks", "300", "-c", "1000"]),
     ("rff rbf rankrls", "mq2008", ["-t", "2", "-g", "0.1", "-a", "rankrls", "-c", "1",
                                   "--approx", "rff", "--landmarks", "100"]),
 ]

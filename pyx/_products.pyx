@@ -264,3 +264,26 @@ def mark_varying_columns_dense(const value_t[:, ::1] X, const int64_t[::1] start
                 undecided = undecided or not varies[j]
             if not undecided:
                 break
+
+
+def dense_group_sums(const value_t[:, ::1] X, const int64_t[::1] order,
+                     const int64_t[::1] group_starts, double[:, ::1] out, int n_threads=1):
+    """Row g of out = Σ X[order[k]] for k in group_starts[g]:group_starts[g + 1], added in that
+    order from 0 (NumPy's ``np.add.at(out, labels, X)`` on zeros, the same bits when order
+    lists each group's rows in ascending index), one group per thread at a time."""
+    cdef Py_ssize_t n_groups = group_starts.shape[0] - 1, d = X.shape[1], g, k, j
+    cdef const value_t* row
+    cdef double* acc
+    if out.shape[0] != n_groups or out.shape[1] != d:
+        raise ValueError("out must have one row per group and X's columns")
+    if d == 0 or n_groups <= 0:
+        return
+    with nogil:
+        for g in prange(n_groups, schedule="dynamic", num_threads=n_threads):
+            acc = &out[g, 0]
+            for j in range(d):
+                acc[j] = 0.0
+            for k in range(group_starts[g], group_starts[g + 1]):
+                row = &X[order[k], 0]
+                for j in range(d):
+                    acc[j] += <double>row[j]

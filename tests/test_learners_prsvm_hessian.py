@@ -55,9 +55,9 @@ def test_gram_is_the_pairs_hessian():
     doc_weight = rng.uniform(0.5, 2.0, len(scores))
     rank, order, n_levels = kernel_inputs(scores, labels, starts)
 
-    def score_hessian(D, out):
+    def score_hessian(D, out, n_threads):
         _prsvm.squared_hinge_hessian_columns(scores, rank, starts, order, weight, n_levels, D, out,
-                                             doc_weight=doc_weight)
+                                             n_threads, doc_weight=doc_weight)
 
     brute = np.zeros((X.shape[1], X.shape[1]))
     for q in range(len(starts) - 1):
@@ -69,6 +69,9 @@ def test_gram_is_the_pairs_hessian():
     gram = hessian_gram(X, score_hessian)
     np.testing.assert_allclose(gram, brute, rtol=1e-10, atol=1e-9)
     np.testing.assert_array_equal(gram, gram.T)
+    wide = rng.normal(size=(len(scores), 3 * HESSIAN_COLUMNS + 1))    # four blocks on threads
+    np.testing.assert_array_equal(hessian_gram(wide, score_hessian, 2),
+                                  hessian_gram(wide, score_hessian, 1))
 
 
 def mapped_ranking(seed=3, n=1500):

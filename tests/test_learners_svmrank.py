@@ -67,7 +67,7 @@ def test_huber_hessian_formed_is_its_hessian_products(doc_weights):
         objective = HuberObjective(products, loss, delta, preconditioner)
         objective.value_grad(rng.normal(size=5))
         by_products = np.column_stack([objective.hessvec(e) for e in np.eye(5)])
-        formed = np.eye(5) + hessian_gram(X, objective._score_hessian)
+        formed = np.eye(5) + hessian_gram(X, objective._score_hessian, 2)
         np.testing.assert_allclose(formed, by_products, rtol=1e-10, atol=1e-10)
 
 

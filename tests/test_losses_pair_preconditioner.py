@@ -69,6 +69,28 @@ def test_pair_gram_is_the_pairs_sum(case, sparse, monkeypatch):
                                rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_group_sums_are_add_at_bit_for_bit(case, n_threads):
+    """The dense pair sums' row sums by query and by level: np.add.at's bits, with no copy of X."""
+    from rankfast._kernels import _products
+    X, starts, rank, weight = queries(3, **case, scales=SCALES[:5])
+    query = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    order = np.lexsort((rank, query)).astype(np.int64)
+    keys = np.stack([query[order], rank[order]])
+    bounds = np.flatnonzero((np.diff(keys, axis=1) != 0).any(axis=0)) + 1
+    group_starts = np.r_[0, bounds, len(X)].astype(np.int64)
+    group_of = np.empty(len(X), dtype=np.int64)
+    group_of[order] = np.repeat(np.arange(len(group_starts) - 1), np.diff(group_starts))
+    for rows, begins, labels in ((np.arange(len(X), dtype=np.int64), starts, query),
+                                 (order, group_starts, group_of)):
+        expected = np.zeros((len(begins) - 1, X.shape[1]))
+        np.add.at(expected, labels, X)
+        sums = np.full_like(expected, np.nan)
+        _products.dense_group_sums(X, rows, begins, sums, n_threads)
+        np.testing.assert_array_equal(sums, expected)
+
+
 def test_pair_gram_keeps_its_accuracy_on_raw_scales():
     """Centring per query: columns of 1e8 with a spread of 1 inside each query lose nothing."""
     X, starts, rank, weight = queries(2, [8, 9, 10])

@@ -237,6 +237,9 @@ LEARNER_FLAGS = {
     "nystrom": ["-t", "2", "-g", "0.1", "--landmarks", "20"],
     "nystrom-zscore-auto": ["-t", "2", "-g", "auto", "--normalize", "zscore", "--landmarks", "20"],
     "nystrom-grid": ["-t", "2", "-g", "0.05,0.1", "-c", "0.1,1", "--landmarks", "20"],
+    # the map's blocks and the formed Hessian's column blocks on threads (formed at step 10)
+    "nystrom-hessian": ["-t", "2", "-g", "auto", "--normalize", "zscore", "--landmarks", "300",
+                        "-c", "100"],
 }
 
 

@@ -49,12 +49,14 @@ import copy
 import dataclasses
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
 from .._estimator import BaseEstimator, TransformerMixin, check_is_fitted
+from .._kernels.threads import blas_single_thread, resolve_n_jobs
 
 # The random Fourier model and its file format live in rankfast.models with the other
 # formats; their names stay importable from here, where they were first documented.
@@ -91,7 +93,8 @@ APPROXIMATIONS = ("nystrom", "rff")
 class _FeatureMap(TransformerMixin, BaseEstimator):
     """What the kernel maps share: transform checks X, then maps it (_transform_checked)."""
 
-    _transform_checked: Callable[[Matrix], np.ndarray]     # each map's own, on checked X
+    _transform_checked: Callable[..., np.ndarray]     # each map's own, on checked X (and threads)
+    block_rows: int                                     # each map's parameter
 
     def transform(self, X: MatrixLike) -> np.ndarray:
         """φ of the rows of X, shape (n, rank_), computed block_rows rows at a time.
@@ -107,6 +110,21 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
         ndarray of float64, shape (n_documents, rank_)
         """
         return self._transform_checked(_transform_input(self, X))
+
+    def _in_blocks(self, n_rows: int, map_block: Callable[[int, int], None], n_threads: int) -> None:
+        """map_block(start, stop) for the blocks of block_rows rows, ``n_threads`` at a time.
+
+        Each block is the same calls at any number of threads (BLAS on one thread: the
+        fit holds it there), so the map is the same bits for any ``n_jobs``.
+        """
+        rows = int(self.block_rows)
+        starts = range(0, n_rows, rows)
+        if n_threads > 1 and len(starts) > 1:
+            with ThreadPoolExecutor(min(n_threads, len(starts))) as pool:
+                list(pool.map(lambda start: map_block(start, start + rows), starts))
+        else:
+            for start in starts:
+                map_block(start, start + rows)
 
 
 class NystroemMap(_FeatureMap):
@@ -225,17 +243,18 @@ class NystroemMap(_FeatureMap):
         """k, the dimension of φ."""
         return self.projection_.shape[1]
 
-    def _transform_checked(self, X: Matrix | sp.csr_matrix) -> np.ndarray:
-        """transform of X as rankfast.data.validation.check_features returns it (no check again)."""
+    def _transform_checked(self, X: Matrix | sp.csr_matrix, n_threads: int = 1) -> np.ndarray:
+        """transform of X as rankfast.data.validation.check_features returns it (no check again),
+        ``n_threads`` blocks at a time."""
         X = with_width(_map_input(self, X), self.n_features_)
         out = np.empty((X.shape[0], self.rank_))
-        rows = int(self.block_rows)
-        for start in range(0, X.shape[0], rows):
-            block = X[start:start + rows]
+
+        def map_block(start, stop):
+            block = X[start:stop]
             block = block.toarray() if self._dense else block
             # out_block = K(block, Z) @ U_k Λ_k^{-1/2}
-            np.matmul(self._finite_kernel(block), self.projection_,
-                      out=out[start:start + rows])
+            np.matmul(self._finite_kernel(block), self.projection_, out=out[start:stop])
+        self._in_blocks(X.shape[0], map_block, n_threads)
         return out
 
     def _finite_kernel(self, rows):
@@ -369,16 +388,18 @@ class RandomFourierMap(_FeatureMap):
         """m, the dimension of φ."""
         return len(self.offset_)
 
-    def _transform_checked(self, X: Matrix | sp.csr_matrix) -> np.ndarray:
-        """transform of X as rankfast.data.validation.check_features returns it (no check again)."""
+    def _transform_checked(self, X: Matrix | sp.csr_matrix, n_threads: int = 1) -> np.ndarray:
+        """transform of X as rankfast.data.validation.check_features returns it (no check again),
+        ``n_threads`` blocks at a time."""
         X = with_width(_map_input(self, X), self.n_features_)
         dense = mostly_dense(X)
         out = np.empty((X.shape[0], self.rank_))
-        rows = int(self.block_rows)
-        for start in range(0, X.shape[0], rows):
-            block = X[start:start + rows]
+
+        def map_block(start, stop):
+            block = X[start:stop]
             fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
-                              out[start:start + rows])
+                             out[start:stop])
+        self._in_blocks(X.shape[0], map_block, n_threads)
         return out
 
 
@@ -583,8 +604,12 @@ class KernelApproxLearner(Ranker):
             learner._take(fitted, normalizer)
             yield learner
 
+    @blas_single_thread
     def _mapped(self, data, log):
-        """(the TrainingData of φ(X), normalised first as ``normalize`` says; the Normalizer)."""
+        """(the TrainingData of φ(X), normalised first as ``normalize`` says; the Normalizer).
+
+        BLAS on one thread, the map's blocks on the base learner's ``n_jobs`` threads: the
+        same bits at any ``n_jobs`` (rankfast._kernels.threads)."""
         self._record_input(data)
         from ..data.normalize import Normalizer
         normalizer = Normalizer(self.normalize).fit(data.X, data.qid)
@@ -592,7 +617,9 @@ class KernelApproxLearner(Ranker):
             data = data.with_features(check_features(normalizer.transform(data.X, data.qid))[0])
         start = time.perf_counter()
         self.map_ = self._new_map()._fit_checked(data.X)
-        features = self.map_._transform_checked(data.X)
+        n_threads = resolve_n_jobs(getattr(self._base(), "n_jobs", 1),
+                                   data.X.shape[0] * self.map_.rank_)
+        features = self.map_._transform_checked(data.X, n_threads)
         if log is not None:
             what = (f"Nyström map: {len(self.map_.landmark_rows_)} landmarks, rank "
                     f"{self.map_.rank_}" if self.approx == "nystrom"

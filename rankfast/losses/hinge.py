@@ -155,7 +155,8 @@ class HuberObjective:
         if self._form_hessian:
             self._form_hessian = False
             rows = np.asarray(self._rows, dtype=np.float64)
-            self._hessian = FullPreconditioner(hessian_gram(rows, self._score_hessian), 1.0)
+            self._hessian = FullPreconditioner(hessian_gram(rows, self._score_hessian,
+                                                                  self.loss.n_threads), 1.0)
         return 0.5 * (w @ w) + value, w + self.X.rmatvec(gamma)
 
     def _fixed_scores(self) -> list[np.ndarray]:
@@ -166,28 +167,32 @@ class HuberObjective:
             self._hessian_scores = [scores] if self.theta == 0.0 else [scores, scores / self.theta]
         return self._hessian_scores
 
-    def _score_hessian(self, D: np.ndarray, out: np.ndarray) -> None:
+    def _score_hessian(self, D: np.ndarray, out: np.ndarray, n_threads: int) -> None:
         """out = A D, A the smoothed loss's Hessian in score space at the last value_grad:
-        hessvec's score-space step for every column of D."""
+        hessvec's score-space step for every column of D (on n_threads threads)."""
         loss = self.loss
-        inner = np.zeros_like(out)
-        for scores, part in zip(self._fixed_scores(), (out, inner)):
+        fixed = self._fixed_scores()
+        parts = [out] + [np.empty_like(out) for _ in fixed[1:]]     # θ = 0: no inner set
+        for scores, part in zip(fixed, parts):
             _prsvm.squared_hinge_hessian_columns(scores, loss.rank, loss.starts, self._order,
                                                  loss.weight, loss.n_levels, D, part,
-                                                 loss.n_threads, doc_weight=loss.doc_weight)
-        out -= inner
+                                                 n_threads, doc_weight=loss.doc_weight)
+        if len(parts) > 1:
+            out -= parts[1]
         out /= 2.0 * self.delta
 
     def hessvec(self, v: Vector) -> np.ndarray:
         self._step_products += 1
         u = self.X.matvec(v)
-        outer, inner = np.empty_like(u), np.zeros_like(u)
-        for scores, out in zip(self._fixed_scores(), (outer, inner)):
+        fixed = self._fixed_scores()
+        parts = [np.empty_like(u) for _ in fixed]          # outer and, for θ > 0, inner
+        for scores, out in zip(fixed, parts):
             _prsvm.squared_hinge_hessvec(scores, self.loss.rank, self.loss.starts, self._order,
                                          self.loss.weight, self.loss.n_levels, u, out,
                                          self.loss.chunks, self.loss.n_threads,
                                          doc_weight=self.loss.doc_weight)
-        return v + self.X.rmatvec((outer - inner) / (2.0 * self.delta))
+        step = parts[0] - parts[1] if len(parts) > 1 else parts[0]
+        return v + self.X.rmatvec(step / (2.0 * self.delta))
 
     def precondition(self, r: Vector) -> np.ndarray:
         return self.preconditioner(r) if self._hessian is None else self._hessian(r)

@@ -152,9 +152,12 @@ def pair_square_sums(products: DataMatrix, starts: Int64Vector, rank: Int64Vecto
     c_group[group_of] = c
     n_other = sizes[query] - np.diff(group_starts)[group_of]
     if products.dense:
-        X = products.X
-        by_query = _weighted_column_squares(_row_sums(X, query, len(sizes)), c_query)
-        by_group = _weighted_column_squares(_row_sums(X, group_of, n_groups), c_group)
+        X, threads = products.X, products.n_threads
+        by_query = _weighted_column_squares(
+            _group_sums(X, np.arange(n, dtype=np.int64), np.asarray(starts, np.int64), threads),
+            c_query)
+        by_group = _weighted_column_squares(_group_sums(X, group_order, group_starts, threads),
+                                            c_group)
     else:
         by_group, by_query = products.X.nested_square_sums(
             group_order, group_starts, query[group_order[group_starts[:-1]]], c_group, c_query)
@@ -162,10 +165,11 @@ def pair_square_sums(products: DataMatrix, starts: Int64Vector, rank: Int64Vecto
     return np.maximum(total, 0.0)
 
 
-def _row_sums(X, labels, n_labels):
-    """Row r of the result: the sum of X's rows labelled r (dense X)."""
-    sums = np.zeros((n_labels, X.shape[1]))
-    np.add.at(sums, labels, X)
+def _group_sums(X, order, group_starts, n_threads):
+    """Row g of the result: the sum of X's rows order[group_starts[g]:group_starts[g + 1]] (dense
+    X), added in ascending row order as np.add.at adds them, with no copy of X."""
+    sums = np.empty((len(group_starts) - 1, X.shape[1]))
+    _products.dense_group_sums(X, order, group_starts, sums, n_threads)
     return sums
 
 

@@ -95,7 +95,8 @@ class SquaredHingeObjective:
         self._scores, self._order = scores, order
         if self._form_hessian:
             self._form_hessian = False
-            self._hessian = FullPreconditioner(hessian_gram(self.X.X, self._score_hessian), 1.0)
+            self._hessian = FullPreconditioner(hessian_gram(self.X.X, self._score_hessian,
+                                                              self.n_threads), 1.0)
         return 0.5 * (w @ w) + loss, w + self.X.rmatvec(grad_s)
 
     def precondition(self, r: Vector) -> np.ndarray:
@@ -109,10 +110,10 @@ class SquaredHingeObjective:
             return "preconditioning with the Hessian at the next point"
         return self.preconditioner.strengthen()
 
-    def _score_hessian(self, D, out):
+    def _score_hessian(self, D, out, n_threads):
         """out = A D, A the loss's Hessian in score space at the last value_grad (columns of D)."""
         _prsvm.squared_hinge_hessian_columns(self._scores, self.rank, self.starts, self._order,
-                                             self.weight, self.n_levels, D, out, self.n_threads,
+                                             self.weight, self.n_levels, D, out, n_threads,
                                              doc_weight=self.doc_weight)
 
     def pair_squares(self) -> np.ndarray:

@@ -10,11 +10,13 @@ at w = 0 helps only the first Newton steps: later the active pairs are a small p
 all pairs, and CG on the bound needs 100–200 products a step (house_8L, 1,000
 landmarks: 721 in 22 steps).  There :func:`hessian_gram` forms the Hessian itself at
 the current scores, I + XᵀAX with A the loss's Hessian in score space (any loss that
-can apply A to many directions at once), in O(n m²) (two thirds BLAS), the cost of some
-50 Hessian products; with it CG needs a few products a step until the active set has
-moved (benchmarks/README.md, "Kernels on raw features: where the time goes").
+can apply A to many directions at once), in O(n m²) (its upper triangle through BLAS,
+on threads), the cost of some 25 Hessian products; with it CG needs a few products a
+step until the active set has moved (benchmarks/README.md, "Kernels on raw features: where the time goes").
 """
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -29,22 +31,38 @@ if TYPE_CHECKING:
 HESSIAN_COLUMNS = 128            # columns of X whose Hessian products are formed at once
 
 
-def hessian_gram(X: np.ndarray, score_hessian: Callable[[np.ndarray, np.ndarray], None]) -> np.ndarray:
-    """XᵀAX for a dense X (n × m), A the Hessian in score space: score_hessian(D, out) writes A D.
+def hessian_gram(X: np.ndarray, score_hessian: Callable[[np.ndarray, np.ndarray, int], None],
+                 n_threads: int = 1) -> np.ndarray:
+    """XᵀAX for a dense X (n × m), A the Hessian in score space: score_hessian(D, out, threads)
+    writes A D on that many threads.
 
-    HESSIAN_COLUMNS columns at a time (n × 128 values of A D in memory), symmetrised
-    (XᵀAX is symmetric; the products' rounding is not quite).
+    HESSIAN_COLUMNS columns at a time (n × 128 values of A D in memory per thread), and of
+    each block of columns only the rows on and above the diagonal (XᵀAX is symmetric: the
+    upper triangle is mirrored, about half the multiply-adds of the whole).  Each block's
+    A D and Xᵀ(A D) run on one thread, ``n_threads`` blocks at once: BLAS stays on one
+    thread (rankfast._kernels.threads.blas_single_thread), so every block is the same
+    call, and the same bits, at any number of threads.
     """
     n_columns = X.shape[1]
-    gram = np.empty((n_columns, n_columns))
-    for begin in range(0, n_columns, HESSIAN_COLUMNS):
-        columns = np.ascontiguousarray(X[:, begin:begin + HESSIAN_COLUMNS])
+    gram = np.zeros((n_columns, n_columns))
+
+    def block(begin):
+        end = min(begin + HESSIAN_COLUMNS, n_columns)
+        columns = np.ascontiguousarray(X[:, begin:end])
         products = np.empty_like(columns)
-        score_hessian(columns, products)
-        gram[:, begin:begin + HESSIAN_COLUMNS] = X.T @ products
-    gram += gram.T
-    gram *= 0.5
-    return gram
+        score_hessian(columns, products, 1)
+        np.matmul(X[:, :end].T, products, out=gram[:end, begin:end])
+
+    begins = range(0, n_columns, HESSIAN_COLUMNS)
+    if n_threads > 1 and len(begins) > 1:
+        with ThreadPoolExecutor(min(n_threads, len(begins))) as pool:
+            list(pool.map(block, reversed(begins)))          # the largest blocks first
+    else:
+        for begin in begins:
+            block(begin)
+    upper = np.triu(gram)
+    upper += np.triu(gram, 1).T
+    return upper
 
 
 class FullPreconditioner:
