@@ -119,6 +119,23 @@ def blas_single_thread(function: Any) -> Any:
     return held
 
 
+def each_block(work: Any, blocks: Any, n_threads: int) -> None:
+    """work(block) for every block of ``blocks``, ``n_threads`` of them at a time (in order on one).
+
+    For Python-level blocks whose calls release the GIL (BLAS, the kernels): each block is
+    the same calls at any number of threads, so with BLAS held to one thread
+    (:func:`blas_single_thread`) the results are the same bits for any ``n_jobs``.
+    """
+    blocks = list(blocks)
+    if n_threads > 1 and len(blocks) > 1:
+        from concurrent.futures import ThreadPoolExecutor  # here: rank_classify imports this module lean
+        with ThreadPoolExecutor(min(n_threads, len(blocks))) as pool:
+            list(pool.map(work, blocks))
+    else:
+        for block in blocks:
+            work(block)
+
+
 def load_openmp_runtime(environ: Any = os.environ) -> None:
     """Load the kernels' OpenMP runtime with passive waiting, and leave the environment as it was.
 

@@ -49,14 +49,13 @@ import copy
 import dataclasses
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
 from .._estimator import BaseEstimator, TransformerMixin, check_is_fitted
-from .._kernels.threads import blas_single_thread, resolve_n_jobs
+from .._kernels.threads import blas_single_thread, each_block, resolve_n_jobs
 
 # The random Fourier model and its file format live in rankfast.models with the other
 # formats; their names stay importable from here, where they were first documented.
@@ -94,7 +93,6 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
     """What the kernel maps share: transform checks X, then maps it (_transform_checked)."""
 
     _transform_checked: Callable[..., np.ndarray]     # each map's own, on checked X (and threads)
-    block_rows: int                                     # each map's parameter
 
     def transform(self, X: MatrixLike) -> np.ndarray:
         """φ of the rows of X, shape (n, rank_), computed block_rows rows at a time.
@@ -110,21 +108,6 @@ class _FeatureMap(TransformerMixin, BaseEstimator):
         ndarray of float64, shape (n_documents, rank_)
         """
         return self._transform_checked(_transform_input(self, X))
-
-    def _in_blocks(self, n_rows: int, map_block: Callable[[int, int], None], n_threads: int) -> None:
-        """map_block(start, stop) for the blocks of block_rows rows, ``n_threads`` at a time.
-
-        Each block is the same calls at any number of threads (BLAS on one thread: the
-        fit holds it there), so the map is the same bits for any ``n_jobs``.
-        """
-        rows = int(self.block_rows)
-        starts = range(0, n_rows, rows)
-        if n_threads > 1 and len(starts) > 1:
-            with ThreadPoolExecutor(min(n_threads, len(starts))) as pool:
-                list(pool.map(lambda start: map_block(start, start + rows), starts))
-        else:
-            for start in starts:
-                map_block(start, start + rows)
 
 
 class NystroemMap(_FeatureMap):
@@ -249,12 +232,12 @@ class NystroemMap(_FeatureMap):
         X = with_width(_map_input(self, X), self.n_features_)
         out = np.empty((X.shape[0], self.rank_))
 
-        def map_block(start, stop):
+        def map_block(start):          # out_block = K(block, Z) @ U_k Λ_k^{-1/2}
+            stop = start + int(self.block_rows)
             block = X[start:stop]
             block = block.toarray() if self._dense else block
-            # out_block = K(block, Z) @ U_k Λ_k^{-1/2}
             np.matmul(self._finite_kernel(block), self.projection_, out=out[start:stop])
-        self._in_blocks(X.shape[0], map_block, n_threads)
+        each_block(map_block, range(0, X.shape[0], int(self.block_rows)), n_threads)
         return out
 
     def _finite_kernel(self, rows):
@@ -395,11 +378,12 @@ class RandomFourierMap(_FeatureMap):
         dense = mostly_dense(X)
         out = np.empty((X.shape[0], self.rank_))
 
-        def map_block(start, stop):
+        def map_block(start):
+            stop = start + int(self.block_rows)
             block = X[start:stop]
             fourier_features(block.toarray() if dense else block, self.omega_, self.offset_,
                              out[start:stop])
-        self._in_blocks(X.shape[0], map_block, n_threads)
+        each_block(map_block, range(0, X.shape[0], int(self.block_rows)), n_threads)
         return out
 
 
@@ -617,7 +601,7 @@ class KernelApproxLearner(Ranker):
             data = data.with_features(check_features(normalizer.transform(data.X, data.qid))[0])
         start = time.perf_counter()
         self.map_ = self._new_map()._fit_checked(data.X)
-        n_threads = resolve_n_jobs(getattr(self._base(), "n_jobs", 1),
+        n_threads = resolve_n_jobs(getattr(self.base_learner or self._base(), "n_jobs", 1),
                                    data.X.shape[0] * self.map_.rank_)
         features = self.map_._transform_checked(data.X, n_threads)
         if log is not None:

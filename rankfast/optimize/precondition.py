@@ -16,9 +16,9 @@ step until the active set has moved (benchmarks/README.md, "Kernels on raw featu
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
+
+from .._kernels.threads import each_block
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -53,13 +53,7 @@ def hessian_gram(X: np.ndarray, score_hessian: Callable[[np.ndarray, np.ndarray,
         score_hessian(columns, products, 1)
         np.matmul(X[:, :end].T, products, out=gram[:end, begin:end])
 
-    begins = range(0, n_columns, HESSIAN_COLUMNS)
-    if n_threads > 1 and len(begins) > 1:
-        with ThreadPoolExecutor(min(n_threads, len(begins))) as pool:
-            list(pool.map(block, reversed(begins)))          # the largest blocks first
-    else:
-        for begin in begins:
-            block(begin)
+    each_block(block, reversed(range(0, n_columns, HESSIAN_COLUMNS)), n_threads)  # largest first
     upper = np.triu(gram)
     upper += np.triu(gram, 1).T
     return upper
