@@ -462,6 +462,10 @@ def squared_hinge_hessian_columns(const double[::1] scores, const int64_t[::1] r
     check_chunks(status)
 
 
+cdef enum:
+    WARM_MOVES = 2        # a warm sort's insertions may move a document this many places on average
+
+
 cdef void merge_sort(int64_t* idx, int64_t* tmp, Py_ssize_t m,
                      const double* key) noexcept nogil:
     """Stable sort of idx[0:m] by key[idx]: insertion sort on runs of 16, then merges."""
@@ -514,9 +518,46 @@ cdef void merge_sort(int64_t* idx, int64_t* tmp, Py_ssize_t m,
             idx[i] = src[i]
 
 
+cdef bint insertion_sort(int64_t* idx, Py_ssize_t m, const double* key,
+                         Py_ssize_t budget) noexcept nogil:
+    """Sort idx[0:m] by (key[idx], idx) by insertion from the order idx holds: about m
+    steps when it is nearly sorted.  False (idx then some permutation of its entries)
+    once it has moved entries more than budget places in all, or at a NaN key, whose
+    place a stable sort leaves to its order of comparisons."""
+    cdef Py_ssize_t i, j, moves = 0
+    cdef int64_t v, u
+    cdef double kv, ku
+    if m == 0 or key[idx[0]] != key[idx[0]]:
+        return m == 0
+    for i in range(1, m):
+        v = idx[i]
+        kv = key[v]
+        if kv != kv:
+            return False
+        j = i
+        while j > 0:
+            u = idx[j - 1]
+            ku = key[u]
+            if ku < kv or (ku == kv and u < v):
+                break
+            idx[j] = u
+            j -= 1
+        idx[j] = v
+        moves += i - j
+        if moves > budget:
+            return False
+    return True
+
+
 cdef int sort_chunk(const double* scores, const int64_t* starts, Py_ssize_t q0,
-                    Py_ssize_t q1, int64_t* order) noexcept nogil:
-    """order[starts[q]:starts[q+1]] for queries q0 .. q1 - 1; -1 when out of memory."""
+                    Py_ssize_t q1, int64_t* order, const int64_t* start) noexcept nogil:
+    """order[starts[q]:starts[q+1]] for queries q0 .. q1 - 1; -1 when out of memory.
+
+    start (NULL: none): each query's range holds a permutation of its documents (a
+    previous call's order), from which the query is sorted by insertion while that
+    takes fewer than WARM_MOVES moves a document, else by the merge sort from the
+    documents' own order.  A stable sort from there sorts by (score, document),
+    and so does the insertion: either way the result is the same."""
     cdef Py_ssize_t q, i, a, b, longest = 1
     cdef int64_t* tmp
     for q in range(q0, q1):
@@ -526,6 +567,11 @@ cdef int sort_chunk(const double* scores, const int64_t* starts, Py_ssize_t q0,
         return -1
     for q in range(q0, q1):
         a, b = starts[q], starts[q + 1]
+        if start != NULL:
+            for i in range(a, b):
+                order[i] = start[i]
+            if insertion_sort(&order[a], b - a, scores, WARM_MOVES * (b - a)):
+                continue
         for i in range(a, b):
             order[i] = i
         if b - a > 1:
@@ -535,14 +581,25 @@ cdef int sort_chunk(const double* scores, const int64_t* starts, Py_ssize_t q0,
 
 
 def sort_within_queries(const double[::1] scores, const int64_t[::1] starts,
-                        int64_t[::1] order, const int64_t[::1] chunks=None, int n_threads=1):
-    """order[starts[q]:starts[q+1]] = that query's documents by increasing score (stable)."""
+                        int64_t[::1] order, const int64_t[::1] chunks=None, int n_threads=1,
+                        const int64_t[::1] start=None):
+    """order[starts[q]:starts[q+1]] = that query's documents by increasing score (stable).
+
+    start: for each query, a permutation of its documents to start from (e.g. this
+    function's order at nearby scores; it may be order itself): fewer steps when
+    few documents change places, and the same result as without it."""
     chunks = chunk_list(chunks, starts.shape[0] - 1)
     cdef Py_ssize_t n_chunks = chunks.shape[0] - 1, k
     cdef int[::1] status = np.zeros(max(n_chunks, 1), dtype=np.intc)
+    cdef const int64_t* begin = NULL
     if scores.shape[0] == 0:
         return
+    if start is not None:
+        if start.shape[0] != scores.shape[0]:
+            raise ValueError("start must hold one document per score")
+        begin = &start[0]
     with nogil:
         for k in prange(n_chunks, schedule="dynamic", num_threads=n_threads):
-            status[k] = sort_chunk(&scores[0], &starts[0], chunks[k], chunks[k + 1], &order[0])
+            status[k] = sort_chunk(&scores[0], &starts[0], chunks[k], chunks[k + 1], &order[0],
+                                   begin)
     check_chunks(status)

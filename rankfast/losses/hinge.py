@@ -12,8 +12,9 @@ import numpy as np
 
 from .._kernels import _hinge, _prsvm
 from .._kernels.threads import query_chunks
-from ..optimize.precondition import FullPreconditioner, hessian_gram
+from ..optimize.precondition import HessianAtNextPoint
 from .products import pair_weight_bound
+from .query_order import QueryOrder
 
 # Hessian products one formation of the Hessian costs per column of X (its pair sweep
 # over that column, about a third of a product, and the column's share of XᵀAX through
@@ -52,12 +53,12 @@ class HingeLoss:
         self.doc_weight = None if doc_weight is None else \
             np.ascontiguousarray(doc_weight, dtype=np.float64)
         self.bound_weight = pair_weight_bound(self.weight, self.starts, self.doc_weight)
+        self.order = QueryOrder(self.starts, self.chunks, n_threads)
 
     def __call__(self, scores: Vector) -> tuple[float, np.ndarray]:
         """(L, ∂L/∂s) at scores (float64, one per document, queries contiguous)."""
         scores = np.ascontiguousarray(scores, dtype=np.float64)
-        order = np.empty(len(scores), dtype=np.int64)
-        _prsvm.sort_within_queries(scores, self.starts, order, self.chunks, self.n_threads)
+        order = self.order(scores)
         grad = np.empty_like(scores)
         value = self.kernel(scores, self.rank, self.starts, order, self.weight,
                              self.n_levels, grad, self.chunks, self.n_threads,
@@ -107,14 +108,7 @@ class HuberObjective:
             (products.X if products.dense else None)          # X dense, if it can be
         self._formation_products = FORMATION_PRODUCTS_PER_COLUMN * products.shape[1]
         self._step_products = 0          # Hessian products since the last value_grad
-        self._form_hessian = False       # form it at the next value_grad
-        self._hessian: FullPreconditioner | None = None
-
-    def _order_of(self, scores):
-        order = np.empty(len(scores), dtype=np.int64)
-        _prsvm.sort_within_queries(scores, self.loss.starts, order, self.loss.chunks,
-                                   self.loss.n_threads)
-        return order
+        self._precondition = HessianAtNextPoint(preconditioner)     # the Hessian when it pays
 
     def _squared(self, scores, order):
         grad = np.empty_like(scores)
@@ -147,16 +141,13 @@ class HuberObjective:
 
     def value_grad(self, w: Vector) -> tuple[float, np.ndarray]:
         scores = self.X.matvec(w)
-        order = self._order_of(scores)
+        order = self.loss.order(scores)
         value, gamma = self.score_space(scores, order)
         self._scores, self._order, self._gamma = scores, order, gamma
         self._hessian_scores = None
         self._step_products = 0
-        if self._form_hessian:
-            self._form_hessian = False
-            rows = np.asarray(self._rows, dtype=np.float64)
-            self._hessian = FullPreconditioner(hessian_gram(rows, self._score_hessian,
-                                                                  self.loss.n_threads), 1.0)
+        if self._rows is not None:                   # only then is the Hessian ever asked for
+            self._precondition.arrive(self._rows, self._score_hessian, self.loss.n_threads)
         return 0.5 * (w @ w) + value, w + self.X.rmatvec(gamma)
 
     def _fixed_scores(self) -> list[np.ndarray]:
@@ -195,14 +186,14 @@ class HuberObjective:
         return v + self.X.rmatvec(step / (2.0 * self.delta))
 
     def precondition(self, r: Vector) -> np.ndarray:
-        return self.preconditioner(r) if self._hessian is None else self._hessian(r)
+        return self._precondition(r)
 
     def strengthen(self) -> bool | str:
         """The full bound I + 2 XᵀLX if cheap and not yet formed; and, when the step cost
         more products than a formation, the Hessian at the next point (see the class)."""
         changed = self.preconditioner.strengthen()
         if self._rows is not None and self._step_products > self._formation_products:
-            self._form_hessian = True
+            self._precondition.ask()
             return "preconditioning with the Hessian at the next point"
         return changed
 
@@ -213,7 +204,7 @@ class HuberObjective:
         def phi(t):
             scores = s0 + t * sd
             return 0.5 * (ww + 2.0 * t * wd + t * t * dd) + \
-                self.score_space(scores, self._order_of(scores))[0]
+                self.score_space(scores, self.loss.order(scores))[0]
         return phi
 
     def certificate(self, w: Vector) -> Any:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import _products
-from .._kernels.threads import BLOCK_ROWS
+from .._kernels import _products, _prsvm
+from .._kernels.threads import BLOCK_ROWS, query_chunks
 from ..data.sparse import CSR, as_csr, issparse
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
@@ -139,7 +139,9 @@ def pair_square_sums(products: DataMatrix, starts: Int64Vector, rank: Int64Vecto
         return np.zeros(d)
     sizes = np.diff(starts)
     query = np.repeat(np.arange(len(sizes)), sizes)
-    group_order = np.lexsort((rank, query)).astype(np.int64)
+    group_order = np.empty(n, dtype=np.int64)      # each query's rows by rank: lexsort((rank, query))
+    _prsvm.sort_within_queries(np.asarray(rank, dtype=np.float64), np.asarray(starts, np.int64),
+                               group_order, query_chunks(starts), products.n_threads)
     key_q, key_r = query[group_order], rank[group_order]
     change = np.flatnonzero((np.diff(key_q) != 0) | (np.diff(key_r) != 0)) + 1
     group_starts = np.concatenate(([0], change, [n])).astype(np.int64)

@@ -12,9 +12,10 @@ import numpy as np
 from .._kernels import _prsvm
 from .._kernels.threads import query_chunks
 from ..data.sparse import issparse
-from ..optimize.precondition import FullPreconditioner, hessian_gram
+from ..optimize.precondition import HessianAtNextPoint
 from .pair_preconditioner import PairPreconditioner
 from .products import DataMatrix, pair_square_sums, pair_weight_bound
+from .query_order import QueryOrder
 
 TYPE_CHECKING = False              # typing is imported by type checkers only
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ class SquaredHingeObjective:
         self.n_threads = self.X.n_threads
         self.starts = np.ascontiguousarray(starts, dtype=np.int64)
         self.chunks = query_chunks(self.starts)
+        self._order_of = QueryOrder(self.starts, self.chunks, self.n_threads)
         levels, rank = np.unique(y, return_inverse=True)
         self.rank = rank.ravel().astype(np.int64)
         self.n_levels = len(levels)
@@ -65,16 +67,14 @@ class SquaredHingeObjective:
             preconditioner = "diagonal" if self.exact_hessian else "auto"
         self.preconditioner = PairPreconditioner(self.X.X, self.starts, self.rank, bound,
                                                  2.0, 1.0 + self.pair_diagonal, preconditioner)
-        self._hessian: FullPreconditioner | None = None   # "hessian": the last one formed
-        self._form_hessian = False                          # "hessian": form it at the next w
+        self._precondition = HessianAtNextPoint(self.preconditioner)   # "hessian": formed when asked
         self._scores: np.ndarray | None = None  # s = Xw at the last value_grad: fixes the Hessian
         self._order: np.ndarray | None = None
         self._step = None         # (w, s, loss, ∂loss/∂s, order) of the line search's last trial
 
     def _score_space(self, scores):
         """(loss, its gradient in score space, per-query order by score) at scores."""
-        order = np.empty(len(scores), dtype=np.int64)
-        _prsvm.sort_within_queries(scores, self.starts, order, self.chunks, self.n_threads)
+        order = self._order_of(scores)
         grad_s = np.empty_like(scores)
         loss = _prsvm.squared_hinge(scores, self.rank, self.starts, order, self.weight,
                                     self.n_levels, grad_s, self.chunks, self.n_threads,
@@ -93,20 +93,17 @@ class SquaredHingeObjective:
             loss, grad_s, order = self._score_space(scores)
         self._step = None
         self._scores, self._order = scores, order
-        if self._form_hessian:
-            self._form_hessian = False
-            self._hessian = FullPreconditioner(hessian_gram(self.X.X, self._score_hessian,
-                                                              self.n_threads), 1.0)
+        self._precondition.arrive(self.X.X, self._score_hessian, self.n_threads)
         return 0.5 * (w @ w) + loss, w + self.X.rmatvec(grad_s)
 
     def precondition(self, r: Vector) -> np.ndarray:
-        return self.preconditioner(r) if self._hessian is None else self._hessian(r)
+        return self._precondition(r)
 
     def strengthen(self) -> bool | str:
         """Precondition with I + 2 XᵀLX itself from now on, if cheap (rankfast.optimize.precondition);
         with ``preconditioner="hessian"``, with the Hessian at the next w (each time asked)."""
         if self.exact_hessian:
-            self._form_hessian = True
+            self._precondition.ask()
             return "preconditioning with the Hessian at the next point"
         return self.preconditioner.strengthen()
 

@@ -94,6 +94,35 @@ class FullPreconditioner:
         return self.unit * (self.inverse_factor.T @ z)
 
 
+class HessianAtNextPoint:
+    """M⁻¹ of a loss's bound (``fallback``) until asked, then of the Hessian itself, formed at
+    the next point: what a Newton objective's ``precondition`` applies.
+
+    ``ask()`` (from its ``strengthen``) asks for the Hessian; ``arrive(rows, score_hessian,
+    n_threads)`` (from its ``value_grad``, once the new point fixes the score-space
+    Hessian A) forms I + rowsᵀ A rows by :func:`hessian_gram` if asked since the last
+    arrival, and that one preconditions until the next is formed.
+    """
+
+    def __init__(self, fallback: Callable[[Vector], np.ndarray]) -> None:
+        self.fallback = fallback
+        self.formed: FullPreconditioner | None = None      # the last Hessian formed
+        self.asked = False                                  # form one at the next point
+
+    def ask(self) -> None:
+        self.asked = True
+
+    def arrive(self, rows: ArrayLike, score_hessian: Callable[[np.ndarray, np.ndarray, int], None],
+               n_threads: int) -> None:
+        if self.asked:
+            self.asked = False
+            rows = np.asarray(rows, dtype=np.float64)
+            self.formed = FullPreconditioner(hessian_gram(rows, score_hessian, n_threads), 1.0)
+
+    def __call__(self, r: Vector) -> np.ndarray:
+        return self.fallback(r) if self.formed is None else self.formed(r)
+
+
 class DiagonalPreconditioner:
     """v ↦ v / diag(M): Jacobi (Hsia, Chiang & Lin 2018)."""
 
