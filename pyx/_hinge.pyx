@@ -88,6 +88,40 @@ cdef inline double count_prefix(const double* tree, Py_ssize_t i) noexcept nogil
     return n
 
 
+cdef inline double two_level_sweeps(double loss, const double* ss, const int64_t* rr,
+                                    const double* vv, double* gg, Py_ssize_t m_q, double c,
+                                    const int64_t* order, double* grad_out) noexcept nogil:
+    """hinge_chunk's two sweeps over one query whose labels have two levels, loss added to.
+
+    With ranks 0 and 1 the prefix sums read one node of each tree: sweep 1's
+    prefix below rank 1 is the count and sum of the rank-0 documents inserted,
+    sweep 2's below reversed rank 1 the count (or weight) of the rank-1 ones.
+    Here they are three numbers, added to in the same order as the nodes: the
+    same bits as the trees, without their loops.
+    """
+    cdef Py_ssize_t t, p = m_q - 1
+    cdef double n0 = 0.0, s0 = 0.0, n1 = 0.0, mn, ms, ci
+    for t in range(m_q - 1, -1, -1):
+        while p >= 0 and ss[p] > ss[t] - 1.0:
+            if rr[p] == 0:
+                n0 += 1.0
+                s0 += ss[p]
+            p -= 1
+        mn = n0 if rr[t] == 1 else 0.0
+        ms = s0 if rr[t] == 1 else 0.0
+        ci = c if vv == NULL else c * vv[t]
+        loss += ci * (mn * (1.0 - ss[t]) + ms)
+        gg[t] = -ci * mn
+    p = 0
+    for t in range(m_q):
+        while p < m_q and ss[t] > ss[p] - 1.0:
+            if rr[p] == 1:
+                n1 += 1.0 if vv == NULL else vv[p]
+            p += 1
+        grad_out[order[t]] = gg[t] + c * (n1 if rr[t] == 0 else 0.0)
+    return loss
+
+
 cdef int hinge_chunk(const double* scores, const int64_t* rank, const int64_t* starts,
                      const int64_t* order, const double* weight, const double* doc_weight,
                      Py_ssize_t n_levels, Py_ssize_t q0, Py_ssize_t q1, double* grad_out,
@@ -138,6 +172,9 @@ cdef int hinge_chunk(const double* scores, const int64_t* rank, const int64_t* s
             if doc_weight != NULL:
                 for t in range(m_q):
                     vv[t] = doc_weight[order[a + t]]
+            if n_levels == 2:
+                loss = two_level_sweeps(loss, ss, rr, vv, gg, m_q, c, &order[a], grad_out)
+                continue
             p = m_q - 1
             for t in range(m_q - 1, -1, -1):
                 while p >= 0 and ss[p] > ss[t] - 1.0:

@@ -12,7 +12,7 @@ from shared_paths import REFERENCE, require
 
 import rankfast
 from rankfast import RankSVML1
-from rankfast._kernels import _hinge
+from rankfast._kernels import _hinge, _prsvm
 from rankfast._kernels.threads import query_chunks
 from rankfast.cli.learn import learn_main
 from rankfast.data.validation import NoPairsWarning
@@ -159,6 +159,33 @@ def test_hinge_kernel_gives_the_same_bits_on_any_number_of_threads():
     np.testing.assert_allclose(results[0][1], grad_twin, rtol=0, atol=1e-12)
     for value, grad in results[1:]:
         assert value == results[0][0] and np.array_equal(grad, results[0][1])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("grid", [False, True])
+def test_two_label_levels_give_the_trees_bits(weighted, grid):
+    """Labels of two levels take their own sweeps (three running sums, no trees): the same
+    bits as the trees give, which the kernel still takes when told of a third, unused level."""
+    rng = np.random.default_rng(12 + weighted + 2 * grid)
+    y, starts = random_queries(rng, 200, np.array([0.0, 1.0]), max_size=60)
+    scores = rng.integers(-4, 5, size=len(y)) * 0.5 if grid else rng.normal(size=len(y)) * 2
+    rank = y.astype(np.int64)
+    weight = rng.uniform(0.2, 3.0, size=len(starts) - 1)
+    v = rng.uniform(0.5, 4.0, size=len(y)) if weighted else None
+    order = np.empty(len(y), dtype=np.int64)
+    _prsvm.sort_within_queries(scores, starts.astype(np.int64), order)
+    results = []
+    for n_levels in (2, 3):
+        grad = np.empty(len(y))
+        value = _hinge.hinge(scores, rank, starts.astype(np.int64), order, weight, n_levels, grad,
+                             doc_weight=v)
+        results.append((value, grad))
+    assert results[0][0] == results[1][0]
+    assert np.array_equal(results[0][1], results[1][1])
+    if not weighted:
+        value_twin, grad_twin = hinge_twin(scores, y, starts, weight)
+        assert results[0][0] == pytest.approx(value_twin, rel=1e-12)
+        np.testing.assert_allclose(results[0][1], grad_twin, rtol=0, atol=1e-12)
 
 
 def test_model_is_the_same_for_any_number_of_threads(every_thread_counts):

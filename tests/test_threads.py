@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from shared_paths import DATA, require
 
 import rankfast
 from rankfast import dump_svmlight
@@ -270,6 +271,34 @@ def test_model_files_byte_identical_across_threads(learner, training_files, tmp_
     capsys.readouterr()
     assert models[0] == models[1] == models[2]
     assert len(models[0]) > 200
+
+
+NO_THREADPOOLCTL = """
+import sys
+sys.modules["threadpoolctl"] = None          # as on an install of numpy and scipy alone
+from rankfast.cli import learn_command
+sys.argv = ["rank_learn", *sys.argv[1:]]
+learn_command()
+"""
+
+
+@pytest.mark.parametrize("flags", [["-a", "prsvm"], ["-a", "rankrls"]], ids=["prsvm", "rankrls"])
+def test_model_files_byte_identical_across_threads_without_threadpoolctl(flags, tmp_path):
+    """rank_learn holds BLAS to one thread itself: without threadpoolctl, -j 2 once gave BLAS
+    two threads, and PRSVM's and RankRLS's models on the raw MSLR sample changed their last
+    digits (their dense algebra through BLAS)."""
+    data = require(DATA / "mslr_web_fold1_5k" / "train.5k.txt.gz")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.pop(name, None)
+    models = []
+    for n_threads in (1, 2):
+        model = tmp_path / f"model{n_threads}"
+        subprocess.run([sys.executable, "-c", NO_THREADPOOLCTL, *flags, "-c", "1", "-j",
+                        str(n_threads), "-v", "0", str(data), str(model)],
+                       env=env, check=True, capture_output=True, timeout=300)
+        models.append(model.read_bytes())
+    assert models[0] == models[1] and len(models[0]) > 500
 
 
 def test_threads_flag_checked(tmp_path, capsys, training_files):

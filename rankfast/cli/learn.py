@@ -205,8 +205,9 @@ def _learn(argv, defaults=None):
                                          f"the IPS-weighted rank of the clicks (-l 1), which it "
                                          f"trains for any -l: so does this")
         options["loss"] = 1
-    # before numpy is imported, if it is not; kernel maps: BLAS on one thread (same bits at any -j)
-    hold_threads(options.get("n_jobs"), 1 if options.get("kernel", 0) else None)
+    # before numpy is imported, if it is not; BLAS on one thread for every learner (same bits at
+    # any -j, with or without threadpoolctl: rankfast.cli.output.hold_threads)
+    hold_threads(options.get("n_jobs"), 1)
     from .learners import fitted_notes, make_learner, model_notes
     if not positional:
         raise UsageError("not enough input parameters: rank_learn [options] example_file [model_file]")

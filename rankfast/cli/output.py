@@ -111,9 +111,12 @@ def hold_threads(n_jobs: int | None, blas_threads: int | None = None) -> None:
     """-j N: the BLAS and OpenMP libraries get at most N threads too, for the whole run.
 
     ``blas_threads``: a cap on the BLAS libraries' threads alone, with or without -j
-    (rank_learn's kernel maps: one, since OpenBLAS's products on two threads round
-    differently from one, and a Nyström model at -j 2 differed from -j 1 in its last
-    digits; rankfast's own kernels keep -j's threads).
+    (rank_learn: one, for every learner; rankfast's own kernels keep -j's threads).
+    OpenBLAS's products on two threads round differently from one: a Nyström model at
+    -j 2 differed from -j 1 in its last digits, and so did PRSVM's and RankRLS's on the
+    raw MSLR sample where threadpoolctl, which the fits use to hold BLAS to one thread
+    (rankfast._kernels.threads.blas_single_thread), is not installed (numpy and scipy
+    alone), since -j N gave BLAS N threads.
 
     rankfast's own kernels and reader take their threads from -j
     (resolve_n_jobs); numpy's and scipy's BLAS start a thread per core when
