@@ -201,50 +201,75 @@ def mark_columns(const index_t[::1] indices, char[::1] used):
             used[indices[k]] = 1
 
 
+cdef void mark_varying_in_groups(const value_t* data, const index_t* indices,
+                                 const index_t* indptr, const int64_t* order,
+                                 const int64_t* starts, Py_ssize_t g0, Py_ssize_t g1,
+                                 Py_ssize_t d, char* varies, double* first, int64_t* count,
+                                 int64_t* touched) noexcept nogil:
+    """mark_varying_columns over groups g0 .. g1 - 1 into varies (count zero on entry and exit)."""
+    cdef Py_ssize_t g, k, i, e, j, t, n_touched, n_varying = 0
+    cdef int64_t size
+    cdef double v
+    for j in range(d):
+        n_varying += varies[j] != 0
+    for g in range(g0, g1):
+        if n_varying == d:
+            break
+        n_touched = 0
+        for k in range(starts[g], starts[g + 1]):
+            i = order[k]
+            for e in range(indptr[i], indptr[i + 1]):
+                j = indices[e]
+                v = data[e]
+                if count[j] == 0:
+                    first[j] = v
+                    touched[n_touched] = j
+                    n_touched += 1
+                elif v != first[j] and not varies[j]:
+                    varies[j] = 1
+                    n_varying += 1
+                count[j] += 1
+        size = starts[g + 1] - starts[g]
+        for t in range(n_touched):          # a row without the column holds 0
+            j = touched[t]
+            if count[j] < size and first[j] != 0.0 and not varies[j]:
+                varies[j] = 1
+                n_varying += 1
+            count[j] = 0
+
+
 def mark_varying_columns(const value_t[::1] data, const index_t[::1] indices,
                          const index_t[::1] indptr, const int64_t[::1] order,
-                         const int64_t[::1] starts, char[::1] varies):
+                         const int64_t[::1] starts, char[::1] varies, int n_threads=1):
     """varies[j] = 1 for every column j whose values differ within some group of rows.
 
     Group g holds rows order[starts[g]:starts[g + 1]]; an entry not stored is 0, and a row
     stores each column at most once.  Each group notes the first value and the number
     of entries of every column it touches (a scratch row and the list of its columns):
     one pass over the entries, O(nnz + d), which ends early once every column varies
-    (the common case: a few queries decide).
+    (the common case: a few queries decide).  n_threads threads take a range of groups
+    each, with scratch rows and marks of their own (d values each), joined at the end:
+    the marks are the same for any number of them.
     """
-    cdef Py_ssize_t d = varies.shape[0], g, k, i, e, j, t, n_touched, n_varying = 0
-    cdef int64_t size
-    cdef double v
-    cdef double[::1] first = np.empty(d)
-    cdef int64_t[::1] count = np.zeros(d, dtype=np.int64)
-    cdef int64_t[::1] touched = np.empty(d, dtype=np.int64)
+    cdef Py_ssize_t d = varies.shape[0], n_groups = starts.shape[0] - 1, t, j
+    cdef Py_ssize_t T = max(1, min(n_threads, n_groups))
+    if d == 0 or n_groups <= 0:
+        return
+    cdef double[:, ::1] first = np.empty((T, d))
+    cdef int64_t[:, ::1] count = np.zeros((T, d), dtype=np.int64)
+    cdef int64_t[:, ::1] touched = np.empty((T, d), dtype=np.int64)
+    cdef char[:, ::1] marks = np.repeat(np.asarray(varies)[None, :], T, axis=0)
+    cdef const value_t* values = &data[0] if data.shape[0] else NULL        # no entries: unread
+    cdef const index_t* columns = &indices[0] if indices.shape[0] else NULL
+    cdef const int64_t* rows = &order[0] if order.shape[0] else NULL
     with nogil:
-        for j in range(d):
-            n_varying += varies[j] != 0
-        for g in range(starts.shape[0] - 1):
-            if n_varying == d:
-                break
-            n_touched = 0
-            for k in range(starts[g], starts[g + 1]):
-                i = order[k]
-                for e in range(indptr[i], indptr[i + 1]):
-                    j = indices[e]
-                    v = data[e]
-                    if count[j] == 0:
-                        first[j] = v
-                        touched[n_touched] = j
-                        n_touched += 1
-                    elif v != first[j] and not varies[j]:
-                        varies[j] = 1
-                        n_varying += 1
-                    count[j] += 1
-            size = starts[g + 1] - starts[g]
-            for t in range(n_touched):          # a row without the column holds 0
-                j = touched[t]
-                if count[j] < size and first[j] != 0.0 and not varies[j]:
-                    varies[j] = 1
-                    n_varying += 1
-                count[j] = 0
+        for t in prange(T, schedule="static", num_threads=T):
+            mark_varying_in_groups(values, columns, &indptr[0], rows, &starts[0],
+                                   t * n_groups // T, (t + 1) * n_groups // T, d, &marks[t, 0],
+                                   &first[t, 0], &count[t, 0], &touched[t, 0])
+        for t in range(T):
+            for j in range(d):
+                varies[j] |= marks[t, j]
 
 
 def mark_varying_columns_dense(const value_t[:, ::1] X, const int64_t[::1] starts,

@@ -183,10 +183,12 @@ def test_varying_columns_match_the_pair_by_pair_comparison(seed, index_type, val
     S = sp.csr_matrix((dense[rows, columns], (rows, columns)), shape=(n, d))
     assert S.nnz == stored.sum()
     expected = brute_varies(dense, order, starts)
-    marked = np.zeros(d, dtype=np.int8)
-    _products.mark_varying_columns(S.data, S.indices.astype(index_type),
-                                   S.indptr.astype(index_type), order, starts, marked)
-    np.testing.assert_array_equal(marked.astype(bool), expected)
+    for n_threads in (1, 2, 3):                       # each thread a range of the groups
+        marked = np.zeros(d, dtype=np.int8)
+        _products.mark_varying_columns(S.data, S.indices.astype(index_type),
+                                       S.indptr.astype(index_type), order, starts, marked,
+                                       n_threads)
+        np.testing.assert_array_equal(marked.astype(bool), expected)
     grouped = np.ascontiguousarray(dense[order])
     marked = np.zeros(d, dtype=np.int8)
     _products.mark_varying_columns_dense(grouped, starts, marked)

@@ -525,7 +525,7 @@ class LinearRanker(Ranker):
     def _keep_solution(self, normalizer: Normalizer, problem: Problem, w: Vector) -> None:
         """Record w as the model: zero on query-constant columns (without_query_constant)."""
         self._keep_weights(normalizer, problem.used,
-                           without_query_constant(w, problem.X, problem.starts))
+                           without_query_constant(w, problem.X, problem.starts, problem.n_threads))
 
     def _keep_weights(self, normalizer, used, w):
         """Record the fitted weights (zscore's folded back onto the raw features)."""
@@ -590,7 +590,8 @@ class PathRanker(LinearRanker):
         problem = self._problem(data, self._pair_weights(sample_weight, data))
         for C, w in zip(Cs, self._path(problem, Cs)):
             yield fitted_linear(self, C, problem.used,
-                                without_query_constant(w, problem.X, problem.starts))
+                                without_query_constant(w, problem.X, problem.starts,
+                                                       problem.n_threads))
 
     def _path(self, problem: Problem, Cs: Sequence[float]) -> Iterator[Vector]:
         """The weights for each C of Cs, each solve started at the previous optimum."""

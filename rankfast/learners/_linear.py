@@ -56,12 +56,14 @@ def training_arrays(X: Matrix, y: Vector,
     return TrainingData(X, np.asarray(y, dtype=np.float64), np.asarray(qid)).grouped()
 
 
-def varying_columns(X: Matrix, starts: Int64Vector, order: Int64Vector | None = None) -> np.ndarray:
+def varying_columns(X: Matrix, starts: Int64Vector, order: Int64Vector | None = None,
+                    n_threads: int = 1) -> np.ndarray:
     """Whether each column of X has values that differ within some query (bool, one per column).
 
     X and starts as TrainingData.grouped returns them, or a CSR X whose query q is
     rows ``order[starts[q]:starts[q + 1]]`` (group_rows' permutation); one pass over X
-    at most (it ends once every column is seen to vary).
+    at most (it ends once every column is seen to vary); a CSR X's queries on
+    ``n_threads`` threads.
     """
     varies = np.zeros(X.shape[1], dtype=np.int8)
     starts = np.ascontiguousarray(starts, dtype=np.int64)
@@ -69,11 +71,13 @@ def varying_columns(X: Matrix, starts: Int64Vector, order: Int64Vector | None = 
         _products.mark_varying_columns_dense(X, starts, varies)
     else:                                   # a rankfast.data.sparse.CSR, as TrainingData holds X
         rows = np.arange(X.shape[0]) if order is None else np.asarray(order, dtype=np.int64)
-        _products.mark_varying_columns(X.data, X.indices, X.indptr, rows, starts, varies)  # type: ignore[union-attr]
+        _products.mark_varying_columns(X.data, X.indices, X.indptr, rows, starts, varies,  # type: ignore[union-attr]
+                                       n_threads)
     return varies.astype(bool)
 
 
-def without_query_constant(w: Vector, X: Matrix, starts: Int64Vector) -> np.ndarray:
+def without_query_constant(w: Vector, X: Matrix, starts: Int64Vector,
+                           n_threads: int = 1) -> np.ndarray:
     """w with exact zeros on the columns of X that are constant within every query.
 
     Such a column adds the same to every score of a query, so no pair's difference
@@ -83,7 +87,7 @@ def without_query_constant(w: Vector, X: Matrix, starts: Int64Vector) -> np.ndar
     svm_rank's w = Σ α (x_i − x_j) is exactly 0 there, and its model file leaves
     such features out; so do ours.  X and starts as TrainingData.grouped returns them.
     """
-    varies = varying_columns(X, starts)
+    varies = varying_columns(X, starts, n_threads=n_threads)
     if varies.all():
         return w
     return np.where(varies, w, 0.0)
