@@ -137,11 +137,12 @@ def pair_square_sums(products: DataMatrix, starts: Int64Vector, rank: Int64Vecto
     n, d = products.shape
     if n == 0:
         return np.zeros(d)
+    starts = np.asarray(starts, dtype=np.int64)
     sizes = np.diff(starts)
     query = np.repeat(np.arange(len(sizes)), sizes)
     group_order = np.empty(n, dtype=np.int64)      # each query's rows by rank: lexsort((rank, query))
-    _prsvm.sort_within_queries(np.asarray(rank, dtype=np.float64), np.asarray(starts, np.int64),
-                               group_order, query_chunks(starts), products.n_threads)
+    _prsvm.sort_within_queries(np.asarray(rank, dtype=np.float64), starts, group_order,
+                               query_chunks(starts), products.n_threads)
     key_q, key_r = query[group_order], rank[group_order]
     change = np.flatnonzero((np.diff(key_q) != 0) | (np.diff(key_r) != 0)) + 1
     group_starts = np.concatenate(([0], change, [n])).astype(np.int64)
@@ -156,7 +157,7 @@ def pair_square_sums(products: DataMatrix, starts: Int64Vector, rank: Int64Vecto
     if products.dense:
         X, threads = products.X, products.n_threads
         by_query = _weighted_column_squares(
-            _group_sums(X, np.arange(n, dtype=np.int64), np.asarray(starts, np.int64), threads),
+            _group_sums(X, np.arange(n, dtype=np.int64), starts, threads),
             c_query)
         by_group = _weighted_column_squares(_group_sums(X, group_order, group_starts, threads),
                                             c_group)

@@ -28,8 +28,7 @@ class QueryOrder:
 
     def __call__(self, scores: Vector) -> np.ndarray:
         order = np.empty(len(scores), dtype=np.int64)
-        last = self._last if self._last is not None and len(self._last) == len(scores) else None
         _prsvm.sort_within_queries(scores, self.starts, order, self.chunks, self.n_threads,
-                                   start=last)
+                                   start=self._last)
         self._last = order
         return order
